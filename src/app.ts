@@ -1,0 +1,35 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { methodNotAllowed } from "hono/method-not-allowed";
+import { requestId } from "hono/request-id";
+import type { AppEnv } from "./app-env";
+import { ApiError } from "./lib/errors";
+import { respondMethodNotAllowed, respondNotFound, respondToError } from "./middleware/error-responses";
+import { apiDocs } from "./routes/api-docs";
+import { runtimeApi } from "./routes/internal/runtime-api";
+import { partnerApi } from "./routes/partner-api";
+
+/**
+ * The largest JSON body accepted anywhere. The largest legitimate one is a knowledge push: 8,000 characters, which
+ * is at most 48,000 bytes of JSON even if every character is escaped as \uXXXX; the rest is headroom.
+ */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export const app = new Hono<AppEnv>();
+
+app.use(requestId());
+app.use(methodNotAllowed({ app, onMethodNotAllowed: respondMethodNotAllowed }));
+app.use(
+  bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new ApiError(413, `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+    },
+  }),
+);
+app.onError(respondToError);
+app.notFound(respondNotFound);
+
+app.route("/", apiDocs);
+app.route("/api/v1", partnerApi);
+app.route("/internal/v1", runtimeApi);

@@ -1,0 +1,65 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { businesses } from "./businesses";
+import { createdAt, flag, principalColumns, timestamp } from "./columns";
+
+export type ActionParameters = {
+  type: "object";
+  properties: Record<
+    string,
+    { type: "string" | "number" | "integer" | "boolean"; description: string; enum?: unknown[] }
+  >;
+  required?: string[];
+};
+
+export const actions = sqliteTable(
+  "actions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    businessId: text("business_id")
+      .notNull()
+      .references(() => businesses.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    title: text("title").notNull(),
+    description: text("description").notNull(),
+    url: text("url").notNull(),
+    parameters: text("parameters", { mode: "json" }).$type<ActionParameters>().notNull(),
+    /** Kept in clear: it keys the HMAC of every call. Shown to the partner once. */
+    secret: text("secret").notNull(),
+    enabled: flag("enabled").notNull().default(false),
+    ...principalColumns(),
+    failureCount: integer("failure_count").notNull().default(0),
+    lastCalledAt: timestamp("last_called_at"),
+    lastSuccessAt: timestamp("last_success_at"),
+    lastFailureAt: timestamp("last_failure_at"),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("actions_business_name").on(t.businessId, t.name)],
+);
+
+export const ACTION_CALL_STATUSES = ["success", "timeout", "error", "rejected"] as const;
+
+export const actionCalls = sqliteTable(
+  "action_calls",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    actionId: integer("action_id")
+      .notNull()
+      .references(() => actions.id, { onDelete: "cascade" }),
+    businessId: text("business_id").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    messageId: text("message_id").notNull(),
+    channel: text("channel").notNull(),
+    status: text("status", { enum: ACTION_CALL_STATUSES }).notNull(),
+    arguments: text("arguments", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    httpStatus: integer("http_status"),
+    error: text("error"),
+    durationMs: integer("duration_ms"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("action_calls_action").on(t.actionId, t.id),
+    // At most 2 calls per customer message (spec: Limits) is counted with this index.
+    index("action_calls_business_message").on(t.businessId, t.messageId),
+  ],
+);

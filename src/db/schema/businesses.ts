@@ -1,0 +1,70 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { createdAt, flag, timestamp } from "./columns";
+
+export const PLANS = ["free", "pro", "business"] as const;
+export type Plan = (typeof PLANS)[number];
+
+export const businesses = sqliteTable("businesses", {
+  id: text("id").primaryKey(),
+  handle: text("handle").notNull().unique(),
+  name: text("name").notNull(),
+  currency: text("currency").notNull(),
+  country: text("country").notNull(),
+  timeZone: text("time_zone").notNull(),
+  plan: text("plan", { enum: PLANS }).notNull(),
+  planActive: flag("plan_active").notNull(),
+  /** The owner's settings the Secretary answers from first (opening hours, services, prices, contact details). */
+  settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+  createdAt: createdAt(),
+  updatedAt: timestamp("updated_at").notNull(),
+});
+
+export const owners = sqliteTable("owners", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  businessId: text("business_id")
+    .notNull()
+    .unique()
+    .references(() => businesses.id, { onDelete: "cascade" }),
+  email: text("email").notNull().unique(),
+  /** `pbkdf2-sha256$<iterations>$<salt b64url>$<hash b64url>` */
+  passwordHash: text("password_hash").notNull(),
+  createdAt: createdAt(),
+});
+
+export const ownerSessions = sqliteTable(
+  "owner_sessions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    ownerId: integer("owner_id")
+      .notNull()
+      .references(() => owners.id, { onDelete: "cascade" }),
+    /** SHA-256 of the cookie's random token: the token itself is never stored. */
+    tokenHash: text("token_hash").notNull(),
+    csrfSecret: text("csrf_secret").notNull(),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at").notNull(),
+  },
+  (t) => [uniqueIndex("owner_sessions_token_hash").on(t.tokenHash), index("owner_sessions_owner").on(t.ownerId)],
+);
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    businessId: text("business_id")
+      .notNull()
+      .references(() => businesses.id, { onDelete: "cascade" }),
+    /** SHA-256 (hex) of the whole key; keys are looked up by it (spec: Authentication, API key). */
+    keyHash: text("key_hash").notNull(),
+    /** The first characters of the key, so that the owner can tell keys apart in the dashboard. */
+    displayPrefix: text("display_prefix").notNull(),
+    label: text("label").notNull(),
+    createdAt: createdAt(),
+    revokedAt: timestamp("revoked_at"),
+  },
+  (t) => [
+    uniqueIndex("api_keys_key_hash").on(t.keyHash),
+    index("api_keys_business_revoked").on(t.businessId, t.revokedAt),
+  ],
+);

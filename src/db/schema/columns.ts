@@ -1,0 +1,17 @@
+import { integer, text } from "drizzle-orm/sqlite-core";
+
+/** Timestamps are stored as the spec writes them: ISO 8601 UTC strings with milliseconds (sortable as text). */
+export const timestamp = (name: string) => text(name);
+
+export const createdAt = () => timestamp("created_at").notNull();
+
+export const flag = (name: string) => integer(name, { mode: "boolean" });
+
+/**
+ * The principal that created a business-wide record (DESIGN.md, Principals and ownership): exactly one of the two
+ * is set. Intakes and their deliveries belong to it; endpoints, actions and knowledge only remember it (`source`).
+ */
+export const principalColumns = () => ({
+  apiKeyId: integer("api_key_id"),
+  oauthGrantId: integer("oauth_grant_id"),
+});

@@ -1,0 +1,100 @@
+import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { businesses } from "./businesses";
+import { createdAt, flag } from "./columns";
+
+/** The booking statuses of the core platform (spec: Booking statuses: "confirmed, completed, cancelled, no_show and similar"). */
+export const BOOKING_STATUSES = ["pending", "confirmed", "completed", "cancelled", "no_show"] as const;
+
+/** Spec: States and transitions, Order statuses. */
+export const ORDER_STATUSES = [
+  "pending",
+  "confirmed",
+  "preparing",
+  "ready_for_pickup",
+  "out_for_delivery",
+  "fulfilled",
+  "cancelled",
+] as const;
+
+export const FULFILLMENT_TYPES = ["pickup", "delivery"] as const;
+
+/**
+ * Snapshots of the core platform's bookings, written by event ingestion and read by `GET /appointments`.
+ * `id` is the core platform's booking id. Columns mirror the spec's Booking object, nested objects flattened.
+ */
+export const bookings = sqliteTable(
+  "bookings",
+  {
+    id: integer("id").primaryKey(),
+    businessId: text("business_id")
+      .notNull()
+      .references(() => businesses.id, { onDelete: "cascade" }),
+    status: text("status", { enum: BOOKING_STATUSES }).notNull(),
+    date: text("date").notNull(),
+    time: text("time").notNull(),
+    durationMinutes: integer("duration_minutes").notNull(),
+    serviceId: text("service_id").notNull(),
+    serviceName: text("service_name").notNull(),
+    servicePrice: text("service_price").notNull(),
+    clientName: text("client_name"),
+    clientEmail: text("client_email"),
+    clientPhone: text("client_phone"),
+    paymentStatus: text("payment_status").notNull(),
+    paymentAmountPaid: real("payment_amount_paid").notNull(),
+    paymentAgreedAmount: real("payment_agreed_amount"),
+    paymentCurrency: text("payment_currency").notNull(),
+    paymentReference: text("payment_reference"),
+    location: text("location"),
+    notes: text("notes"),
+    rescheduleCount: integer("reschedule_count").notNull(),
+    originalDate: text("original_date"),
+    originalTime: text("original_time"),
+    rescheduleLink: text("reschedule_link"),
+    cancelLink: text("cancel_link"),
+    conversationId: text("conversation_id"),
+    createdAt: createdAt(),
+  },
+  // GET /appointments reads newest appointment first, optionally from a date and of one status: each shape has an
+  // index in that order, so a page reads only the rows it returns.
+  (t) => [
+    index("bookings_business_date").on(t.businessId, t.date, t.time, t.id),
+    index("bookings_business_status_date").on(t.businessId, t.status, t.date, t.time, t.id),
+  ],
+);
+
+export type OrderItem = { service_id: string; name: string; qty: number; unit_price: number };
+
+/** Snapshots of the core platform's orders, read by `GET /orders`. Columns mirror the spec's Order object. */
+export const orders = sqliteTable(
+  "orders",
+  {
+    id: integer("id").primaryKey(),
+    businessId: text("business_id")
+      .notNull()
+      .references(() => businesses.id, { onDelete: "cascade" }),
+    status: text("status", { enum: ORDER_STATUSES }).notNull(),
+    items: text("items", { mode: "json" }).$type<OrderItem[]>().notNull(),
+    total: real("total").notNull(),
+    payOnDelivery: flag("pay_on_delivery").notNull(),
+    fulfillmentType: text("fulfillment_type", { enum: FULFILLMENT_TYPES }).notNull(),
+    deliveryAddress: text("delivery_address"),
+    deliveryNotes: text("delivery_notes"),
+    trackingNumber: text("tracking_number"),
+    carrier: text("carrier"),
+    readyAt: text("ready_at"),
+    estimatedReadyAt: text("estimated_ready_at"),
+    trackingUrl: text("tracking_url"),
+    clientName: text("client_name"),
+    clientEmail: text("client_email"),
+    clientPhone: text("client_phone"),
+    paymentStatus: text("payment_status").notNull(),
+    paymentAmountPaid: real("payment_amount_paid").notNull(),
+    notes: text("notes"),
+    conversationId: text("conversation_id"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("orders_business_created").on(t.businessId, t.createdAt, t.id),
+    index("orders_business_status_created").on(t.businessId, t.status, t.createdAt, t.id),
+  ],
+);

@@ -1,0 +1,73 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { businesses } from "./businesses";
+import { createdAt, timestamp } from "./columns";
+
+export const TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_post", "client_secret_basic", "none"] as const;
+
+export const oauthClients = sqliteTable("oauth_clients", {
+  id: text("id").primaryKey(),
+  clientName: text("client_name").notNull(),
+  redirectUris: text("redirect_uris", { mode: "json" }).$type<string[]>().notNull(),
+  tokenEndpointAuthMethod: text("token_endpoint_auth_method", { enum: TOKEN_ENDPOINT_AUTH_METHODS }).notNull(),
+  /** SHA-256 of the client secret, for the two secret methods; null for public clients. */
+  secretHash: text("secret_hash"),
+  createdAt: createdAt(),
+});
+
+/** An app connection: one client approved by the owner of one business. Disconnecting sets `revoked_at`. */
+export const oauthGrants = sqliteTable(
+  "oauth_grants",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    clientId: text("client_id")
+      .notNull()
+      .references(() => oauthClients.id, { onDelete: "cascade" }),
+    businessId: text("business_id")
+      .notNull()
+      .references(() => businesses.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    createdAt: createdAt(),
+    revokedAt: timestamp("revoked_at"),
+  },
+  (t) => [index("oauth_grants_business").on(t.businessId, t.revokedAt), index("oauth_grants_client").on(t.clientId)],
+);
+
+export const oauthCodes = sqliteTable(
+  "oauth_codes",
+  {
+    /** SHA-256 of the code. */
+    codeHash: text("code_hash").primaryKey(),
+    grantId: integer("grant_id")
+      .notNull()
+      .references(() => oauthGrants.id, { onDelete: "cascade" }),
+    redirectUri: text("redirect_uri").notNull(),
+    codeChallenge: text("code_challenge").notNull(),
+    expiresAt: timestamp("expires_at").notNull(),
+    /** Set atomically on redemption (`UPDATE ... WHERE used_at IS NULL`): a code is single use. */
+    usedAt: timestamp("used_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("oauth_codes_grant").on(t.grantId)],
+);
+
+export const TOKEN_KINDS = ["access", "refresh"] as const;
+
+export const oauthTokens = sqliteTable(
+  "oauth_tokens",
+  {
+    /** SHA-256 of the token. */
+    tokenHash: text("token_hash").primaryKey(),
+    kind: text("kind", { enum: TOKEN_KINDS }).notNull(),
+    grantId: integer("grant_id")
+      .notNull()
+      .references(() => oauthGrants.id, { onDelete: "cascade" }),
+    /** The code the token family was issued from, so that a replayed code can revoke what it issued. */
+    codeHash: text("code_hash"),
+    expiresAt: timestamp("expires_at").notNull(),
+    /** Refresh tokens: set when rotated out; presenting it again revokes the grant's tokens (RFC 9700 §4.14.2). */
+    rotatedAt: timestamp("rotated_at"),
+    revokedAt: timestamp("revoked_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("oauth_tokens_grant").on(t.grantId), index("oauth_tokens_code").on(t.codeHash)],
+);

@@ -1,0 +1,82 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { businesses } from "./businesses";
+import { createdAt, principalColumns, timestamp } from "./columns";
+
+export const webhookEndpoints = sqliteTable(
+  "webhook_endpoints",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    businessId: text("business_id")
+      .notNull()
+      .references(() => businesses.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    /** Event names as subscribed; `["*"]` means every event except opt-in ones (spec: Webhooks). */
+    events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+    description: text("description").notNull(),
+    /** Kept in clear: it keys the HMAC of every delivery. Shown to the partner once, in the 201. */
+    secret: text("secret").notNull(),
+    ...principalColumns(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("webhook_endpoints_business").on(t.businessId)],
+);
+
+/** Every event emitted, with the envelope exactly as delivered. */
+export const events = sqliteTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    businessId: text("business_id")
+      .notNull()
+      .references(() => businesses.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    envelope: text("envelope").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("events_business_created").on(t.businessId, t.createdAt)],
+);
+
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+
+/** The outbox: one row per (event, endpoint), written in the same D1 batch as the event, before any enqueue. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    businessId: text("business_id")
+      .notNull()
+      .references(() => businesses.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    endpointId: integer("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
+    attemptCount: integer("attempt_count").notNull().default(0),
+    /** When the next attempt is due; the cron sweep re-enqueues pending rows whose time has long passed. */
+    nextAttemptAt: timestamp("next_attempt_at").notNull(),
+    enqueuedAt: timestamp("enqueued_at"),
+    completedAt: timestamp("completed_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("webhook_deliveries_status_due").on(t.status, t.nextAttemptAt),
+    index("webhook_deliveries_endpoint").on(t.endpointId, t.id),
+  ],
+);
+
+export const deliveryAttempts = sqliteTable(
+  "delivery_attempts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    deliveryId: integer("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    attemptedAt: timestamp("attempted_at").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    durationMs: integer("duration_ms").notNull(),
+  },
+  (t) => [index("delivery_attempts_delivery").on(t.deliveryId, t.id)],
+);

@@ -1,0 +1,64 @@
+import { and, desc, eq, gte } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { bookings } from "../db/schema";
+import type { BookingObject } from "../schemas/booking";
+
+export type BookingRow = typeof bookings.$inferSelect;
+
+export type AppointmentFilters = { limit: number; status?: BookingRow["status"]; since?: string };
+
+/**
+ * Spec, GET /appointments: newest first, optionally one status and on or after `since`. "Newest" is the appointment's
+ * own date and time (docs/decisions.md), the order of the indexes `bookings_business_date` and
+ * `bookings_business_status_date`, so a page reads only the rows it returns.
+ */
+export function appointmentsPage(db: Database, businessId: string, filters: AppointmentFilters) {
+  return db
+    .select()
+    .from(bookings)
+    .where(
+      and(
+        eq(bookings.businessId, businessId),
+        filters.status === undefined ? undefined : eq(bookings.status, filters.status),
+        filters.since === undefined ? undefined : gte(bookings.date, filters.since),
+      ),
+    )
+    .orderBy(desc(bookings.date), desc(bookings.time), desc(bookings.id))
+    .limit(filters.limit);
+}
+
+export async function listAppointments(db: Database, businessId: string, filters: AppointmentFilters) {
+  const rows = await appointmentsPage(db, businessId, filters);
+  return rows.map(toBookingObject);
+}
+
+/** Spec: Resources, Booking object: exactly its fields, nested as the spec nests them. */
+export function toBookingObject(row: BookingRow): BookingObject {
+  return {
+    id: row.id,
+    status: row.status,
+    date: row.date,
+    time: row.time,
+    duration_minutes: row.durationMinutes,
+    service: { id: row.serviceId, name: row.serviceName, price: row.servicePrice },
+    client: { name: row.clientName, email: row.clientEmail, phone: row.clientPhone },
+    payment: {
+      status: row.paymentStatus,
+      amount_paid: row.paymentAmountPaid,
+      agreed_amount: row.paymentAgreedAmount,
+      currency: row.paymentCurrency,
+      reference: row.paymentReference,
+    },
+    location: row.location,
+    notes: row.notes,
+    reschedule_count: row.rescheduleCount,
+    original_date: row.originalDate,
+    original_time: row.originalTime,
+    links:
+      row.rescheduleLink === null || row.cancelLink === null
+        ? null
+        : { reschedule: row.rescheduleLink, cancel: row.cancelLink },
+    conversation_id: row.conversationId,
+    created_at: row.createdAt,
+  };
+}

@@ -1,0 +1,44 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { businesses, type Plan } from "../db/schema";
+import { forbidden, notFound } from "../lib/errors";
+import { isoNow } from "../lib/time";
+import type { BusinessObject } from "../schemas/business";
+
+export type Business = typeof businesses.$inferSelect;
+
+/** Spec: Business (`GET /me`): exactly these five fields. */
+export function toBusinessObject(business: Business): BusinessObject {
+  return {
+    id: business.id,
+    handle: business.handle,
+    name: business.name,
+    currency: business.currency,
+    country: business.country,
+  };
+}
+
+/**
+ * Spec, What the service does: "The API requires the business to be on a plan that includes it (Pro or Business).
+ * When the plan lapses, calls return 403 until it is active again."
+ */
+export function assertPlanIncludesApi(business: Business): void {
+  if (business.plan === "free") {
+    throw forbidden("The business's plan does not include the API: it needs the Pro or Business plan.");
+  }
+  if (!business.planActive) {
+    throw forbidden("The business's plan has lapsed: the API works again once the plan is active.");
+  }
+}
+
+/** The billing side sets the plan (DESIGN.md, Secretary runtime API: `PUT /internal/v1/businesses/{id}/plan`). */
+export async function setPlan(db: Database, businessId: string, plan: { plan: Plan; active: boolean }) {
+  const updated = await db
+    .update(businesses)
+    .set({ plan: plan.plan, planActive: plan.active, updatedAt: isoNow() })
+    .where(eq(businesses.id, businessId))
+    .returning()
+    .get();
+  if (!updated) throw notFound("No business has that id.");
+  return { ...toBusinessObject(updated), plan: updated.plan, plan_active: updated.planActive };
+}

@@ -1,0 +1,52 @@
+import { and, desc, eq } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { orders } from "../db/schema";
+import type { OrderObject } from "../schemas/order";
+
+export type OrderRow = typeof orders.$inferSelect;
+
+export type OrderFilters = { limit: number; status?: OrderRow["status"] };
+
+/** Spec, GET /orders: newest (most recently placed) first; served by `orders_business_created` / `..._status_created`. */
+export function ordersPage(db: Database, businessId: string, filters: OrderFilters) {
+  return db
+    .select()
+    .from(orders)
+    .where(
+      and(
+        eq(orders.businessId, businessId),
+        filters.status === undefined ? undefined : eq(orders.status, filters.status),
+      ),
+    )
+    .orderBy(desc(orders.createdAt), desc(orders.id))
+    .limit(filters.limit);
+}
+
+export async function listOrders(db: Database, businessId: string, filters: OrderFilters) {
+  const rows = await ordersPage(db, businessId, filters);
+  return rows.map(toOrderObject);
+}
+
+/** Spec: Resources, Order object: exactly its fields. */
+export function toOrderObject(row: OrderRow): OrderObject {
+  return {
+    id: row.id,
+    status: row.status,
+    items: row.items,
+    total: row.total,
+    pay_on_delivery: row.payOnDelivery,
+    fulfillment_type: row.fulfillmentType,
+    delivery_address: row.deliveryAddress,
+    delivery_notes: row.deliveryNotes,
+    tracking_number: row.trackingNumber,
+    carrier: row.carrier,
+    ready_at: row.readyAt,
+    estimated_ready_at: row.estimatedReadyAt,
+    tracking_url: row.trackingUrl,
+    client: { name: row.clientName, email: row.clientEmail, phone: row.clientPhone },
+    payment: { status: row.paymentStatus, amount_paid: row.paymentAmountPaid },
+    notes: row.notes,
+    conversation_id: row.conversationId,
+    created_at: row.createdAt,
+  };
+}

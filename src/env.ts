@@ -1,0 +1,19 @@
+import type { BusinessLimits } from "./durable-objects/business-limits";
+import type { IntakeConversation } from "./durable-objects/intake-conversation";
+import type { DeliveryMessage } from "./queues/delivery-message";
+
+/** The Worker's bindings, as declared in wrangler.toml (and .dev.vars for local secrets). */
+export interface Env {
+  DB: D1Database;
+  BUSINESS_LIMITS: DurableObjectNamespace<BusinessLimits>;
+  INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation>;
+  WEBHOOK_DELIVERIES: Queue<DeliveryMessage>;
+  PRINCIPAL_RATE_LIMIT: RateLimit;
+  SERVICE_NAME: string;
+  BASE_URL: string;
+  /** "true" only in local development and tests (DESIGN.md, Security notes). */
+  ALLOW_LOOPBACK_URLS: string;
+  DOH_RESOLVER_URL: string;
+  /** Secret: the Secretary runtime's bearer token for `/internal/v1`. */
+  RUNTIME_TOKEN: string;
+}

@@ -1,0 +1,20 @@
+import { sha256 } from "@oslojs/crypto/sha2";
+import { constantTimeEqual } from "@oslojs/crypto/subtle";
+import { encodeBase64urlNoPadding, encodeHexLowerCase } from "@oslojs/encoding";
+
+const encoder = new TextEncoder();
+
+/** `prefix` + 32 random bytes in base64url: 256 bits, above the 128 bits RFC 9700 asks of secrets. */
+export function randomToken(prefix: string, bytes = 32): string {
+  return prefix + encodeBase64urlNoPadding(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+/** Keys, tokens and codes are stored only as this hash and looked up by it (DESIGN.md, Principals). */
+export function sha256Hex(value: string): string {
+  return encodeHexLowerCase(sha256(encoder.encode(value)));
+}
+
+/** Compares two secrets without leaking through timing where they differ: both are hashed to equal lengths first. */
+export function secretsEqual(a: string, b: string): boolean {
+  return constantTimeEqual(sha256(encoder.encode(a)), sha256(encoder.encode(b)));
+}

@@ -1,0 +1,122 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { invalid } from "./errors";
+
+type Issue = z.core.$ZodIssue;
+type RawIssue = z.core.$ZodRawIssue;
+
+/**
+ * Zod's messages are phrased once here as predicates ("must be at most 100"), so that every 400 reads
+ * `<The field "x"> <predicate>.` (spec: Errors, "The message says which"). Schemas that need a sharper rule write
+ * their own predicate with `{ error: "..." }`.
+ */
+function predicate(issue: RawIssue): string | undefined {
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.input === undefined ? "is required" : `must be ${article(issue.expected)}`;
+    case "too_small":
+      return bound(issue.origin, "at least", issue.minimum);
+    case "too_big":
+      return bound(issue.origin, "at most", issue.maximum);
+    case "invalid_value":
+      return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(", ")}`;
+    case "invalid_format":
+      return issue.format === "regex" ? "is not in the expected format" : `must be a valid ${issue.format}`;
+    case "unrecognized_keys":
+      return `has unknown ${issue.keys.length === 1 ? "key" : "keys"} ${issue.keys.map((key) => `"${key}"`).join(", ")}`;
+    default:
+      return undefined;
+  }
+}
+
+function article(expected: string): string {
+  const noun = expected === "int" ? "integer" : expected;
+  return /^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`;
+}
+
+function bound(origin: string, comparison: string, limit: number | bigint): string {
+  if (origin === "string") return `must be ${comparison} ${limit} characters long`;
+  if (origin === "array" || origin === "set") return `must have ${comparison} ${limit} items`;
+  return `must be ${comparison} ${limit}`;
+}
+
+z.config({ customError: predicate });
+
+const SUBJECTS: Record<string, string> = {
+  query: "query parameter",
+  param: "path parameter",
+  json: "field",
+  form: "field",
+  header: "header",
+};
+
+/** `["fields", 1, "options"]` → `fields[1].options`, the index notation of the spec's intake errors. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((text, part) => {
+    if (typeof part === "number") return `${text}[${part}]`;
+    return text ? `${text}.${String(part)}` : String(part);
+  }, "");
+}
+
+export function describeIssue(target: string, issue: Issue): { message: string; field: string | undefined } {
+  const field = issue.path.length > 0 ? fieldPath(issue.path) : undefined;
+  const subject = field ? `The ${SUBJECTS[target] ?? target} "${field}"` : "The request body";
+  return { message: `${subject} ${issue.message}.`, field };
+}
+
+/** The hook every zod-validated route uses: the first problem becomes the 400 (spec: Errors). */
+export function rejectInvalid(
+  result: { target: string } & ({ success: true } | { success: false; error: z.core.$ZodError }),
+  _c: Context,
+): void {
+  if (result.success) return;
+  const [issue] = result.error.issues;
+  if (!issue) throw invalid("The request is not valid.");
+  const { message, field } = describeIssue(result.target, issue);
+  throw invalid(message, result.target === "json" ? field : undefined);
+}
+
+/** Validates an input outside a route (RPC methods) with the same sentences as the routes' 400s. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, target: string): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const [issue] = result.error.issues;
+  throw invalid(issue ? describeIssue(target, issue).message : "The input is not valid.");
+}
+
+/** A `YYYY-MM-DD` calendar date (2026-02-30 is refused, not rolled over). */
+export const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, { error: "must be a date written YYYY-MM-DD" })
+  .refine(
+    (value) => {
+      const date = new Date(`${value}T00:00:00Z`);
+      return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
+    },
+    { error: "must be a real calendar date" },
+  )
+  .openapi({ format: "date", example: "2026-11-22" });
+
+/** `HH:MM`, 24-hour. */
+export const clockTime = z
+  .string()
+  .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: "must be a time written HH:MM" })
+  .openapi({ example: "14:30" });
+
+export const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-22T09:30:00.000Z" });
+
+/**
+ * A whole number in a query string, strictly digits (no `1e2`, no `0x10`, no blanks), within bounds; absent → the
+ * default.
+ */
+export function queryInteger(bounds: { min: number; max: number; default: number }) {
+  const rule = `must be a whole number from ${bounds.min} to ${bounds.max}`;
+  return z
+    .string()
+    .regex(/^\d{1,6}$/, { error: rule })
+    .transform(Number)
+    .pipe(z.number().min(bounds.min, { error: rule }).max(bounds.max, { error: rule }))
+    .optional()
+    .transform((value) => value ?? bounds.default)
+    .openapi({ type: "integer", minimum: bounds.min, maximum: bounds.max, default: bounds.default });
+}

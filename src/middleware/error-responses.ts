@@ -1,0 +1,42 @@
+import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "../app-env";
+import { ApiError } from "../lib/errors";
+
+/** Sentences for the statuses Hono's own middleware raises (validators, body limit), in the API's voice. */
+const FRAMEWORK_MESSAGES: Partial<Record<number, string>> = {
+  400: "The request body is not valid JSON.",
+  413: "The request body is too large.",
+  415: "The request body must be sent as application/json.",
+};
+
+function errorBody(c: Context, status: ContentfulStatusCode, error: string, field?: string) {
+  return c.json(field === undefined ? { error } : { error, field }, status);
+}
+
+/**
+ * The one error mapping of the service (spec: Errors): every failure leaves as `{ "error": <sentence> }` with the
+ * spec's status. Unexpected errors are logged with the request id and answered 500 without any detail: no stack
+ * trace, message or secret ever reaches a response.
+ */
+export const respondToError: ErrorHandler<AppEnv> = (err, c) => {
+  if (err instanceof ApiError) {
+    for (const [name, value] of Object.entries(err.options.headers ?? {})) c.header(name, value);
+    return errorBody(c, err.status, err.message, err.options.field);
+  }
+  if (err instanceof HTTPException && err.status < 500) {
+    const message = FRAMEWORK_MESSAGES[err.status] ?? "The request cannot be processed.";
+    return errorBody(c, err.status as ContentfulStatusCode, message);
+  }
+  console.error(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(err) }));
+  return errorBody(c, 500, "Something failed on our side; retry with a short backoff.");
+};
+
+export const respondNotFound: NotFoundHandler<AppEnv> = (c) =>
+  errorBody(c, 404, `Nothing is at ${c.req.method} ${c.req.path}.`);
+
+export const respondMethodNotAllowed = (c: Context, allowed: string[]) => {
+  c.header("Allow", allowed.join(", "));
+  return errorBody(c, 405, `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(" or ")}.`);
+};

@@ -1,0 +1,36 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { BOOKING_STATUSES } from "../db/schema";
+import { listAppointments } from "../domain/bookings";
+import { isoDate, queryInteger } from "../lib/validation";
+import { BookingObject } from "../schemas/booking";
+import { errorResponses } from "../schemas/errors";
+import { bearerAuth, createPartnerRouter } from "./partner-router";
+
+/** Spec, GET /appointments: limit 1..100 (25), status, since `YYYY-MM-DD`. */
+const AppointmentsQuery = z.object({
+  limit: queryInteger({ min: 1, max: 100, default: 25 }),
+  status: z.enum(BOOKING_STATUSES).optional(),
+  since: isoDate.optional().openapi({ description: "Only appointments on or after this date" }),
+});
+
+const listAppointmentsRoute = createRoute({
+  method: "get",
+  path: "/appointments",
+  summary: "Bookings, newest appointment first",
+  tags: ["Bookings and orders"],
+  security: bearerAuth,
+  request: { query: AppointmentsQuery },
+  responses: {
+    200: {
+      description: "A page of bookings",
+      content: { "application/json": { schema: z.object({ data: z.array(BookingObject) }) } },
+    },
+    ...errorResponses(400, 401, 403),
+  },
+});
+
+export const appointments = createPartnerRouter().openapi(listAppointmentsRoute, async (c) => {
+  const data = await listAppointments(database(c.env.DB), c.var.principal.business.id, c.req.valid("query"));
+  return c.json({ data }, 200);
+});

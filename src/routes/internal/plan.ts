@@ -1,0 +1,18 @@
+import { zValidator } from "@hono/zod-validator";
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env";
+import { database } from "../../db/client";
+import { setPlan } from "../../domain/businesses";
+import { rejectInvalid } from "../../lib/validation";
+import { BusinessIdParam, PlanChange } from "../../schemas/runtime";
+
+/** The billing side sets a business's plan (DESIGN.md: `PUT /internal/v1/businesses/{id}/plan`). */
+export const plan = new Hono<AppEnv>().put(
+  "/businesses/:id/plan",
+  zValidator("param", BusinessIdParam, rejectInvalid),
+  zValidator("json", PlanChange, rejectInvalid),
+  async (c) => {
+    const business = await setPlan(database(c.env.DB), c.req.valid("param").id, c.req.valid("json"));
+    return c.json(business, 200);
+  },
+);

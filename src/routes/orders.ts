@@ -1,0 +1,35 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { ORDER_STATUSES } from "../db/schema";
+import { listOrders } from "../domain/orders";
+import { queryInteger } from "../lib/validation";
+import { errorResponses } from "../schemas/errors";
+import { OrderObject } from "../schemas/order";
+import { bearerAuth, createPartnerRouter } from "./partner-router";
+
+/** Spec, GET /orders: limit 1..100 (25), status one of the seven order statuses. */
+const OrdersQuery = z.object({
+  limit: queryInteger({ min: 1, max: 100, default: 25 }),
+  status: z.enum(ORDER_STATUSES).optional(),
+});
+
+const listOrdersRoute = createRoute({
+  method: "get",
+  path: "/orders",
+  summary: "Orders, newest first",
+  tags: ["Bookings and orders"],
+  security: bearerAuth,
+  request: { query: OrdersQuery },
+  responses: {
+    200: {
+      description: "A page of orders, in the same envelope as appointments (DESIGN.md)",
+      content: { "application/json": { schema: z.object({ data: z.array(OrderObject) }) } },
+    },
+    ...errorResponses(400, 401, 403),
+  },
+});
+
+export const orders = createPartnerRouter().openapi(listOrdersRoute, async (c) => {
+  const data = await listOrders(database(c.env.DB), c.var.principal.business.id, c.req.valid("query"));
+  return c.json({ data }, 200);
+});

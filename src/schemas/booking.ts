@@ -1,0 +1,50 @@
+import { z } from "@hono/zod-openapi";
+import { BOOKING_STATUSES } from "../db/schema";
+import { clockTime, isoDate, timestamp } from "../lib/validation";
+
+/** The customer's contact details on bookings and orders: each may be null. */
+export const ClientContact = z.object({
+  name: z.string().nullable(),
+  email: z.string().nullable(),
+  phone: z.string().nullable(),
+});
+
+/** Spec: Resources, Booking object. */
+export const BookingObject = z
+  .object({
+    id: z.number().int(),
+    status: z.enum(BOOKING_STATUSES),
+    date: isoDate.openapi({ description: "Business time zone" }),
+    time: clockTime.openapi({ description: "Business time zone" }),
+    duration_minutes: z.number().int(),
+    service: z.object({
+      id: z.string(),
+      name: z.string(),
+      price: z.string().openapi({ description: "As the business wrote it" }),
+    }),
+    client: ClientContact,
+    payment: z.object({
+      status: z.string(),
+      amount_paid: z.number(),
+      agreed_amount: z.number().nullable().openapi({ description: "Negotiated price" }),
+      currency: z.string(),
+      reference: z.string().nullable(),
+    }),
+    location: z
+      .string()
+      .nullable()
+      .openapi({ description: "A meeting link, or the client's address for a home visit" }),
+    notes: z.string().nullable(),
+    reschedule_count: z.number().int(),
+    original_date: isoDate.nullable(),
+    original_time: clockTime.nullable(),
+    links: z
+      .object({ reschedule: z.string(), cancel: z.string() })
+      .nullable()
+      .openapi({ description: "The client's own page addresses" }),
+    conversation_id: z.string().nullable(),
+    created_at: timestamp,
+  })
+  .openapi("Booking");
+
+export type BookingObject = z.infer<typeof BookingObject>;

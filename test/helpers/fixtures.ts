@@ -1,0 +1,126 @@
+import { env } from "cloudflare:test";
+import { database } from "../../src/db/client";
+import { apiKeys, bookings, businesses, orders, type Plan } from "../../src/db/schema";
+import { API_KEY_PREFIX } from "../../src/domain/principals";
+import { randomToken, sha256Hex } from "../../src/lib/secrets";
+
+export const db = database(env.DB);
+
+let counter = 0;
+const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
+
+/** A business with an owner-created API key, stored as the service stores them (hash only). */
+export async function createBusiness(options: { plan?: Plan; active?: boolean; name?: string } = {}) {
+  const now = new Date().toISOString();
+  const handle = `shop-${unique()}`;
+  const [business] = await db
+    .insert(businesses)
+    .values({
+      id: crypto.randomUUID(),
+      handle,
+      name: options.name ?? `Shop ${handle}`,
+      currency: "EUR",
+      country: "NL",
+      timeZone: "Europe/Amsterdam",
+      plan: options.plan ?? "pro",
+      planActive: options.active ?? true,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  if (!business) throw new Error("business not created");
+  const { apiKey } = await createApiKey(business.id);
+  return { business, apiKey };
+}
+
+export async function createApiKey(businessId: string, options: { revoked?: boolean } = {}) {
+  const apiKey = randomToken(API_KEY_PREFIX);
+  const now = new Date().toISOString();
+  const [row] = await db
+    .insert(apiKeys)
+    .values({
+      businessId,
+      keyHash: sha256Hex(apiKey),
+      displayPrefix: apiKey.slice(0, 12),
+      label: "Test key",
+      createdAt: now,
+      revokedAt: options.revoked ? now : null,
+    })
+    .returning();
+  if (!row) throw new Error("key not created");
+  return { apiKey, apiKeyId: row.id };
+}
+
+let nextId = 1000;
+
+export function bookingRow(businessId: string, overrides: Partial<typeof bookings.$inferInsert> = {}) {
+  const id = nextId++;
+  return {
+    id,
+    businessId,
+    status: "confirmed",
+    date: "2026-12-01",
+    time: "10:00",
+    durationMinutes: 45,
+    serviceId: "svc_cut",
+    serviceName: "Haircut",
+    servicePrice: "€35",
+    clientName: "Ana Souza",
+    clientEmail: "ana@example.com",
+    clientPhone: "+31612345678",
+    paymentStatus: "unpaid",
+    paymentAmountPaid: 0,
+    paymentAgreedAmount: null,
+    paymentCurrency: "EUR",
+    paymentReference: null,
+    location: null,
+    notes: null,
+    rescheduleCount: 0,
+    originalDate: null,
+    originalTime: null,
+    rescheduleLink: `https://book.example/r/${id}`,
+    cancelLink: `https://book.example/c/${id}`,
+    conversationId: null,
+    createdAt: new Date().toISOString(),
+    ...overrides,
+  } satisfies typeof bookings.$inferInsert;
+}
+
+export function orderRow(businessId: string, overrides: Partial<typeof orders.$inferInsert> = {}) {
+  return {
+    id: nextId++,
+    businessId,
+    status: "pending",
+    items: [{ service_id: "svc_bread", name: "Sourdough", qty: 2, unit_price: 4.5 }],
+    total: 9,
+    payOnDelivery: false,
+    fulfillmentType: "pickup",
+    deliveryAddress: null,
+    deliveryNotes: null,
+    trackingNumber: null,
+    carrier: null,
+    readyAt: null,
+    estimatedReadyAt: null,
+    trackingUrl: null,
+    clientName: "Ben Okafor",
+    clientEmail: null,
+    clientPhone: "+31687654321",
+    paymentStatus: "paid",
+    paymentAmountPaid: 9,
+    notes: null,
+    conversationId: null,
+    createdAt: new Date().toISOString(),
+    ...overrides,
+  } satisfies typeof orders.$inferInsert;
+}
+
+/** D1 allows at most 100 bound parameters per statement: insert many rows in chunks, in one batch. */
+export async function insertAll<T extends typeof bookings | typeof orders>(table: T, rows: T["$inferInsert"][]) {
+  const perStatement = Math.max(1, Math.floor(100 / Object.keys(rows[0] ?? { a: 1 }).length));
+  const statements = [];
+  for (let i = 0; i < rows.length; i += perStatement) {
+    statements.push(db.insert(table).values(rows.slice(i, i + perStatement)));
+  }
+  const [first, ...rest] = statements;
+  if (first) await db.batch([first, ...rest]);
+}

@@ -1,0 +1,67 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A real HTTP receiver on 127.0.0.1 for outbound calls (webhook deliveries, action calls). Each test uses its own
+ * path prefix (a "box"); the receiver records what reaches it and answers as the path asks:
+ *   /<box>/status/<code>[/...]   answers <code> with a JSON body
+ *   /<box>/delay/<ms>[/...]      answers 200 after <ms> milliseconds
+ *   /<box>/redirect[/...]        answers 302 to /<box>/ok
+ *   anything else                answers 200 {"ok":true}
+ * `GET /__recorded/<box>` answers the requests recorded under that box, oldest first.
+ */
+export type RecordedRequest = {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  at: number;
+};
+
+const recorded = new Map<string, RecordedRequest[]>();
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export async function startReceiver(): Promise<{ url: string; server: Server }> {
+  const server = createServer(async (request, response) => {
+    const path = request.url ?? "/";
+    const [box = "", ...rest] = path.slice(1).split("/");
+    if (request.method === "GET" && box === "__recorded") {
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.end(JSON.stringify(recorded.get(rest[0] ?? "") ?? []));
+      return;
+    }
+    const headers = Object.fromEntries(
+      Object.entries(request.headers).map(([name, value]) => [
+        name,
+        Array.isArray(value) ? value.join(", ") : (value ?? ""),
+      ]),
+    );
+    const entry = { method: request.method ?? "GET", path, headers, body: await readBody(request), at: Date.now() };
+    recorded.set(box, [...(recorded.get(box) ?? []), entry]);
+
+    const [behaviour, argument] = rest;
+    if (behaviour === "status") {
+      response.writeHead(Number(argument), { "Content-Type": "application/json" });
+      response.end(JSON.stringify({ status: Number(argument) }));
+    } else if (behaviour === "delay") {
+      setTimeout(() => {
+        response.writeHead(200, { "Content-Type": "application/json" });
+        response.end(JSON.stringify({ ok: true }));
+      }, Number(argument));
+    } else if (behaviour === "redirect") {
+      response.writeHead(302, { Location: `/${box}/ok` });
+      response.end();
+    } else {
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.end(JSON.stringify({ ok: true }));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, server };
+}
