@@ -7,5 +7,9 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       RECEIVER_URL: string;
     }
+    interface GlobalProps {
+      mainModule: typeof import("../src/index");
+      durableNamespaces: "BusinessLimits" | "IntakeConversation";
+    }
   }
 }

@@ -72,8 +72,7 @@ export function rejectInvalid(
   if (result.success) return;
   const [issue] = result.error.issues;
   if (!issue) throw invalid("The request is not valid.");
-  const { message, field } = describeIssue(result.target, issue);
-  throw invalid(message, result.target === "json" ? field : undefined);
+  throw invalid(describeIssue(result.target, issue).message);
 }
 
 /** Validates an input outside a route (RPC methods) with the same sentences as the routes' 400s. */

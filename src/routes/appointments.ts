@@ -1,11 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { BOOKING_STATUSES } from "../db/schema";
 import { listAppointments } from "../domain/bookings";
 import { isoDate, queryInteger } from "../lib/validation";
 import { BookingObject } from "../schemas/booking";
 import { errorResponses } from "../schemas/errors";
-import { bearerAuth, createPartnerRouter } from "./partner-router";
+import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 /** Spec, GET /appointments: limit 1..100 (25), status, since `YYYY-MM-DD`. */
 const AppointmentsQuery = z.object({
@@ -14,12 +14,11 @@ const AppointmentsQuery = z.object({
   since: isoDate.optional().openapi({ description: "Only appointments on or after this date" }),
 });
 
-const listAppointmentsRoute = createRoute({
+const listAppointmentsRoute = partnerRoute({
   method: "get",
   path: "/appointments",
   summary: "Bookings, newest appointment first",
   tags: ["Bookings and orders"],
-  security: bearerAuth,
   request: { query: AppointmentsQuery },
   responses: {
     200: {

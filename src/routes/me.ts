@@ -1,15 +1,13 @@
-import { createRoute } from "@hono/zod-openapi";
 import { toBusinessObject } from "../domain/businesses";
 import { BusinessObject } from "../schemas/business";
 import { errorResponses } from "../schemas/errors";
-import { bearerAuth, createPartnerRouter } from "./partner-router";
+import { createPartnerRouter, partnerRoute } from "./partner-router";
 
-const getMe = createRoute({
+const getMe = partnerRoute({
   method: "get",
   path: "/me",
   summary: "The business of the credential",
   tags: ["Business"],
-  security: bearerAuth,
   responses: {
     200: { description: "The business", content: { "application/json": { schema: BusinessObject } } },
     ...errorResponses(401, 403),

@@ -1,11 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { ORDER_STATUSES } from "../db/schema";
 import { listOrders } from "../domain/orders";
 import { queryInteger } from "../lib/validation";
 import { errorResponses } from "../schemas/errors";
 import { OrderObject } from "../schemas/order";
-import { bearerAuth, createPartnerRouter } from "./partner-router";
+import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 /** Spec, GET /orders: limit 1..100 (25), status one of the seven order statuses. */
 const OrdersQuery = z.object({
@@ -13,12 +13,11 @@ const OrdersQuery = z.object({
   status: z.enum(ORDER_STATUSES).optional(),
 });
 
-const listOrdersRoute = createRoute({
+const listOrdersRoute = partnerRoute({
   method: "get",
   path: "/orders",
   summary: "Orders, newest first",
   tags: ["Bookings and orders"],
-  security: bearerAuth,
   request: { query: OrdersQuery },
   responses: {
     200: {

@@ -1,12 +1,10 @@
-import { requirePartner } from "../middleware/authenticate-partner";
 import { appointments } from "./appointments";
 import { me } from "./me";
 import { orders } from "./orders";
 import { createPartnerRouter } from "./partner-router";
 
-/** Everything under `/api/v1` that needs a partner credential. Later resources mount here the same way. */
+/** Everything under `/api/v1` that a partner calls. Later resources mount here the same way. */
 export const partnerApi = createPartnerRouter();
-partnerApi.use("*", requirePartner);
 partnerApi.route("/", me).route("/", appointments).route("/", orders);
 
 partnerApi.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {

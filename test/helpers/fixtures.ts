@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { database } from "../../src/db/client";
-import { apiKeys, bookings, businesses, orders, type Plan } from "../../src/db/schema";
+import { apiKeys, type bookings, businesses, type orders, type Plan } from "../../src/db/schema";
 import { API_KEY_PREFIX } from "../../src/domain/principals";
 import { randomToken, sha256Hex } from "../../src/lib/secrets";
 

@@ -3,7 +3,10 @@ import { SELF } from "cloudflare:test";
 export const BASE = "http://localhost:8787";
 
 /** A request to the Worker through its real fetch handler, with a bearer credential when one is given. */
-export function call(path: string, options: { key?: string; method?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+export function call(
+  path: string,
+  options: { key?: string; method?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
   const headers = new Headers(options.headers);
   if (options.key) headers.set("Authorization", `Bearer ${options.key}`);
   let body: BodyInit | undefined;

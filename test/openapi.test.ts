@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { partnerApi } from "../src/routes/partner-api";
+import { call, json } from "./helpers/http";
+
+type Document = {
+  openapi: string;
+  servers: Array<{ url: string }>;
+  paths: Record<string, Record<string, { security?: unknown; parameters?: Array<{ name: string; in: string }> }>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+};
+
+describe("the OpenAPI document and the reference page", async () => {
+  const response = await call("/api/v1/openapi.json");
+  const document = await json<Document>(response);
+
+  it("is served without a credential as OpenAPI 3.1", () => {
+    expect(response.status).toBe(200);
+    expect(document.openapi).toBe("3.1.0");
+    expect(document.servers).toEqual([{ url: "http://localhost:8787/api/v1" }]);
+  });
+
+  it("lists every implemented partner route, each behind the bearer scheme", () => {
+    const implemented = partnerApi.routes.map((route) => `${route.method.toLowerCase()} /api/v1${route.path}`);
+    const documented = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method} /api/v1${path.replace(/\{(\w+)\}/g, ":$1")}`),
+    );
+    expect(new Set(documented)).toEqual(new Set(implemented));
+    expect(documented.sort()).toEqual(["get /api/v1/appointments", "get /api/v1/me", "get /api/v1/orders"]);
+    for (const methods of Object.values(document.paths)) {
+      for (const operation of Object.values(methods)) expect(operation.security).toEqual([{ bearerAuth: [] }]);
+    }
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+
+  it("documents the query parameters and the objects of the spec", () => {
+    const names = (path: string) => document.paths[path]?.get?.parameters?.map((p) => `${p.in}:${p.name}`);
+    expect(names("/appointments")).toEqual(["query:limit", "query:status", "query:since"]);
+    expect(names("/orders")).toEqual(["query:limit", "query:status"]);
+    expect(Object.keys(document.components.schemas)).toEqual(
+      expect.arrayContaining(["Business", "Booking", "Order", "Error"]),
+    );
+  });
+
+  it("serves the interactive reference at /docs, reading this document", async () => {
+    const page = await call("/docs");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("Content-Type")).toContain("text/html");
+    const html = await page.text();
+    expect(html).toContain('data-url="/api/v1/openapi.json"');
+    expect(html).toContain("@scalar/api-reference@");
+  });
+});

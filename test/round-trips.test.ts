@@ -1,0 +1,140 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { app } from "../src/app";
+import { database } from "../src/db/client";
+import { apiKeys, bookings, businesses, orders } from "../src/db/schema";
+import { appointmentsPage } from "../src/domain/bookings";
+import { ordersPage } from "../src/domain/orders";
+import { authenticatePartner } from "../src/domain/principals";
+import { sha256Hex } from "../src/lib/secrets";
+import { bookingRow, createBusiness, insertAll, orderRow } from "./helpers/fixtures";
+
+/**
+ * Wraps the real D1 binding to count round trips: every statement executed, and every batch, is one trip to D1.
+ * The app runs unchanged on top of it.
+ */
+function countingD1(real: D1Database) {
+  const trips: string[] = [];
+  const wrapStatement = (statement: D1PreparedStatement, sql: string): D1PreparedStatement =>
+    new Proxy(statement, {
+      get(target, property) {
+        const value = Reflect.get(target, property);
+        if (property === "bind") return (...args: unknown[]) => wrapStatement(value.apply(target, args), sql);
+        if (["all", "raw", "first", "run"].includes(String(property))) {
+          return (...args: unknown[]) => {
+            trips.push(sql);
+            return value.apply(target, args);
+          };
+        }
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const d1 = new Proxy(real, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (property === "prepare") return (sql: string) => wrapStatement(value.call(target, sql), sql);
+      if (property === "batch") {
+        return (statements: D1PreparedStatement[]) => {
+          trips.push(`batch of ${statements.length}`);
+          return value.call(target, statements);
+        };
+      }
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { d1, trips };
+}
+
+async function rowsRead(query: { toSQL(): { sql: string; params: unknown[] } }) {
+  const { sql, params } = query.toSQL();
+  const result = await env.DB.prepare(sql)
+    .bind(...params)
+    .all();
+  return { rows: result.results.length, rowsRead: result.meta.rows_read };
+}
+
+describe("hot paths: D1 round trips and rows read", async () => {
+  const { business, apiKey } = await createBusiness();
+  const statuses = ["confirmed", "completed", "cancelled", "no_show"] as const;
+  await insertAll(
+    bookings,
+    Array.from({ length: 300 }, (_, i) =>
+      bookingRow(business.id, {
+        date: `2026-${String(1 + (i % 12)).padStart(2, "0")}-${String(1 + (i % 28)).padStart(2, "0")}`,
+        status: statuses[i % 4],
+      }),
+    ),
+  );
+  // Another business's rows share the index and must not be read either.
+  const other = await createBusiness();
+  await insertAll(
+    bookings,
+    Array.from({ length: 150 }, () => bookingRow(other.business.id)),
+  );
+  const db = database(env.DB);
+
+  it("authenticates with one indexed lookup", async () => {
+    const principal = await authenticatePartner(db, `Bearer ${apiKey}`);
+    expect(principal.business.id).toBe(business.id);
+    // The same lookup as authenticatePartner: the key found by its hash's unique index, joined with its business.
+    const query = db
+      .select({ apiKeyId: apiKeys.id, revokedAt: apiKeys.revokedAt, business: businesses })
+      .from(apiKeys)
+      .innerJoin(businesses, eq(businesses.id, apiKeys.businessId))
+      .where(eq(apiKeys.keyHash, sha256Hex(apiKey)));
+    const { rows, rowsRead: read } = await rowsRead(query);
+    expect(rows).toBe(1);
+    // Two rows: the key and its business. No scan, however many keys and businesses there are.
+    expect(read).toBe(2);
+  });
+
+  it.each([
+    ["100 appointments", { limit: 100 }],
+    ["50 confirmed appointments", { limit: 50, status: "confirmed" as const }],
+    ["50 appointments since a date", { limit: 50, since: "2026-06-01" }],
+    ["20 confirmed appointments since a date", { limit: 20, status: "confirmed" as const, since: "2026-06-01" }],
+  ])("listing %s (a full page) reads exactly the rows it returns", async (_case, filters) => {
+    const { rows, rowsRead: read } = await rowsRead(appointmentsPage(db, business.id, filters));
+    expect(rows).toBe(filters.limit);
+    expect(read).toBe(rows);
+  });
+
+  it.each([
+    ["every confirmed appointment", { limit: 100, status: "confirmed" as const }],
+    ["every appointment since a date", { limit: 100, since: "2026-10-01" }],
+  ])("listing %s (the last page) reads one index entry more: the one that ends the range", async (_case, filters) => {
+    const { rows, rowsRead: read } = await rowsRead(appointmentsPage(db, business.id, filters));
+    expect(rows).toBeGreaterThan(0);
+    expect(rows).toBeLessThan(filters.limit);
+    expect(read).toBe(rows + 1);
+  });
+
+  it("listing orders of one status reads exactly the rows it returns", async () => {
+    await insertAll(
+      orders,
+      Array.from({ length: 30 }, (_, i) => orderRow(business.id, { status: i % 2 ? "pending" : "fulfilled" })),
+    );
+    const { rowsRead: read, rows } = await rowsRead(ordersPage(db, business.id, { limit: 10, status: "pending" }));
+    expect(rows).toBe(10);
+    expect(read).toBe(10);
+  });
+
+  it.each([
+    "/api/v1/me",
+    "/api/v1/appointments?limit=100&status=confirmed&since=2026-03-01",
+    "/api/v1/orders?limit=100",
+  ])("%s makes at most two D1 round trips", async (path) => {
+    const { d1, trips } = countingD1(env.DB);
+    const ctx = createExecutionContext();
+    const response = await app.fetch(
+      new Request(`http://localhost:8787${path}`, { headers: { Authorization: `Bearer ${apiKey}` } }),
+      { ...env, DB: d1 },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(200);
+    expect(trips.length).toBeGreaterThan(0);
+    expect(trips.length).toBeLessThanOrEqual(2);
+  });
+});
