@@ -12,6 +12,7 @@ export default defineConfig({
         bindings: {
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
           RECEIVER_URL: inject("receiverUrl"),
+          DOH_RESOLVER_URL: `${inject("receiverUrl")}/__dns`,
           BASE_URL: "http://localhost:8787",
           ALLOW_LOOPBACK_URLS: "true",
           RUNTIME_TOKEN: "test-runtime-token-0123456789abcdef",

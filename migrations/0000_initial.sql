@@ -116,6 +116,7 @@ CREATE TABLE `bookings` (
 	`cancel_link` text,
 	`conversation_id` text,
 	`created_at` text NOT NULL,
+	`report_token` text,
 	FOREIGN KEY (`business_id`) REFERENCES `businesses`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
@@ -144,6 +145,7 @@ CREATE TABLE `orders` (
 	`notes` text,
 	`conversation_id` text,
 	`created_at` text NOT NULL,
+	`report_token` text,
 	FOREIGN KEY (`business_id`) REFERENCES `businesses`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
@@ -289,6 +291,7 @@ CREATE TABLE `webhook_deliveries` (
 	`attempt_count` integer DEFAULT 0 NOT NULL,
 	`next_attempt_at` text NOT NULL,
 	`enqueued_at` text,
+	`lease_until` text,
 	`completed_at` text,
 	`created_at` text NOT NULL,
 	FOREIGN KEY (`business_id`) REFERENCES `businesses`(`id`) ON UPDATE no action ON DELETE cascade,
@@ -298,6 +301,7 @@ CREATE TABLE `webhook_deliveries` (
 --> statement-breakpoint
 CREATE INDEX `webhook_deliveries_status_due` ON `webhook_deliveries` (`status`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `webhook_deliveries_endpoint` ON `webhook_deliveries` (`endpoint_id`,`id`);--> statement-breakpoint
+CREATE INDEX `webhook_deliveries_unenqueued` ON `webhook_deliveries` (`created_at`) WHERE "webhook_deliveries"."status" = 'pending' and "webhook_deliveries"."enqueued_at" is null;--> statement-breakpoint
 CREATE TABLE `webhook_endpoints` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`business_id` text NOT NULL,

@@ -17,3 +17,12 @@ export interface Env {
   /** Secret: the Secretary runtime's bearer token for `/internal/v1`. */
   RUNTIME_TOKEN: string;
 }
+
+// The runtime's own name for the bindings, so that Durable Objects and entrypoints typed with the default
+// `Cloudflare.Env` (and test helpers such as runInDurableObject) see the same bindings.
+declare global {
+  namespace Cloudflare {
+    interface Env extends WorkerBindings {}
+  }
+}
+type WorkerBindings = Env;

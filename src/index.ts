@@ -1,5 +1,8 @@
 import { app } from "./app";
 import type { Env } from "./env";
+import { deliverWebhooks } from "./queues/deliver-webhooks";
+import type { DeliveryMessage } from "./queues/delivery-message";
+import { sweepOutbox } from "./queues/outbox-sweep";
 
 export { BusinessLimits } from "./durable-objects/business-limits";
 export { IntakeConversation } from "./durable-objects/intake-conversation";
@@ -7,4 +10,8 @@ export { RuntimeApi } from "./runtime/runtime-entrypoint";
 
 export default {
   fetch: app.fetch,
-} satisfies ExportedHandler<Env>;
+  queue: (batch, env) => deliverWebhooks(batch, env),
+  scheduled: async (_controller, env) => {
+    await sweepOutbox(env);
+  },
+} satisfies ExportedHandler<Env, DeliveryMessage>;

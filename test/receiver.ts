@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { RecordedRequest } from "./recorded-request";
 
 /**
  * A real HTTP receiver on 127.0.0.1 for outbound calls (webhook deliveries, action calls). Each test uses its own
@@ -7,16 +8,12 @@ import type { AddressInfo } from "node:net";
  *   /<box>/status/<code>[/...]   answers <code> with a JSON body
  *   /<box>/delay/<ms>[/...]      answers 200 after <ms> milliseconds
  *   /<box>/redirect[/...]        answers 302 to /<box>/ok
+ *   /<box>/fail-first/<n>[/...]  answers 500 to the first <n> requests of the box, then 200
  *   anything else                answers 200 {"ok":true}
  * `GET /__recorded/<box>` answers the requests recorded under that box, oldest first.
+ * `GET /__dns?name=<name>&type=A|AAAA` is a DNS-over-HTTPS resolver (JSON API) for the outbound address checks:
+ * `*.private.test` → 10.1.2.3, `*.mapped.test` → ::ffff:127.0.0.1, `*.public.test` → 93.184.216.34, else nothing.
  */
-export type RecordedRequest = {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: string;
-  at: number;
-};
 
 const recorded = new Map<string, RecordedRequest[]>();
 
@@ -26,10 +23,29 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+const ZONE: Array<[suffix: string, type: "A" | "AAAA", address: string]> = [
+  [".private.test", "A", "10.1.2.3"],
+  [".mapped.test", "AAAA", "::ffff:127.0.0.1"],
+  [".public.test", "A", "93.184.216.34"],
+];
+
+function resolve(name: string, type: string) {
+  const answers = ZONE.filter(([suffix, recordType]) => name.endsWith(suffix) && recordType === type).map(
+    ([, recordType, data]) => ({ name, type: recordType === "A" ? 1 : 28, TTL: 60, data }),
+  );
+  return { Status: 0, Answer: answers };
+}
+
 export async function startReceiver(): Promise<{ url: string; server: Server }> {
   const server = createServer(async (request, response) => {
     const path = request.url ?? "/";
     const [box = "", ...rest] = path.slice(1).split("/");
+    if (request.method === "GET" && box.startsWith("__dns")) {
+      const query = new URL(path, "http://receiver").searchParams;
+      response.writeHead(200, { "Content-Type": "application/dns-json" });
+      response.end(JSON.stringify(resolve(query.get("name") ?? "", query.get("type") ?? "A")));
+      return;
+    }
     if (request.method === "GET" && box === "__recorded") {
       response.writeHead(200, { "Content-Type": "application/json" });
       response.end(JSON.stringify(recorded.get(rest[0] ?? "") ?? []));
@@ -53,6 +69,10 @@ export async function startReceiver(): Promise<{ url: string; server: Server }> 
         response.writeHead(200, { "Content-Type": "application/json" });
         response.end(JSON.stringify({ ok: true }));
       }, Number(argument));
+    } else if (behaviour === "fail-first") {
+      const failing = (recorded.get(box)?.length ?? 0) <= Number(argument);
+      response.writeHead(failing ? 500 : 200, { "Content-Type": "application/json" });
+      response.end(JSON.stringify({ ok: !failing }));
     } else if (behaviour === "redirect") {
       response.writeHead(302, { Location: `/${box}/ok` });
       response.end();

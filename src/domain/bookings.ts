@@ -62,3 +62,38 @@ export function toBookingObject(row: BookingRow): BookingObject {
     created_at: row.createdAt,
   };
 }
+
+/** The stored snapshot of a Booking object reported by the core platform. */
+export function toBookingRow(
+  businessId: string,
+  booking: BookingObject,
+): Omit<typeof bookings.$inferInsert, "reportToken"> {
+  return {
+    id: booking.id,
+    businessId,
+    status: booking.status,
+    date: booking.date,
+    time: booking.time,
+    durationMinutes: booking.duration_minutes,
+    serviceId: booking.service.id,
+    serviceName: booking.service.name,
+    servicePrice: booking.service.price,
+    clientName: booking.client.name,
+    clientEmail: booking.client.email,
+    clientPhone: booking.client.phone,
+    paymentStatus: booking.payment.status,
+    paymentAmountPaid: booking.payment.amount_paid,
+    paymentAgreedAmount: booking.payment.agreed_amount,
+    paymentCurrency: booking.payment.currency,
+    paymentReference: booking.payment.reference,
+    location: booking.location,
+    notes: booking.notes,
+    rescheduleCount: booking.reschedule_count,
+    originalDate: booking.original_date,
+    originalTime: booking.original_time,
+    rescheduleLink: booking.links?.reschedule ?? null,
+    cancelLink: booking.links?.cancel ?? null,
+    conversationId: booking.conversation_id,
+    createdAt: booking.created_at,
+  };
+}

@@ -50,3 +50,31 @@ export function toOrderObject(row: OrderRow): OrderObject {
     created_at: row.createdAt,
   };
 }
+
+/** The stored snapshot of an Order object reported by the core platform. */
+export function toOrderRow(businessId: string, order: OrderObject): Omit<typeof orders.$inferInsert, "reportToken"> {
+  return {
+    id: order.id,
+    businessId,
+    status: order.status,
+    items: order.items,
+    total: order.total,
+    payOnDelivery: order.pay_on_delivery,
+    fulfillmentType: order.fulfillment_type,
+    deliveryAddress: order.delivery_address,
+    deliveryNotes: order.delivery_notes,
+    trackingNumber: order.tracking_number,
+    carrier: order.carrier,
+    readyAt: order.ready_at,
+    estimatedReadyAt: order.estimated_ready_at,
+    trackingUrl: order.tracking_url,
+    clientName: order.client.name,
+    clientEmail: order.client.email,
+    clientPhone: order.client.phone,
+    paymentStatus: order.payment.status,
+    paymentAmountPaid: order.payment.amount_paid,
+    notes: order.notes,
+    conversationId: order.conversation_id,
+    createdAt: order.created_at,
+  };
+}

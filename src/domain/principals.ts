@@ -38,3 +38,13 @@ export async function authenticatePartner(db: Database, authorization: string | 
   if (row.revokedAt) throw unauthorized("The API key has been revoked.");
   return { kind: "api_key", apiKeyId: row.apiKeyId, business: row.business };
 }
+
+/** The principal's columns on the records it creates (exactly one is set). */
+export type PrincipalRef = { apiKeyId: number | null; oauthGrantId: number | null };
+
+export function principalRef(principal: Principal): PrincipalRef {
+  return { apiKeyId: principal.apiKeyId, oauthGrantId: null };
+}
+
+export const samePrincipal = (a: PrincipalRef, b: PrincipalRef) =>
+  a.apiKeyId === b.apiKeyId && a.oauthGrantId === b.oauthGrantId;

@@ -35,8 +35,9 @@ function article(expected: string): string {
 }
 
 function bound(origin: string, comparison: string, limit: number | bigint): string {
-  if (origin === "string") return `must be ${comparison} ${limit} characters long`;
-  if (origin === "array" || origin === "set") return `must have ${comparison} ${limit} items`;
+  const plural = limit === 1 || limit === 1n ? "" : "s";
+  if (origin === "string") return `must be ${comparison} ${limit} character${plural} long`;
+  if (origin === "array" || origin === "set") return `must have ${comparison} ${limit} item${plural}`;
   return `must be ${comparison} ${limit}`;
 }
 
@@ -118,4 +119,14 @@ export function queryInteger(bounds: { min: number; max: number; default: number
     .optional()
     .transform((value) => value ?? bounds.default)
     .openapi({ type: "integer", minimum: bounds.min, maximum: bounds.max, default: bounds.default });
+}
+
+/**
+ * A numeric resource id from a path. Anything that is not one names nothing, so it gets the resource's 404 rather
+ * than a 400: `/webhooks/abc` and `/webhooks/999` both "do not exist for this credential" (spec: Errors).
+ */
+export const pathId = z.string().openapi({ param: { name: "id", in: "path" }, example: "12" });
+
+export function numericId(text: string): number | undefined {
+  return /^[1-9]\d{0,15}$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : undefined;
 }

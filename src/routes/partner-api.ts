@@ -2,10 +2,11 @@ import { appointments } from "./appointments";
 import { me } from "./me";
 import { orders } from "./orders";
 import { createPartnerRouter } from "./partner-router";
+import { webhooks } from "./webhooks";
 
 /** Everything under `/api/v1` that a partner calls. Later resources mount here the same way. */
 export const partnerApi = createPartnerRouter();
-partnerApi.route("/", me).route("/", appointments).route("/", orders);
+partnerApi.route("/", me).route("/", appointments).route("/", orders).route("/", webhooks);
 
 partnerApi.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
   type: "http",

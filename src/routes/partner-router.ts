@@ -7,10 +7,15 @@ import { requirePartner } from "../middleware/authenticate-partner";
 export const createPartnerRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: rejectInvalid });
 
 /**
- * A partner route (spec: Endpoints, "All need Authorization: Bearer <API_KEY or ACCESS_TOKEN>"): authentication and
- * the plan rule run before validation, and the document states the bearer requirement. Declared per route rather
- * than on `/api/v1/*`, so that a public path under `/api/v1` (the OpenAPI document) keeps its 404 and 405 answers.
+ * A partner route (spec: Endpoints, "All need Authorization: Bearer <API_KEY or ACCESS_TOKEN>"): authentication
+ * and the plan rule run before validation, and the document states the bearer requirement.
+ * Declared per route rather than on `/api/v1/*`, so that a public path under `/api/v1` (the OpenAPI document) keeps
+ * its 404 and 405 answers.
  */
 export function partnerRoute<const Config extends Omit<RouteConfig, "middleware" | "security">>(config: Config) {
-  return createRoute({ ...config, security: [{ bearerAuth: [] }], middleware: [requirePartner] as const });
+  return createRoute({
+    ...config,
+    security: [{ bearerAuth: [] }],
+    middleware: [requirePartner] as const,
+  });
 }

@@ -1,6 +1,7 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import { database } from "../db/client";
 import { setPlan } from "../domain/businesses";
+import { reportChange } from "../domain/platform-changes";
 import type { Env } from "../env";
 import { ApiError } from "../lib/errors";
 import { parseOrThrow } from "../lib/validation";
@@ -31,6 +32,14 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
     return settle(() => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
       return setPlan(database(this.env.DB), id, parseOrThrow(PlanChange, change, "json"));
+    });
+  }
+
+  /** `POST /internal/v1/businesses/{id}/events`: store the snapshot, emit what the change means. */
+  reportChange(businessId: string, body: unknown) {
+    return settle(() => {
+      const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
+      return reportChange(this.env, database(this.env.DB), id, body);
     });
   }
 }

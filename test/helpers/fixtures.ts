@@ -1,4 +1,5 @@
 import { env } from "cloudflare:test";
+import { insertMany, runBatch } from "../../src/db/batches";
 import { database } from "../../src/db/client";
 import { apiKeys, type bookings, businesses, type orders, type Plan } from "../../src/db/schema";
 import { API_KEY_PREFIX } from "../../src/domain/principals";
@@ -114,13 +115,7 @@ export function orderRow(businessId: string, overrides: Partial<typeof orders.$i
   } satisfies typeof orders.$inferInsert;
 }
 
-/** D1 allows at most 100 bound parameters per statement: insert many rows in chunks, in one batch. */
+/** Inserts many rows in one batch, split as D1's parameter limit requires. */
 export async function insertAll<T extends typeof bookings | typeof orders>(table: T, rows: T["$inferInsert"][]) {
-  const perStatement = Math.max(1, Math.floor(100 / Object.keys(rows[0] ?? { a: 1 }).length));
-  const statements = [];
-  for (let i = 0; i < rows.length; i += perStatement) {
-    statements.push(db.insert(table).values(rows.slice(i, i + perStatement)));
-  }
-  const [first, ...rest] = statements;
-  if (first) await db.batch([first, ...rest]);
+  await runBatch(db, insertMany(db, table, rows));
 }

@@ -2,6 +2,12 @@ import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core
 import { businesses } from "./businesses";
 import { createdAt, flag } from "./columns";
 
+/**
+ * Which report wrote the snapshot: a report applies only if the snapshot is still the one it read (the
+ * `snapshot_guard` of migrations/0001), so concurrent reports of one booking never emit an event twice.
+ */
+const snapshotColumns = () => ({ reportToken: text("report_token") });
+
 /** The booking statuses of the core platform (spec: Booking statuses: "confirmed, completed, cancelled, no_show and similar"). */
 export const BOOKING_STATUSES = ["pending", "confirmed", "completed", "cancelled", "no_show"] as const;
 
@@ -53,6 +59,7 @@ export const bookings = sqliteTable(
     cancelLink: text("cancel_link"),
     conversationId: text("conversation_id"),
     createdAt: createdAt(),
+    ...snapshotColumns(),
   },
   // GET /appointments reads newest appointment first, optionally from a date and of one status: each shape has an
   // index in that order, so a page reads only the rows it returns.
@@ -92,6 +99,7 @@ export const orders = sqliteTable(
     notes: text("notes"),
     conversationId: text("conversation_id"),
     createdAt: createdAt(),
+    ...snapshotColumns(),
   },
   (t) => [
     index("orders_business_created").on(t.businessId, t.createdAt, t.id),

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
 import { createdAt, principalColumns, timestamp } from "./columns";
@@ -56,13 +57,19 @@ export const webhookDeliveries = sqliteTable(
     attemptCount: integer("attempt_count").notNull().default(0),
     /** When the next attempt is due; the cron sweep re-enqueues pending rows whose time has long passed. */
     nextAttemptAt: timestamp("next_attempt_at").notNull(),
+    /** Set once the message is on the queue; a pending row without it was never enqueued (the sweep sends it). */
     enqueuedAt: timestamp("enqueued_at"),
+    /** While an attempt is under way: no second consumer attempts the same delivery (duplicate messages). */
+    leaseUntil: timestamp("lease_until"),
     completedAt: timestamp("completed_at"),
     createdAt: createdAt(),
   },
   (t) => [
     index("webhook_deliveries_status_due").on(t.status, t.nextAttemptAt),
     index("webhook_deliveries_endpoint").on(t.endpointId, t.id),
+    index("webhook_deliveries_unenqueued")
+      .on(t.createdAt)
+      .where(sql`${t.status} = 'pending' and ${t.enqueuedAt} is null`),
   ],
 );
 

@@ -1,0 +1,34 @@
+import { and, eq, gt, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { Database } from "./client";
+
+type BusinessTable = SQLiteTable & { businessId: SQLiteColumn };
+
+/** How many rows of `table` the business has: the usual count behind a limit. */
+export const rowsOfBusiness = (table: BusinessTable, businessId: string): SQL =>
+  sql`(select count(*) from ${table} where ${table.businessId} = ${businessId})`;
+
+/**
+ * Inserts a row unless the business is at its limit (DESIGN.md: "Check-and-insert is atomic: concurrent creates
+ * never exceed a limit"). The insert, and a delete of that same row (by rowid) when the count went over the limit,
+ * run in one D1 batch, which is one transaction: however many creates race, at most `limit` rows survive.
+ * `used` is what counts toward the limit, by default the business's rows of the same table.
+ * Answers the stored row, or undefined when the limit was reached; a unique-key conflict rejects as usual.
+ */
+export async function insertWithinLimit<Table extends BusinessTable>(
+  db: Database,
+  table: Table,
+  values: Table["$inferInsert"],
+  limit: number,
+  used: SQL = rowsOfBusiness(table, (values as { businessId: string }).businessId),
+): Promise<Table["$inferSelect"] | undefined> {
+  const [inserted, removed] = await db.batch([
+    db.insert(table).values(values).returning(),
+    db
+      .delete(table)
+      .where(and(eq(sql`rowid`, sql`last_insert_rowid()`), gt(used, limit)))
+      .returning({ removed: sql<number>`1` }),
+  ]);
+  if (removed.length > 0) return undefined;
+  return (inserted as Table["$inferSelect"][])[0];
+}

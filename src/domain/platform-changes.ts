@@ -1,0 +1,201 @@
+import { eq, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { isGuardAbort } from "../db/errors";
+import { bookings, businesses, orders } from "../db/schema";
+import { guard } from "../db/snapshot-guard";
+import type { Env } from "../env";
+import { ApiError, invalid, notFound } from "../lib/errors";
+import { randomToken } from "../lib/secrets";
+import { parseOrThrow } from "../lib/validation";
+import type { BookingObject } from "../schemas/booking";
+import type { OrderObject } from "../schemas/order";
+import {
+  BookingChange,
+  type BookingChange as BookingChangeInput,
+  OrderChange,
+  type OrderChange as OrderChangeInput,
+  OTHER_CHANGES,
+} from "../schemas/platform-changes";
+import { toBookingObject, toBookingRow } from "./bookings";
+import type { EventName } from "./event-catalog";
+import { toOrderObject, toOrderRow } from "./orders";
+import { endpointsOf } from "./webhook-endpoints";
+import { type EmittedEvent, type EventDraft, enqueueDeliveries, writeEvents } from "./webhook-events";
+
+/**
+ * DESIGN.md, Which status changes emit which event (bookings): created → booking.created; date or time changed →
+ * booking.rescheduled; cancelled → booking.cancelled; no_show → booking.cancelled with action "no_show";
+ * completed → booking.completed. Nothing else emits (a changed note only updates the snapshot).
+ */
+export function bookingEvents(previous: BookingObject | undefined, change: BookingChangeInput): EventDraft[] {
+  const { booking } = change;
+  if (!previous) return [{ event: "booking.created", data: { booking } }];
+  const drafts: EventDraft[] = [];
+  if (previous.date !== booking.date || previous.time !== booking.time) {
+    drafts.push({
+      event: "booking.rescheduled",
+      data: { booking, previous: { date: previous.date, time: previous.time } },
+    });
+  }
+  if (previous.status === booking.status) return drafts;
+  const reason = change.reason ?? null;
+  if (booking.status === "cancelled") {
+    if (!change.cancelled_by) throw invalid('The field "cancelled_by" is required when a booking is cancelled.');
+    drafts.push({ event: "booking.cancelled", data: { booking, cancelled_by: change.cancelled_by, reason } });
+  } else if (booking.status === "no_show") {
+    drafts.push({ event: "booking.cancelled", data: { booking, action: "no_show", reason } });
+  } else if (booking.status === "completed") {
+    const completedBy = change.completed_by ? { completed_by: change.completed_by } : {};
+    drafts.push({ event: "booking.completed", data: { booking, ...completedBy } });
+  }
+  return drafts;
+}
+
+/** DESIGN.md, the same table for orders. */
+const ORDER_STATUS_EVENTS: Partial<Record<OrderObject["status"], EventName>> = {
+  preparing: "order.preparing",
+  ready_for_pickup: "order.ready",
+  out_for_delivery: "order.dispatched",
+  fulfilled: "order.fulfilled",
+  cancelled: "order.cancelled",
+};
+
+export function orderEvents(previous: OrderObject | undefined, change: OrderChangeInput): EventDraft[] {
+  const { order } = change;
+  if (!previous) return [{ event: "order.created", data: { order } }];
+  const event = previous.status === order.status ? undefined : ORDER_STATUS_EVENTS[order.status];
+  if (!event) return [];
+  return [{ event, data: event === "order.cancelled" ? { order, reason: change.reason ?? null } : { order } }];
+}
+
+/** A snapshot kind: where it is stored, how it maps to the spec's object, and which events a change of it emits. */
+type SnapshotKind<Object extends { id: number }, Change> = {
+  name: string;
+  table: typeof bookings | typeof orders;
+  toObject: (row: never) => Object;
+  toRow: (
+    businessId: string,
+    object: Object,
+  ) => Omit<typeof bookings.$inferInsert | typeof orders.$inferInsert, "reportToken">;
+  events: (previous: Object | undefined, change: Change) => EventDraft[];
+};
+
+const BOOKINGS: SnapshotKind<BookingObject, BookingChangeInput> = {
+  name: "booking",
+  table: bookings,
+  toObject: toBookingObject,
+  toRow: toBookingRow,
+  events: bookingEvents,
+};
+
+const ORDERS: SnapshotKind<OrderObject, OrderChangeInput> = {
+  name: "order",
+  table: orders,
+  toObject: toOrderObject,
+  toRow: toOrderRow,
+  events: orderEvents,
+};
+
+/** Concurrent reports of one object are rare; each retry reads the snapshot the other report wrote. */
+const MAX_REPORT_ATTEMPTS = 5;
+
+/**
+ * Applies a report of a booking or order: one round trip reads the business, the stored snapshot and the
+ * endpoints; one batch writes the new snapshot, the events the change means (plus `extra` events, such as the
+ * payment that carried it) and their deliveries, behind a guard that the snapshot is still the one read. Two reports
+ * racing therefore never both emit: the loser reads again and emits only what is left to say (often nothing).
+ */
+async function applySnapshotChange<Object extends { id: number }, Change>(
+  env: Env,
+  db: Database,
+  businessId: string,
+  kind: SnapshotKind<Object, Change>,
+  object: Object,
+  change: Change,
+  extra: EventDraft[] = [],
+): Promise<EmittedEvent[]> {
+  for (let attempt = 1; ; attempt++) {
+    const [business, snapshot, endpoints] = await db.batch([
+      db.select().from(businesses).where(eq(businesses.id, businessId)),
+      db.select().from(kind.table).where(eq(kind.table.id, object.id)),
+      endpointsOf(db, businessId),
+    ]);
+    if (!business[0]) throw notFound("No business has that id.");
+    const stored = snapshot[0];
+    if (stored && stored.businessId !== businessId) {
+      throw new ApiError(409, `That ${kind.name} id belongs to another business.`);
+    }
+    const previous = stored ? kind.toObject(stored as never) : undefined;
+    const unchanged = previous !== undefined && JSON.stringify(previous) === JSON.stringify(object);
+    const drafts = [...(unchanged ? [] : kind.events(previous, change)), ...extra];
+    if (drafts.length === 0 && unchanged) return [];
+    const { table } = kind;
+    const row = { ...kind.toRow(businessId, object), reportToken: randomToken("rpt_", 12) };
+    const stillAsRead = stored
+      ? sql`exists (select 1 from ${table} where ${table.id} = ${object.id} and ${table.reportToken} is ${stored.reportToken})`
+      : sql`not exists (select 1 from ${table} where ${table.id} = ${object.id})`;
+    const writes = unchanged
+      ? [guard(db, stillAsRead)]
+      : [
+          guard(db, stillAsRead),
+          db
+            .insert(table)
+            .values(row as never)
+            .onConflictDoUpdate({ target: table.id, set: row as never }),
+        ];
+    try {
+      const written = await writeEvents(db, business[0], endpoints, drafts, writes);
+      await enqueueDeliveries(env, db, written.deliveryIds);
+      return written.emitted;
+    } catch (error) {
+      if (!isGuardAbort(error) || attempt === MAX_REPORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function emitOther(env: Env, db: Database, businessId: string, body: { event: string }) {
+  const schema = OTHER_CHANGES[body.event as keyof typeof OTHER_CHANGES];
+  const change = parseOrThrow(schema, body, "json");
+  const draft: EventDraft = { event: change.event, data: change.data };
+  // A payment carries the booking or order as it now is: that is a report of it too (its snapshot and events).
+  if (change.event === "payment.received" && change.data.booking) {
+    const { booking } = change.data;
+    return applySnapshotChange(env, db, businessId, BOOKINGS, booking, { booking }, [draft]);
+  }
+  if (change.event === "payment.received" && change.data.order) {
+    const { order } = change.data;
+    return applySnapshotChange(env, db, businessId, ORDERS, order, { order }, [draft]);
+  }
+  const [business, endpoints] = await db.batch([
+    db.select().from(businesses).where(eq(businesses.id, businessId)),
+    endpointsOf(db, businessId),
+  ]);
+  if (!business[0]) throw notFound("No business has that id.");
+  const written = await writeEvents(db, business[0], endpoints, [draft]);
+  await enqueueDeliveries(env, db, written.deliveryIds);
+  return written.emitted;
+}
+
+/**
+ * The core platform reports a change (DESIGN.md, `POST /internal/v1/businesses/{id}/events`): the booking or order
+ * snapshot that `GET /appointments` and `GET /orders` read is stored, and the event the change means is emitted, in
+ * the same D1 batch. Answers the events emitted (none when nothing changed).
+ */
+export async function reportChange(env: Env, db: Database, businessId: string, body: unknown): Promise<EmittedEvent[]> {
+  if (typeof body === "object" && body !== null) {
+    if ("booking" in body) {
+      const change = parseOrThrow(BookingChange, body, "json");
+      return applySnapshotChange(env, db, businessId, BOOKINGS, change.booking, change);
+    }
+    if ("order" in body) {
+      const change = parseOrThrow(OrderChange, body, "json");
+      return applySnapshotChange(env, db, businessId, ORDERS, change.order, change);
+    }
+    if ("event" in body && typeof body.event === "string" && body.event in OTHER_CHANGES) {
+      return emitOther(env, db, businessId, body as { event: string });
+    }
+  }
+  throw invalid(
+    `The request body must carry a "booking", an "order", or an "event" that is one of ${Object.keys(OTHER_CHANGES).join(", ")}.`,
+  );
+}

@@ -1,0 +1,92 @@
+import { and, asc, eq } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { insertWithinLimit } from "../db/insert-within-limit";
+import { webhookEndpoints } from "../db/schema";
+import { forbidden, notFound } from "../lib/errors";
+import { randomToken } from "../lib/secrets";
+import { isoNow } from "../lib/time";
+import { numericId } from "../lib/validation";
+import { ALL_EVENTS } from "./event-catalog";
+import { type Principal, principalRef } from "./principals";
+
+/** Spec, Limits: "Webhook endpoints per business: 20". */
+export const MAX_ENDPOINTS_PER_BUSINESS = 20;
+
+export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
+
+/** DESIGN.md, Webhook endpoint record: `{ id, url, events, description, created_at }`; the secret never again. */
+export function toEndpointObject(endpoint: WebhookEndpoint) {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events,
+    description: endpoint.description,
+    created_at: endpoint.createdAt,
+  };
+}
+
+/** Spec, Webhooks: events omitted means `["*"]`, every event except opt-in ones. Duplicates are folded. */
+export async function createEndpoint(
+  db: Database,
+  principal: Principal,
+  input: { url: string; events?: string[]; description?: string },
+) {
+  const secret = randomToken("whsec_");
+  const endpoint = await insertWithinLimit(
+    db,
+    webhookEndpoints,
+    {
+      businessId: principal.business.id,
+      url: input.url,
+      events: [...new Set(input.events ?? [ALL_EVENTS])],
+      description: input.description ?? "",
+      secret,
+      ...principalRef(principal),
+      createdAt: isoNow(),
+    },
+    MAX_ENDPOINTS_PER_BUSINESS,
+  );
+  if (!endpoint) {
+    throw forbidden(
+      `A business can have at most ${MAX_ENDPOINTS_PER_BUSINESS} webhook endpoints: delete one before adding another.`,
+    );
+  }
+  return { ...toEndpointObject(endpoint), secret };
+}
+
+export function endpointsOf(db: Database, businessId: string) {
+  return db
+    .select()
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.businessId, businessId))
+    .orderBy(asc(webhookEndpoints.id));
+}
+
+export async function listEndpoints(db: Database, businessId: string) {
+  return (await endpointsOf(db, businessId)).map(toEndpointObject);
+}
+
+/** An endpoint of another business, or an id that is not one, is the same 404 as one that does not exist. */
+const endpointNotFound = () => notFound("No webhook endpoint with that id exists for this business.");
+
+const ofBusiness = (businessId: string, id: number) =>
+  and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId));
+
+/** Deleting an endpoint deletes its pending deliveries with it (cascade): the consumer then finds nothing to send. */
+export async function deleteEndpoint(db: Database, businessId: string, endpointId: string | number) {
+  const id = numericId(String(endpointId));
+  if (id === undefined) throw endpointNotFound();
+  const deleted = await db
+    .delete(webhookEndpoints)
+    .where(ofBusiness(businessId, id))
+    .returning({ id: webhookEndpoints.id });
+  if (deleted.length === 0) throw endpointNotFound();
+}
+
+export async function findEndpoint(db: Database, businessId: string, endpointId: string | number) {
+  const id = numericId(String(endpointId));
+  const endpoint =
+    id === undefined ? undefined : await db.select().from(webhookEndpoints).where(ofBusiness(businessId, id)).get();
+  if (!endpoint) throw endpointNotFound();
+  return endpoint;
+}

@@ -1,0 +1,132 @@
+import { inArray } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { chunks, insertMany, runBatch } from "../db/batches";
+import type { Database } from "../db/client";
+import { events, webhookDeliveries } from "../db/schema";
+import type { Env } from "../env";
+import { randomToken } from "../lib/secrets";
+import type { Business } from "./businesses";
+import { type EventName, subscribes } from "./event-catalog";
+import { type PrincipalRef, samePrincipal } from "./principals";
+import { endpointsOf, findEndpoint, type WebhookEndpoint } from "./webhook-endpoints";
+
+/** An event about to be emitted. */
+export type EventDraft = {
+  event: EventName;
+  data: Record<string, unknown>;
+  /** `intake.completed` goes only to the principal that owns the intake (spec: intake.completed). */
+  audience?: PrincipalRef;
+  /** `ping` goes to the one endpoint whose Test button was pressed, whatever it subscribed to. */
+  endpointId?: number;
+};
+
+export type EmittedEvent = { id: string; event: EventName };
+
+/** Spec, Envelope: `id` (`evt_` + an opaque part), `event`, `created_at`, `business { id, handle, name }`, `data`. */
+function envelope(business: Business, draft: EventDraft, createdAt: string) {
+  return {
+    id: randomToken("evt_", 16),
+    event: draft.event,
+    created_at: createdAt,
+    business: { id: business.id, handle: business.handle, name: business.name },
+    data: draft.data,
+  };
+}
+
+function receives(endpoint: WebhookEndpoint, draft: EventDraft): boolean {
+  if (draft.endpointId !== undefined) return endpoint.id === draft.endpointId;
+  if (!subscribes(endpoint.events, draft.event)) return false;
+  return draft.audience === undefined || samePrincipal(endpoint, draft.audience);
+}
+
+/**
+ * The outbox (DESIGN.md): each event and one delivery row per receiving endpoint are written in ONE D1 batch,
+ * together with the caller's own statements (a booking snapshot, say), before anything is enqueued. If the batch
+ * fails nothing was emitted; once it succeeded, nothing can be lost: the sweep enqueues what `enqueue` could not.
+ */
+export async function writeEvents(
+  db: Database,
+  business: Business,
+  endpoints: WebhookEndpoint[],
+  drafts: EventDraft[],
+  statements: BatchItem<"sqlite">[] = [],
+) {
+  const now = new Date().toISOString();
+  const envelopes = drafts.map((draft) => ({ draft, envelope: envelope(business, draft, now) }));
+  const eventRows = envelopes.map(({ envelope }) => ({
+    id: envelope.id,
+    businessId: business.id,
+    type: envelope.event,
+    envelope: JSON.stringify(envelope),
+    createdAt: now,
+  }));
+  const deliveryRows = envelopes.flatMap(({ draft, envelope }) =>
+    endpoints
+      .filter((endpoint) => receives(endpoint, draft))
+      .map((endpoint) => ({
+        businessId: business.id,
+        eventId: envelope.id,
+        endpointId: endpoint.id,
+        status: "pending" as const,
+        nextAttemptAt: now,
+        createdAt: now,
+      })),
+  );
+  const deliveryInserts = deliveryRows.length
+    ? insertMany(db, webhookDeliveries, deliveryRows).map((insert) => insert.returning({ id: webhookDeliveries.id }))
+    : [];
+  const writes = [...statements, ...(eventRows.length ? insertMany(db, events, eventRows) : []), ...deliveryInserts];
+  const results = await runBatch(db, writes);
+  const deliveryIds = (results.slice(writes.length - deliveryInserts.length) as { id: number }[][])
+    .flat()
+    .map((row) => row.id);
+  return {
+    emitted: envelopes.map(({ envelope }): EmittedEvent => ({ id: envelope.id, event: envelope.event })),
+    deliveryIds,
+  };
+}
+
+/**
+ * Puts deliveries on the queue (ids only) and marks them enqueued. A failed send is logged, not thrown: the rows are
+ * already in the outbox and the sweep on the cron trigger enqueues them (DESIGN.md, Outbox).
+ */
+export async function enqueueDeliveries(env: Env, db: Database, deliveryIds: number[]): Promise<void> {
+  try {
+    for (const ids of chunks(deliveryIds, 100)) {
+      await env.WEBHOOK_DELIVERIES.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
+    }
+  } catch (error) {
+    console.error(
+      JSON.stringify({ level: "warn", message: "enqueue failed; the outbox sweep will retry", error: String(error) }),
+    );
+    return;
+  }
+  const now = new Date().toISOString();
+  await runBatch(
+    db,
+    chunks(deliveryIds).map((ids) =>
+      db.update(webhookDeliveries).set({ enqueuedAt: now }).where(inArray(webhookDeliveries.id, ids)),
+    ),
+  );
+}
+
+/** Emits events of a business to its endpoints: read the endpoints, write the outbox, enqueue. */
+export async function emitEvents(env: Env, db: Database, business: Business, drafts: EventDraft[]) {
+  const endpoints = await endpointsOf(db, business.id);
+  const { emitted, deliveryIds } = await writeEvents(db, business, endpoints, drafts);
+  await enqueueDeliveries(env, db, deliveryIds);
+  return emitted;
+}
+
+/** The dashboard's Test button (spec: `ping` `{ message }`): one event, delivered to that endpoint only. */
+export async function sendPing(env: Env, db: Database, business: Business, endpointId: number) {
+  const endpoint = await findEndpoint(db, business.id, endpointId);
+  const { emitted, deliveryIds } = await writeEvents(
+    db,
+    business,
+    [endpoint],
+    [{ event: "ping", data: { message: `Test event from ${business.name}'s dashboard.` }, endpointId }],
+  );
+  await enqueueDeliveries(env, db, deliveryIds);
+  return { event: emitted[0], deliveryId: deliveryIds[0] };
+}

@@ -1,0 +1,22 @@
+import { zValidator } from "@hono/zod-validator";
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../../app-env";
+import { database } from "../../db/client";
+import { reportChange } from "../../domain/platform-changes";
+import { rejectInvalid } from "../../lib/validation";
+import { BusinessIdParam } from "../../schemas/runtime";
+
+/**
+ * The core platform reports booking, order, payment, lead and review changes (DESIGN.md). 201 when events were
+ * emitted, 200 when the report changed nothing.
+ */
+export const platformEvents = new Hono<AppEnv>().post(
+  "/businesses/:id/events",
+  zValidator("param", BusinessIdParam, rejectInvalid),
+  zValidator("json", z.unknown(), rejectInvalid),
+  async (c) => {
+    const events = await reportChange(c.env, database(c.env.DB), c.req.valid("param").id, c.req.valid("json"));
+    return c.json({ events }, events.length > 0 ? 201 : 200);
+  },
+);

@@ -1,0 +1,67 @@
+import { z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { EVENT_NAMES } from "../domain/event-catalog";
+import { createEndpoint, deleteEndpoint, listEndpoints } from "../domain/webhook-endpoints";
+import { invalid } from "../lib/errors";
+import { outboundPolicy, outboundUrlProblem } from "../lib/public-address";
+import { pathId } from "../lib/validation";
+import { errorResponses } from "../schemas/errors";
+import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookEndpointObject } from "../schemas/webhooks";
+import { createPartnerRouter, partnerRoute } from "./partner-router";
+
+const listRoute = partnerRoute({
+  method: "get",
+  path: "/webhooks",
+  summary: "Endpoints and event names",
+  tags: ["Webhooks"],
+  responses: {
+    200: {
+      description: "The business's endpoints, and every event name an endpoint can subscribe to",
+      content: {
+        "application/json": { schema: z.object({ data: z.array(WebhookEndpointObject), events: z.array(z.string()) }) },
+      },
+    },
+    ...errorResponses(401, 403),
+  },
+});
+
+const createRoute = partnerRoute({
+  method: "post",
+  path: "/webhooks",
+  summary: "Subscribe an endpoint",
+  tags: ["Webhooks"],
+  request: { body: { required: true, content: { "application/json": { schema: CreateWebhookEndpointBody } } } },
+  responses: {
+    201: {
+      description: "The endpoint, with its signing secret (shown once)",
+      content: { "application/json": { schema: CreatedWebhookEndpoint } },
+    },
+    ...errorResponses(400, 401, 403),
+  },
+});
+
+const deleteRoute = partnerRoute({
+  method: "delete",
+  path: "/webhooks/{id}",
+  summary: "Unsubscribe an endpoint",
+  tags: ["Webhooks"],
+  request: { params: z.object({ id: pathId }) },
+  responses: { 204: { description: "Deleted; its pending deliveries are not sent" }, ...errorResponses(401, 403, 404) },
+});
+
+export const webhooks = createPartnerRouter()
+  .openapi(listRoute, async (c) => {
+    const data = await listEndpoints(database(c.env.DB), c.var.principal.business.id);
+    return c.json({ data, events: [...EVENT_NAMES] }, 200);
+  })
+  .openapi(createRoute, async (c) => {
+    const body = c.req.valid("json");
+    // Spec: "url (string, required, https)"; DESIGN.md: public addresses only, loopback only in local development.
+    const problem = outboundUrlProblem(body.url, outboundPolicy(c.env));
+    if (problem) throw invalid(`The field "url" ${problem}.`);
+    return c.json(await createEndpoint(database(c.env.DB), c.var.principal, body), 201);
+  })
+  .openapi(deleteRoute, async (c) => {
+    await deleteEndpoint(database(c.env.DB), c.var.principal.business.id, c.req.valid("param").id);
+    return c.body(null, 204);
+  });

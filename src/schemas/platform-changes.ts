@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { timestamp } from "../lib/validation";
+import { BookingObject } from "./booking";
+import { OrderObject } from "./order";
+
+/**
+ * What the core platform reports on `POST /internal/v1/businesses/{id}/events` (DESIGN.md, Bodies of the two
+ * core-platform endpoints). Objects are the spec's Booking and Order objects; event data as the spec's Events table.
+ */
+export const BookingChange = z.object({
+  booking: BookingObject,
+  cancelled_by: z.enum(["client", "merchant"]).optional(),
+  reason: z.string().max(1000).nullable().optional(),
+  completed_by: z.literal("client").optional(),
+});
+
+export const OrderChange = z.object({ order: OrderObject, reason: z.string().max(1000).nullable().optional() });
+
+const PaymentReceived = z.object({
+  event: z.literal("payment.received"),
+  data: z
+    .object({
+      kind: z.enum(["booking", "order"]),
+      amount: z.number(),
+      currency: z.string().regex(/^[A-Z]{3}$/, { error: "must be an ISO 4217 code" }),
+      reference: z.string().nullable(),
+      booking: BookingObject.optional(),
+      order: OrderObject.optional(),
+    })
+    .refine((data) => (data.kind === "booking" ? data.booking && !data.order : data.order && !data.booking), {
+      error: "must carry the booking or the order that its kind names, and only that one",
+    }),
+});
+
+const LeadCreated = z.object({
+  event: z.literal("lead.created"),
+  data: z.object({
+    lead: z.object({
+      id: z.union([z.string(), z.number()]),
+      name: z.string().nullable(),
+      contact: z.string().nullable(),
+      message: z.string().nullable(),
+      source: z.string().nullable(),
+      created_at: timestamp,
+    }),
+  }),
+});
+
+const ReviewCreated = z.object({
+  event: z.literal("review.created"),
+  data: z.object({
+    review: z.object({
+      id: z.union([z.string(), z.number()]),
+      rating: z.number().int().min(1).max(5),
+      body: z.string().nullable(),
+      client_name: z.string().nullable(),
+      status: z.string(),
+      submitted_at: timestamp,
+    }),
+  }),
+});
+
+export const OTHER_CHANGES = {
+  "payment.received": PaymentReceived,
+  "lead.created": LeadCreated,
+  "review.created": ReviewCreated,
+};
+
+export type BookingChange = z.infer<typeof BookingChange>;
+export type OrderChange = z.infer<typeof OrderChange>;
+export type OtherChange = z.infer<(typeof OTHER_CHANGES)[keyof typeof OTHER_CHANGES]>;
