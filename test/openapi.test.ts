@@ -26,12 +26,15 @@ describe("the OpenAPI document and the reference page", async () => {
     );
     expect(new Set(documented)).toEqual(new Set(implemented));
     expect(documented.sort()).toEqual([
+      "delete /api/v1/knowledge/:key",
       "delete /api/v1/webhooks/:id",
       "get /api/v1/appointments",
+      "get /api/v1/knowledge",
       "get /api/v1/me",
       "get /api/v1/orders",
       "get /api/v1/webhooks",
       "post /api/v1/webhooks",
+      "put /api/v1/knowledge/:key",
     ]);
     for (const methods of Object.values(document.paths)) {
       for (const operation of Object.values(methods)) expect(operation.security).toEqual([{ bearerAuth: [] }]);

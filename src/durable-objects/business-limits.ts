@@ -1,9 +1,61 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env";
+
+/** The answer of a counted use: whether it was allowed, and what the `RateLimit-*` and `Retry-After` headers say. */
+export type WindowUse = {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix milliseconds at which the window ends and the count starts again. */
+  resetAt: number;
+  /** Whole seconds until then (at least 1). */
+  resetInSeconds: number;
+};
 
 /**
- * One per business (`idFromName(businessId)`): the per-business counters the Rate Limiting binding cannot give
- * exactly, such as 120 knowledge pushes per clock hour (DESIGN.md). The counters arrive with the knowledge issue;
- * the class is declared from the start so that its SQLite-backed migration tag is the first one.
+ * One per business (`idFromName(businessId)`, DESIGN.md): the per-business counters that must be exact, such as
+ * "120 knowledge pushes per hour per business" (spec: Limits). Counts live in the object's own SQLite storage, so
+ * they survive eviction; a window is aligned to the clock (a clock hour for pushes), and windows that have ended are
+ * deleted on every use and by an alarm at the end of the window, so storage holds only current windows.
+ *
+ * `take` runs its reads and writes synchronously, before any await: the object's input gate makes each use atomic,
+ * however many requests arrive together.
  */
-export class BusinessLimits extends DurableObject<Env> {}
+export class BusinessLimits extends DurableObject {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(
+      `CREATE TABLE IF NOT EXISTS windows (
+         name TEXT NOT NULL, window_end INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (name, window_end)
+       )`,
+    );
+  }
+
+  /** Counts one use of `name`, unless `limit` uses were already counted in the window of `windowMs` holding `now`. */
+  async take(name: string, limit: number, windowMs: number, now: number = Date.now()): Promise<WindowUse> {
+    const sql = this.ctx.storage.sql;
+    const resetAt = now - (now % windowMs) + windowMs;
+    const resetInSeconds = Math.max(1, Math.ceil((resetAt - now) / 1000));
+    sql.exec("DELETE FROM windows WHERE window_end <= ?", now);
+    const used =
+      sql
+        .exec<{ used: number }>("SELECT used FROM windows WHERE name = ? AND window_end = ?", name, resetAt)
+        .toArray()[0]?.used ?? 0;
+    if (used >= limit) return { allowed: false, limit, remaining: 0, resetAt, resetInSeconds };
+    sql.exec(
+      "INSERT INTO windows (name, window_end, used) VALUES (?, ?, 1) ON CONFLICT (name, window_end) DO UPDATE SET used = used + 1",
+      name,
+      resetAt,
+    );
+    const alarm = await this.ctx.storage.getAlarm();
+    if (alarm === null || alarm > resetAt) await this.ctx.storage.setAlarm(resetAt);
+    return { allowed: true, limit, remaining: limit - used - 1, resetAt, resetInSeconds };
+  }
+
+  /** At the end of a window: drop every ended window, and wake again at the end of the next one still held. */
+  override async alarm(): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    sql.exec("DELETE FROM windows WHERE window_end <= ?", Date.now());
+    const next = sql.exec<{ next: number | null }>("SELECT min(window_end) AS next FROM windows").toArray()[0]?.next;
+    if (next) await this.ctx.storage.setAlarm(next);
+  }
+}

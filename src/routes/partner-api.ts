@@ -1,4 +1,5 @@
 import { appointments } from "./appointments";
+import { knowledge } from "./knowledge";
 import { me } from "./me";
 import { orders } from "./orders";
 import { createPartnerRouter } from "./partner-router";
@@ -6,7 +7,7 @@ import { webhooks } from "./webhooks";
 
 /** Everything under `/api/v1` that a partner calls. Later resources mount here the same way. */
 export const partnerApi = createPartnerRouter();
-partnerApi.route("/", me).route("/", appointments).route("/", orders).route("/", webhooks);
+partnerApi.route("/", me).route("/", appointments).route("/", orders).route("/", webhooks).route("/", knowledge);
 
 partnerApi.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
   type: "http",

@@ -1,0 +1,153 @@
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { isUniqueViolation } from "../db/errors";
+import { insertWithinLimit, rowsOfBusiness } from "../db/insert-within-limit";
+import { knowledgeItems, ownerKnowledgeSources } from "../db/schema";
+import type { Env } from "../env";
+import { ApiError, forbidden, invalid, notFound } from "../lib/errors";
+import { isoNow } from "../lib/time";
+import type { Business } from "./businesses";
+import { type Principal, principalRef } from "./principals";
+
+/** Spec, Limits: "Knowledge sources: 3 on Pro, 5 on Business, counting PDFs and websites the owner added". */
+export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;
+/** Spec, Limits: "Knowledge pushes: 120 per hour per business" (a clock hour: docs/decisions.md). */
+export const PUSHES_PER_HOUR = 120;
+const HOUR_MS = 3_600_000;
+
+export type KnowledgeItem = typeof knowledgeItems.$inferSelect;
+
+/** Spec, Knowledge item: `key`, `title`, `chars`, `updatedAt`, `createdAt` (camelCase, as the spec writes them). */
+export function toKnowledgeObject(item: KnowledgeItem) {
+  return { key: item.key, title: item.title, chars: item.chars, updatedAt: item.updatedAt, createdAt: item.createdAt };
+}
+
+/** Characters as the spec counts them: code points, so "é" and "😀" are one each, whatever their UTF-8 size. */
+export const characterCount = (text: string) => [...text].length;
+
+/** Counts one push against the business's hourly budget, in its BusinessLimits object; 429 beyond it. */
+export async function takeKnowledgePush(env: Env, businessId: string) {
+  const limits = env.BUSINESS_LIMITS.get(env.BUSINESS_LIMITS.idFromName(businessId));
+  const use = await limits.take("knowledge_push", PUSHES_PER_HOUR, HOUR_MS);
+  if (!use.allowed) {
+    throw new ApiError(
+      429,
+      `A business can receive at most ${PUSHES_PER_HOUR} knowledge pushes an hour; try again when the hour is up.`,
+      {
+        headers: { "Retry-After": String(use.resetInSeconds), ...rateLimitHeaders(use) },
+      },
+    );
+  }
+  return use;
+}
+
+/** IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), as most partner SDKs read them. */
+export function rateLimitHeaders(use: { limit: number; remaining: number; resetInSeconds: number }) {
+  return {
+    "RateLimit-Limit": String(use.limit),
+    "RateLimit-Remaining": String(use.remaining),
+    "RateLimit-Reset": String(use.resetInSeconds),
+  };
+}
+
+const itemOf = (businessId: string, key: string) =>
+  and(eq(knowledgeItems.businessId, businessId), eq(knowledgeItems.key, key));
+
+/** Spec, Knowledge item: "content is plain text of 20 to 8,000 characters"; Errors: longer than 8,000 → 413. */
+export function checkContentLength(content: string): void {
+  const chars = characterCount(content);
+  if (chars > 8000) {
+    throw new ApiError(413, `The field "content" is ${chars} characters long; knowledge content can be at most 8,000.`);
+  }
+  if (chars < 20) {
+    throw invalid(`The field "content" is ${chars} characters long; knowledge content must be at least 20.`);
+  }
+}
+
+/**
+ * A push (spec: Knowledge, `PUT /knowledge/{key}`): the content's length, then the hourly budget (every push counts,
+ * replacements too), then the store. Answers what was stored and the budget left, for the RateLimit headers.
+ */
+export async function pushKnowledge(
+  env: Env,
+  db: Database,
+  principal: Principal,
+  key: string,
+  input: { title: string; content: string },
+) {
+  checkContentLength(input.content);
+  const budget = await takeKnowledgePush(env, principal.business.id);
+  return { ...(await storeKnowledge(db, principal, key, input)), budget };
+}
+
+/**
+ * Spec, Knowledge: `PUT /knowledge/{key}` creates (201) or replaces (200). "Replacing an existing key always works
+ * even when the source limit is reached"; a new key beyond it is refused with 403. A push that changes nothing
+ * writes nothing and says `unchanged: true`. The count and the insert are one transaction, so concurrent pushes of
+ * new keys never pass the limit.
+ */
+async function storeKnowledge(
+  db: Database,
+  principal: Principal,
+  key: string,
+  input: { title: string; content: string },
+): Promise<{ created: boolean; item: ReturnType<typeof toKnowledgeObject> & { unchanged: boolean } }> {
+  const { business } = principal;
+  const existing = await db.select().from(knowledgeItems).where(itemOf(business.id, key)).get();
+  const now = isoNow();
+  if (existing) {
+    if (existing.title === input.title && existing.content === input.content) {
+      return { created: false, item: { ...toKnowledgeObject(existing), unchanged: true } };
+    }
+    const [updated] = await db
+      .update(knowledgeItems)
+      .set({ ...input, chars: characterCount(input.content), updatedAt: now })
+      .where(itemOf(business.id, key))
+      .returning();
+    if (updated) return { created: false, item: { ...toKnowledgeObject(updated), unchanged: false } };
+  }
+  const inserted = await insertNewItem(db, business, {
+    businessId: business.id,
+    key,
+    ...input,
+    chars: characterCount(input.content),
+    ...principalRef(principal),
+    createdAt: now,
+    updatedAt: now,
+  });
+  // A concurrent push created the same key first: this push is a replacement of it.
+  if (inserted === "exists") return storeKnowledge(db, principal, key, input);
+  return { created: true, item: { ...toKnowledgeObject(inserted), unchanged: false } };
+}
+
+async function insertNewItem(db: Database, business: Business, row: typeof knowledgeItems.$inferInsert) {
+  const limit = SOURCE_LIMITS[business.plan];
+  try {
+    const item = await insertWithinLimit(db, knowledgeItems, row, limit, sourcesOf(business.id));
+    if (item) return item;
+  } catch (error) {
+    if (isUniqueViolation(error)) return "exists" as const;
+    throw error;
+  }
+  throw forbidden(
+    `The ${business.plan === "business" ? "Business" : "Pro"} plan allows ${limit} knowledge sources, counting the owner's own PDFs and websites; delete a key or ask the owner to remove a source before adding a new key.`,
+  );
+}
+
+/** Every knowledge source of a business: the owner's own PDFs and websites, and each pushed key (spec: Limits). */
+const sourcesOf = (businessId: string) =>
+  sql`${rowsOfBusiness(knowledgeItems, businessId)} + ${rowsOfBusiness(ownerKnowledgeSources, businessId)}`;
+
+export async function listKnowledge(db: Database, businessId: string) {
+  const items = await db
+    .select()
+    .from(knowledgeItems)
+    .where(eq(knowledgeItems.businessId, businessId))
+    .orderBy(asc(knowledgeItems.key));
+  return items.map(toKnowledgeObject);
+}
+
+export async function deleteKnowledge(db: Database, businessId: string, key: string) {
+  const deleted = await db.delete(knowledgeItems).where(itemOf(businessId, key)).returning({ key: knowledgeItems.key });
+  if (deleted.length === 0) throw notFound("Nothing is stored under that knowledge key for this business.");
+}

@@ -1,0 +1,30 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../app-env";
+import { ApiError } from "../lib/errors";
+
+/** The general budget of every partner credential: `[[ratelimits]] PRINCIPAL_RATE_LIMIT` in wrangler.toml. */
+export const REQUESTS_PER_MINUTE = 600;
+const POLICY = `${REQUESTS_PER_MINUTE};w=60`;
+
+/**
+ * DESIGN.md, Rate limits of other endpoints: a per-principal budget through Cloudflare's Rate Limiting binding,
+ * which answers in the same location without a round trip. It says only yes or no, so responses state the policy
+ * (`RateLimit-Policy`) rather than an exact remainder; exact per-business counts live in BusinessLimits.
+ */
+export const limitPrincipalRate = createMiddleware<AppEnv>(async (c, next) => {
+  const { principal } = c.var;
+  const { success } = await c.env.PRINCIPAL_RATE_LIMIT.limit({ key: `${principal.kind}:${principal.apiKeyId}` });
+  if (!success) {
+    throw new ApiError(429, `Too many requests: a credential can make ${REQUESTS_PER_MINUTE} requests a minute.`, {
+      headers: {
+        "Retry-After": "60",
+        "RateLimit-Policy": POLICY,
+        "RateLimit-Limit": String(REQUESTS_PER_MINUTE),
+        "RateLimit-Remaining": "0",
+        "RateLimit-Reset": "60",
+      },
+    });
+  }
+  c.header("RateLimit-Policy", POLICY);
+  await next();
+});

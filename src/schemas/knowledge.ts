@@ -1,0 +1,36 @@
+import { z } from "@hono/zod-openapi";
+import { timestamp } from "../lib/validation";
+
+/** Spec, Knowledge item: key 1..80 of letters, digits, `.` `_` `:` `-`, starting with a letter or digit. */
+export const KnowledgeKey = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,79}$/, {
+    error:
+      "must be 1 to 80 characters of letters, digits, dots, underscores, colons and hyphens, starting with a letter or digit",
+  })
+  .openapi({ param: { name: "key", in: "path" }, example: "menu:winter-2026" });
+
+/**
+ * Spec, Knowledge: `{ title, content }`, title up to 200, content plain text of 20 to 8,000 characters. The length
+ * of `content` is checked by the domain (characters, not bytes; over 8,000 is a 413, not a 400).
+ */
+export const PushKnowledgeBody = z
+  .object({
+    title: z.string().min(1).max(200),
+    content: z.string().openapi({ description: "Plain text, 20 to 8,000 characters", minLength: 20, maxLength: 8000 }),
+  })
+  .openapi("PushKnowledge");
+
+const KnowledgeFields = {
+  key: z.string(),
+  title: z.string(),
+  chars: z.number().int().openapi({ description: "Length of the stored content, in characters" }),
+  updatedAt: timestamp,
+  createdAt: timestamp,
+};
+
+export const KnowledgeItemObject = z.object(KnowledgeFields).openapi("KnowledgeItem");
+
+export const PushedKnowledgeObject = z
+  .object({ ...KnowledgeFields, unchanged: z.boolean().openapi({ description: "True when the push changed nothing" }) })
+  .openapi("PushedKnowledgeItem");
