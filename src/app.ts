@@ -10,10 +10,11 @@ import { runtimeApi } from "./routes/internal/runtime-api";
 import { partnerApi } from "./routes/partner-api";
 
 /**
- * The largest JSON body accepted anywhere. The largest legitimate one is a knowledge push: 8,000 characters, which
- * is at most 48,000 bytes of JSON even if every character is escaped as \uXXXX; the rest is headroom.
+ * The largest JSON body accepted anywhere. The largest legitimate ones: a knowledge push of 8,000 characters (at
+ * most 48,000 bytes of JSON even if every character is escaped as \uXXXX) and an intake of 12 fields with 20
+ * options each at their longest, about 92,000 bytes when every character takes 4 bytes; the rest is headroom.
  */
-export const MAX_BODY_BYTES = 64 * 1024;
+export const MAX_BODY_BYTES = 128 * 1024;
 
 export const app = new Hono<AppEnv>();
 

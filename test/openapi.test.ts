@@ -26,13 +26,18 @@ describe("the OpenAPI document and the reference page", async () => {
     );
     expect(new Set(documented)).toEqual(new Set(implemented));
     expect(documented.sort()).toEqual([
+      "delete /api/v1/actions/:id",
       "delete /api/v1/knowledge/:key",
       "delete /api/v1/webhooks/:id",
+      "get /api/v1/actions",
+      "get /api/v1/actions/:id",
       "get /api/v1/appointments",
       "get /api/v1/knowledge",
       "get /api/v1/me",
       "get /api/v1/orders",
       "get /api/v1/webhooks",
+      "patch /api/v1/actions/:id",
+      "post /api/v1/actions",
       "post /api/v1/webhooks",
       "put /api/v1/knowledge/:key",
     ]);

@@ -9,6 +9,9 @@ import type { RecordedRequest } from "./recorded-request";
  *   /<box>/delay/<ms>[/...]      answers 200 after <ms> milliseconds
  *   /<box>/redirect[/...]        answers 302 to /<box>/ok
  *   /<box>/fail-first/<n>[/...]  answers 500 to the first <n> requests of the box, then 200
+ *   /<box>/bytes/<n>             answers 200 with a JSON string of exactly <n> bytes ("aaa…")
+ *   /<box>/text                  answers 200 with a text that is not JSON
+ *   /<box>/empty                 answers 200 with an empty body
  *   anything else                answers 200 {"ok":true}
  * `GET /__recorded/<box>` answers the requests recorded under that box, oldest first.
  * `GET /__dns?name=<name>&type=A|AAAA` is a DNS-over-HTTPS resolver (JSON API) for the outbound address checks:
@@ -73,6 +76,15 @@ export async function startReceiver(): Promise<{ url: string; server: Server }> 
       const failing = (recorded.get(box)?.length ?? 0) <= Number(argument);
       response.writeHead(failing ? 500 : 200, { "Content-Type": "application/json" });
       response.end(JSON.stringify({ ok: !failing }));
+    } else if (behaviour === "bytes") {
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.end(`"${"a".repeat(Math.max(0, Number(argument) - 2))}"`);
+    } else if (behaviour === "text") {
+      response.writeHead(200, { "Content-Type": "text/plain" });
+      response.end("Opening hours: nine to five");
+    } else if (behaviour === "empty") {
+      response.writeHead(200);
+      response.end();
     } else if (behaviour === "redirect") {
       response.writeHead(302, { Location: `/${box}/ok` });
       response.end();

@@ -5,6 +5,7 @@ import { insertWithinLimit, rowsOfBusiness } from "../db/insert-within-limit";
 import { knowledgeItems, ownerKnowledgeSources } from "../db/schema";
 import type { Env } from "../env";
 import { ApiError, forbidden, invalid, notFound } from "../lib/errors";
+import { characterCount } from "../lib/text";
 import { isoNow } from "../lib/time";
 import type { Business } from "./businesses";
 import { type Principal, principalRef } from "./principals";
@@ -21,9 +22,6 @@ export type KnowledgeItem = typeof knowledgeItems.$inferSelect;
 export function toKnowledgeObject(item: KnowledgeItem) {
   return { key: item.key, title: item.title, chars: item.chars, updatedAt: item.updatedAt, createdAt: item.createdAt };
 }
-
-/** Characters as the spec counts them: code points, so "é" and "😀" are one each, whatever their UTF-8 size. */
-export const characterCount = (text: string) => [...text].length;
 
 /** Counts one push against the business's hourly budget, in its BusinessLimits object; 429 beyond it. */
 export async function takeKnowledgePush(env: Env, businessId: string) {

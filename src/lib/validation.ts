@@ -19,9 +19,13 @@ function predicate(issue: RawIssue): string | undefined {
     case "too_big":
       return bound(issue.origin, "at most", issue.maximum);
     case "invalid_value":
+      if (issue.input === undefined) return "is required";
       return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(", ")}`;
     case "invalid_format":
       return issue.format === "regex" ? "is not in the expected format" : `must be a valid ${issue.format}`;
+    case "invalid_key":
+      // A record key that failed its own schema: that schema's sentence says why.
+      return issue.issues[0]?.message ?? "has a key that is not allowed";
     case "unrecognized_keys":
       return `has unknown ${issue.keys.length === 1 ? "key" : "keys"} ${issue.keys.map((key) => `"${key}"`).join(", ")}`;
     default:
@@ -30,7 +34,7 @@ function predicate(issue: RawIssue): string | undefined {
 }
 
 function article(expected: string): string {
-  const noun = expected === "int" ? "integer" : expected;
+  const noun = expected === "int" ? "integer" : expected === "record" ? "object" : expected;
   return /^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`;
 }
 
@@ -68,7 +72,7 @@ export function describeIssue(target: string, issue: Issue): { message: string; 
 type ValidationResult = { target: string } & ({ success: true } | { success: false; error: z.core.$ZodError });
 
 /** The hook every zod-validated route uses: the first problem becomes the 400 (spec: Errors). */
-export function rejectInvalid(result: ValidationResult, _c: Context): void {
+export function rejectInvalid(result: ValidationResult, _c: Context): undefined {
   if (result.success) return;
   const [issue] = result.error.issues;
   if (!issue) throw invalid("The request is not valid.");
@@ -79,7 +83,7 @@ export function rejectInvalid(result: ValidationResult, _c: Context): void {
  * The same, plus `field` with the offending member in index notation, for the routes whose errors the spec gives a
  * `field` (spec: Intakes, "Invalid input returns 400 with { error, field }").
  */
-export function rejectInvalidNamingField(result: ValidationResult, _c: Context): void {
+export function rejectInvalidNamingField(result: ValidationResult, _c: Context): undefined {
   if (result.success) return;
   const [issue] = result.error.issues;
   if (!issue) throw invalid("The request is not valid.");

@@ -1,3 +1,4 @@
+import { actions } from "./actions";
 import { appointments } from "./appointments";
 import { knowledge } from "./knowledge";
 import { me } from "./me";
@@ -7,7 +8,13 @@ import { webhooks } from "./webhooks";
 
 /** Everything under `/api/v1` that a partner calls. Later resources mount here the same way. */
 export const partnerApi = createPartnerRouter();
-partnerApi.route("/", me).route("/", appointments).route("/", orders).route("/", webhooks).route("/", knowledge);
+partnerApi
+  .route("/", me)
+  .route("/", appointments)
+  .route("/", orders)
+  .route("/", webhooks)
+  .route("/", knowledge)
+  .route("/", actions);
 
 partnerApi.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
   type: "http",

@@ -1,11 +1,12 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import { database } from "../db/client";
+import { callActionByName } from "../domain/action-calls";
 import { setPlan } from "../domain/businesses";
 import { reportChange } from "../domain/platform-changes";
 import type { Env } from "../env";
 import { ApiError } from "../lib/errors";
 import { parseOrThrow } from "../lib/validation";
-import { BusinessIdParam, PlanChange } from "../schemas/runtime";
+import { ActionCallBody, ActionCallParams, BusinessIdParam, PlanChange } from "../schemas/runtime";
 
 /**
  * What an RPC method answers: the value, or the refusal its HTTP mirror would answer (status and sentence). Errors
@@ -40,6 +41,14 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
     return settle(() => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
       return reportChange(this.env, database(this.env.DB), id, body);
+    });
+  }
+
+  /** `POST /internal/v1/businesses/{id}/actions/{name}/call`: the Secretary calls a connected action. */
+  callAction(businessId: string, name: string, body: unknown) {
+    return settle(() => {
+      const { id } = parseOrThrow(ActionCallParams, { id: businessId, name }, "param");
+      return callActionByName(this.env, database(this.env.DB), id, name, parseOrThrow(ActionCallBody, body, "json"));
     });
   }
 }

@@ -15,6 +15,7 @@ const DESCRIPTIONS = {
   401: "API key or access token missing, malformed, unknown or revoked",
   403: "The plan does not include the API or has lapsed, or a plan limit is reached",
   404: "Nothing of that id exists for this credential",
+  409: "The resource changed meanwhile, or is in a state that refuses this",
   413: "The body is too large",
   429: "Too many requests; see Retry-After",
 } as const;

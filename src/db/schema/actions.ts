@@ -6,7 +6,7 @@ export type ActionParameters = {
   type: "object";
   properties: Record<
     string,
-    { type: "string" | "number" | "integer" | "boolean"; description: string; enum?: unknown[] }
+    { type: "string" | "number" | "integer" | "boolean"; description: string; enum?: (string | number | boolean)[] }
   >;
   required?: string[];
 };
@@ -37,7 +37,8 @@ export const actions = sqliteTable(
   (t) => [uniqueIndex("actions_business_name").on(t.businessId, t.name)],
 );
 
-export const ACTION_CALL_STATUSES = ["success", "timeout", "error", "rejected"] as const;
+/** `pending` while a call is under way; then one of the outcomes of the spec's call history table. */
+export const ACTION_CALL_STATUSES = ["pending", "success", "timeout", "error", "rejected"] as const;
 
 export const actionCalls = sqliteTable(
   "action_calls",

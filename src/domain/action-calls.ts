@@ -1,0 +1,271 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { insertWithinLimit } from "../db/insert-within-limit";
+import { type ActionParameters, actionCalls, actions, businesses } from "../db/schema";
+import type { Env } from "../env";
+import { ApiError, notFound } from "../lib/errors";
+import { outboundPolicy, unreachableReason } from "../lib/public-address";
+import { signatureHeader } from "../lib/signing";
+import { isoNow } from "../lib/time";
+import type { ActionCallBody } from "../schemas/runtime";
+import { type Action, type ActionCall, findAction, toCallObject } from "./actions";
+import { actionsRunOn, type Channel } from "./channels";
+
+/** Spec, Connected actions, response rules. */
+export const ACTION_TIMEOUT_MS = 5000;
+export const MAX_ANSWER_BYTES = 16_000;
+export const ANSWER_CHARS_FOR_SECRETARY = 4000;
+export const CALLS_PER_MESSAGE = 2;
+
+export type CallRequest = {
+  conversationId: string;
+  messageId: string;
+  channel: Channel | "dashboard_test";
+  arguments: Record<string, unknown>;
+};
+
+type Outcome = { status: ActionCall["status"]; httpStatus: number | null; error: string | null; answer: string | null };
+
+/**
+ * Spec, call history: `rejected` when "the Secretary's values did not fit the action's parameter schema (enum
+ * values, types)", including a missing required parameter. Unknown arguments are refused too: the schema is flat
+ * and closed. Answers the first problem, or undefined.
+ */
+export function argumentProblem(parameters: ActionParameters, args: Record<string, unknown>): string | undefined {
+  for (const name of parameters.required ?? []) {
+    if (args[name] === undefined || args[name] === null) return `the required parameter "${name}" is missing`;
+  }
+  for (const [name, value] of Object.entries(args)) {
+    const definition = parameters.properties[name];
+    if (!definition) return `"${name}" is not a parameter of this action`;
+    const fits =
+      definition.type === "string"
+        ? typeof value === "string"
+        : definition.type === "boolean"
+          ? typeof value === "boolean"
+          : typeof value === "number" &&
+            Number.isFinite(value) &&
+            (definition.type === "number" || Number.isInteger(value));
+    if (!fits) return `"${name}" must be ${definition.type === "integer" ? "an integer" : `a ${definition.type}`}`;
+    if (definition.enum && !definition.enum.includes(value as string | number | boolean)) {
+      return `"${name}" must be one of ${definition.enum.map((v) => JSON.stringify(v)).join(", ")}`;
+    }
+  }
+  return undefined;
+}
+
+/** Reads at most `max` bytes of a body: undefined when it is larger (the rest is not read). */
+async function readAtMost(body: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array | undefined> {
+  if (!body) return new Uint8Array();
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** Spec, Connected actions, response rules and the call history table: each way a call can end. */
+async function send(env: Env, action: Action, url: string, body: string, callId: number): Promise<Outcome> {
+  const failure = (error: string, httpStatus: number | null = null): Outcome => ({
+    status: "error",
+    httpStatus,
+    error,
+    answer: null,
+  });
+  try {
+    const refused = await unreachableReason(url, env.DOH_RESOLVER_URL, outboundPolicy(env));
+    if (refused) return failure(refused);
+  } catch (error) {
+    return failure(`address cannot be fetched: the host name could not be resolved (${String(error)})`);
+  }
+  const signal = AbortSignal.timeout(ACTION_TIMEOUT_MS);
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "User-Agent": `${env.SERVICE_NAME}-Actions/1.0 (+${env.BASE_URL})`,
+        "X-Service-Call": String(callId),
+        "X-Service-Signature": signatureHeader(action.secret, body, Math.floor(Date.now() / 1000)),
+      },
+      body,
+      redirect: "manual",
+      signal,
+    });
+    if (response.status < 200 || response.status >= 300) {
+      await response.body?.cancel();
+      const redirect = response.status >= 300 && response.status < 400;
+      return failure(
+        redirect ? `HTTP ${response.status}: redirects are not followed` : `HTTP ${response.status}`,
+        response.status,
+      );
+    }
+    const bytes = await readAtMost(response.body, MAX_ANSWER_BYTES);
+    if (!bytes) return failure(`larger than ${MAX_ANSWER_BYTES} bytes`, response.status);
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+      JSON.parse(text);
+    } catch {
+      return failure("did not return JSON", response.status);
+    }
+    return { status: "success", httpStatus: response.status, error: null, answer: text };
+  } catch (error) {
+    if (signal.aborted)
+      return {
+        status: "timeout",
+        httpStatus: null,
+        error: `no answer within ${ACTION_TIMEOUT_MS / 1000} seconds`,
+        answer: null,
+      };
+    return failure(`the connection failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** Records a finished call and moves the action's counters and timestamps, in one batch. */
+async function recordOutcome(db: Database, action: Action, call: ActionCall, outcome: Outcome, durationMs: number) {
+  const now = isoNow();
+  const failed = outcome.status === "error" || outcome.status === "timeout";
+  const [[recorded]] = await db.batch([
+    db
+      .update(actionCalls)
+      .set({ status: outcome.status, httpStatus: outcome.httpStatus, error: outcome.error, durationMs })
+      .where(eq(actionCalls.id, call.id))
+      .returning(),
+    db
+      .update(actions)
+      .set({
+        lastCalledAt: now,
+        ...(failed ? { lastFailureAt: now, failureCount: sql`${actions.failureCount} + 1` } : { lastSuccessAt: now }),
+      })
+      .where(eq(actions.id, action.id)),
+  ]);
+  return recorded ?? call;
+}
+
+/** What the Secretary gets back: the call record, and the first 4,000 characters of a successful answer. */
+function callResult(call: ActionCall, answer: string | null) {
+  const chars = answer === null ? [] : [...answer];
+  return {
+    call: toCallObject(call),
+    result: answer === null ? null : chars.slice(0, ANSWER_CHARS_FOR_SECRETARY).join(""),
+    truncated: chars.length > ANSWER_CHARS_FOR_SECRETARY,
+  };
+}
+
+/**
+ * One call of an action (DESIGN.md, `POST /internal/v1/businesses/{id}/actions/{name}/call`), as steps: the action
+ * must be enabled (the owner's Test may call it while off) and the channel one where actions run → the arguments
+ * must fit the schema (else recorded `rejected`, nothing sent) → a place among the 2 calls of the customer message,
+ * taken atomically with the call's record → the signed POST → the outcome recorded with the counters.
+ */
+export async function callAction(
+  env: Env,
+  db: Database,
+  action: Action,
+  business: { id: string; handle: string },
+  request: CallRequest,
+  options: { ownerTest?: boolean } = {},
+) {
+  if (!options.ownerTest) {
+    if (!action.enabled) throw new ApiError(409, "The action is switched off: only the owner can switch it on.");
+    if (request.channel === "dashboard_test" || !actionsRunOn(request.channel)) {
+      throw new ApiError(409, "Connected actions do not run on phone calls.");
+    }
+  }
+  const startedAt = Date.now();
+  const base = {
+    actionId: action.id,
+    businessId: business.id,
+    conversationId: request.conversationId,
+    messageId: request.messageId,
+    channel: request.channel,
+    arguments: request.arguments,
+    createdAt: new Date(startedAt).toISOString(),
+  };
+  const rejection = argumentProblem(action.parameters, request.arguments);
+  if (rejection) {
+    const [call] = await db
+      .insert(actionCalls)
+      .values({
+        ...base,
+        status: "rejected",
+        error: `The arguments do not fit the parameters: ${rejection}.`,
+        durationMs: 0,
+      })
+      .returning();
+    if (!call) throw new Error("the rejected call was not recorded");
+    return callResult(call, null);
+  }
+  // Spec, Limits: "Action calls per customer message: 2". Rejected calls sent nothing and do not count; the owner's
+  // Test belongs to no customer message.
+  const callsOfMessage = sql`(select count(*) from ${actionCalls} where ${actionCalls.businessId} = ${business.id} and ${actionCalls.messageId} = ${request.messageId} and ${actionCalls.status} <> 'rejected')`;
+  const pending = { ...base, status: "pending" as const };
+  const call = options.ownerTest
+    ? (await db.insert(actionCalls).values(pending).returning())[0]
+    : await insertWithinLimit(db, actionCalls, pending, CALLS_PER_MESSAGE, callsOfMessage);
+  if (!call) {
+    throw new ApiError(429, `At most ${CALLS_PER_MESSAGE} action calls are made for one customer message.`);
+  }
+  const body = JSON.stringify({
+    call_id: call.id,
+    action: action.name,
+    arguments: request.arguments,
+    business: { id: business.id, handle: business.handle },
+    conversation: { id: request.conversationId, channel: request.channel },
+    created_at: call.createdAt,
+  });
+  const outcome = await send(env, action, action.url, body, call.id);
+  return callResult(await recordOutcome(db, action, call, outcome, Date.now() - startedAt), outcome.answer);
+}
+
+/** The runtime's call by action name: the business and the action found in one query. */
+export async function callActionByName(env: Env, db: Database, businessId: string, name: string, body: ActionCallBody) {
+  const row = await db
+    .select({ business: { id: businesses.id, handle: businesses.handle }, action: actions })
+    .from(businesses)
+    .leftJoin(actions, and(eq(actions.businessId, businesses.id), eq(actions.name, name)))
+    .where(eq(businesses.id, businessId))
+    .get();
+  if (!row) throw notFound("No business has that id.");
+  if (!row.action) throw notFound(`The business has no action named "${name}".`);
+  return callAction(env, db, row.action, row.business, {
+    conversationId: body.conversation_id,
+    messageId: body.message_id,
+    channel: body.channel,
+    arguments: body.arguments,
+  });
+}
+
+/** The owner's Test button (spec: "Owner may press Test first"): a real call with sample arguments, recorded. */
+export async function testAction(
+  env: Env,
+  db: Database,
+  business: { id: string; handle: string },
+  actionId: number,
+  sampleArguments: Record<string, unknown>,
+) {
+  const action = await findAction(db, business.id, actionId);
+  const request: CallRequest = {
+    conversationId: "owner-test",
+    messageId: `owner-test-${crypto.randomUUID()}`,
+    channel: "dashboard_test",
+    arguments: sampleArguments,
+  };
+  return callAction(env, db, action, business, request, { ownerTest: true });
+}

@@ -1,0 +1,94 @@
+import { z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { createAction, deleteAction, getAction, listActions, patchAction } from "../domain/actions";
+import { pathId } from "../lib/validation";
+import {
+  ActionObject,
+  ActionWithCallsObject,
+  CreateActionBody,
+  CreatedActionObject,
+  PatchActionBody,
+} from "../schemas/actions";
+import { errorResponses } from "../schemas/errors";
+import { createPartnerRouter, partnerRoute } from "./partner-router";
+
+const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });
+const byId = { params: z.object({ id: pathId }) };
+
+const listRoute = partnerRoute({
+  method: "get",
+  path: "/actions",
+  summary: "List actions",
+  tags: ["Connected actions"],
+  responses: {
+    200: { description: "The business's actions", content: json(z.object({ data: z.array(ActionObject) })) },
+    ...errorResponses(401, 403),
+  },
+});
+
+const createRoute = partnerRoute({
+  method: "post",
+  path: "/actions",
+  summary: "Register an action",
+  description: "Starts switched off: only the business owner switches it on. At most 10 per business.",
+  tags: ["Connected actions"],
+  request: { body: { required: true, content: json(CreateActionBody) } },
+  responses: {
+    201: { description: "The action, with its signing secret (shown once)", content: json(CreatedActionObject) },
+    ...errorResponses(400, 401, 403),
+  },
+});
+
+const getRoute = partnerRoute({
+  method: "get",
+  path: "/actions/{id}",
+  summary: "One action with its 10 most recent calls",
+  tags: ["Connected actions"],
+  request: byId,
+  responses: {
+    200: { description: "The action and its recent calls", content: json(ActionWithCallsObject) },
+    ...errorResponses(401, 403, 404),
+  },
+});
+
+const patchRoute = partnerRoute({
+  method: "patch",
+  path: "/actions/{id}",
+  summary: "Change an action",
+  description: "A new url switches the action off until the owner switches it on again.",
+  tags: ["Connected actions"],
+  request: { ...byId, body: { required: true, content: json(PatchActionBody) } },
+  responses: {
+    200: { description: "The action as it now is", content: json(ActionObject) },
+    ...errorResponses(400, 401, 403, 404),
+  },
+});
+
+const deleteRoute = partnerRoute({
+  method: "delete",
+  path: "/actions/{id}",
+  summary: "Remove an action",
+  tags: ["Connected actions"],
+  request: byId,
+  responses: { 204: { description: "Removed, with its call history" }, ...errorResponses(401, 403, 404) },
+});
+
+export const actions = createPartnerRouter()
+  .openapi(listRoute, async (c) =>
+    c.json({ data: await listActions(database(c.env.DB), c.var.principal.business.id) }, 200),
+  )
+  .openapi(createRoute, async (c) =>
+    c.json(await createAction(c.env, database(c.env.DB), c.var.principal, c.req.valid("json")), 201),
+  )
+  .openapi(getRoute, async (c) =>
+    c.json(await getAction(database(c.env.DB), c.var.principal.business.id, c.req.valid("param").id), 200),
+  )
+  .openapi(patchRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const action = await patchAction(c.env, database(c.env.DB), c.var.principal.business.id, id, c.req.valid("json"));
+    return c.json(action, 200);
+  })
+  .openapi(deleteRoute, async (c) => {
+    await deleteAction(database(c.env.DB), c.var.principal.business.id, c.req.valid("param").id);
+    return c.body(null, 204);
+  });

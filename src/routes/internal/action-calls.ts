@@ -1,0 +1,22 @@
+import { zValidator } from "@hono/zod-validator";
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env";
+import { database } from "../../db/client";
+import { callActionByName } from "../../domain/action-calls";
+import { rejectInvalid } from "../../lib/validation";
+import { ActionCallBody, ActionCallParams } from "../../schemas/runtime";
+
+/**
+ * The Secretary calls an action during a chat (DESIGN.md). 200 with the call record for every outcome of the
+ * spec's call history (success, timeout, error, rejected); refusals that send and record nothing are errors:
+ * 404 unknown business or action, 409 switched off or on a phone call, 429 a third call for one message.
+ */
+export const actionCallsApi = new Hono<AppEnv>().post(
+  "/businesses/:id/actions/:name/call",
+  zValidator("param", ActionCallParams, rejectInvalid),
+  zValidator("json", ActionCallBody, rejectInvalid),
+  async (c) => {
+    const { id, name } = c.req.valid("param");
+    return c.json(await callActionByName(c.env, database(c.env.DB), id, name, c.req.valid("json")), 200);
+  },
+);

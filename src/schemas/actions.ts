@@ -1,0 +1,145 @@
+import { z } from "@hono/zod-openapi";
+import { ACTION_CALL_STATUSES } from "../db/schema";
+import { characterCount } from "../lib/text";
+import { timestamp } from "../lib/validation";
+
+/** Spec, Limits: "Action parameters: 8, flat; types string, number, integer, boolean". */
+export const MAX_PARAMETERS = 8;
+const PARAMETER_TYPES = ["string", "number", "integer", "boolean"] as const;
+
+/** One parameter: flat, so a definition with `properties` or `items` (nesting) is refused as an unknown key. */
+const ParameterDefinition = z
+  .strictObject({
+    type: z.enum(PARAMETER_TYPES),
+    description: z.string().min(1).max(300),
+    enum: z
+      .array(z.union([z.string(), z.number(), z.boolean()]))
+      .min(1)
+      .max(50)
+      .optional(),
+  })
+  .superRefine((definition, ctx) => {
+    const fits = (value: unknown) =>
+      definition.type === "string"
+        ? typeof value === "string"
+        : definition.type === "boolean"
+          ? typeof value === "boolean"
+          : typeof value === "number" && (definition.type === "number" || Number.isInteger(value));
+    definition.enum?.forEach((value, index) => {
+      if (!fits(value))
+        ctx.addIssue({ code: "custom", path: ["enum", index], message: `must be of type ${definition.type}` });
+    });
+  });
+
+/** Spec, Connected action: `parameters` is a flat object schema of at most 8 parameters. */
+export const ActionParameters = z
+  .object({
+    type: z.literal("object", { error: 'must be "object"' }),
+    properties: z.record(
+      z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, {
+        error: "names a parameter that is not 1 to 64 letters, digits or underscores starting with a letter",
+      }),
+      ParameterDefinition,
+    ),
+    required: z.array(z.string()).optional(),
+  })
+  .superRefine((parameters, ctx) => {
+    const names = Object.keys(parameters.properties);
+    if (names.length > MAX_PARAMETERS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["properties"],
+        message: `must define at most ${MAX_PARAMETERS} parameters`,
+      });
+    }
+    parameters.required?.forEach((name, index) => {
+      if (!names.includes(name)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["required", index],
+          message: `names "${name}", which is not a parameter`,
+        });
+      } else if (parameters.required?.indexOf(name) !== index) {
+        ctx.addIssue({ code: "custom", path: ["required", index], message: `names "${name}" a second time` });
+      }
+    });
+  })
+  .openapi("ActionParameters", {
+    example: {
+      type: "object",
+      properties: { date: { type: "string", description: "The day to check, YYYY-MM-DD" } },
+      required: ["date"],
+    },
+  });
+
+const Description = z
+  .string()
+  .trim()
+  .refine((text) => characterCount(text) >= 20 && characterCount(text) <= 600, {
+    error: "must be 20 to 600 characters long",
+  })
+  .openapi({ minLength: 20, maxLength: 600, description: "All the Secretary sees when deciding whether to call" });
+
+/** DESIGN.md, Action `source`, name and title rules. Other keys are ignored. */
+export const CreateActionBody = z
+  .object({
+    name: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, {
+      error: "must be 1 to 64 lower-case letters, digits or underscores, starting with a letter",
+    }),
+    title: z.string().trim().min(1).max(80),
+    description: Description,
+    url: z.string().trim().max(2048).openapi({ description: "A public https address" }),
+    parameters: ActionParameters.optional().openapi({ description: "Omitted means no parameters" }),
+  })
+  .openapi("CreateAction");
+
+/** Spec, Connected actions: PATCH accepts any of `title`, `description`, `parameters`, `url`. */
+export const PatchActionBody = z
+  .object({
+    title: z.string().trim().min(1).max(80).optional(),
+    description: Description.optional(),
+    url: z.string().trim().max(2048).optional(),
+    parameters: ActionParameters.optional(),
+  })
+  .openapi("PatchAction");
+
+/** Spec, Connected action: the fields of the table, exactly. */
+export const ActionObject = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    title: z.string(),
+    description: z.string(),
+    url: z.string(),
+    parameters: ActionParameters,
+    enabled: z.boolean().openapi({ description: "Starts false; only the owner switches it on" }),
+    source: z.enum(["api_key", "oauth_app"]),
+    failureCount: z.number().int(),
+    lastCalledAt: timestamp.nullable(),
+    lastSuccessAt: timestamp.nullable(),
+    lastFailureAt: timestamp.nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .openapi("Action");
+
+export const CreatedActionObject = ActionObject.extend({
+  secret: z.string().openapi({ description: "Shown once: it keys X-Service-Signature on every call" }),
+}).openapi("CreatedAction");
+
+/** DESIGN.md, Action call record. */
+export const ActionCallObject = z
+  .object({
+    id: z.number().int(),
+    status: z.enum(ACTION_CALL_STATUSES),
+    arguments: z.record(z.string(), z.unknown()),
+    http_status: z.number().int().nullable(),
+    error: z.string().nullable(),
+    duration_ms: z.number().int().nullable(),
+    created_at: timestamp,
+  })
+  .openapi("ActionCall");
+
+export const ActionWithCallsObject = ActionObject.extend({ calls: z.array(ActionCallObject) }).openapi(
+  "ActionWithCalls",
+);
