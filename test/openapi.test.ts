@@ -27,17 +27,23 @@ describe("the OpenAPI document and the reference page", async () => {
     expect(new Set(documented)).toEqual(new Set(implemented));
     expect(documented.sort()).toEqual([
       "delete /api/v1/actions/:id",
+      "delete /api/v1/intakes/:id",
       "delete /api/v1/knowledge/:key",
       "delete /api/v1/webhooks/:id",
       "get /api/v1/actions",
       "get /api/v1/actions/:id",
       "get /api/v1/appointments",
+      "get /api/v1/intakes",
+      "get /api/v1/intakes/:id",
+      "get /api/v1/intakes/:id/responses",
       "get /api/v1/knowledge",
       "get /api/v1/me",
       "get /api/v1/orders",
       "get /api/v1/webhooks",
       "patch /api/v1/actions/:id",
+      "patch /api/v1/intakes/:id",
       "post /api/v1/actions",
+      "post /api/v1/intakes",
       "post /api/v1/webhooks",
       "put /api/v1/knowledge/:key",
     ]);

@@ -1,5 +1,6 @@
 import { actions } from "./actions";
 import { appointments } from "./appointments";
+import { intakes } from "./intakes";
 import { knowledge } from "./knowledge";
 import { me } from "./me";
 import { orders } from "./orders";
@@ -14,6 +15,7 @@ partnerApi
   .route("/", orders)
   .route("/", webhooks)
   .route("/", knowledge)
+  .route("/", intakes)
   .route("/", actions);
 
 partnerApi.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {

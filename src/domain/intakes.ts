@@ -1,0 +1,263 @@
+import { and, asc, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { isUniqueViolation } from "../db/errors";
+import { insertWithinLimit } from "../db/insert-within-limit";
+import { type Answer, type IntakeContent, type IntakeField, intakeResponses, intakes } from "../db/schema";
+import { ApiError, forbidden, invalid, notFound } from "../lib/errors";
+import { isoNow } from "../lib/time";
+import { numericId } from "../lib/validation";
+import type {
+  CreateIntakeInput,
+  IntakeFieldInput,
+  IntakeObject,
+  IntakeResponseObject,
+  PatchIntakeInput,
+} from "../schemas/intakes";
+import { type Principal, principalRef } from "./principals";
+
+/** Spec, Limits: "Intakes per business: 5 (all keys and apps together)". */
+export const MAX_INTAKES_PER_BUSINESS = 5;
+/** Spec, Limits: "Intake responses page: 50". */
+export const RESPONSES_PER_PAGE = 50;
+
+export type IntakeRow = typeof intakes.$inferSelect;
+
+/**
+ * A question as it is stored and answered: `required` always, `options` only on `select`, `help` only when it says
+ * something (an empty, blank or null `help` is no help). Keys in one order, so that two equal questions serialise
+ * equally.
+ */
+export function normalizeField(field: IntakeFieldInput | IntakeField): IntakeField {
+  return {
+    id: field.id,
+    label: field.label,
+    type: field.type,
+    required: field.required ?? false,
+    ...(field.type === "select" && field.options ? { options: [...field.options] } : {}),
+    ...(field.help?.trim() ? { help: field.help } : {}),
+  };
+}
+
+/** What the owner approves (title, description and every question), normalised. */
+export function contentOf(intake: { title: string; description: string; fields: IntakeField[] }): IntakeContent {
+  return { title: intake.title, description: intake.description, fields: intake.fields.map(normalizeField) };
+}
+
+/** Whether two contents are the same intake for the customer: same texts, same questions in the same order. */
+export const sameContent = (a: IntakeContent, b: IntakeContent) =>
+  JSON.stringify(contentOf(a)) === JSON.stringify(contentOf(b));
+
+/** Spec, Resources, Intake: exactly `{ id, name, title, description, fields, enabled, createdAt, updatedAt }`. */
+export function toIntakeObject(row: IntakeRow): IntakeObject {
+  return {
+    id: row.id,
+    name: row.name,
+    title: row.title,
+    description: row.description,
+    fields: row.fields.map(normalizeField),
+    enabled: row.enabled,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/**
+ * Spec, Intakes: "Intakes are never shared: each belongs to the key or app that made it." Every partner query of an
+ * intake carries this condition, so an intake of another key or app of the business is simply not found.
+ */
+function ownedBy(principal: Principal): SQL | undefined {
+  const owner = principalRef(principal);
+  return and(
+    eq(intakes.businessId, principal.business.id),
+    owner.apiKeyId === null ? isNull(intakes.apiKeyId) : eq(intakes.apiKeyId, owner.apiKeyId),
+    owner.oauthGrantId === null ? isNull(intakes.oauthGrantId) : eq(intakes.oauthGrantId, owner.oauthGrantId),
+  );
+}
+
+/**
+ * One sentence for every intake the credential cannot see: another key's or app's, another business's, a deleted
+ * one, or a path id that is not a number. The partner cannot tell them apart (spec: Errors, 404).
+ */
+export const intakeNotFound = () => notFound("No intake with that id exists for this credential.");
+
+const ownedIntake = (principal: Principal, id: number) => and(eq(intakes.id, id), ownedBy(principal));
+
+/** The intake `intakeId` (as the path gives it) of the principal, or the 404. */
+export async function findOwnedIntake(db: Database, principal: Principal, intakeId: string | number) {
+  const id = numericId(String(intakeId));
+  const row = id === undefined ? undefined : await db.select().from(intakes).where(ownedIntake(principal, id)).get();
+  if (!row) throw intakeNotFound();
+  return row;
+}
+
+/**
+ * Spec, Intakes: `POST /intakes` → the intake with `enabled` false. The 5-intake limit counts every key and app of
+ * the business and is checked in the same transaction as the insert (`insertWithinLimit`), so concurrent creates
+ * never pass it; the name's uniqueness is the unique index `intakes_business_name`, so concurrent creates of one
+ * name store one.
+ */
+export async function createIntake(db: Database, principal: Principal, input: CreateIntakeInput) {
+  const now = isoNow();
+  let row: IntakeRow | undefined;
+  try {
+    row = await insertWithinLimit(
+      db,
+      intakes,
+      {
+        businessId: principal.business.id,
+        name: input.name,
+        ...contentOf({ ...input, fields: input.fields.map(normalizeField) }),
+        enabled: false,
+        version: 1,
+        ...principalRef(principal),
+        createdAt: now,
+        updatedAt: now,
+      },
+      MAX_INTAKES_PER_BUSINESS,
+    );
+  } catch (error) {
+    if (isUniqueViolation(error)) {
+      throw invalid(
+        `The field "name" is ${JSON.stringify(input.name)}, which another intake of this business already uses; names are unique within the business.`,
+        "name",
+      );
+    }
+    throw error;
+  }
+  if (!row) {
+    throw forbidden(
+      `A business can have at most ${MAX_INTAKES_PER_BUSINESS} intakes, counted across every key and app: delete one before registering another.`,
+    );
+  }
+  return toIntakeObject(row);
+}
+
+/** DESIGN.md: `GET /intakes` lists the calling principal's own intakes, oldest first. */
+export async function listIntakes(db: Database, principal: Principal) {
+  const rows = await db.select().from(intakes).where(ownedBy(principal)).orderBy(asc(intakes.id));
+  return rows.map(toIntakeObject);
+}
+
+export async function getIntake(db: Database, principal: Principal, intakeId: string | number) {
+  return toIntakeObject(await findOwnedIntake(db, principal, intakeId));
+}
+
+/** How many times a PATCH re-reads when another write got in between its read and its write. */
+const PATCH_ATTEMPTS = 3;
+
+/**
+ * Spec, Intakes and Intake `enabled`: `PATCH /intakes/{id}` takes `title`, `description` and `fields` (the whole
+ * list); a key left out keeps its value. `name` and `enabled` may come back unchanged, never different. When the
+ * result is the same intake (compared normalised), nothing is written; otherwise it is stored with the next version,
+ * switched off, and the last approved version is kept for the owner's question-by-question view.
+ *
+ * The write is guarded by the version it was computed from (`WHERE version = <read>`): if a concurrent PATCH got in
+ * between, the comparison is made again against what that one stored.
+ */
+export async function patchIntake(
+  db: Database,
+  principal: Principal,
+  intakeId: string | number,
+  input: PatchIntakeInput,
+) {
+  for (let attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
+    const row = await findOwnedIntake(db, principal, intakeId);
+    if (input.name !== undefined && input.name !== row.name) {
+      throw invalid(
+        `The field "name" cannot be changed after creation: send it back as ${JSON.stringify(row.name)} or leave it out.`,
+        "name",
+      );
+    }
+    if (input.enabled !== undefined && input.enabled !== row.enabled) {
+      throw invalid(
+        `The field "enabled" cannot be changed through the API: only the business owner switches an intake on or off. Send it back as ${row.enabled} or leave it out.`,
+        "enabled",
+      );
+    }
+    const next = contentOf({
+      title: input.title ?? row.title,
+      description: input.description ?? row.description,
+      fields: (input.fields ?? row.fields).map(normalizeField),
+    });
+    if (sameContent(next, contentOf(row))) return toIntakeObject(row);
+    const [updated] = await db
+      .update(intakes)
+      .set({ ...next, version: row.version + 1, enabled: false, updatedAt: isoNow() })
+      .where(and(eq(intakes.id, row.id), eq(intakes.version, row.version)))
+      .returning();
+    if (updated) return toIntakeObject(updated);
+  }
+  throw new ApiError(409, "The intake was changed by another request at the same moment; send this change again.");
+}
+
+/** Spec, Intakes: `DELETE /intakes/{id}` removes the intake and, by the foreign key's cascade, its responses. */
+export async function deleteIntake(db: Database, principal: Principal, intakeId: string | number) {
+  const id = numericId(String(intakeId));
+  const deleted =
+    id === undefined ? [] : await db.delete(intakes).where(ownedIntake(principal, id)).returning({ id: intakes.id });
+  if (deleted.length === 0) throw intakeNotFound();
+}
+
+/**
+ * One page of an intake's responses, newest first: `RESPONSES_PER_PAGE + 1` rows (the extra one says whether there
+ * is a next page) older than `before`. The index `intake_responses_intake (intake_id, id)` serves the filter and the
+ * order together, so the page reads only the rows it returns. The intake id the index is searched with is the
+ * principal's own intake, found by a scalar subquery on its primary key: for another credential's intake it is
+ * NULL, and the page reads no response at all (measured in test/intake-responses.test.ts).
+ */
+export function responsesPage(db: Database, principal: Principal, intakeId: number, before?: number) {
+  const ownIntakeId = db.select({ id: intakes.id }).from(intakes).where(ownedIntake(principal, intakeId));
+  return db
+    .select()
+    .from(intakeResponses)
+    .where(
+      and(eq(intakeResponses.intakeId, ownIntakeId), before === undefined ? undefined : lt(intakeResponses.id, before)),
+    )
+    .orderBy(desc(intakeResponses.id))
+    .limit(RESPONSES_PER_PAGE + 1);
+}
+
+/**
+ * Spec, `GET /intakes/{id}/responses`: `{ data, next_before }`, newest first, 50 a page; `next_before` is the id of
+ * the page's last response when more follow, null on the last page. The ownership check and the page are one batch:
+ * one round trip.
+ */
+export async function listResponses(
+  db: Database,
+  principal: Principal,
+  intakeId: string | number,
+  before?: number,
+): Promise<{ data: IntakeResponseObject[]; next_before: number | null }> {
+  const id = numericId(String(intakeId));
+  if (id === undefined) throw intakeNotFound();
+  const [owned, rows] = await db.batch([
+    db.select({ id: intakes.id }).from(intakes).where(ownedIntake(principal, id)),
+    responsesPage(db, principal, id, before),
+  ]);
+  if (owned.length === 0) throw intakeNotFound();
+  const page = rows.slice(0, RESPONSES_PER_PAGE);
+  const last = page.at(-1);
+  return {
+    data: page.map(toResponseObject),
+    next_before: rows.length > RESPONSES_PER_PAGE && last ? last.id : null,
+  };
+}
+
+/** Spec: Resources, Intake response, exactly. */
+export function toResponseObject(row: typeof intakeResponses.$inferSelect): IntakeResponseObject {
+  return {
+    id: row.id,
+    conversation: { id: row.conversationId, channel: row.channel },
+    answers: row.answers.map(toAnswerObject),
+    status: row.status,
+    completed_at: row.completedAt,
+    created_at: row.createdAt,
+  };
+}
+
+/** Spec: Resources, Answer: `proof` only on `email` and `phone` answers. */
+export function toAnswerObject(answer: Answer): IntakeResponseObject["answers"][number] {
+  const base = { id: answer.id, label: answer.label, type: answer.type, value: answer.value };
+  const provable = answer.type === "email" || answer.type === "phone";
+  return provable && answer.proof ? { ...base, proof: answer.proof } : base;
+}

@@ -1,0 +1,132 @@
+import { z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import {
+  createIntake,
+  deleteIntake,
+  getIntake,
+  listIntakes,
+  listResponses,
+  MAX_INTAKES_PER_BUSINESS,
+  patchIntake,
+  RESPONSES_PER_PAGE,
+} from "../domain/intakes";
+import { pathId, rejectInvalidNamingField } from "../lib/validation";
+import { errorResponses } from "../schemas/errors";
+import { CreateIntakeBody, IntakeObject, PatchIntakeBody, ResponsesPage, ResponsesQuery } from "../schemas/intakes";
+import { createPartnerRouter, partnerRoute } from "./partner-router";
+
+const intake = { "application/json": { schema: IntakeObject } };
+const params = z.object({ id: pathId });
+
+const listRoute = partnerRoute({
+  method: "get",
+  path: "/intakes",
+  summary: "List this credential's intakes",
+  description: "Only the intakes registered by the calling key or app: intakes are never shared.",
+  tags: ["Intakes"],
+  responses: {
+    200: {
+      description: "The caller's intakes, oldest first",
+      content: { "application/json": { schema: z.object({ data: z.array(IntakeObject) }) } },
+    },
+    ...errorResponses(401, 403),
+  },
+});
+
+const createRoute = partnerRoute({
+  method: "post",
+  path: "/intakes",
+  summary: "Register an intake",
+  description: `Starts switched off: only the business owner switches it on. A business can have up to ${MAX_INTAKES_PER_BUSINESS} intakes, counted across every key and app together (403 beyond). Invalid input is a 400 whose \`field\` names the member, e.g. \`fields[1].options\`.`,
+  tags: ["Intakes"],
+  request: { body: { required: true, content: { "application/json": { schema: CreateIntakeBody } } } },
+  responses: { 201: { description: "Registered, enabled false", content: intake }, ...errorResponses(400, 401, 403) },
+});
+
+const getRoute = partnerRoute({
+  method: "get",
+  path: "/intakes/{id}",
+  summary: "One intake",
+  tags: ["Intakes"],
+  request: { params },
+  responses: { 200: { description: "The intake", content: intake }, ...errorResponses(401, 403, 404) },
+});
+
+const patchRoute = partnerRoute({
+  method: "patch",
+  path: "/intakes/{id}",
+  summary: "Change an intake",
+  description:
+    "Accepts title, description and fields (the whole list); a key left out keeps its value. name and enabled may be sent back unchanged. A real change switches the intake off until the owner approves it again; sending the same values back changes nothing.",
+  tags: ["Intakes"],
+  request: { params, body: { required: true, content: { "application/json": { schema: PatchIntakeBody } } } },
+  responses: {
+    200: { description: "The intake as stored", content: intake },
+    ...errorResponses(400, 401, 403, 404, 409),
+  },
+});
+
+const deleteRoute = partnerRoute({
+  method: "delete",
+  path: "/intakes/{id}",
+  summary: "Remove an intake and its responses",
+  tags: ["Intakes"],
+  request: { params },
+  responses: { 204: { description: "Removed, with its stored responses" }, ...errorResponses(401, 403, 404) },
+});
+
+const responsesRoute = partnerRoute({
+  method: "get",
+  path: "/intakes/{id}/responses",
+  summary: "Responses, newest first",
+  description: `${RESPONSES_PER_PAGE} a page. Pass next_before as before for the next page; it is null on the last page.`,
+  tags: ["Intakes"],
+  request: { params, query: ResponsesQuery },
+  responses: {
+    200: { description: "A page of responses", content: { "application/json": { schema: ResponsesPage } } },
+    ...errorResponses(400, 401, 403, 404),
+  },
+});
+
+/** Spec, Intakes. Validation failures name the member (`field`), as the spec requires of intake errors. */
+export const intakes = createPartnerRouter()
+  .openapi(
+    listRoute,
+    async (c) => c.json({ data: await listIntakes(database(c.env.DB), c.var.principal) }, 200),
+    rejectInvalidNamingField,
+  )
+  .openapi(
+    createRoute,
+    async (c) => c.json(await createIntake(database(c.env.DB), c.var.principal, c.req.valid("json")), 201),
+    rejectInvalidNamingField,
+  )
+  .openapi(
+    getRoute,
+    async (c) => c.json(await getIntake(database(c.env.DB), c.var.principal, c.req.valid("param").id), 200),
+    rejectInvalidNamingField,
+  )
+  .openapi(
+    patchRoute,
+    async (c) => {
+      const { id } = c.req.valid("param");
+      return c.json(await patchIntake(database(c.env.DB), c.var.principal, id, c.req.valid("json")), 200);
+    },
+    rejectInvalidNamingField,
+  )
+  .openapi(
+    deleteRoute,
+    async (c) => {
+      await deleteIntake(database(c.env.DB), c.var.principal, c.req.valid("param").id);
+      return c.body(null, 204);
+    },
+    rejectInvalidNamingField,
+  )
+  .openapi(
+    responsesRoute,
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const { before } = c.req.valid("query");
+      return c.json(await listResponses(database(c.env.DB), c.var.principal, id, before), 200);
+    },
+    rejectInvalidNamingField,
+  );

@@ -1,0 +1,285 @@
+import { z } from "@hono/zod-openapi";
+import type { IntakeField } from "../db/schema";
+import { characterCount } from "../lib/text";
+import { numericId, timestamp } from "../lib/validation";
+
+/*
+ * Spec: Resources, Intake and Intake field. Every rule is a zod check whose issue carries the member's path, so that
+ * `rejectInvalidNamingField` answers 400 `{ error, field }` with the index notation (`fields[1].options`). The
+ * first problem in body order is the one reported. Rules the spec leaves open are in docs/intakes.md.
+ */
+
+/** Spec, Intake field `type` and "Accepted answers by type": the seven types, each with what it accepts. */
+export const ACCEPTED_ANSWERS: Record<IntakeField["type"], string> = {
+  text: "A short answer",
+  textarea: "A longer answer",
+  number: "A number",
+  email: "An email address",
+  phone: "A phone number with its country code",
+  date: "A date",
+  select: "One of the options",
+};
+
+export const INTAKE_FIELD_TYPES = Object.keys(ACCEPTED_ANSWERS) as [IntakeField["type"], ...IntakeField["type"][]];
+
+/** Spec, Intake `name` and Intake field `id`: "lower-case letters, digits, underscores, starting with a letter". */
+const IDENTIFIER = /^[a-z][a-z0-9_]*$/;
+const IDENTIFIER_RULE = "must be lower-case letters, digits and underscores, starting with a letter";
+
+const identifier = (min: number, max: number) =>
+  z.string().min(min).max(max).regex(IDENTIFIER, { error: IDENTIFIER_RULE });
+
+/**
+ * Text of `min` to `max` characters, counted as the spec counts them (code points: "é" and "😀" are one each), that
+ * is not only white space. The issues are zod's own `too_small`/`too_big`, so they read like every other length rule.
+ */
+const text = (min: number, max: number) =>
+  z
+    .string()
+    .superRefine((value, ctx) => {
+      const chars = characterCount(value);
+      if (chars < min)
+        ctx.addIssue({ code: "too_small", origin: "string", minimum: min, inclusive: true, input: value });
+      else if (chars > max) {
+        ctx.addIssue({ code: "too_big", origin: "string", maximum: max, inclusive: true, input: value });
+      } else if (min > 0 && value.trim() === "")
+        ctx.addIssue({ code: "custom", message: "must not be blank", input: value });
+    })
+    .openapi({ minLength: min, maxLength: max });
+
+/** Spec, Intake field `options`: "2 to 20 different choices, each up to 80 characters". */
+export const MIN_OPTIONS = 2;
+export const MAX_OPTIONS = 20;
+const OPTION_CHARS = 80;
+
+/** Two choices are the same when they differ only in case or surrounding spaces ("Red", "red ") (docs/intakes.md). */
+export const choiceKey = (choice: string) => choice.normalize("NFC").trim().toLowerCase();
+
+/**
+ * The rules of a question that depend on more than one key: `options` only on `select`, and on `select` 2 to 20
+ * choices, each 1 to 80 characters, no two the same. Checked here rather than on the array itself, so that a list
+ * sent with a `text` question is refused for being there, not for its length.
+ */
+function checkOptions(field: { type: string; options?: string[] | null }, ctx: z.RefinementCtx) {
+  const { options } = field;
+  if (field.type !== "select") {
+    if (options != null) {
+      ctx.addIssue({ code: "custom", path: ["options"], message: 'is allowed only on a question of type "select"' });
+    }
+    return;
+  }
+  if (options == null) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["options"],
+      message: `is required on a question of type "select": ${MIN_OPTIONS} to ${MAX_OPTIONS} choices`,
+    });
+    return;
+  }
+  if (options.length < MIN_OPTIONS || options.length > MAX_OPTIONS) {
+    const tooFew = options.length < MIN_OPTIONS;
+    ctx.addIssue({
+      code: tooFew ? "too_small" : "too_big",
+      origin: "array",
+      path: ["options"],
+      input: options,
+      inclusive: true,
+      ...(tooFew ? { minimum: MIN_OPTIONS } : { maximum: MAX_OPTIONS }),
+    } as z.core.$ZodRawIssue);
+    return;
+  }
+  const seen = new Map<string, number>();
+  options.forEach((choice, index) => {
+    const path = ["options", index];
+    const chars = characterCount(choice);
+    if (chars < 1)
+      ctx.addIssue({ code: "too_small", origin: "string", minimum: 1, inclusive: true, input: choice, path });
+    else if (chars > OPTION_CHARS) {
+      ctx.addIssue({ code: "too_big", origin: "string", maximum: OPTION_CHARS, inclusive: true, input: choice, path });
+    } else if (choice.trim() === "")
+      ctx.addIssue({ code: "custom", message: "must not be blank", input: choice, path });
+    const key = choiceKey(choice);
+    const first = seen.get(key);
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path,
+        message: `repeats the choice ${JSON.stringify(options[first])} of options[${first}]; choices must differ (case is ignored)`,
+      });
+    } else seen.set(key, index);
+  });
+}
+
+/** Spec, Intake field. Keys the API does not know are dropped (zod strips them), never stored. */
+export const IntakeFieldInput = z
+  .object({
+    id: identifier(1, 40).openapi({
+      description: "Unique within the intake. Answers come back under it",
+      example: "email",
+    }),
+    label: text(1, 80).openapi({ description: "The question", example: "What email address should we reply to?" }),
+    type: z
+      // A missing type reads like every other missing member; a wrong one lists the seven (validation.ts).
+      .enum(INTAKE_FIELD_TYPES, { error: (issue) => (issue.input === undefined ? "is required" : undefined) })
+      .openapi({
+        description: Object.entries(ACCEPTED_ANSWERS)
+          .map(([type, accepted]) => `${type}: ${accepted.toLowerCase()}`)
+          .join("; "),
+      }),
+    required: z.boolean().optional().openapi({ default: false }),
+    options: z
+      .array(z.string())
+      .nullish()
+      .openapi({
+        description: `Only for "select": ${MIN_OPTIONS} to ${MAX_OPTIONS} different choices, each up to ${OPTION_CHARS} characters`,
+        minItems: MIN_OPTIONS,
+        maxItems: MAX_OPTIONS,
+        items: { type: "string", minLength: 1, maxLength: OPTION_CHARS },
+      }),
+    help: text(0, 200).nullish().openapi({ description: "A hint the Secretary may use" }),
+  })
+  .superRefine(checkOptions)
+  .openapi("IntakeFieldInput");
+
+export type IntakeFieldInput = z.output<typeof IntakeFieldInput>;
+
+/** Spec, Intake `fields`: 1 to 12 questions, ids unique within the intake, at least one required. */
+export const MAX_FIELDS = 12;
+
+const IntakeFields = z
+  .array(IntakeFieldInput)
+  .min(1)
+  .max(MAX_FIELDS)
+  .superRefine((fields, ctx) => {
+    const seen = new Map<string, number>();
+    fields.forEach((field, index) => {
+      const first = seen.get(field.id);
+      if (first === undefined) seen.set(field.id, index);
+      else {
+        ctx.addIssue({
+          code: "custom",
+          path: [index, "id"],
+          message: `repeats ${JSON.stringify(field.id)}, the id of fields[${first}]; ids must be unique within the intake`,
+        });
+      }
+    });
+    if (!fields.some((field) => field.required === true)) {
+      ctx.addIssue({ code: "custom", message: 'must include at least one question with "required": true' });
+    }
+  })
+  .openapi({ description: `1 to ${MAX_FIELDS} questions, at least one of them required` });
+
+const IntakeTexts = {
+  title: text(3, 80).openapi({ description: "Shown to the owner in their dashboard", example: "Quote request" }),
+  description: text(20, 500).openapi({
+    description: "Read by the Secretary to decide when to start the intake: say when, and when not",
+    example: "When a customer asks for a quote for a kitchen renovation. Not for repairs or existing orders.",
+  }),
+  fields: IntakeFields,
+};
+
+/** Spec, Intakes: `POST /intakes` body. */
+export const CreateIntakeBody = z
+  .object({
+    name: identifier(3, 40).openapi({
+      description: "Unique within the business; cannot be changed after creation",
+      example: "quote_request",
+    }),
+    ...IntakeTexts,
+  })
+  .openapi("CreateIntake");
+
+export type CreateIntakeInput = z.output<typeof CreateIntakeBody>;
+
+/**
+ * Spec, Intakes: `PATCH /intakes/{id}` accepts `title`, `description`, `fields` (the whole list); `name` and
+ * `enabled` may be sent back unchanged (the domain compares them with the stored values).
+ */
+export const PatchIntakeBody = z
+  .object({
+    name: z.string().optional().openapi({ description: "May be sent back unchanged; a different value is a 400" }),
+    title: IntakeTexts.title.optional(),
+    description: IntakeTexts.description.optional(),
+    fields: IntakeFields.optional().openapi({ description: "Replaces the whole list" }),
+    enabled: z.boolean().optional().openapi({ description: "May be sent back unchanged; only the owner changes it" }),
+  })
+  .openapi("PatchIntake");
+
+export type PatchIntakeInput = z.output<typeof PatchIntakeBody>;
+
+/** A question as the API answers it: `required` always, `options` only on `select`, `help` only when given. */
+export const IntakeFieldObject = z
+  .object({
+    id: z.string(),
+    label: z.string(),
+    type: z.enum(INTAKE_FIELD_TYPES),
+    required: z.boolean(),
+    options: z.array(z.string()).optional(),
+    help: z.string().optional(),
+  })
+  .openapi("IntakeField");
+
+/** Spec: Resources, Intake. */
+export const IntakeObject = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    title: z.string(),
+    description: z.string(),
+    fields: z.array(IntakeFieldObject),
+    enabled: z.boolean().openapi({ description: "Starts false. Only the business owner changes it" }),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .openapi("Intake");
+
+export type IntakeObject = z.infer<typeof IntakeObject>;
+
+/** Spec: Resources, Answer. */
+export const AnswerObject = z
+  .object({
+    id: z.string().openapi({ description: "The intake field id" }),
+    label: z.string(),
+    type: z.enum(INTAKE_FIELD_TYPES),
+    value: z.string().openapi({ description: "Every value is text" }),
+    proof: z
+      .enum(["verified", "stated"])
+      .optional()
+      .openapi({ description: "Only on email and phone answers: verified when the channel proved it" }),
+  })
+  .openapi("Answer");
+
+/** Spec: Resources, Intake response. */
+export const IntakeResponseObject = z
+  .object({
+    id: z.number().int().openapi({ description: "Equal to response_id in the intake.completed event" }),
+    conversation: z.object({ id: z.string(), channel: z.string() }),
+    answers: z.array(AnswerObject),
+    status: z.enum(["completed"]),
+    completed_at: timestamp,
+    created_at: timestamp,
+  })
+  .openapi("IntakeResponse");
+
+export type IntakeResponseObject = z.infer<typeof IntakeResponseObject>;
+
+/** Spec, `GET /intakes/{id}/responses`: `before` is a response id; the page holds responses older than it. */
+export const ResponsesQuery = z.object({
+  before: z
+    .string()
+    .refine((value) => numericId(value) !== undefined, { error: "must be a response id: a whole number from 1" })
+    .transform(Number)
+    .optional()
+    .openapi({ type: "integer", minimum: 1, description: "A response id; the page holds the responses older than it" }),
+});
+
+export const ResponsesPage = z
+  .object({
+    data: z.array(IntakeResponseObject),
+    next_before: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Pass as before for the next page; null on the last page" }),
+  })
+  .openapi("IntakeResponsesPage");
