@@ -1,12 +1,12 @@
 import type { BatchItem } from "drizzle-orm/batch";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { SQLiteInsertValue, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "./client";
 
 /** D1 binds at most 100 parameters per statement. */
 const MAX_PARAMETERS = 100;
 
 /** Multi-row inserts split so that no statement binds more than D1 allows; run them in one `db.batch`. */
-export function insertMany<Table extends SQLiteTable>(db: Database, table: Table, rows: Table["$inferInsert"][]) {
+export function insertMany<Table extends SQLiteTable>(db: Database, table: Table, rows: SQLiteInsertValue<Table>[]) {
   const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / Object.keys(rows[0] ?? {}).length));
   const statements = [];
   for (let i = 0; i < rows.length; i += perStatement) {

@@ -13,6 +13,7 @@ import type {
   IntakeResponseObject,
   PatchIntakeInput,
 } from "../schemas/intakes";
+import { type Channel, intakesRunOn } from "./channels";
 import { type Principal, principalRef } from "./principals";
 
 /** Spec, Limits: "Intakes per business: 5 (all keys and apps together)". */
@@ -260,4 +261,18 @@ export function toAnswerObject(answer: Answer): IntakeResponseObject["answers"][
   const base = { id: answer.id, label: answer.label, type: answer.type, value: answer.value };
   const provable = answer.type === "email" || answer.type === "phone";
   return provable && answer.proof ? { ...base, proof: answer.proof } : base;
+}
+
+/**
+ * What the Secretary may start on a channel (DESIGN.md, context endpoint): the business's enabled intakes, only on
+ * the chat channels where intakes run (spec: not on phone calls nor through MCP).
+ */
+export async function intakesForSecretary(db: Database, businessId: string, channel: Channel) {
+  if (!intakesRunOn(channel)) return [];
+  const rows = await db
+    .select({ id: intakes.id, name: intakes.name, description: intakes.description, fields: intakes.fields })
+    .from(intakes)
+    .where(and(eq(intakes.businessId, businessId), eq(intakes.enabled, true)))
+    .orderBy(asc(intakes.id));
+  return rows.map((row) => ({ ...row, fields: row.fields.map(normalizeField) }));
 }

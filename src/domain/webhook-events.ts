@@ -1,4 +1,4 @@
-import { inArray } from "drizzle-orm";
+import { inArray, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { chunks, insertMany, runBatch } from "../db/batches";
 import type { Database } from "../db/client";
@@ -18,6 +18,11 @@ export type EventDraft = {
   audience?: PrincipalRef;
   /** `ping` goes to the one endpoint whose Test button was pressed, whatever it subscribed to. */
   endpointId?: number;
+  /**
+   * Members of `data` whose value is only known inside the write batch (the id of a row inserted by an earlier
+   * statement of it, such as `response_id`): set into the stored envelope by SQL, in the same transaction.
+   */
+  dataFromSql?: Record<string, SQL>;
 };
 
 export type EmittedEvent = { id: string; event: EventName };
@@ -31,6 +36,13 @@ function envelope(business: Business, draft: EventDraft, createdAt: string) {
     business: { id: business.id, handle: business.handle, name: business.name },
     data: draft.data,
   };
+}
+
+function storedEnvelope(json: string, dataFromSql: Record<string, SQL> = {}): string | SQL {
+  const members = Object.entries(dataFromSql);
+  if (members.length === 0) return json;
+  const paths = members.map(([name, value]) => sql`, ${`$.data.${name}`}, ${value}`);
+  return sql`json_set(${json}${sql.join(paths)})`;
 }
 
 function receives(endpoint: WebhookEndpoint, draft: EventDraft): boolean {
@@ -53,11 +65,11 @@ export async function writeEvents(
 ) {
   const now = new Date().toISOString();
   const envelopes = drafts.map((draft) => ({ draft, envelope: envelope(business, draft, now) }));
-  const eventRows = envelopes.map(({ envelope }) => ({
+  const eventRows = envelopes.map(({ draft, envelope }) => ({
     id: envelope.id,
     businessId: business.id,
     type: envelope.event,
-    envelope: JSON.stringify(envelope),
+    envelope: storedEnvelope(JSON.stringify(envelope), draft.dataFromSql),
     createdAt: now,
   }));
   const deliveryRows = envelopes.flatMap(({ draft, envelope }) =>

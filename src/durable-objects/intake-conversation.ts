@@ -1,8 +1,149 @@
 import { DurableObject } from "cloudflare:workers";
+import { database } from "../db/client";
+import { completeRun } from "../domain/intake-completion";
+import {
+  APOLOGY,
+  answersOf,
+  applyAnswers,
+  type IntakeRun,
+  nextQuestion,
+  openingLine,
+  startRun,
+  stateOf,
+  thankYou,
+  UNFINISHED_AFTER_MS,
+} from "../domain/intake-conversation";
+import type { Env } from "../env";
+import { ApiError } from "../lib/errors";
+import { settle } from "../lib/settle";
+import { parseOrThrow } from "../lib/validation";
+import { IntakeAnswersBody, StartIntakeBody } from "../schemas/runtime";
+
+const RUN_KEY = "run";
 
 /**
- * One per Secretary conversation (`idFromName(conversationId)`): the running intake, its answers, the 24-hour alarm
- * and the exactly-once completion (DESIGN.md). Its methods arrive with the intake conversation issue; the class is
- * declared from the start so that its SQLite-backed migration tag is the first one.
+ * One per Secretary conversation (`idFromName(conversationId)`, DESIGN.md): the intake running in it, its answers,
+ * the alarm that drops it after 24 hours, and its exactly-once completion. Every method validates its input with
+ * the same zod schema as its HTTP mirror under `/internal/v1/conversations/{cid}/intake`, and answers a
+ * `RuntimeResult` (a refusal is a value, with the status the HTTP mirror answers).
+ *
+ * Completion happens once per run: the run is marked while it completes, a concurrent call waits for the same
+ * completion, and D1 itself refuses a second response for the run (src/domain/intake-completion.ts).
  */
-export class IntakeConversation extends DurableObject {}
+export class IntakeConversation extends DurableObject {
+  private completing: Promise<ReturnType<typeof stateOf> & { reply: string }> | undefined;
+
+  private run(): Promise<IntakeRun | undefined> {
+    return this.ctx.storage.get<IntakeRun>(RUN_KEY);
+  }
+
+  private async save(run: IntakeRun) {
+    await this.ctx.storage.put(RUN_KEY, run);
+  }
+
+  private async running(): Promise<IntakeRun> {
+    const run = await this.run();
+    if (!run || run.status !== "started") throw new ApiError(409, "No intake is running in this conversation.");
+    return run;
+  }
+
+  /** Starts an intake: one running intake per conversation at a time. */
+  start(conversationId: string, input: unknown, now = Date.now()) {
+    return settle(async () => {
+      const body = parseOrThrow(StartIntakeBody, input, "json");
+      const current = await this.run();
+      if (current?.status === "started") {
+        throw new ApiError(409, `The intake "${current.intakeName}" is already running in this conversation.`);
+      }
+      const run = await startRun(
+        database(this.env.DB),
+        {
+          conversationId,
+          businessId: body.business_id,
+          intakeId: body.intake_id,
+          channel: body.channel,
+          customer: body.customer,
+        },
+        now,
+      );
+      await this.save(run);
+      await this.ctx.storage.setAlarm(now + UNFINISHED_AFTER_MS);
+      return { ...stateOf(run), reply: openingLine(run) };
+    });
+  }
+
+  /** Takes answers; completes the intake when every required question has a valid answer and nothing is left. */
+  answer(input: unknown, now = Date.now()) {
+    return settle(async () => {
+      const body = parseOrThrow(IntakeAnswersBody, input, "json");
+      if (this.completing) return { ...(await this.completing), rejected: [] };
+      const last = await this.run();
+      // A repeated call after completion answers what the completion answered; nothing is stored or sent again.
+      if (last?.status === "completed" || last?.status === "no_delivery") {
+        return { ...stateOf(last), rejected: [], reply: last.status === "completed" ? thankYou(last) : APOLOGY };
+      }
+      const run = await this.running();
+      const { rejected } = applyAnswers(run, body.answers);
+      await this.save(run);
+      if (nextQuestion(run)) return { ...stateOf(run), rejected, reply: null };
+      this.completing = this.complete(run, now);
+      try {
+        return { ...(await this.completing), rejected };
+      } finally {
+        this.completing = undefined;
+      }
+    });
+  }
+
+  private async complete(run: IntakeRun, now: number) {
+    const completedAt = new Date(now).toISOString();
+    const completion = await completeRun(this.env, database(this.env.DB), {
+      runId: run.runId,
+      businessId: run.businessId,
+      intakeId: run.intakeId,
+      version: run.version,
+      conversation: { id: run.conversationId, channel: run.channel },
+      answers: answersOf(run),
+      completedAt,
+    });
+    const ended: IntakeRun = {
+      ...run,
+      status: completion.sent ? "completed" : "no_delivery",
+      endedAt: completedAt,
+      responseId: completion.sent ? completion.responseId : null,
+    };
+    await this.save(ended);
+    await this.ctx.storage.deleteAlarm();
+    return { ...stateOf(ended), reply: completion.sent ? thankYou(ended) : APOLOGY };
+  }
+
+  /** Spec: "A customer who says they do not want to go on stops it, and nothing is sent." */
+  decline(now = Date.now()) {
+    return settle(async () => {
+      const run = await this.running();
+      const stopped: IntakeRun = { ...run, status: "stopped", endedAt: new Date(now).toISOString() };
+      await this.save(stopped);
+      await this.ctx.storage.deleteAlarm();
+      return stateOf(stopped);
+    });
+  }
+
+  state() {
+    return settle(async () => {
+      const run = await this.run();
+      if (!run) throw new ApiError(404, "No intake has run in this conversation.");
+      return stateOf(run);
+    });
+  }
+
+  /** Spec: "An intake left unfinished for 24 hours is dropped." Nothing is sent. */
+  override async alarm() {
+    const run = await this.run();
+    if (run?.status !== "started") return;
+    await this.save({ ...run, status: "dropped", endedAt: new Date().toISOString() });
+  }
+}
+
+/** The conversation's own object (DESIGN.md: `idFromName(conversationId)`). */
+export const conversationObject = (env: Env, conversationId: string) =>
+  env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(conversationId));

@@ -3,25 +3,12 @@ import { database } from "../db/client";
 import { callActionByName } from "../domain/action-calls";
 import { setPlan } from "../domain/businesses";
 import { reportChange } from "../domain/platform-changes";
+import { secretaryContext } from "../domain/secretary-context";
+import { conversationObject } from "../durable-objects/intake-conversation";
 import type { Env } from "../env";
-import { ApiError } from "../lib/errors";
+import { settle } from "../lib/settle";
 import { parseOrThrow } from "../lib/validation";
-import { ActionCallBody, ActionCallParams, BusinessIdParam, PlanChange } from "../schemas/runtime";
-
-/**
- * What an RPC method answers: the value, or the refusal its HTTP mirror would answer (status and sentence). Errors
- * are values here because an exception crossing the RPC boundary keeps only its message.
- */
-export type RuntimeResult<T> = { ok: true; value: T } | { ok: false; status: number; error: string };
-
-async function settle<T>(work: () => Promise<T>): Promise<RuntimeResult<T>> {
-  try {
-    return { ok: true, value: await work() };
-  } catch (error) {
-    if (error instanceof ApiError) return { ok: false, status: error.status, error: error.message };
-    throw error;
-  }
-}
+import { ActionCallBody, ActionCallParams, BusinessIdParam, ContextQuery, PlanChange } from "../schemas/runtime";
 
 /**
  * The Secretary runtime API as typed RPC, for Workers bound to this one by a service binding (DESIGN.md). Each
@@ -50,5 +37,30 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
       const { id } = parseOrThrow(ActionCallParams, { id: businessId, name }, "param");
       return callActionByName(this.env, database(this.env.DB), id, name, parseOrThrow(ActionCallBody, body, "json"));
     });
+  }
+
+  /** `GET /internal/v1/businesses/{id}/context?channel=C`: what the Secretary may use on that channel. */
+  context(businessId: string, channel: string) {
+    return settle(() => {
+      const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
+      return secretaryContext(database(this.env.DB), id, parseOrThrow(ContextQuery, { channel }, "query").channel);
+    });
+  }
+
+  /** The conversation's intake (DESIGN.md): the same methods as its Durable Object, reached by conversation id. */
+  startIntake(conversationId: string, body: unknown) {
+    return conversationObject(this.env, conversationId).start(conversationId, body);
+  }
+
+  answerIntake(conversationId: string, body: unknown) {
+    return conversationObject(this.env, conversationId).answer(body);
+  }
+
+  declineIntake(conversationId: string) {
+    return conversationObject(this.env, conversationId).decline();
+  }
+
+  intakeState(conversationId: string) {
+    return conversationObject(this.env, conversationId).state();
   }
 }

@@ -18,3 +18,22 @@ export const ActionCallBody = z.object({
 });
 
 export type ActionCallBody = z.infer<typeof ActionCallBody>;
+
+/** `POST /internal/v1/conversations/{cid}/intake` (DESIGN.md): start an intake in a conversation. */
+export const StartIntakeBody = z.object({
+  business_id: z.uuid({ error: "must be a business id (a UUID)" }),
+  intake_id: z.number().int().positive(),
+  channel: z.enum(CHANNELS),
+  customer: z.object({ phone: z.string().max(40).optional(), email: z.string().max(254).optional() }).default({}),
+});
+
+/** `POST /internal/v1/conversations/{cid}/intake/answers`: answers by field id, as the customer wrote them. */
+export const IntakeAnswersBody = z.object({
+  answers: z.record(z.string().max(40), z.string().max(10_000)),
+});
+
+export const ConversationParam = z.object({ cid: z.string().min(1).max(200) });
+
+export type StartIntakeBody = z.infer<typeof StartIntakeBody>;
+
+export const ContextQuery = z.object({ channel: z.enum(CHANNELS) });

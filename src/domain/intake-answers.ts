@@ -1,0 +1,139 @@
+import { parsePhoneNumberFromString } from "libphonenumber-js";
+import type { Answer, IntakeField } from "../db/schema";
+import { characterCount } from "../lib/text";
+import { choiceKey } from "../schemas/intakes";
+import type { Channel } from "./channels";
+
+/** A checked answer: the value to store (as text, normalised), or why it was not accepted. */
+export type CheckedAnswer = { ok: true; value: string } | { ok: false; reason: string };
+
+const SHORT_TEXT_CHARS = 200;
+const LONG_TEXT_CHARS = 4000;
+
+const MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
+
+function isoDate(year: number, month: number, day: number): string | undefined {
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined;
+  return date.toISOString().slice(0, 10);
+}
+
+const monthNumber = (name: string) => {
+  const index = MONTHS.findIndex((month) => name.length >= 3 && month.startsWith(name));
+  return index < 0 ? undefined : index + 1;
+};
+
+/**
+ * A date as customers write it, normalised to `YYYY-MM-DD`: `2026-12-24`, day first with `/`, `.` or `-`
+ * (`24/12/2026`: the spec's businesses are mostly outside the US; docs/decisions.md), or with the month's English
+ * name (`24 December 2026`, `Dec 24, 2026`). Impossible dates (`2026-02-30`) are refused, never rolled over.
+ */
+export function parseDate(text: string): string | undefined {
+  const value = text.trim().toLowerCase().replace(/,/g, " ").replace(/\s+/g, " ");
+  let match = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(value);
+  if (match) return isoDate(Number(match[1]), Number(match[2]), Number(match[3]));
+  match = /^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})$/.exec(value);
+  if (match) return isoDate(Number(match[3]), Number(match[2]), Number(match[1]));
+  match = /^(\d{1,2})(?:st|nd|rd|th)? ([a-z]+)\.? (\d{4})$/.exec(value);
+  if (match) {
+    const month = monthNumber(match[2] ?? "");
+    return month ? isoDate(Number(match[3]), month, Number(match[1])) : undefined;
+  }
+  match = /^([a-z]+)\.? (\d{1,2})(?:st|nd|rd|th)? (\d{4})$/.exec(value);
+  if (match) {
+    const month = monthNumber(match[1] ?? "");
+    return month ? isoDate(Number(match[3]), month, Number(match[2])) : undefined;
+  }
+  return undefined;
+}
+
+/** A phone number in E.164, only when it carries its country code (spec: "A phone number with its country code"). */
+export function parsePhone(text: string): string | undefined {
+  const trimmed = text.trim().replace(/^00/, "+");
+  if (!trimmed.startsWith("+")) return undefined;
+  const phone = parsePhoneNumberFromString(trimmed);
+  return phone?.isValid() ? phone.number : undefined;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+
+/** Spec, "Accepted answers by type": each type's check, and its normalised text. */
+export function checkAnswer(field: IntakeField, raw: string): CheckedAnswer {
+  const text = raw.trim();
+  if (text === "") return { ok: false, reason: "The answer is empty." };
+  switch (field.type) {
+    case "text":
+      if (characterCount(text) > SHORT_TEXT_CHARS || /[\r\n]/.test(text)) {
+        return { ok: false, reason: `A short answer is one line of at most ${SHORT_TEXT_CHARS} characters.` };
+      }
+      return { ok: true, value: text };
+    case "textarea":
+      if (characterCount(text) > LONG_TEXT_CHARS) {
+        return { ok: false, reason: `The answer can be at most ${LONG_TEXT_CHARS} characters long.` };
+      }
+      return { ok: true, value: text };
+    case "number": {
+      const normalised = text.replace(/\s/g, "").replace(/^(-?\d+),(\d+)$/, "$1.$2");
+      if (!/^[-+]?\d+(\.\d+)?$/.test(normalised)) return { ok: false, reason: "The answer must be a number." };
+      return { ok: true, value: String(Number(normalised)) };
+    }
+    case "email": {
+      if (!EMAIL.test(text) || text.length > 254) return { ok: false, reason: "The answer must be an email address." };
+      const [local, domain] = [text.slice(0, text.lastIndexOf("@")), text.slice(text.lastIndexOf("@") + 1)];
+      return { ok: true, value: `${local}@${domain.toLowerCase()}` };
+    }
+    case "phone": {
+      const phone = parsePhone(text);
+      if (!phone) {
+        return {
+          ok: false,
+          reason: "The answer must be a phone number with its country code, such as +31 6 12345678.",
+        };
+      }
+      return { ok: true, value: phone };
+    }
+    case "date": {
+      const date = parseDate(text);
+      return date
+        ? { ok: true, value: date }
+        : { ok: false, reason: "The answer must be a real date, such as 2026-12-24." };
+    }
+    case "select": {
+      const option = field.options?.find((choice) => choiceKey(choice) === choiceKey(text));
+      if (!option) return { ok: false, reason: `The answer must be one of: ${field.options?.join(", ")}.` };
+      return { ok: true, value: option };
+    }
+  }
+}
+
+/** What the channel proved about the customer (DESIGN.md: `customer: { phone?, email? }`). */
+export type ProvenIdentity = { phone?: string; email?: string };
+
+/**
+ * Spec, Answer `proof`: "verified when the channel proved it (the number the customer writes from, the address they
+ * send from), stated when the customer typed it". Only WhatsApp and SMS prove a number and only email proves an
+ * address; the comparison is between normalised values.
+ */
+export function proofOf(field: IntakeField, value: string, channel: Channel, proven: ProvenIdentity): Answer["proof"] {
+  if (field.type === "phone") {
+    const provenPhone = proven.phone ? parsePhone(proven.phone) : undefined;
+    return (channel === "whatsapp" || channel === "sms") && provenPhone === value ? "verified" : "stated";
+  }
+  if (field.type === "email") {
+    return channel === "email" && proven.email?.trim().toLowerCase() === value.toLowerCase() ? "verified" : "stated";
+  }
+  return undefined;
+}

@@ -1,0 +1,95 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { isGuardAbort } from "../db/errors";
+import { type Answer, businesses, intakeResponses, intakes } from "../db/schema";
+import { guard } from "../db/snapshot-guard";
+import type { Env } from "../env";
+import { endpointsOf } from "./webhook-endpoints";
+import { enqueueDeliveries, writeEvents } from "./webhook-events";
+
+/** One finished run of an intake in a conversation, as the conversation's Durable Object holds it. */
+export type CompletedRun = {
+  runId: string;
+  businessId: string;
+  intakeId: number;
+  version: number;
+  conversation: { id: string; channel: string };
+  answers: Answer[];
+  completedAt: string;
+};
+
+export type Completion = { sent: true; responseId: number } | { sent: false; reason: "intake_changed" };
+
+/** Two attempts suffice: a guard only aborts when the intake changed or the run completed meanwhile. */
+const COMPLETION_ATTEMPTS = 3;
+
+/**
+ * Spec, How an intake conversation runs, 4 and 5: "Before anything is sent, the service checks that the intake is
+ * still switched on and unchanged since the conversation started it. If not, nothing is sent". Otherwise the
+ * response is stored and `intake.completed` emitted to the endpoints of the intake's owner that named it — in ONE
+ * D1 batch, behind two guards (the intake is still on at the run's version; no response exists for this run). So a
+ * repeated or concurrent completion of a run stores one response and emits one event, and answers the same.
+ * `response_id` in the event is the id of the row inserted earlier in the same batch.
+ */
+export async function completeRun(env: Env, db: Database, run: CompletedRun): Promise<Completion> {
+  const stillOn = sql`exists (select 1 from ${intakes} where ${intakes.id} = ${run.intakeId} and ${intakes.enabled} = 1 and ${intakes.version} = ${run.version})`;
+  const responseOfRun = sql`(select ${intakeResponses.id} from ${intakeResponses} where ${intakeResponses.runId} = ${run.runId})`;
+  for (let attempt = 1; ; attempt++) {
+    const [intake, existing, business, endpoints] = await db.batch([
+      db
+        .select()
+        .from(intakes)
+        .where(and(eq(intakes.id, run.intakeId), eq(intakes.businessId, run.businessId))),
+      db.select({ id: intakeResponses.id }).from(intakeResponses).where(eq(intakeResponses.runId, run.runId)),
+      db.select().from(businesses).where(eq(businesses.id, run.businessId)),
+      endpointsOf(db, run.businessId),
+    ]);
+    if (existing[0]) return { sent: true, responseId: existing[0].id };
+    const current = intake[0];
+    if (!current || !business[0] || !current.enabled || current.version !== run.version) {
+      return { sent: false, reason: "intake_changed" };
+    }
+    const data = {
+      intake: { id: current.id, name: current.name, title: current.title },
+      response_id: null,
+      conversation: run.conversation,
+      answers: run.answers,
+      completed_at: run.completedAt,
+    };
+    try {
+      const written = await writeEvents(
+        db,
+        business[0],
+        endpoints,
+        [
+          {
+            event: "intake.completed",
+            data,
+            audience: { apiKeyId: current.apiKeyId, oauthGrantId: current.oauthGrantId },
+            dataFromSql: { response_id: responseOfRun },
+          },
+        ],
+        [
+          guard(db, stillOn),
+          guard(db, sql`not exists ${responseOfRun}`),
+          db.insert(intakeResponses).values({
+            intakeId: current.id,
+            businessId: run.businessId,
+            conversationId: run.conversation.id,
+            channel: run.conversation.channel,
+            runId: run.runId,
+            answers: run.answers,
+            status: "completed",
+            completedAt: run.completedAt,
+            createdAt: run.completedAt,
+          }),
+        ],
+      );
+      await enqueueDeliveries(env, db, written.deliveryIds);
+      // Stored: the next read answers with the response's id.
+    } catch (error) {
+      // The intake changed, or this run completed, between the read and the write: read again and decide.
+      if (!isGuardAbort(error) || attempt === COMPLETION_ATTEMPTS) throw error;
+    }
+  }
+}

@@ -1,0 +1,171 @@
+import { and, eq } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { type Answer, businesses, type IntakeContent, type IntakeField, intakes } from "../db/schema";
+import { ApiError, notFound } from "../lib/errors";
+import { randomToken } from "../lib/secrets";
+import { type Channel, intakesRunOn } from "./channels";
+import { checkAnswer, type ProvenIdentity, proofOf } from "./intake-answers";
+
+/** Spec, Intake conversation states; `no_delivery` is the row "intake disabled or changed since start". */
+export type RunStatus = "started" | "completed" | "stopped" | "dropped" | "no_delivery";
+
+/** Spec, Limits: "Intake unfinished: dropped after 24 hours". */
+export const UNFINISHED_AFTER_MS = 24 * 3_600_000;
+
+/** What a conversation's Durable Object keeps of its current (or last) intake run. */
+export type IntakeRun = {
+  runId: string;
+  status: RunStatus;
+  conversationId: string;
+  channel: Channel;
+  customer: ProvenIdentity;
+  businessId: string;
+  businessName: string;
+  intakeId: number;
+  intakeName: string;
+  version: number;
+  snapshot: IntakeContent;
+  /** Accepted answers by field id, normalised. */
+  answers: Record<string, string>;
+  /** Optional questions the customer chose not to answer. */
+  skipped: string[];
+  startedAt: string;
+  endedAt: string | null;
+  responseId: number | null;
+};
+
+/** A question as the Secretary asks it. */
+export const questionOf = (field: IntakeField) => ({
+  id: field.id,
+  label: field.label,
+  type: field.type,
+  required: field.required,
+  ...(field.options ? { options: field.options } : {}),
+  ...(field.help ? { help: field.help } : {}),
+});
+
+/**
+ * Spec, How an intake conversation runs, 2: "asks the questions one at a time"; DESIGN.md: required ones first, then
+ * the optional ones the customer may skip. Undefined when nothing is left to ask.
+ */
+export function nextQuestion(run: IntakeRun) {
+  const open = (field: IntakeField) => run.answers[field.id] === undefined && !run.skipped.includes(field.id);
+  const next =
+    run.snapshot.fields.find((field) => field.required && open(field)) ??
+    run.snapshot.fields.find((field) => !field.required && open(field));
+  return next ? questionOf(next) : undefined;
+}
+
+/**
+ * Starts a run (spec, How an intake conversation runs, 1 and 2): only on the chat channels, only an enabled intake
+ * of that business. Records the version and a snapshot of the questions, and answers the opening line.
+ */
+export async function startRun(
+  db: Database,
+  input: { conversationId: string; businessId: string; intakeId: number; channel: Channel; customer: ProvenIdentity },
+  now: number,
+): Promise<IntakeRun> {
+  if (!intakesRunOn(input.channel)) {
+    throw new ApiError(
+      409,
+      "Intakes run only on chat channels: not on phone calls nor through connected AI assistants (MCP).",
+    );
+  }
+  const row = await db
+    .select({ intake: intakes, businessName: businesses.name })
+    .from(intakes)
+    .innerJoin(businesses, eq(businesses.id, intakes.businessId))
+    .where(and(eq(intakes.id, input.intakeId), eq(intakes.businessId, input.businessId)))
+    .get();
+  if (!row) throw notFound("The business has no intake with that id.");
+  if (!row.intake.enabled) throw new ApiError(409, "The intake is switched off: only the owner can switch it on.");
+  const { intake } = row;
+  return {
+    runId: randomToken("run_", 16),
+    status: "started",
+    conversationId: input.conversationId,
+    channel: input.channel,
+    customer: input.customer,
+    businessId: input.businessId,
+    businessName: row.businessName,
+    intakeId: intake.id,
+    intakeName: intake.name,
+    version: intake.version,
+    snapshot: { title: intake.title, description: intake.description, fields: intake.fields },
+    answers: {},
+    skipped: [],
+    startedAt: new Date(now).toISOString(),
+    endedAt: null,
+    responseId: null,
+  };
+}
+
+/** Spec, How an intake conversation runs, 2: "says what it will ask and that the answers go to the business". */
+export function openingLine(run: IntakeRun): string {
+  const count = run.snapshot.fields.length;
+  const questions = count === 1 ? "one question" : `${count} questions`;
+  return `I'd like to ask you ${questions} for "${run.snapshot.title}". Your answers go to ${run.businessName}.`;
+}
+
+export type AnswerRejection = { id: string; reason: string };
+
+/**
+ * Spec, How an intake conversation runs, 3: "Each answer is checked by its field type. Earlier answers are kept
+ * unless the customer changes them." An empty answer to an optional question skips it. Answers to questions the
+ * intake does not have are rejected with a reason.
+ */
+export function applyAnswers(run: IntakeRun, answers: Record<string, string>) {
+  const rejected: AnswerRejection[] = [];
+  const accepted: string[] = [];
+  for (const [id, raw] of Object.entries(answers)) {
+    const field = run.snapshot.fields.find((candidate) => candidate.id === id);
+    if (!field) {
+      rejected.push({ id, reason: "The intake has no question with this id." });
+      continue;
+    }
+    if (!field.required && raw.trim() === "") {
+      delete run.answers[id];
+      if (!run.skipped.includes(id)) run.skipped.push(id);
+      continue;
+    }
+    const checked = checkAnswer(field, raw);
+    if (!checked.ok) {
+      rejected.push({ id, reason: checked.reason });
+      continue;
+    }
+    run.answers[id] = checked.value;
+    run.skipped = run.skipped.filter((skipped) => skipped !== id);
+    accepted.push(id);
+  }
+  return { accepted, rejected };
+}
+
+/** Spec, Answer: the stored and delivered answers, in the order of the questions, with `proof` on email and phone. */
+export function answersOf(run: IntakeRun): Answer[] {
+  return run.snapshot.fields
+    .filter((field) => run.answers[field.id] !== undefined)
+    .map((field) => {
+      const value = run.answers[field.id] ?? "";
+      const proof = proofOf(field, value, run.channel, run.customer);
+      return { id: field.id, label: field.label, type: field.type, value, ...(proof ? { proof } : {}) };
+    });
+}
+
+/** The state the runtime reads (`GET /internal/v1/conversations/{cid}/intake`). */
+export function stateOf(run: IntakeRun) {
+  return {
+    status: run.status,
+    intake: { id: run.intakeId, name: run.intakeName, title: run.snapshot.title, version: run.version },
+    channel: run.channel,
+    answers: answersOf(run),
+    skipped: run.skipped,
+    next_question: run.status === "started" ? (nextQuestion(run) ?? null) : null,
+    started_at: run.startedAt,
+    ended_at: run.endedAt,
+    response_id: run.responseId,
+  };
+}
+
+export const thankYou = (run: IntakeRun) => `Thank you! Your answers have been sent to ${run.businessName}.`;
+export const APOLOGY =
+  "Sorry: this form changed or was switched off while we were talking, so your answers were not sent. Please ask again and we will start over.";

@@ -1,0 +1,25 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { businesses } from "../db/schema";
+import { notFound } from "../lib/errors";
+import { actionsForSecretary } from "./actions";
+import { toBusinessObject } from "./businesses";
+import type { Channel } from "./channels";
+import { intakesForSecretary } from "./intakes";
+import { secretaryKnowledge } from "./knowledge-sources";
+
+/**
+ * DESIGN.md, `GET /internal/v1/businesses/{id}/context?channel=C`: what the Secretary may use on channel C. The
+ * settings first, then pushed knowledge marked as information (16,000 characters in all); enabled actions where
+ * actions run; enabled intakes where intakes run.
+ */
+export async function secretaryContext(db: Database, businessId: string, channel: Channel) {
+  const business = await db.select().from(businesses).where(eq(businesses.id, businessId)).get();
+  if (!business) throw notFound("No business has that id.");
+  const [knowledge, actions, intakes] = await Promise.all([
+    secretaryKnowledge(db, business),
+    actionsForSecretary(db, businessId, channel),
+    intakesForSecretary(db, businessId, channel),
+  ]);
+  return { business: toBusinessObject(business), channel, knowledge, actions, intakes };
+}

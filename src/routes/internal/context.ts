@@ -1,0 +1,18 @@
+import { zValidator } from "@hono/zod-validator";
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env";
+import { database } from "../../db/client";
+import { secretaryContext } from "../../domain/secretary-context";
+import { rejectInvalid } from "../../lib/validation";
+import { BusinessIdParam, ContextQuery } from "../../schemas/runtime";
+
+/** What the Secretary may use on a channel (DESIGN.md, Secretary runtime API). */
+export const context = new Hono<AppEnv>().get(
+  "/businesses/:id/context",
+  zValidator("param", BusinessIdParam, rejectInvalid),
+  zValidator("query", ContextQuery, rejectInvalid),
+  async (c) => {
+    const { id } = c.req.valid("param");
+    return c.json(await secretaryContext(database(c.env.DB), id, c.req.valid("query").channel), 200);
+  },
+);
