@@ -492,7 +492,13 @@ export function seedSql({ handle, plan, ownerEmail, passwordHash, apiKey, now })
         time_zone: business.timeZone,
         plan: plan ?? "pro",
         plan_active: true,
-        settings: "{}",
+        // The owner's own settings, which the Secretary answers from first (GET /internal/v1/businesses/{id}/context).
+        settings: JSON.stringify({
+          opening_hours: "Tuesday to Saturday 09:00-18:00; closed Sunday and Monday",
+          services: "Haircut €35 (45 min), colour €80 (2 h), haircut at home €65 (1 h)",
+          address: "Prinsengracht 100, Amsterdam",
+          phone: "+31 20 123 4567",
+        }),
         created_at: nowIso,
         updated_at: nowIso,
       },
