@@ -1,12 +1,10 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actionCalls, actions, apiKeys } from "../src/db/schema";
 import { actionsForSecretary, switchAction } from "../src/domain/actions";
 import { CHAT_CHANNELS } from "../src/domain/channels";
-import worker from "../src/index";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
-import { BASE, call, json } from "./helpers/http";
+import { call, expectError, json } from "./helpers/http";
 
 type Parameters = {
   type: "object";
@@ -93,32 +91,12 @@ async function create(key: string, overrides: Record<string, unknown> = {}) {
   return json<Created>(response);
 }
 
-async function expectError(response: Response, status: number, sentence: string | RegExp) {
-  expect(response.status).toBe(status);
-  const body = await json(response);
-  expect(Object.keys(body)).toEqual(["error"]);
-  if (typeof sentence === "string") expect(body.error).toBe(sentence);
-  else expect(body.error).toMatch(sentence);
-}
-
 const rowOf = (id: number) => db.select().from(actions).where(eq(actions.id, id)).get();
 const rowsOfBusiness = (businessId: string) => db.select().from(actions).where(eq(actions.businessId, businessId));
 
 /** A POST through the Worker with the production outbound policy (ALLOW_LOOPBACK_URLS unset). */
-async function postInProduction(key: string, body: unknown) {
-  const ctx = createExecutionContext();
-  const response = await worker.fetch(
-    new Request(`${BASE}/api/v1/actions`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    }),
-    { ...env, ALLOW_LOOPBACK_URLS: "" },
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  return response;
-}
+const postInProduction = (key: string, body: unknown) =>
+  call("/api/v1/actions", { key, method: "POST", body, bindings: { ALLOW_LOOPBACK_URLS: "" } });
 
 describe("POST /api/v1/actions", async () => {
   const { business, apiKey } = await createBusiness();

@@ -2,16 +2,9 @@ import { describe, expect, it } from "vitest";
 import { API_KEY_PREFIX } from "../src/domain/principals";
 import { randomToken } from "../src/lib/secrets";
 import { createApiKey, createBusiness } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
+import { call, expectError } from "./helpers/http";
 
 const PROTECTED = ["/api/v1/me", "/api/v1/appointments", "/api/v1/orders"];
-
-async function expectError(response: Response, status: number, sentence: RegExp) {
-  expect(response.status).toBe(status);
-  const body = await json(response);
-  expect(Object.keys(body)).toEqual(["error"]);
-  expect(body.error).toMatch(sentence);
-}
 
 describe("API key authentication (spec: Authentication, API key)", () => {
   it.each(PROTECTED)("refuses %s without an Authorization header (401)", async (path) => {

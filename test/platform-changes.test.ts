@@ -5,7 +5,7 @@ import { events, webhookDeliveries } from "../src/db/schema";
 import type { BookingObject } from "../src/schemas/booking";
 import type { OrderObject } from "../src/schemas/order";
 import { createBusiness, db } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
+import { call, expectError, json } from "./helpers/http";
 import { receiverBox } from "./helpers/receiver";
 
 const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
@@ -87,14 +87,6 @@ async function expectNothingEmitted(businessId: string, body: unknown) {
   const response = await report(businessId, body);
   expect(response.status).toBe(200);
   expect(await json(response)).toEqual({ events: [] });
-}
-
-async function expectRefused(response: Response, status: number, error: string | RegExp) {
-  expect(response.status).toBe(status);
-  const body = await json(response);
-  expect(Object.keys(body)).toEqual(["error"]);
-  if (typeof error === "string") expect(body.error).toBe(error);
-  else expect(body.error).toMatch(error);
 }
 
 /** The stored envelope of an event: exactly the spec's five fields. */
@@ -231,7 +223,7 @@ describe("POST /internal/v1/businesses/{id}/events: bookings", async () => {
     const booking = newBooking();
     await expectEmitted(business.id, { booking }, ["booking.created"]);
     const before = await eventCount(business.id);
-    await expectRefused(
+    await expectError(
       await report(business.id, { booking: { ...booking, status: "cancelled" }, reason: "No show of the staff" }),
       400,
       'The field "cancelled_by" is required when a booking is cancelled.',
@@ -247,7 +239,7 @@ describe("POST /internal/v1/businesses/{id}/events: bookings", async () => {
   ])("refuses a cancellation with %j with 400", async (extra, error) => {
     const booking = newBooking({ status: "confirmed" });
     await expectEmitted(business.id, { booking }, ["booking.created"]);
-    await expectRefused(
+    await expectError(
       await report(business.id, { booking: { ...booking, status: "cancelled" }, ...extra }),
       400,
       error,
@@ -295,7 +287,7 @@ describe("POST /internal/v1/businesses/{id}/events: bookings", async () => {
     ]);
     expect(await storedEnvelope(business, confirmed)).toEqual({ booking: done, completed_by: "client" });
 
-    await expectRefused(
+    await expectError(
       await report(business.id, { booking: { ...newBooking(), status: "completed" }, completed_by: "merchant" }),
       400,
       /^The field "completed_by" /,
@@ -423,19 +415,15 @@ describe("POST /internal/v1/businesses/{id}/events: orders", async () => {
     [{ total: "21.25" }, 'The field "order.total" must be a number.'],
     [{ pay_on_delivery: "yes" }, 'The field "order.pay_on_delivery" must be a boolean.'],
   ])("refuses an order with %j with 400 naming the field", async (changes, error) => {
-    await expectRefused(await report(business.id, { order: { ...newOrder(), ...changes } }), 400, error);
+    await expectError(await report(business.id, { order: { ...newOrder(), ...changes } }), 400, error);
   });
 
   it("refuses an order missing a field, naming it", async () => {
     const { items: _items, ...withoutItems } = newOrder();
-    await expectRefused(
-      await report(business.id, { order: withoutItems }),
-      400,
-      'The field "order.items" is required.',
-    );
+    await expectError(await report(business.id, { order: withoutItems }), 400, 'The field "order.items" is required.');
     const broken = newOrder();
     const item = { ...broken.items[0], qty: undefined };
-    await expectRefused(
+    await expectError(
       await report(business.id, { order: { ...broken, items: [item] } }),
       400,
       'The field "order.items[0].qty" is required.',
@@ -481,7 +469,7 @@ describe("POST /internal/v1/businesses/{id}/events: payments, leads and reviews"
         typeof value === "string" && value in objects ? objects[value] : value,
       ]),
     );
-    await expectRefused(
+    await expectError(
       await report(business.id, { event: "payment.received", data }),
       400,
       'The field "data" must carry the booking or the order that its kind names, and only that one.',
@@ -494,7 +482,7 @@ describe("POST /internal/v1/businesses/{id}/events: payments, leads and reviews"
     [{ amount: "10" }, 'The field "data.amount" must be a number.'],
   ])("refuses a payment with %j with 400 naming the field", async (changes, error) => {
     const data = { kind: "booking", amount: 10, currency: "EUR", reference: null, booking: newBooking(), ...changes };
-    await expectRefused(await report(business.id, { event: "payment.received", data }), 400, error);
+    await expectError(await report(business.id, { event: "payment.received", data }), 400, error);
   });
 
   it("emits lead.created with { lead }", async () => {
@@ -510,7 +498,7 @@ describe("POST /internal/v1/businesses/{id}/events: payments, leads and reviews"
     };
     const [event] = await expectEmitted(business.id, { event: "lead.created", data }, ["lead.created"]);
     expect(await storedEnvelope(business, event)).toEqual(data);
-    await expectRefused(
+    await expectError(
       await report(business.id, { event: "lead.created", data: { lead: { ...data.lead, created_at: undefined } } }),
       400,
       'The field "data.lead.created_at" is required.',
@@ -530,17 +518,17 @@ describe("POST /internal/v1/businesses/{id}/events: payments, leads and reviews"
     expect(await storedEnvelope(business, event)).toEqual({ review });
 
     const before = await eventCount(business.id);
-    await expectRefused(
+    await expectError(
       await report(business.id, { event: "review.created", data: { review: { ...review, rating: 6 } } }),
       400,
       'The field "data.review.rating" must be at most 5.',
     );
-    await expectRefused(
+    await expectError(
       await report(business.id, { event: "review.created", data: { review: { ...review, rating: 0 } } }),
       400,
       'The field "data.review.rating" must be at least 1.',
     );
-    await expectRefused(
+    await expectError(
       await report(business.id, { event: "review.created", data: { review: { ...review, rating: 4.5 } } }),
       400,
       /^The field "data\.review\.rating" must be an integer/,
@@ -609,7 +597,7 @@ describe("POST /internal/v1/businesses/{id}/events: concurrent reports", async (
       reference: "pi_x",
       booking: { ...theirs, notes: "x" },
     };
-    await expectRefused(
+    await expectError(
       await report(business.id, { event: "payment.received", data }),
       409,
       "That booking id belongs to another business.",
@@ -639,7 +627,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
   ] as const)("refuses a booking without %s with 400 naming it", async (field, error) => {
     const booking: Partial<BookingObject> = newBooking();
     delete booking[field];
-    await expectRefused(await report(business.id, { booking }), 400, error);
+    await expectError(await report(business.id, { booking }), 400, error);
   });
 
   it.each([
@@ -652,14 +640,14 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
     [{ client: { name: "A", email: null } }, 'The field "booking.client.phone" is required.'],
     [{ links: { reschedule: "https://book.example/r" } }, 'The field "booking.links.cancel" is required.'],
   ])("refuses a booking with %j with 400 naming the field", async (changes, error) => {
-    await expectRefused(await report(business.id, { booking: { ...newBooking(), ...changes } }), 400, error);
+    await expectError(await report(business.id, { booking: { ...newBooking(), ...changes } }), 400, error);
   });
 
   it.each([
     ["a booking that is not an object", { booking: "b_1" }, 'The field "booking" must be an object.'],
     ["an order that is null", { order: null }, 'The field "order" must be an object.'],
   ])("refuses %s with 400", async (_case, body, error) => {
-    await expectRefused(await report(business.id, body), 400, error);
+    await expectError(await report(business.id, body), 400, error);
   });
 
   it.each([
@@ -671,11 +659,11 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
     ["an event that is not reported here (ping)", { event: "ping", data: { message: "hi" } }],
     ["an event that is not a string", { event: 7, data: {} }],
   ])("refuses a body that is neither a booking, an order nor an event (%s) with 400", async (_case, body) => {
-    await expectRefused(await report(business.id, JSON.stringify(body)), 400, NEITHER);
+    await expectError(await report(business.id, JSON.stringify(body)), 400, NEITHER);
   });
 
   it("refuses malformed JSON with 400", async () => {
-    await expectRefused(await report(business.id, '{"booking": {'), 400, "The request body is not valid JSON.");
+    await expectError(await report(business.id, '{"booking": {'), 400, "The request body is not valid JSON.");
   });
 
   it.each([
@@ -698,13 +686,13 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
       }),
     ],
   ])("answers 404 for %s of an unknown business", async (_case, body) => {
-    await expectRefused(await report(crypto.randomUUID(), body()), 404, "No business has that id.");
+    await expectError(await report(crypto.randomUUID(), body()), 404, "No business has that id.");
   });
 
   it.each(["not-a-uuid", "12345", business.id.toUpperCase().replace(/-/g, "")])(
     "answers 400 for the business id %j",
     async (id) => {
-      await expectRefused(
+      await expectError(
         await report(id, { booking: newBooking() }),
         400,
         'The path parameter "id" must be a business id (a UUID).',
@@ -716,7 +704,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
     const theirs = newBooking();
     await expectEmitted(other.business.id, { booking: theirs }, ["booking.created"]);
     const before = await eventCount(business.id);
-    await expectRefused(
+    await expectError(
       await report(business.id, {
         booking: { ...theirs, notes: "hijacked", status: "cancelled" },
         cancelled_by: "merchant",
@@ -724,7 +712,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
       409,
       "That booking id belongs to another business.",
     );
-    await expectRefused(
+    await expectError(
       await report(business.id, { booking: theirs }),
       409,
       "That booking id belongs to another business.",
@@ -737,7 +725,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
   it("answers 409 for an order id of another business, whose snapshot stays as it was", async () => {
     const theirs = newOrder();
     await expectEmitted(other.business.id, { order: theirs }, ["order.created"]);
-    await expectRefused(
+    await expectError(
       await report(business.id, { order: { ...theirs, status: "cancelled" } }),
       409,
       "That order id belongs to another business.",
@@ -753,7 +741,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
     ["the token with a suffix", { Authorization: `Bearer ${env.RUNTIME_TOKEN}x` }],
   ])("refuses %s with 401 and stores nothing", async (_case, headers) => {
     const booking = newBooking();
-    await expectRefused(
+    await expectError(
       await report(business.id, { booking }, headers),
       401,
       "The runtime token is missing or not valid.",
@@ -763,7 +751,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
 
   it("refuses a partner API key with 401", async () => {
     const booking = newBooking();
-    await expectRefused(
+    await expectError(
       await report(business.id, { booking }, { Authorization: `Bearer ${apiKey}` }),
       401,
       "The runtime token is missing or not valid.",

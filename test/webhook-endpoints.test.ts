@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { webhookEndpoints } from "../src/db/schema";
 import { EVENT_NAMES } from "../src/domain/event-catalog";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
+import { call, expectError, json } from "./helpers/http";
 
 type Endpoint = { id: number; url: string; events: string[]; description: string; created_at: string };
 type Created = Endpoint & { secret: string };
@@ -17,14 +17,6 @@ const post = (key: string | undefined, body: unknown) => call("/api/v1/webhooks"
 const list = (key: string | undefined) => call("/api/v1/webhooks", { key });
 const remove = (key: string | undefined, id: number | string) =>
   call(`/api/v1/webhooks/${id}`, { key, method: "DELETE" });
-
-async function expectError(response: Response, status: number, sentence: string | RegExp) {
-  expect(response.status).toBe(status);
-  const body = await json(response);
-  expect(Object.keys(body)).toEqual(["error"]);
-  if (typeof sentence === "string") expect(body.error).toBe(sentence);
-  else expect(body.error).toMatch(sentence);
-}
 
 describe("POST /api/v1/webhooks", async () => {
   const { business, apiKey } = await createBusiness();

@@ -1,4 +1,5 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { expect } from "vitest";
 import worker from "../../src/index";
 
 export const BASE = "http://localhost:8787";
@@ -10,7 +11,14 @@ export const BASE = "http://localhost:8787";
  */
 export async function call(
   path: string,
-  options: { key?: string; method?: string; body?: unknown; headers?: Record<string, string> } = {},
+  options: {
+    key?: string;
+    method?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+    /** Bindings to override, e.g. `{ ALLOW_LOOPBACK_URLS: "" }` for the production outbound policy. */
+    bindings?: Partial<typeof env>;
+  } = {},
 ) {
   const headers = new Headers(options.headers);
   if (options.key) headers.set("Authorization", `Bearer ${options.key}`);
@@ -20,15 +28,21 @@ export async function call(
     if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
   }
   const ctx = createExecutionContext();
-  const response = await worker.fetch(
-    new Request(`${BASE}${path}`, { method: options.method ?? "GET", headers, body }),
-    env,
-    ctx,
-  );
+  const request = new Request(`${BASE}${path}`, { method: options.method ?? "GET", headers, body });
+  const response = await worker.fetch(request, { ...env, ...options.bindings }, ctx);
   await waitOnExecutionContext(ctx);
   return response;
 }
 
 export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {
   return (await response.json()) as T;
+}
+
+/** An error answer of the API: the status, and a body of exactly `{ error }` saying `sentence`. */
+export async function expectError(response: Response, status: number, sentence: string | RegExp) {
+  expect(response.status).toBe(status);
+  const body = await json(response);
+  expect(Object.keys(body)).toEqual(["error"]);
+  if (typeof sentence === "string") expect(body.error).toBe(sentence);
+  else expect(body.error).toMatch(sentence);
 }
