@@ -7,7 +7,10 @@ import { ApiError } from "./lib/errors";
 import { respondMethodNotAllowed, respondNotFound, respondToError } from "./middleware/error-responses";
 import { apiDocs } from "./routes/api-docs";
 import { runtimeApi } from "./routes/internal/runtime-api";
+import { oauthApi } from "./routes/oauth-api";
+import { oauthAuthorize } from "./routes/oauth-authorize";
 import { partnerApi } from "./routes/partner-api";
+import { wellKnown } from "./routes/well-known";
 
 /**
  * The largest JSON body accepted anywhere. The largest legitimate ones: a knowledge push of 8,000 characters (at
@@ -32,5 +35,8 @@ app.onError(respondToError);
 app.notFound(respondNotFound);
 
 app.route("/", apiDocs);
+app.route("/", wellKnown);
+app.route("/api/oauth", oauthApi);
+app.route("/oauth", oauthAuthorize);
 app.route("/api/v1", partnerApi);
 app.route("/internal/v1", runtimeApi);

@@ -18,6 +18,7 @@ import { ApiError } from "../src/lib/errors";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";
 import { createIntake, getIntake, type Intake, patchIntake } from "./helpers/intakes";
+import { apiKeyPrincipal } from "./helpers/principals";
 
 const OLD = "2020-01-01T00:00:00.000Z";
 const rowOf = (id: number) => db.select().from(intakes).where(eq(intakes.id, id)).get();
@@ -176,7 +177,7 @@ describe("the Intake enabled state table", async () => {
     const { business: shop, apiKey: key } = await createBusiness();
     const intake = await createIntake(key);
     await switchIntakeOn(db, shop.id, intake.id);
-    const { apiKeyId } = await authenticatePartner(db, `Bearer ${key}`);
+    const { apiKeyId } = await apiKeyPrincipal(key);
     await revokeApiKey(db, shop.id, apiKeyId);
     expect(await rowOf(intake.id)).toMatchObject({ enabled: false, approvedVersion: 1 });
   });
@@ -189,7 +190,7 @@ describe("revokeApiKey", () => {
     const mine = [await createIntake(apiKey), await createIntake(apiKey), await createIntake(apiKey)];
     const theirs = await createIntake(other.apiKey);
     for (const intake of [mine[0], mine[1], theirs]) await switchIntakeOn(db, business.id, intake?.id ?? 0);
-    const { apiKeyId } = await authenticatePartner(db, `Bearer ${apiKey}`);
+    const { apiKeyId } = await apiKeyPrincipal(apiKey);
 
     const result = await revokeApiKey(db, business.id, apiKeyId);
     expect(result).toEqual({ id: apiKeyId, revokedAt: expect.any(String), intakesSwitchedOff: 2 });
@@ -211,7 +212,7 @@ describe("revokeApiKey", () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
     await switchIntakeOn(db, business.id, intake.id);
-    const { apiKeyId } = await authenticatePartner(db, `Bearer ${apiKey}`);
+    const { apiKeyId } = await apiKeyPrincipal(apiKey);
     const stranger = await createBusiness();
     await expectApiError(revokeApiKey(db, stranger.business.id, apiKeyId), 404, /No API key with that id/);
     await expectApiError(revokeApiKey(db, business.id, "abc"), 404);
@@ -223,7 +224,7 @@ describe("revokeApiKey", () => {
   it("leaves an intake of a revoked key unable to be switched on", async () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
-    const { apiKeyId } = await authenticatePartner(db, `Bearer ${apiKey}`);
+    const { apiKeyId } = await apiKeyPrincipal(apiKey);
     await revokeApiKey(db, business.id, apiKeyId);
     await expectApiError(switchIntakeOn(db, business.id, intake.id), 403, /revoked or disconnected/);
     expect((await rowOf(intake.id))?.enabled).toBe(false);
@@ -279,7 +280,7 @@ describe("the owner's switches and concurrent writes", () => {
   it("does not switch on an intake whose key was revoked between the owner's read and the write", async () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
-    const { apiKeyId } = await authenticatePartner(db, `Bearer ${apiKey}`);
+    const { apiKeyId } = await apiKeyPrincipal(apiKey);
     const racing = database(interferingD1(() => revokeApiKey(db, business.id, apiKeyId)));
     await expectApiError(switchIntakeOn(racing, business.id, intake.id), 403, /revoked/);
     expect((await rowOf(intake.id))?.enabled).toBe(false);

@@ -1,5 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
+import { principalKey } from "../domain/principals";
 import { ApiError } from "../lib/errors";
 
 /** The general budget of every partner credential: `[[ratelimits]] PRINCIPAL_RATE_LIMIT` in wrangler.toml. */
@@ -13,7 +14,8 @@ const POLICY = `${REQUESTS_PER_MINUTE};w=60`;
  */
 export const limitPrincipalRate = createMiddleware<AppEnv>(async (c, next) => {
   const { principal } = c.var;
-  const { success } = await c.env.PRINCIPAL_RATE_LIMIT.limit({ key: `${principal.kind}:${principal.apiKeyId}` });
+  // One budget per API key, and one per app connection (all the tokens of one app and business together).
+  const { success } = await c.env.PRINCIPAL_RATE_LIMIT.limit({ key: principalKey(principal) });
   if (!success) {
     throw new ApiError(429, `Too many requests: a credential can make ${REQUESTS_PER_MINUTE} requests a minute.`, {
       headers: {

@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
 import { createdAt, timestamp } from "./columns";
 
@@ -14,7 +14,11 @@ export const oauthClients = sqliteTable("oauth_clients", {
   createdAt: createdAt(),
 });
 
-/** An app connection: one client approved by the owner of one business. Disconnecting sets `revoked_at`. */
+/**
+ * An app connection: one client approved by the owner of one business, at most one row per (client, business)
+ * (issue 8: "A connection is per business and client"). Disconnecting sets `revoked_at`; a later approval of the
+ * same client by the same business reactivates the row, so the app finds its intakes again (still off).
+ */
 export const oauthGrants = sqliteTable(
   "oauth_grants",
   {
@@ -29,7 +33,10 @@ export const oauthGrants = sqliteTable(
     createdAt: createdAt(),
     revokedAt: timestamp("revoked_at"),
   },
-  (t) => [index("oauth_grants_business").on(t.businessId, t.revokedAt), index("oauth_grants_client").on(t.clientId)],
+  (t) => [
+    index("oauth_grants_business").on(t.businessId, t.revokedAt),
+    uniqueIndex("oauth_grants_client_business").on(t.clientId, t.businessId),
+  ],
 );
 
 export const oauthCodes = sqliteTable(

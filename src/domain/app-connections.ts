@@ -1,0 +1,75 @@
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { intakes, oauthClients, oauthCodes, oauthGrants, oauthTokens } from "../db/schema";
+import { notFound } from "../lib/errors";
+import { numericId } from "../lib/validation";
+
+export type AppConnection = {
+  id: number;
+  clientId: string;
+  /** The client's registered `client_name` (spec: "shown to owners"). */
+  appName: string;
+  connectedAt: string;
+  disconnectedAt: string | null;
+};
+
+/**
+ * The business's app connections, newest first, disconnected ones included (the owner's list in the dashboard).
+ * One query through the (business, revoked_at) index and the clients' primary key.
+ */
+export async function listConnections(db: Database, businessId: string): Promise<AppConnection[]> {
+  return db
+    .select({
+      id: oauthGrants.id,
+      clientId: oauthGrants.clientId,
+      appName: oauthClients.clientName,
+      connectedAt: oauthGrants.createdAt,
+      disconnectedAt: oauthGrants.revokedAt,
+    })
+    .from(oauthGrants)
+    .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
+    .where(eq(oauthGrants.businessId, businessId))
+    .orderBy(desc(oauthGrants.id));
+}
+
+const connectionNotFound = () => notFound("No connected app with that id exists for this business.");
+
+/**
+ * The owner disconnects an app (spec: Partner sign-in, "its tokens stop working at once and its intakes are
+ * switched off; actions and knowledge it added remain until the owner removes them"; OAuth artefacts, "refresh
+ * fails with invalid_grant"). One D1 batch, one transaction: the connection is marked disconnected, every token of
+ * it revoked, its unused codes spent (so that a code issued just before cannot be redeemed after a reconnection),
+ * and its intakes switched off. Nothing else is touched: actions, knowledge and webhook endpoints the app added stay,
+ * as they do for a revoked API key. Each statement is scoped by the business too, so that a connection id of
+ * another business changes nothing (404). Disconnecting twice keeps the first time.
+ * Answers the connection's id, when it was disconnected and how many intakes this call switched off.
+ */
+export async function disconnectApp(db: Database, businessId: string, grantId: string | number, now = new Date()) {
+  const id = numericId(String(grantId));
+  if (id === undefined) throw connectionNotFound();
+  const at = now.toISOString();
+  const ofThisBusiness = sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${id} and ${oauthGrants.businessId} = ${businessId})`;
+  const [disconnected, , , switchedOff] = await db.batch([
+    db
+      .update(oauthGrants)
+      .set({ revokedAt: sql`coalesce(${oauthGrants.revokedAt}, ${at})` })
+      .where(and(eq(oauthGrants.id, id), eq(oauthGrants.businessId, businessId)))
+      .returning({ id: oauthGrants.id, revokedAt: oauthGrants.revokedAt }),
+    db
+      .update(oauthTokens)
+      .set({ revokedAt: at })
+      .where(and(eq(oauthTokens.grantId, id), isNull(oauthTokens.revokedAt), ofThisBusiness)),
+    db
+      .update(oauthCodes)
+      .set({ usedAt: at })
+      .where(and(eq(oauthCodes.grantId, id), isNull(oauthCodes.usedAt), ofThisBusiness)),
+    db
+      .update(intakes)
+      .set({ enabled: false, updatedAt: at })
+      .where(and(eq(intakes.oauthGrantId, id), eq(intakes.businessId, businessId), eq(intakes.enabled, true)))
+      .returning({ id: intakes.id }),
+  ]);
+  const [connection] = disconnected;
+  if (!connection) throw connectionNotFound();
+  return { id: connection.id, disconnectedAt: connection.revokedAt ?? at, intakesSwitchedOff: switchedOff.length };
+}

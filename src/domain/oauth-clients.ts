@@ -1,0 +1,75 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { oauthClients } from "../db/schema";
+import { OAuthError } from "../lib/oauth-errors";
+import { randomToken, sha256Hex } from "../lib/secrets";
+import { describeIssue } from "../lib/validation";
+import { API_SCOPE, type ClientInformation, ClientMetadata, GRANT_TYPES } from "../schemas/oauth";
+
+export type OAuthClient = typeof oauthClients.$inferSelect;
+
+/** Client ids are public: 16 random bytes are plenty to keep them unguessable and unique. */
+export const CLIENT_ID_PREFIX = "cl_";
+/** `cs_live_` + 32 random bytes: 256 bits, above RFC 9700's 128 (DESIGN.md, Security notes: OAuth). */
+export const CLIENT_SECRET_PREFIX = "cs_live_";
+
+/**
+ * RFC 7591 §3.2.2: a problem with `redirect_uris` is `invalid_redirect_uri`, any other metadata problem
+ * `invalid_client_metadata`, both 400 with a sentence naming the member.
+ */
+export function parseClientMetadata(body: unknown): ClientMetadata {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new OAuthError("invalid_client_metadata", "The request body must be a JSON object of client metadata.");
+  }
+  const result = ClientMetadata.safeParse(body);
+  if (result.success) return result.data;
+  const [issue] = result.error.issues;
+  const code = issue?.path[0] === "redirect_uris" ? "invalid_redirect_uri" : "invalid_client_metadata";
+  const sentence = issue ? describeIssue("json", issue).message : "The client metadata is not valid.";
+  throw new OAuthError(code, sentence.replace(/^The field /, "The member "));
+}
+
+/**
+ * Registers a client (spec: Partner sign-in, step 1; RFC 7591 §3). Registration is open, as RFC 7591 allows: a
+ * client can do nothing until the owner of a business approves it. The secret of the two secret methods is
+ * returned here, once, and stored only as its SHA-256 (DESIGN.md, Principals and ownership); `none` clients are
+ * public (RFC 6749 §2.1) and get no secret. Duplicate redirect URIs are folded.
+ */
+export async function registerClient(
+  db: Database,
+  metadata: ClientMetadata,
+  now = new Date(),
+): Promise<ClientInformation> {
+  const method = metadata.token_endpoint_auth_method;
+  const clientSecret = method === "none" ? undefined : randomToken(CLIENT_SECRET_PREFIX);
+  const redirectUris = [...new Set(metadata.redirect_uris)];
+  const client = await db
+    .insert(oauthClients)
+    .values({
+      id: randomToken(CLIENT_ID_PREFIX, 16),
+      clientName: metadata.client_name,
+      redirectUris,
+      tokenEndpointAuthMethod: method,
+      secretHash: clientSecret === undefined ? null : sha256Hex(clientSecret),
+      createdAt: now.toISOString(),
+    })
+    .returning()
+    .get();
+  return {
+    client_id: client.id,
+    ...(clientSecret === undefined ? {} : { client_secret: clientSecret, client_secret_expires_at: 0 }),
+    client_id_issued_at: Math.floor(now.getTime() / 1000),
+    client_name: client.clientName,
+    redirect_uris: client.redirectUris,
+    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+    grant_types: [...GRANT_TYPES],
+    response_types: ["code"],
+    scope: API_SCOPE,
+  };
+}
+
+/** The client with that id, or undefined; an id of the wrong shape costs no query. */
+export async function findClient(db: Database, clientId: string): Promise<OAuthClient | undefined> {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(clientId)) return undefined;
+  return db.select().from(oauthClients).where(eq(oauthClients.id, clientId)).get();
+}

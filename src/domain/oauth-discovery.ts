@@ -1,0 +1,38 @@
+import { TOKEN_ENDPOINT_AUTH_METHODS } from "../db/schema";
+import { API_SCOPE, GRANT_TYPES } from "../schemas/oauth";
+
+/**
+ * The issuer identifier (RFC 8414 §2; RFC 9207 `iss`): the service's base address, without a trailing slash, so
+ * that it compares equal to what clients derive from the discovery URL.
+ */
+export const oauthIssuer = (baseUrl: string) => baseUrl.replace(/\/+$/, "");
+
+/** The four endpoints (spec: Partner sign-in, Endpoints), absolute, as RFC 8414 §2 asks. */
+export function oauthEndpoints(baseUrl: string) {
+  const issuer = oauthIssuer(baseUrl);
+  return {
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/api/oauth/token`,
+    registration_endpoint: `${issuer}/api/oauth/register`,
+    revocation_endpoint: `${issuer}/api/oauth/revoke`,
+  };
+}
+
+/**
+ * RFC 8414 §2 metadata, with exactly the fields DESIGN.md lists (OAuth discovery), plus
+ * `revocation_endpoint_auth_methods_supported`: without it RFC 8414 tells clients that revocation accepts only
+ * client_secret_basic, which would send public clients nowhere.
+ */
+export function discoveryDocument(baseUrl: string) {
+  return {
+    issuer: oauthIssuer(baseUrl),
+    ...oauthEndpoints(baseUrl),
+    response_types_supported: ["code"],
+    grant_types_supported: [...GRANT_TYPES],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    scopes_supported: [API_SCOPE],
+    authorization_response_iss_parameter_supported: true,
+  };
+}

@@ -1,0 +1,379 @@
+import { sha256 } from "@oslojs/crypto/sha2";
+import { constantTimeEqual } from "@oslojs/crypto/subtle";
+import { encodeBase64urlNoPadding } from "@oslojs/encoding";
+import { and, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { isGuardAbort } from "../db/errors";
+import { oauthCodes, oauthGrants, oauthTokens } from "../db/schema";
+import { guard } from "../db/snapshot-guard";
+import { invalidClient, invalidGrant, invalidRequest, invalidScope, OAuthError } from "../lib/oauth-errors";
+import { CODE_VERIFIER_PATTERN, readParameter } from "../lib/oauth-parameters";
+import { randomToken, secretsEqual, sha256Hex } from "../lib/secrets";
+import { API_SCOPE, type TokenResponse } from "../schemas/oauth";
+import { findClient, type OAuthClient } from "./oauth-clients";
+
+/** Spec: OAuth client, tokens and codes: "access token: valid 1 hour (expires_in 3600)". */
+export const ACCESS_TOKEN_LIFETIME_SECONDS = 3600;
+/** Spec: "refresh token: valid 90 days; rotated on every use". Each rotation starts a new 90 days. */
+export const REFRESH_TOKEN_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000;
+
+/**
+ * Access and refresh tokens: a prefix + 32 random bytes in base64url. The prefixes differ from the API key's
+ * (`sk_live_`) and from each other, so that a credential is recognised by its shape before any query, API keys
+ * and tokens never share a lookup, and a refresh token is never taken for an access token.
+ */
+export const ACCESS_TOKEN_PREFIX = "at_live_";
+export const REFRESH_TOKEN_PREFIX = "rt_live_";
+export const ACCESS_TOKEN_PATTERN = /^at_live_[A-Za-z0-9_-]{43}$/;
+const TOKEN_PATTERN = /^(?:at|rt)_live_[A-Za-z0-9_-]{43}$/;
+const CODE_PATTERN = /^ac_[A-Za-z0-9_-]{43}$/;
+
+const plusSeconds = (now: Date, seconds: number) => new Date(now.getTime() + seconds * 1000).toISOString();
+
+/** A request parameter that may be absent; `invalid_request` when repeated (RFC 6749 §3.2). */
+function optional(form: URLSearchParams, name: string): string | undefined {
+  const parameter = readParameter(form, name);
+  if (parameter.repeated) throw invalidRequest(`The parameter ${name} is repeated.`);
+  return parameter.value;
+}
+
+function required(form: URLSearchParams, name: string): string {
+  const value = optional(form, name);
+  if (value === undefined) throw invalidRequest(`The parameter ${name} is required.`);
+  return value;
+}
+
+// --- Client authentication (RFC 6749 §2.3) -------------------------------------------------------------------
+
+type PresentedCredentials = {
+  method: OAuthClient["tokenEndpointAuthMethod"];
+  clientId: string;
+  secret: string | undefined;
+};
+
+/** RFC 6749 §2.3.1: the id and secret inside Basic are each application/x-www-form-urlencoded first. */
+function formDecode(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, " "));
+  } catch {
+    throw invalidClient("The Basic credentials are not form-urlencoded (RFC 6749 §2.3.1).");
+  }
+}
+
+function basicCredentials(authorization: string): { clientId: string; secret: string } {
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2})$/i.exec(authorization.trim());
+  let decoded: string | undefined;
+  try {
+    decoded = match?.[1] ? atob(match[1]) : undefined;
+  } catch {
+    decoded = undefined;
+  }
+  const colon = decoded?.indexOf(":") ?? -1;
+  if (decoded === undefined || colon < 0) {
+    throw invalidClient("The Authorization header must be Basic with base64(client_id:client_secret).");
+  }
+  return { clientId: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+}
+
+/** What the request presents: Basic, secret in the body, or only a client_id (a public client). */
+function presentedCredentials(authorization: string | undefined, form: URLSearchParams): PresentedCredentials {
+  const bodyId = optional(form, "client_id");
+  const bodySecret = optional(form, "client_secret");
+  if (authorization !== undefined && /^Basic\b/i.test(authorization.trim())) {
+    // RFC 6749 §2.3: "The client MUST NOT use more than one authentication method in each request."
+    if (bodySecret !== undefined) {
+      throw invalidRequest("Send the client secret either in the Authorization header or in the body, not both.");
+    }
+    const basic = basicCredentials(authorization);
+    if (bodyId !== undefined && bodyId !== basic.clientId) {
+      throw invalidRequest("The client_id in the body differs from the one in the Authorization header.");
+    }
+    return { method: "client_secret_basic", clientId: basic.clientId, secret: basic.secret };
+  }
+  if (bodyId === undefined) {
+    throw invalidClient("The client is not identified: send client_id, and the client's secret if it has one.");
+  }
+  if (bodySecret !== undefined) return { method: "client_secret_post", clientId: bodyId, secret: bodySecret };
+  return { method: "none", clientId: bodyId, secret: undefined };
+}
+
+/**
+ * Authenticates the client of a token or revocation request (RFC 6749 §2.3, §3.2.1) by the method it registered
+ * (RFC 7591 §2, `token_endpoint_auth_method`): a confidential client must present its secret that way, and a
+ * public client (`none`) must not present a secret at all. The secret is compared as SHA-256 hashes in constant
+ * time. Every failure is the same `invalid_client` (401), whose sentence says what was expected but never whether
+ * a secret was close.
+ */
+export async function authenticateClient(
+  db: Database,
+  authorization: string | undefined,
+  form: URLSearchParams,
+): Promise<OAuthClient> {
+  const presented = presentedCredentials(authorization, form);
+  const client = await findClient(db, presented.clientId);
+  if (!client) throw invalidClient("No client is registered with this client_id.");
+  if (client.tokenEndpointAuthMethod !== presented.method) {
+    throw invalidClient(
+      client.tokenEndpointAuthMethod === "none"
+        ? "This client is public (token_endpoint_auth_method none): it must send its client_id and no secret."
+        : `This client authenticates with ${client.tokenEndpointAuthMethod}: ${
+            client.tokenEndpointAuthMethod === "client_secret_basic"
+              ? "send client_id and client_secret in the Authorization: Basic header."
+              : "send client_id and client_secret in the form body."
+          }`,
+    );
+  }
+  if (presented.method !== "none") {
+    const matches =
+      client.secretHash !== null &&
+      presented.secret !== undefined &&
+      secretsEqual(sha256Hex(presented.secret), client.secretHash);
+    if (!matches) throw invalidClient("The client secret is not correct.");
+  }
+  return client;
+}
+
+// --- Issuing --------------------------------------------------------------------------------------------------
+
+/** A new access + refresh token pair of a connection, as insert statements and the response that names them. */
+function tokenPair(db: Database, grantId: number | SQL, codeHash: string | SQL | null, now: Date) {
+  const accessToken = randomToken(ACCESS_TOKEN_PREFIX);
+  const refreshToken = randomToken(REFRESH_TOKEN_PREFIX);
+  const createdAt = now.toISOString();
+  const statements = [
+    db.insert(oauthTokens).values({
+      tokenHash: sha256Hex(accessToken),
+      kind: "access",
+      grantId,
+      codeHash,
+      expiresAt: plusSeconds(now, ACCESS_TOKEN_LIFETIME_SECONDS),
+      createdAt,
+    }),
+    db.insert(oauthTokens).values({
+      tokenHash: sha256Hex(refreshToken),
+      kind: "refresh",
+      grantId,
+      codeHash,
+      expiresAt: new Date(now.getTime() + REFRESH_TOKEN_LIFETIME_MS).toISOString(),
+      createdAt,
+    }),
+  ] as const;
+  const response: TokenResponse = {
+    access_token: accessToken,
+    token_type: "Bearer",
+    expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+    refresh_token: refreshToken,
+    scope: API_SCOPE,
+  };
+  return { statements, response };
+}
+
+/** Every live token of a connection, revoked (reuse detection, revocation, disconnection). */
+export const revokeTokensOfGrant = (db: Database, grantId: number | SQL, now: Date) =>
+  db
+    .update(oauthTokens)
+    .set({ revokedAt: now.toISOString() })
+    .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)));
+
+/** The batch's previous statement changed exactly one row (SQLite's `changes()`), or the batch aborts. */
+const previousStatementChangedOneRow = (db: Database) => guard(db, sql`changes() = 1`);
+
+const encoder = new TextEncoder();
+
+/** RFC 7636 §4.6: BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge, compared in constant time. */
+function verifierMatches(verifier: string, challenge: string): boolean {
+  const computed = encoder.encode(encodeBase64urlNoPadding(sha256(encoder.encode(verifier))));
+  const expected = encoder.encode(challenge);
+  return computed.length === expected.length && constantTimeEqual(computed, expected);
+}
+
+/**
+ * RFC 6749 §4.1.2: "If an authorization code is used more than once, the authorization server MUST deny the
+ * request and SHOULD revoke (when possible) all tokens previously issued based on that authorization code."
+ * The tokens of a code are its family: the pair it issued and every pair rotated from them (they keep its hash).
+ */
+async function refuseReplayedCode(db: Database, codeHash: string, now: Date): Promise<never> {
+  await db
+    .update(oauthTokens)
+    .set({ revokedAt: now.toISOString() })
+    .where(and(eq(oauthTokens.codeHash, codeHash), isNull(oauthTokens.revokedAt)));
+  throw invalidGrant("The authorization code has already been used; the tokens issued from it are revoked.");
+}
+
+/**
+ * `grant_type=authorization_code` (spec: Partner sign-in, step 4; RFC 6749 §4.1.3; RFC 7636 §4.5). The code must
+ * be unused, younger than 10 minutes, issued to this client for a connection that is still on, for this exact
+ * redirect_uri, and the verifier must hash to its challenge. Redemption is single use even under concurrency: the
+ * code is marked used by `UPDATE ... WHERE used_at IS NULL`, and the new tokens are inserted in the same batch
+ * (one transaction) behind a guard that this update changed one row; of two simultaneous redemptions exactly one
+ * gets tokens, and the other is a replay.
+ */
+export async function exchangeAuthorizationCode(
+  db: Database,
+  client: OAuthClient,
+  form: URLSearchParams,
+  now = new Date(),
+): Promise<TokenResponse> {
+  const code = required(form, "code");
+  const redirectUri = required(form, "redirect_uri");
+  const verifier = optional(form, "code_verifier");
+  if (verifier === undefined) throw invalidRequest("The parameter code_verifier is required: PKCE is mandatory.");
+  if (!CODE_VERIFIER_PATTERN.test(verifier)) {
+    throw invalidRequest("The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).");
+  }
+  if (!CODE_PATTERN.test(code)) throw invalidGrant("The authorization code is not valid.");
+  const codeHash = sha256Hex(code);
+  const row = await db
+    .select({ code: oauthCodes, clientId: oauthGrants.clientId, grantRevokedAt: oauthGrants.revokedAt })
+    .from(oauthCodes)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthCodes.grantId))
+    .where(eq(oauthCodes.codeHash, codeHash))
+    .get();
+  // RFC 6749 §4.1.3: "ensure that the authorization code was issued to the authenticated confidential client".
+  if (!row || row.clientId !== client.id) throw invalidGrant("The authorization code is not valid.");
+  if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
+  if (row.code.usedAt) return refuseReplayedCode(db, codeHash, now);
+  if (row.code.expiresAt <= now.toISOString()) {
+    throw invalidGrant("The authorization code has expired: codes are valid for 10 minutes.");
+  }
+  // RFC 6749 §4.1.3: the redirect_uri must be identical to the one of the authorization request.
+  if (row.code.redirectUri !== redirectUri) {
+    throw invalidGrant("The redirect_uri differs from the one of the authorization request.");
+  }
+  if (!verifierMatches(verifier, row.code.codeChallenge)) {
+    throw invalidGrant("The code_verifier does not match the code_challenge.");
+  }
+
+  const { statements, response } = tokenPair(db, row.code.grantId, codeHash, now);
+  try {
+    await db.batch([
+      db
+        .update(oauthCodes)
+        .set({ usedAt: now.toISOString() })
+        .where(and(eq(oauthCodes.codeHash, codeHash), isNull(oauthCodes.usedAt))),
+      previousStatementChangedOneRow(db),
+      ...statements,
+    ]);
+  } catch (error) {
+    // Another redemption (or the owner's disconnection) marked the code used between our read and this batch.
+    if (isGuardAbort(error)) return refuseReplayedCode(db, codeHash, now);
+    throw error;
+  }
+  return response;
+}
+
+/**
+ * RFC 9700 §4.14.2 (DESIGN.md, Refresh token reuse): a rotated-out refresh token presented again means that it
+ * leaked, or that a client kept an old copy; the server cannot tell the attacker from the client, so every token
+ * of the connection is revoked and the app must ask the owner again. The connection itself stays (its intakes
+ * stay on): only the owner disconnects.
+ */
+async function refuseReusedRefreshToken(db: Database, grantId: number, now: Date): Promise<never> {
+  await revokeTokensOfGrant(db, grantId, now);
+  throw invalidGrant("The refresh token was already used; every token of this connection is revoked.");
+}
+
+/**
+ * `grant_type=refresh_token` (spec: Partner sign-in, step 5; RFC 6749 §6): a new pair for a live refresh token of
+ * this client, which is rotated out in the same transaction (`rotated_at`), behind the same one-row guard as codes:
+ * of two simultaneous refreshes with one token, one succeeds and the other is a reuse. 90 days without use, a
+ * disconnected app or a revoked token: `invalid_grant` (spec: Errors, OAuth).
+ */
+export async function refreshTokens(
+  db: Database,
+  client: OAuthClient,
+  form: URLSearchParams,
+  now = new Date(),
+): Promise<TokenResponse> {
+  const refreshToken = required(form, "refresh_token");
+  // RFC 6749 §6: a scope, when sent, must not exceed the original grant's; there is only "api".
+  const scope = optional(form, "scope");
+  if (scope?.split(" ").some((value) => value !== API_SCOPE)) {
+    throw invalidScope(`The only scope is "${API_SCOPE}".`);
+  }
+  if (!refreshToken.startsWith(REFRESH_TOKEN_PREFIX) || !TOKEN_PATTERN.test(refreshToken)) {
+    throw invalidGrant("The refresh token is not valid.");
+  }
+  const tokenHash = sha256Hex(refreshToken);
+  const row = await db
+    .select({ token: oauthTokens, clientId: oauthGrants.clientId, grantRevokedAt: oauthGrants.revokedAt })
+    .from(oauthTokens)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+    .where(eq(oauthTokens.tokenHash, tokenHash))
+    .get();
+  if (row?.token.kind !== "refresh" || row.clientId !== client.id) {
+    throw invalidGrant("The refresh token is not valid.");
+  }
+  if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
+  if (row.token.rotatedAt) return refuseReusedRefreshToken(db, row.token.grantId, now);
+  if (row.token.revokedAt) throw invalidGrant("The refresh token has been revoked; authorize again.");
+  if (row.token.expiresAt <= now.toISOString()) {
+    throw invalidGrant("The refresh token has expired after 90 days without use; authorize again.");
+  }
+
+  const { statements, response } = tokenPair(db, row.token.grantId, row.token.codeHash, now);
+  try {
+    await db.batch([
+      db
+        .update(oauthTokens)
+        .set({ rotatedAt: now.toISOString() })
+        .where(
+          and(
+            eq(oauthTokens.tokenHash, tokenHash),
+            isNull(oauthTokens.rotatedAt),
+            isNull(oauthTokens.revokedAt),
+            gt(oauthTokens.expiresAt, now.toISOString()),
+            sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${oauthTokens.grantId} and ${oauthGrants.revokedAt} is null)`,
+          ),
+        ),
+      previousStatementChangedOneRow(db),
+      ...statements,
+    ]);
+  } catch (error) {
+    if (isGuardAbort(error)) return refuseReusedRefreshToken(db, row.token.grantId, now);
+    throw error;
+  }
+  return response;
+}
+
+/**
+ * Revocation (RFC 7009 §2.1; spec: OAuth artefacts, "both tokens ... token posted to the revocation endpoint →
+ * stop working at once"): either token of the authenticated client revokes every token of its connection, access
+ * and refresh alike. The connection stays, with its intakes: only the owner's disconnection switches those off.
+ * An unknown token, or one of another client, changes nothing and gets the same answer (RFC 7009 §2.2: "invalid
+ * tokens do not cause an error response"), so that the endpoint tells nobody whether a token exists.
+ */
+export async function revocationRequest(
+  db: Database,
+  authorization: string | undefined,
+  form: URLSearchParams,
+  now = new Date(),
+): Promise<void> {
+  const token = required(form, "token");
+  const client = await authenticateClient(db, authorization, form);
+  // RFC 7009 §2.1: token_type_hint is only a hint; both kinds are found by the same lookup.
+  optional(form, "token_type_hint");
+  if (!TOKEN_PATTERN.test(token)) return;
+  const row = await db
+    .select({ grantId: oauthTokens.grantId, clientId: oauthGrants.clientId })
+    .from(oauthTokens)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+    .where(eq(oauthTokens.tokenHash, sha256Hex(token)))
+    .get();
+  if (!row || row.clientId !== client.id) return;
+  await revokeTokensOfGrant(db, row.grantId, now);
+}
+
+/** Dispatches a token request by `grant_type` (RFC 6749 §4.1.3, §6; `unsupported_grant_type` otherwise). */
+export async function tokenRequest(
+  db: Database,
+  authorization: string | undefined,
+  form: URLSearchParams,
+  now = new Date(),
+): Promise<TokenResponse> {
+  const grantType = required(form, "grant_type");
+  const client = await authenticateClient(db, authorization, form);
+  if (grantType === "authorization_code") return exchangeAuthorizationCode(db, client, form, now);
+  if (grantType === "refresh_token") return refreshTokens(db, client, form, now);
+  throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
+}

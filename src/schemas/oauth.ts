@@ -1,0 +1,61 @@
+import { z } from "@hono/zod-openapi";
+import { TOKEN_ENDPOINT_AUTH_METHODS } from "../db/schema";
+import { redirectUriProblem } from "../lib/redirect-uris";
+
+/** The only scope (spec: Partner sign-in, "The only scope is api"). */
+export const API_SCOPE = "api";
+
+export const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+
+/** Spec: Limits, "OAuth redirect URIs: 5 per client". */
+export const MAX_REDIRECT_URIS = 5;
+
+const redirectUri = z.string().superRefine((uri, ctx) => {
+  const problem = redirectUriProblem(uri);
+  if (problem) ctx.addIssue({ code: "custom", message: problem, input: uri });
+});
+
+/**
+ * RFC 7591 §2 client metadata, as far as this service uses it (spec: Partner sign-in, step 1). Other members are
+ * ignored, as RFC 7591 §2 allows ("The authorization server ... MAY ignore" values it does not understand).
+ * `token_endpoint_auth_method` defaults to `client_secret_basic`, RFC 7591 §2's default.
+ */
+export const ClientMetadata = z.object({
+  redirect_uris: z.array(redirectUri).min(1).max(MAX_REDIRECT_URIS),
+  client_name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .regex(/^[^\p{Cc}]*$/u, { error: "must not contain control characters" }),
+  token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default("client_secret_basic"),
+  // Accepted when they describe what this service does; answered with what it does (RFC 7591 §3.2.1).
+  grant_types: z.array(z.enum(GRANT_TYPES)).min(1).optional(),
+  response_types: z.array(z.literal("code")).min(1).optional(),
+  scope: z.literal(API_SCOPE).optional(),
+});
+export type ClientMetadata = z.output<typeof ClientMetadata>;
+
+/** RFC 7591 §3.2.1: the registered metadata, plus the credentials. `client_secret` appears once, here. */
+export type ClientInformation = {
+  client_id: string;
+  client_secret?: string;
+  client_id_issued_at: number;
+  /** 0: the secret does not expire (RFC 7591 §3.2.1, required when a secret is issued). */
+  client_secret_expires_at?: number;
+  client_name: string;
+  redirect_uris: string[];
+  token_endpoint_auth_method: (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+  grant_types: (typeof GRANT_TYPES)[number][];
+  response_types: ["code"];
+  scope: typeof API_SCOPE;
+};
+
+/** RFC 6749 §5.1 (spec: Partner sign-in, step 4). */
+export type TokenResponse = {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  refresh_token: string;
+  scope: typeof API_SCOPE;
+};
