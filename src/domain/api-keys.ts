@@ -1,9 +1,12 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
+import { insertWithinLimit } from "../db/insert-within-limit";
 import { apiKeys, intakes } from "../db/schema";
-import { notFound } from "../lib/errors";
+import { forbidden, notFound } from "../lib/errors";
+import { randomToken, sha256Hex } from "../lib/secrets";
 import { isoNow } from "../lib/time";
 import { numericId } from "../lib/validation";
+import { API_KEY_PREFIX } from "./principals";
 
 const apiKeyNotFound = () => notFound("No API key with that id exists for this business.");
 
@@ -35,4 +38,51 @@ export async function revokeApiKey(db: Database, businessId: string, apiKeyId: s
   const [key] = revoked;
   if (!key) throw apiKeyNotFound();
   return { id: key.id, revokedAt: key.revokedAt ?? now, intakesSwitchedOff: switchedOff.length };
+}
+
+/** Spec, Authentication: "At most 10 active keys per business." */
+export const MAX_ACTIVE_KEYS = 10;
+
+/** The owner's list of keys: label, first characters, when created and revoked; never the key or its hash. */
+export async function listApiKeys(db: Database, businessId: string) {
+  return db
+    .select({
+      id: apiKeys.id,
+      label: apiKeys.label,
+      displayPrefix: apiKeys.displayPrefix,
+      createdAt: apiKeys.createdAt,
+      revokedAt: apiKeys.revokedAt,
+    })
+    .from(apiKeys)
+    .where(eq(apiKeys.businessId, businessId))
+    .orderBy(desc(apiKeys.id));
+}
+
+/**
+ * The owner creates a key (spec: "The owner creates keys in the dashboard"): `sk_live_` + 32 random bytes, shown
+ * once in the answer, stored as its SHA-256 (DESIGN.md, API key format). The count of active keys and the insert
+ * are one transaction, so the 11th is refused however many are created at once.
+ */
+export async function createApiKey(db: Database, businessId: string, label: string) {
+  const key = randomToken(API_KEY_PREFIX);
+  const activeKeys = sql`(select count(*) from ${apiKeys} where ${apiKeys.businessId} = ${businessId} and ${apiKeys.revokedAt} is null)`;
+  const row = await insertWithinLimit(
+    db,
+    apiKeys,
+    {
+      businessId,
+      keyHash: sha256Hex(key),
+      displayPrefix: key.slice(0, 12),
+      label: label.trim() || "API key",
+      createdAt: isoNow(),
+    },
+    MAX_ACTIVE_KEYS,
+    activeKeys,
+  );
+  if (!row) {
+    throw forbidden(
+      `A business can have at most ${MAX_ACTIVE_KEYS} active API keys: revoke one before creating another.`,
+    );
+  }
+  return { id: row.id, key, label: row.label, displayPrefix: row.displayPrefix };
 }

@@ -276,3 +276,20 @@ export async function intakesForSecretary(db: Database, businessId: string, chan
     .orderBy(asc(intakes.id));
   return rows.map((row) => ({ ...row, fields: row.fields.map(normalizeField) }));
 }
+
+/** The owner sees every intake of the business, whichever key or app registered it (DESIGN.md, dashboard). */
+export async function listBusinessIntakes(db: Database, businessId: string) {
+  const rows = await db.select().from(intakes).where(eq(intakes.businessId, businessId)).orderBy(asc(intakes.id));
+  return rows.map(toIntakeObject);
+}
+
+/** The owner's view of an intake's latest responses (the 50 newest). */
+export async function latestResponses(db: Database, businessId: string, intakeId: number) {
+  const rows = await db
+    .select()
+    .from(intakeResponses)
+    .where(and(eq(intakeResponses.intakeId, intakeId), eq(intakeResponses.businessId, businessId)))
+    .orderBy(desc(intakeResponses.id))
+    .limit(RESPONSES_PER_PAGE);
+  return rows.map(toResponseObject);
+}

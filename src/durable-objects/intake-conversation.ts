@@ -43,8 +43,8 @@ export class IntakeConversation extends DurableObject {
 
   private async running(): Promise<IntakeRun> {
     const run = await this.run();
-    if (!run || run.status !== "started") throw new ApiError(409, "No intake is running in this conversation.");
-    return run;
+    if (run?.status === "started") return run;
+    throw new ApiError(409, "No intake is running in this conversation.");
   }
 
   /** Starts an intake: one running intake per conversation at a time. */

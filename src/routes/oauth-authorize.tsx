@@ -1,7 +1,6 @@
 import { sha256 } from "@oslojs/crypto/sha2";
 import { encodeBase64 } from "@oslojs/encoding";
 import { type Context, Hono } from "hono";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { raw } from "hono/html";
 import type { Child, FC } from "hono/jsx";
 import type { HtmlEscapedString } from "hono/utils/html";
@@ -17,15 +16,15 @@ import {
   refuseAuthorization,
 } from "../domain/oauth-authorization";
 import { oauthIssuer } from "../domain/oauth-discovery";
+import { csrfTokenMatches, type OwnerSession, signInOwner, signOutOwner } from "../domain/owner-sign-in";
 import {
-  csrfTokenMatches,
-  findOwnerSession,
-  newSignInCsrfToken,
-  type OwnerSession,
-  SESSION_LIFETIME_MS,
-  signInOwner,
-  signOutOwner,
-} from "../domain/owner-sign-in";
+  endOwnerSession,
+  ownerSessionOf,
+  sessionTokenOf,
+  signInCsrfToken,
+  signInCsrfValid,
+  startOwnerSession,
+} from "../middleware/owner-session";
 
 /**
  * The authorization page (spec: Partner sign-in, steps 2 and 3; RFC 6749 §4.1): the owner signs in, sees what the
@@ -39,18 +38,6 @@ import {
  *
  * Every POST carries the authorization request in its query and checks it again from scratch.
  */
-
-/** The owner's session: HttpOnly, Secure, SameSite=Lax (so it arrives with the app's top-level redirect), Path=/. */
-const SESSION_COOKIE = "owner_session";
-/**
- * The sign-in form's CSRF token, before any session exists: a double-submit cookie. The `__Host-` prefix (which
- * `prefix: "host"` adds) stops a sibling subdomain from planting one, and HttpOnly keeps scripts from reading it.
- */
-const SIGN_IN_CSRF_COOKIE = "sign_in_csrf";
-const SIGN_IN_CSRF_MAX_AGE = 60 * 60;
-
-const cookieOptions = (maxAge: number) =>
-  ({ prefix: "host", httpOnly: true, secure: true, sameSite: "Lax", path: "/", maxAge }) as const;
 
 const STYLES =
   "body{font-family:system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1b1b1f;line-height:1.5}" +
@@ -237,17 +224,13 @@ async function checkedRequest(c: Context<AppEnv>) {
   };
 }
 
-const sessionOf = (c: Context<AppEnv>) => findOwnerSession(database(c.env.DB), getCookie(c, SESSION_COOKIE, "host"));
-
 /** Back to the GET, which shows whatever fits now (303 after a POST: DESIGN.md, Security notes: OAuth). */
 const backToAuthorize = (c: Context<AppEnv>, request: AuthorizationRequest) =>
   c.redirect(`/oauth/authorize?${authorizationQuery(request)}`, 303);
 
 function signInPage(c: Context<AppEnv>, request: AuthorizationRequest, status: ContentfulStatusCode, error?: string) {
   // Reuse the browser's token when it has a well-formed one, so that two open tabs do not undo each other.
-  const existing = getCookie(c, SIGN_IN_CSRF_COOKIE, "host");
-  const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : newSignInCsrfToken();
-  setCookie(c, SIGN_IN_CSRF_COOKIE, csrfToken, cookieOptions(SIGN_IN_CSRF_MAX_AGE));
+  const csrfToken = signInCsrfToken(c);
   return page(
     c,
     status,
@@ -273,7 +256,7 @@ export const oauthAuthorize = new Hono<AppEnv>()
   .get("/authorize", async (c) => {
     const { request, response } = await checkedRequest(c);
     if (!request) return response;
-    const session = await sessionOf(c);
+    const session = await ownerSessionOf(c);
     if (!session) return signInPage(c, request, 200);
     const refusal = connectionRefusal(session.business);
     if (refusal) {
@@ -285,20 +268,19 @@ export const oauthAuthorize = new Hono<AppEnv>()
     const { request, response } = await checkedRequest(c);
     if (!request) return response;
     const body = await c.req.parseBody();
-    if (!csrfTokenMatches(getCookie(c, SIGN_IN_CSRF_COOKIE, "host"), body.csrf_token)) {
+    if (!signInCsrfValid(c, body.csrf_token)) {
       return signInPage(c, request, 403, "The form expired. Please sign in again.");
     }
     const email = formField(body, "email") ?? "";
     const signedIn = await signInOwner(database(c.env.DB), { email, password: formField(body, "password") ?? "" });
     if (!signedIn) return signInPage(c, request, 401, "The email address or password is not correct.");
-    setCookie(c, SESSION_COOKIE, signedIn.token, cookieOptions(Math.floor(SESSION_LIFETIME_MS / 1000)));
-    deleteCookie(c, SIGN_IN_CSRF_COOKIE, cookieOptions(0));
+    startOwnerSession(c, signedIn.token);
     return backToAuthorize(c, request);
   })
   .post("/authorize", async (c) => {
     const { request, response } = await checkedRequest(c);
     if (!request) return response;
-    const session = await sessionOf(c);
+    const session = await ownerSessionOf(c);
     if (!session) return backToAuthorize(c, request);
     const body = await c.req.parseBody();
     if (!csrfTokenMatches(session.csrfToken, body.csrf_token)) return forgedForm(c, request);
@@ -318,12 +300,12 @@ export const oauthAuthorize = new Hono<AppEnv>()
   .post("/authorize/sign-out", async (c) => {
     const { request, response } = await checkedRequest(c);
     if (!request) return response;
-    const session = await sessionOf(c);
+    const session = await ownerSessionOf(c);
     if (session) {
       const body = await c.req.parseBody();
       if (!csrfTokenMatches(session.csrfToken, body.csrf_token)) return forgedForm(c, request);
-      await signOutOwner(database(c.env.DB), getCookie(c, SESSION_COOKIE, "host"));
+      await signOutOwner(database(c.env.DB), sessionTokenOf(c));
     }
-    deleteCookie(c, SESSION_COOKIE, cookieOptions(0));
+    endOwnerSession(c);
     return backToAuthorize(c, request);
   });

@@ -1,0 +1,48 @@
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { database } from "../db/client";
+import { csrfTokenMatches, findOwnerSession, newSignInCsrfToken, SESSION_LIFETIME_MS } from "../domain/owner-sign-in";
+import type { Env } from "../env";
+
+/**
+ * The owner's browser session, shared by the dashboard and the OAuth consent page (DESIGN.md: HttpOnly, Secure,
+ * SameSite cookies; sessions as hashed random tokens in D1). `prefix: "host"` makes them `__Host-` cookies: Secure,
+ * Path=/, no Domain, so a sibling subdomain cannot plant one. SameSite=Lax lets the session arrive with an app's
+ * top-level redirect to the consent page, and keeps it off cross-site form posts.
+ */
+const SESSION_COOKIE = "owner_session";
+/** The sign-in form's CSRF token before any session exists: a double-submit cookie. */
+const SIGN_IN_CSRF_COOKIE = "sign_in_csrf";
+const SIGN_IN_CSRF_MAX_AGE = 60 * 60;
+
+/** Any Hono context of this Worker (the dashboard's carries the session as well). */
+// biome-ignore lint/suspicious/noExplicitAny: the variables differ between surfaces; only the bindings are read.
+type AnyContext = Context<{ Bindings: Env; Variables: any }>;
+
+const cookieOptions = (maxAge: number) =>
+  ({ prefix: "host", httpOnly: true, secure: true, sameSite: "Lax", path: "/", maxAge }) as const;
+
+export const ownerSessionOf = (c: AnyContext) =>
+  findOwnerSession(database(c.env.DB), getCookie(c, SESSION_COOKIE, "host"));
+
+export const sessionTokenOf = (c: AnyContext) => getCookie(c, SESSION_COOKIE, "host");
+
+export function startOwnerSession(c: AnyContext, token: string) {
+  setCookie(c, SESSION_COOKIE, token, cookieOptions(Math.floor(SESSION_LIFETIME_MS / 1000)));
+  deleteCookie(c, SIGN_IN_CSRF_COOKIE, cookieOptions(0));
+}
+
+export function endOwnerSession(c: AnyContext) {
+  deleteCookie(c, SESSION_COOKIE, cookieOptions(0));
+}
+
+/** The sign-in form's token: the browser's own when it has a well-formed one (two open tabs do not undo each other). */
+export function signInCsrfToken(c: AnyContext): string {
+  const existing = getCookie(c, SIGN_IN_CSRF_COOKIE, "host");
+  const token = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : newSignInCsrfToken();
+  setCookie(c, SIGN_IN_CSRF_COOKIE, token, cookieOptions(SIGN_IN_CSRF_MAX_AGE));
+  return token;
+}
+
+export const signInCsrfValid = (c: AnyContext, submitted: unknown) =>
+  csrfTokenMatches(getCookie(c, SIGN_IN_CSRF_COOKIE, "host"), submitted);

@@ -1,0 +1,161 @@
+import { Hono } from "hono";
+import { database } from "../../db/client";
+import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/api-keys";
+import { disconnectApp, listConnections } from "../../domain/app-connections";
+import type { DashboardEnv } from "./dashboard-env";
+import { ButtonForm, Csrf, Layout, render } from "./layout";
+
+const PLAN_NAMES = { free: "Free", pro: "Pro", business: "Business" } as const;
+
+/** The overview (the plan), API keys and connected apps. */
+export const account = new Hono<DashboardEnv>()
+  .get("/", (c) => {
+    const session = c.var.session;
+    const { plan, planActive } = session.business;
+    const included = plan !== "free" && planActive;
+    return render(
+      c,
+      200,
+      <Layout title="Overview" session={session}>
+        <section>
+          <h2>Plan</h2>
+          <p>
+            <strong>{PLAN_NAMES[plan]}</strong>{" "}
+            <span class={`tag ${included ? "on" : "off"}`}>{planActive ? "active" : "lapsed"}</span>
+          </p>
+          <p class="muted">
+            {included
+              ? "Your plan includes the partner API: connected apps and API keys work."
+              : plan === "free"
+                ? "The Free plan does not include the partner API: apps and keys are refused until you move to Pro or Business."
+                : "Your plan has lapsed: apps and keys are refused until it is active again."}
+          </p>
+        </section>
+      </Layout>,
+    );
+  })
+  .get("/keys", async (c) =>
+    render(
+      c,
+      200,
+      <KeysPage session={c.var.session} keys={await listApiKeys(database(c.env.DB), c.var.session.business.id)} />,
+    ),
+  )
+  .post("/keys", async (c) => {
+    const db = database(c.env.DB);
+    const { business } = c.var.session;
+    const body = await c.req.parseBody();
+    const created = await createApiKey(db, business.id, typeof body.label === "string" ? body.label : "");
+    return render(
+      c,
+      201,
+      <KeysPage session={c.var.session} keys={await listApiKeys(db, business.id)} created={created} />,
+    );
+  })
+  .post("/keys/:id/revoke", async (c) => {
+    await revokeApiKey(database(c.env.DB), c.var.session.business.id, c.req.param("id"));
+    return c.redirect("/dashboard/keys", 303);
+  })
+  .get("/apps", async (c) => {
+    const connections = await listConnections(database(c.env.DB), c.var.session.business.id);
+    const session = c.var.session;
+    return render(
+      c,
+      200,
+      <Layout title="Connected apps" session={session}>
+        {connections.length === 0 && <p>No app is connected.</p>}
+        <table>
+          {connections.map((connection) => (
+            <tr>
+              <td>
+                <strong>{connection.appName}</strong>
+              </td>
+              <td>Connected {connection.connectedAt.slice(0, 10)}</td>
+              <td>
+                {connection.disconnectedAt ? (
+                  <span class="tag off">disconnected {connection.disconnectedAt.slice(0, 10)}</span>
+                ) : (
+                  <ButtonForm
+                    session={session}
+                    action={`/dashboard/apps/${connection.id}/disconnect`}
+                    label="Disconnect"
+                    kind="danger"
+                  />
+                )}
+              </td>
+            </tr>
+          ))}
+        </table>
+        <p class="muted">
+          Disconnecting stops the app's access at once and switches its intakes off; its actions and knowledge stay
+          until you remove them.
+        </p>
+      </Layout>,
+    );
+  })
+  .post("/apps/:id/disconnect", async (c) => {
+    await disconnectApp(database(c.env.DB), c.var.session.business.id, c.req.param("id"));
+    return c.redirect("/dashboard/apps", 303);
+  });
+
+type Key = Awaited<ReturnType<typeof listApiKeys>>[number];
+
+function KeysPage(props: {
+  session: DashboardEnv["Variables"]["session"];
+  keys: Key[];
+  created?: { key: string; label: string };
+}) {
+  const active = props.keys.filter((key) => !key.revokedAt);
+  return (
+    <Layout title="API keys" session={props.session}>
+      {props.created && (
+        <section class="notice" aria-live="polite">
+          <p>
+            The key <strong>{props.created.label}</strong> was created. Copy it now: it is shown only once.
+          </p>
+          <p class="secret" data-testid="new-key">
+            {props.created.key}
+          </p>
+        </section>
+      )}
+      <section>
+        <h2>Create a key</h2>
+        <form method="post" action="/dashboard/keys">
+          <Csrf session={props.session} />
+          <label for="label">Name (who will use it)</label>
+          <input id="label" name="label" maxlength={80} required />
+          <p>
+            <button type="submit" class="primary" disabled={active.length >= MAX_ACTIVE_KEYS}>
+              Create key
+            </button>
+          </p>
+          <p class="muted">
+            {active.length} of {MAX_ACTIVE_KEYS} active keys. Revoking a key switches its intakes off.
+          </p>
+        </form>
+      </section>
+      <table>
+        {props.keys.map((key) => (
+          <tr>
+            <td>
+              <strong>{key.label}</strong> <code>{key.displayPrefix}…</code>
+            </td>
+            <td>Created {key.createdAt.slice(0, 10)}</td>
+            <td>
+              {key.revokedAt ? (
+                <span class="tag off">revoked</span>
+              ) : (
+                <ButtonForm
+                  session={props.session}
+                  action={`/dashboard/keys/${key.id}/revoke`}
+                  label={`Revoke ${key.label}`}
+                  kind="danger"
+                />
+              )}
+            </td>
+          </tr>
+        ))}
+      </table>
+    </Layout>
+  );
+}

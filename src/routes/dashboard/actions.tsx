@@ -1,0 +1,142 @@
+import { Hono } from "hono";
+import { database } from "../../db/client";
+import { testAction } from "../../domain/action-calls";
+import { getAction, listActions, switchAction } from "../../domain/actions";
+import { numericId } from "../../lib/validation";
+import type { DashboardEnv } from "./dashboard-env";
+import { ButtonForm, Csrf, Layout, render } from "./layout";
+
+type Detail = Awaited<ReturnType<typeof getAction>>;
+type Tested = Awaited<ReturnType<typeof testAction>>;
+
+/** Connected actions: review (description, url, parameters), Test, switch on/off, the 10 recent calls. */
+export const actionPages = new Hono<DashboardEnv>()
+  .get("/actions", async (c) => {
+    const session = c.var.session;
+    const actions = await listActions(database(c.env.DB), session.business.id);
+    return render(
+      c,
+      200,
+      <Layout title="Connected actions" session={session}>
+        {actions.length === 0 && <p>No app has registered an action.</p>}
+        <table>
+          {actions.map((action) => (
+            <tr>
+              <td>
+                <a href={`/dashboard/actions/${action.id}`}>{action.title}</a> <code>{action.name}</code>
+              </td>
+              <td>
+                <span class={`tag ${action.enabled ? "on" : "off"}`}>{action.enabled ? "on" : "off"}</span>
+              </td>
+            </tr>
+          ))}
+        </table>
+      </Layout>,
+    );
+  })
+  .get("/actions/:id", async (c) => {
+    const action = await getAction(database(c.env.DB), c.var.session.business.id, c.req.param("id"));
+    return render(c, 200, <ActionPage session={c.var.session} action={action} />);
+  })
+  .post("/actions/:id/test", async (c) => {
+    const db = database(c.env.DB);
+    const { business } = c.var.session;
+    const body = await c.req.parseBody();
+    let sample: Record<string, unknown> = {};
+    let problem: string | undefined;
+    try {
+      const parsed = JSON.parse(typeof body.arguments === "string" && body.arguments.trim() ? body.arguments : "{}");
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
+      sample = parsed;
+    } catch {
+      problem = 'The sample arguments must be a JSON object, such as {"date": "2026-12-24"}.';
+    }
+    const tested = problem
+      ? undefined
+      : await testAction(c.env, db, business, numericId(c.req.param("id")) ?? 0, sample);
+    const action = await getAction(db, business.id, c.req.param("id"));
+    return render(
+      c,
+      problem ? 400 : 200,
+      <ActionPage session={c.var.session} action={action} tested={tested} problem={problem} />,
+    );
+  })
+  .post("/actions/:id/:switch{on|off}", async (c) => {
+    const id = numericId(c.req.param("id")) ?? 0;
+    await switchAction(database(c.env.DB), c.var.session.business.id, id, c.req.param("switch") === "on");
+    return c.redirect(`/dashboard/actions/${id}`, 303);
+  });
+
+function ActionPage(props: {
+  session: DashboardEnv["Variables"]["session"];
+  action: Detail;
+  tested?: Tested;
+  problem?: string;
+}) {
+  const { action, session } = props;
+  return (
+    <Layout title={action.title} session={session}>
+      <section>
+        <p>
+          <span class={`tag ${action.enabled ? "on" : "off"}`}>{action.enabled ? "on" : "off"}</span>{" "}
+          <code>{action.name}</code>
+        </p>
+        <p>{action.description}</p>
+        <p>
+          Calls <code>{action.url}</code>
+        </p>
+        <h2>Parameters</h2>
+        <pre>{JSON.stringify(action.parameters, null, 2)}</pre>
+        {action.enabled ? (
+          <ButtonForm session={session} action={`/dashboard/actions/${action.id}/off`} label="Switch off" />
+        ) : (
+          <ButtonForm
+            session={session}
+            action={`/dashboard/actions/${action.id}/on`}
+            label="Switch on"
+            kind="primary"
+          />
+        )}
+      </section>
+      <section>
+        <h2>Test</h2>
+        <form method="post" action={`/dashboard/actions/${action.id}/test`}>
+          <Csrf session={session} />
+          <label for="arguments">Sample arguments (JSON)</label>
+          <textarea id="arguments" name="arguments" rows={3}>
+            {"{}"}
+          </textarea>
+          <p>
+            <button type="submit">Test</button>
+          </p>
+        </form>
+        {props.problem && <p class="error">{props.problem}</p>}
+        {props.tested && (
+          <div class="card" data-testid="test-result">
+            <p>
+              Result: <strong>{props.tested.call.status}</strong>
+              {props.tested.call.http_status !== null && ` (HTTP ${props.tested.call.http_status})`}
+              {props.tested.call.error && ` — ${props.tested.call.error}`}
+            </p>
+            {props.tested.result !== null && <pre>{props.tested.result}</pre>}
+          </div>
+        )}
+      </section>
+      <section>
+        <h2>Recent calls</h2>
+        <table>
+          {action.calls.map((call) => (
+            <tr>
+              <td>{call.created_at.replace("T", " ").slice(0, 19)}</td>
+              <td>{call.status}</td>
+              <td>{call.error ?? (call.http_status ? `HTTP ${call.http_status}` : "")}</td>
+              <td>
+                <code>{JSON.stringify(call.arguments)}</code>
+              </td>
+            </tr>
+          ))}
+        </table>
+      </section>
+    </Layout>
+  );
+}

@@ -1,0 +1,185 @@
+import { Hono } from "hono";
+import { database } from "../../db/client";
+import { type ApprovalSummary, approvalSummary, switchIntakeOff, switchIntakeOn } from "../../domain/intake-approval";
+import { latestResponses, listBusinessIntakes } from "../../domain/intakes";
+import { numericId } from "../../lib/validation";
+import type { DashboardEnv } from "./dashboard-env";
+import { ButtonForm, Layout, render } from "./layout";
+
+const IDENTITY_NAMES = {
+  full_name: "full name",
+  home_address: "home address",
+  date_of_birth: "date of birth",
+} as const;
+
+/**
+ * Intakes: the approval screen (spec, Contact details and approval: every question, the contact details the partner
+ * will receive, any question that asks who the customer is), the change since the approved version question by
+ * question, switch on/off, and the responses.
+ */
+export const intakePages = new Hono<DashboardEnv>()
+  .get("/intakes", async (c) => {
+    const session = c.var.session;
+    const intakes = await listBusinessIntakes(database(c.env.DB), session.business.id);
+    return render(
+      c,
+      200,
+      <Layout title="Intakes" session={session}>
+        {intakes.length === 0 && <p>No app has registered an intake.</p>}
+        <table>
+          {intakes.map((intake) => (
+            <tr>
+              <td>
+                <a href={`/dashboard/intakes/${intake.id}`}>{intake.title}</a> <code>{intake.name}</code>
+              </td>
+              <td>
+                <span class={`tag ${intake.enabled ? "on" : "off"}`}>{intake.enabled ? "on" : "off"}</span>
+              </td>
+            </tr>
+          ))}
+        </table>
+      </Layout>,
+    );
+  })
+  .get("/intakes/:id", async (c) => {
+    const db = database(c.env.DB);
+    const { business } = c.var.session;
+    const summary = await approvalSummary(db, business.id, c.req.param("id"));
+    const responses = await latestResponses(db, business.id, summary.intake.id);
+    return render(c, 200, <IntakePage session={c.var.session} summary={summary} responses={responses} />);
+  })
+  .post("/intakes/:id/on", async (c) => {
+    const body = await c.req.parseBody();
+    const id = numericId(c.req.param("id")) ?? 0;
+    // The version the owner reviewed: a PATCH that landed meanwhile is refused, not approved unseen.
+    await switchIntakeOn(database(c.env.DB), c.var.session.business.id, id, { version: Number(body.version) });
+    return c.redirect(`/dashboard/intakes/${id}`, 303);
+  })
+  .post("/intakes/:id/off", async (c) => {
+    const id = numericId(c.req.param("id")) ?? 0;
+    await switchIntakeOff(database(c.env.DB), c.var.session.business.id, id);
+    return c.redirect(`/dashboard/intakes/${id}`, 303);
+  });
+
+type Responses = Awaited<ReturnType<typeof latestResponses>>;
+
+function IntakePage(props: {
+  session: DashboardEnv["Variables"]["session"];
+  summary: ApprovalSummary;
+  responses: Responses;
+}) {
+  const { summary, session } = props;
+  const { intake } = summary;
+  return (
+    <Layout title={intake.title} session={session}>
+      <section>
+        <p>
+          <span class={`tag ${intake.enabled ? "on" : "off"}`}>{intake.enabled ? "on" : "off"}</span>{" "}
+          <code>{intake.name}</code> · version {summary.version}
+        </p>
+        <p>{intake.description}</p>
+      </section>
+      <section data-testid="approval">
+        <h2>What the Secretary will ask</h2>
+        <ol>
+          {summary.questions.map((question) => (
+            <li>
+              {question.label}{" "}
+              <span class="muted">
+                ({question.type}
+                {question.required ? ", required" : ", optional"}
+                {question.options ? `: ${question.options.join(", ")}` : ""})
+              </span>
+            </li>
+          ))}
+        </ol>
+        <h2>Contact details the app will receive</h2>
+        {summary.contactDetails.length === 0 ? (
+          <p>None.</p>
+        ) : (
+          <ul>
+            {summary.contactDetails.map((detail) => (
+              <li>
+                {detail.kind === "email" ? "Email address" : "Phone number"}: “{detail.label}”
+              </li>
+            ))}
+          </ul>
+        )}
+        <h2>Questions that ask who the customer is</h2>
+        {summary.identityQuestions.length === 0 ? (
+          <p>None.</p>
+        ) : (
+          <ul>
+            {summary.identityQuestions.map((question) => (
+              <li>
+                “{question.label}” asks for the customer's{" "}
+                {question.asks.map((kind) => IDENTITY_NAMES[kind]).join(" and ")}
+              </li>
+            ))}
+          </ul>
+        )}
+        {summary.changes && <Changes changes={summary.changes} />}
+        {intake.enabled ? (
+          <ButtonForm session={session} action={`/dashboard/intakes/${intake.id}/off`} label="Switch off" />
+        ) : summary.registeredBy.revoked ? (
+          <p class="error">The key or app that registered this intake was revoked: it cannot be switched on.</p>
+        ) : (
+          <ButtonForm
+            session={session}
+            action={`/dashboard/intakes/${intake.id}/on`}
+            label="Approve and switch on"
+            kind="primary"
+            fields={{ version: String(summary.version) }}
+          />
+        )}
+      </section>
+      <section>
+        <h2>Responses</h2>
+        {props.responses.length === 0 && <p>No responses yet.</p>}
+        {props.responses.map((response) => (
+          <div class="card">
+            <p class="muted">
+              {response.completed_at.replace("T", " ").slice(0, 16)} · {response.conversation.channel}
+            </p>
+            <ul>
+              {response.answers.map((answer) => (
+                <li>
+                  {answer.label}: <strong>{answer.value}</strong>{" "}
+                  {answer.proof && <span class="tag">{answer.proof}</span>}
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+      </section>
+    </Layout>
+  );
+}
+
+function Changes(props: { changes: NonNullable<ApprovalSummary["changes"]> }) {
+  const { changes } = props;
+  const nothing = !changes.title && !changes.description && changes.questions.length === 0;
+  return (
+    <div class="card warning" data-testid="changes">
+      <h2>Changed since the version you approved ({changes.sinceVersion})</h2>
+      {nothing && <p>Nothing.</p>}
+      <ul>
+        {changes.title && (
+          <li>
+            Title: “{changes.title.before}” → “{changes.title.after}”
+          </li>
+        )}
+        {changes.description && <li>Description changed: “{changes.description.after}”</li>}
+        {changes.questions.map((change) => (
+          <li>
+            {change.change === "added" && `Added question ${change.index + 1}: “${change.question.label}”`}
+            {change.change === "removed" && `Removed question “${change.question.label}”`}
+            {change.change === "moved" && `Moved “${change.id}” from place ${change.from + 1} to ${change.to + 1}`}
+            {change.change === "changed" &&
+              `Changed “${change.id}”: ${change.properties.map((p) => `${p.property} ${JSON.stringify(p.before)} → ${JSON.stringify(p.after)}`).join("; ")}`}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}

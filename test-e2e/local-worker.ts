@@ -1,0 +1,72 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const OFFLINE = { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_HIDE_BANNER: "true" };
+
+export type Seeded = {
+  base_url: string;
+  business_id: string;
+  api_key: string;
+  owner_email: string;
+  owner_password: string;
+  runtime_token: string;
+};
+
+/** `npm run seed --silent`: the local migrations, the demo business and a fresh API key (scripts/seed.mjs). */
+export async function seed(): Promise<Seeded> {
+  const { stdout } = await run("node", ["scripts/seed.mjs"], { env: { ...process.env, ...OFFLINE } });
+  return JSON.parse(stdout) as Seeded;
+}
+
+/** A real `wrangler dev` of the project on `port`, stopped by the returned function (with the workerd it started). */
+export async function startWorker(port: number): Promise<() => Promise<void>> {
+  const child: ChildProcess = spawn(
+    "node_modules/.bin/wrangler",
+    ["dev", "--port", String(port), "--ip", "127.0.0.1", "--var", `BASE_URL:http://localhost:${port}`],
+    { env: { ...process.env, ...OFFLINE }, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/api/v1/openapi.json`);
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`wrangler dev did not start:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return async () => {
+    if (child.pid) process.kill(-child.pid, "SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  };
+}
+
+/** A local HTTP receiver for webhook deliveries, action calls and OAuth redirects: records every request. */
+export async function startReceiver() {
+  const requests: Array<{ method: string; url: string; headers: Record<string, unknown>; body: string }> = [];
+  const server: Server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      requests.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.end(JSON.stringify({ in_stock: true, items: 3 }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, requests, stop: () => new Promise((resolve) => server.close(resolve)) };
+}

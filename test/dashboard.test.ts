@@ -1,0 +1,130 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { apiKeys } from "../src/db/schema";
+import { db } from "./helpers/fixtures";
+import { BASE, call, json } from "./helpers/http";
+import { browse, CookieJar, createOwnerBusiness, csrfTokenOf, type OwnerBusiness } from "./helpers/oauth";
+
+/** A form post as the browser sends it: with the page's own Origin (hono/csrf refuses any other). */
+const post = (jar: CookieJar, path: string, form: Record<string, string | undefined>, origin = BASE) =>
+  browse(jar, path, { form, headers: { Origin: origin } });
+
+/** Signs the owner in on the dashboard's own sign-in page; answers the jar that holds the session. */
+async function signedIn(owner: OwnerBusiness) {
+  const jar = new CookieJar();
+  const page = await browse(jar, "/dashboard/sign-in");
+  const posted = await post(jar, "/dashboard/sign-in", {
+    csrf_token: csrfTokenOf(await page.text()),
+    email: owner.owner.email,
+    password: owner.owner.password,
+  });
+  expect(posted.status).toBe(303);
+  expect(posted.headers.get("Location")).toBe("/dashboard");
+  return jar;
+}
+
+describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e/)", async () => {
+  const mine = await createOwnerBusiness();
+  const theirs = await createOwnerBusiness();
+  const jar = await signedIn(mine);
+
+  it("sends a visitor without a session to the sign-in page", async () => {
+    for (const path of ["/dashboard", "/dashboard/keys", "/dashboard/actions/1"]) {
+      const response = await call(path);
+      expect(response.status).toBe(303);
+      expect(response.headers.get("Location")).toBe("/dashboard/sign-in");
+    }
+  });
+
+  it("refuses a wrong password with 401 and starts no session", async () => {
+    const other = new CookieJar();
+    const page = await browse(other, "/dashboard/sign-in");
+    const refused = await post(other, "/dashboard/sign-in", {
+      csrf_token: csrfTokenOf(await page.text()),
+      email: mine.owner.email,
+      password: "wrong",
+    });
+    expect(refused.status).toBe(401);
+    expect(other.cookies.has("__Host-owner_session")).toBe(false);
+  });
+
+  it("serves pages that cannot be framed, run no script and are not cached", async () => {
+    const page = await browse(jar, "/dashboard");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("X-Frame-Options")).toBe("DENY");
+    expect(page.headers.get("Content-Security-Policy")).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
+    expect(page.headers.get("Cache-Control")).toBe("no-store");
+    const html = await page.text();
+    expect(html).not.toContain("<script");
+    expect(html).toContain(mine.business.name);
+  });
+
+  it("refuses a form without the session's CSRF token, or posted from another origin, changing nothing", async () => {
+    const before = await db.$count(apiKeys, eq(apiKeys.businessId, mine.business.id));
+    const withoutToken = await post(jar, "/dashboard/keys", { label: "forged" });
+    expect(withoutToken.status).toBe(403);
+    expect(await withoutToken.text()).toContain("This form was not sent from your dashboard");
+    const csrf = csrfTokenOf(await (await browse(jar, "/dashboard/keys")).text());
+    const crossOrigin = await post(
+      jar,
+      "/dashboard/keys",
+      { label: "forged", csrf_token: csrf },
+      "https://evil.example",
+    );
+    expect(crossOrigin.status).toBe(403);
+    expect(await db.$count(apiKeys, eq(apiKeys.businessId, mine.business.id))).toBe(before);
+  });
+
+  it("creates a key shown once, which works, and revokes it", async () => {
+    const csrf = csrfTokenOf(await (await browse(jar, "/dashboard/keys")).text());
+    const created = await post(jar, "/dashboard/keys", { label: "Booking tool", csrf_token: csrf });
+    expect(created.status).toBe(201);
+    const key = /data-testid="new-key">([^<]+)</.exec(await created.text())?.[1]?.trim() ?? "";
+    expect(key).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
+    expect((await call("/api/v1/me", { key })).status).toBe(200);
+    const listed = await (await browse(jar, "/dashboard/keys")).text();
+    expect(listed).not.toContain(key);
+    const row = await db.select().from(apiKeys).where(eq(apiKeys.label, "Booking tool")).get();
+    const revoked = await post(jar, `/dashboard/keys/${row?.id}/revoke`, { csrf_token: csrf });
+    expect(revoked.status).toBe(303);
+    expect((await call("/api/v1/me", { key })).status).toBe(401);
+  });
+
+  it("shows another business's records as not found, and changes nothing of theirs", async () => {
+    const action = await json<{ id: number }>(
+      await call("/api/v1/actions", {
+        key: theirs.apiKey,
+        method: "POST",
+        body: {
+          name: "theirs",
+          title: "Theirs",
+          description: "Another business's lookup action.",
+          url: "https://partner.example/x",
+        },
+      }),
+    );
+    const page = await browse(jar, `/dashboard/actions/${action.id}`);
+    expect(page.status).toBe(404);
+    expect(await page.text()).toContain("No action with that id exists for this business.");
+    const csrf = csrfTokenOf(await (await browse(jar, "/dashboard/keys")).text());
+    expect((await post(jar, `/dashboard/actions/${action.id}/on`, { csrf_token: csrf })).status).toBe(404);
+    const stillOff = await json<{ enabled: boolean }>(
+      await call(`/api/v1/actions/${action.id}`, { key: theirs.apiKey }),
+    );
+    expect(stillOff.enabled).toBe(false);
+    const theirKey = await db.select().from(apiKeys).where(eq(apiKeys.businessId, theirs.business.id)).get();
+    expect((await post(jar, `/dashboard/keys/${theirKey?.id}/revoke`, { csrf_token: csrf })).status).toBe(404);
+    expect((await call("/api/v1/me", { key: theirs.apiKey })).status).toBe(200);
+    expect((await browse(jar, "/dashboard/intakes/999999")).status).toBe(404);
+    expect((await browse(jar, "/dashboard/webhooks/abc")).status).toBe(404);
+  });
+
+  it("signs out: the session no longer opens a page", async () => {
+    const csrf = csrfTokenOf(await (await browse(jar, "/dashboard")).text());
+    const token = jar.cookies.get("__Host-owner_session");
+    const out = await post(jar, "/dashboard/sign-out", { csrf_token: csrf });
+    expect(out.status).toBe(303);
+    const replayed = await call("/dashboard", { headers: { Cookie: `__Host-owner_session=${token}` } });
+    expect(replayed.status).toBe(303);
+  });
+});
