@@ -3,7 +3,7 @@ import { database } from "../../db/client";
 import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/api-keys";
 import { disconnectApp, listConnections } from "../../domain/app-connections";
 import type { DashboardEnv } from "./dashboard-env";
-import { ButtonForm, Csrf, Layout, render } from "./layout";
+import { ButtonForm, Csrf, Layout, render, Tag } from "./layout";
 
 const PLAN_NAMES = { free: "Free", pro: "Pro", business: "Business" } as const;
 
@@ -20,8 +20,7 @@ export const account = new Hono<DashboardEnv>()
         <section>
           <h2>Plan</h2>
           <p>
-            <strong>{PLAN_NAMES[plan]}</strong>{" "}
-            <span class={`tag ${included ? "on" : "off"}`}>{planActive ? "active" : "lapsed"}</span>
+            <strong>{PLAN_NAMES[plan]}</strong> <Tag good={included}>{planActive ? "active" : "lapsed"}</Tag>
           </p>
           <p class="muted">
             {included
@@ -143,7 +142,7 @@ function KeysPage(props: {
             <td>Created {key.createdAt.slice(0, 10)}</td>
             <td>
               {key.revokedAt ? (
-                <span class="tag off">revoked</span>
+                <Tag good={false}>revoked</Tag>
               ) : (
                 <ButtonForm
                   session={props.session}

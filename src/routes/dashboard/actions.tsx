@@ -4,7 +4,7 @@ import { testAction } from "../../domain/action-calls";
 import { getAction, listActions, switchAction } from "../../domain/actions";
 import { numericId } from "../../lib/validation";
 import type { DashboardEnv } from "./dashboard-env";
-import { ButtonForm, Csrf, Layout, render } from "./layout";
+import { ButtonForm, Csrf, Layout, OnOff, render } from "./layout";
 
 type Detail = Awaited<ReturnType<typeof getAction>>;
 type Tested = Awaited<ReturnType<typeof testAction>>;
@@ -26,7 +26,7 @@ export const actionPages = new Hono<DashboardEnv>()
                 <a href={`/dashboard/actions/${action.id}`}>{action.title}</a> <code>{action.name}</code>
               </td>
               <td>
-                <span class={`tag ${action.enabled ? "on" : "off"}`}>{action.enabled ? "on" : "off"}</span>
+                <OnOff enabled={action.enabled} />
               </td>
             </tr>
           ))}
@@ -78,8 +78,7 @@ function ActionPage(props: {
     <Layout title={action.title} session={session}>
       <section>
         <p>
-          <span class={`tag ${action.enabled ? "on" : "off"}`}>{action.enabled ? "on" : "off"}</span>{" "}
-          <code>{action.name}</code>
+          <OnOff enabled={action.enabled} /> <code>{action.name}</code>
         </p>
         <p>{action.description}</p>
         <p>

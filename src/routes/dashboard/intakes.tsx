@@ -4,7 +4,7 @@ import { type ApprovalSummary, approvalSummary, switchIntakeOff, switchIntakeOn 
 import { latestResponses, listBusinessIntakes } from "../../domain/intakes";
 import { numericId } from "../../lib/validation";
 import type { DashboardEnv } from "./dashboard-env";
-import { ButtonForm, Layout, render } from "./layout";
+import { ButtonForm, Layout, OnOff, render } from "./layout";
 
 const IDENTITY_NAMES = {
   full_name: "full name",
@@ -33,7 +33,7 @@ export const intakePages = new Hono<DashboardEnv>()
                 <a href={`/dashboard/intakes/${intake.id}`}>{intake.title}</a> <code>{intake.name}</code>
               </td>
               <td>
-                <span class={`tag ${intake.enabled ? "on" : "off"}`}>{intake.enabled ? "on" : "off"}</span>
+                <OnOff enabled={intake.enabled} />
               </td>
             </tr>
           ))}
@@ -74,8 +74,7 @@ function IntakePage(props: {
     <Layout title={intake.title} session={session}>
       <section>
         <p>
-          <span class={`tag ${intake.enabled ? "on" : "off"}`}>{intake.enabled ? "on" : "off"}</span>{" "}
-          <code>{intake.name}</code> · version {summary.version}
+          <OnOff enabled={intake.enabled} /> <code>{intake.name}</code> · version {summary.version}
         </p>
         <p>{intake.description}</p>
       </section>

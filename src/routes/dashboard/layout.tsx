@@ -66,6 +66,14 @@ export function Layout(props: { title: string; session?: OwnerSession; children:
   );
 }
 
+/** A small status label: green when `good`, red otherwise; the text says the state (not the colour alone). */
+export const Tag = (props: { good: boolean; children: Child }) => (
+  <span class={`tag ${props.good ? "on" : "off"}`}>{props.children}</span>
+);
+
+/** On or off, for actions and intakes. */
+export const OnOff = (props: { enabled: boolean }) => <Tag good={props.enabled}>{props.enabled ? "on" : "off"}</Tag>;
+
 /** A hidden CSRF field: every form of a signed-in page carries the session's token (synchronizer token pattern). */
 export const Csrf = (props: { session: OwnerSession }) => (
   <input type="hidden" name="csrf_token" value={props.session.csrfToken} />

@@ -4,7 +4,7 @@ import { endpointHistory } from "../../domain/webhook-deliveries";
 import { findEndpoint, listEndpoints } from "../../domain/webhook-endpoints";
 import { sendPing } from "../../domain/webhook-events";
 import type { DashboardEnv } from "./dashboard-env";
-import { ButtonForm, Layout, render } from "./layout";
+import { ButtonForm, Layout, render, Tag } from "./layout";
 
 /** Webhook endpoints: their events, the Test button (`ping`), and each delivery with every attempt. */
 export const webhookPages = new Hono<DashboardEnv>()
@@ -58,8 +58,7 @@ export const webhookPages = new Hono<DashboardEnv>()
           {history.map((delivery) => (
             <div class="card">
               <p>
-                <strong>{delivery.event}</strong>{" "}
-                <span class={`tag ${delivery.status === "failed" ? "off" : "on"}`}>{delivery.status}</span>{" "}
+                <strong>{delivery.event}</strong> <Tag good={delivery.status !== "failed"}>{delivery.status}</Tag>{" "}
                 <span class="muted">{delivery.createdAt.replace("T", " ").slice(0, 19)}</span>
               </p>
               <ul>
