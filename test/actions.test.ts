@@ -4,7 +4,7 @@ import { actionCalls, actions, apiKeys } from "../src/db/schema";
 import { actionsForSecretary, switchAction } from "../src/domain/actions";
 import { CHAT_CHANNELS } from "../src/domain/channels";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
-import { call, expectError, json } from "./helpers/http";
+import { call, expectError, expectMissingCredential, json } from "./helpers/http";
 
 type Parameters = {
   type: "object";
@@ -953,12 +953,7 @@ describe("GET and DELETE /api/v1/actions/{id}, and who sees what", async () => {
       ["PATCH /actions/{id}", () => patch(undefined, created.id, { title: "x" })],
       ["DELETE /actions/{id}", () => remove(undefined, created.id)],
     ])("%s without a key answers 401", async (_case, request) => {
-      const response = await request();
-      expect(response.status).toBe(401);
-      expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="api"');
-      expect(await json(response)).toEqual({
-        error: "An API key is required: send the header Authorization: Bearer <API key>.",
-      });
+      await expectMissingCredential(await request());
     });
 
     it("leaves the action as it was after the refused calls", async () => {

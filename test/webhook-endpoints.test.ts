@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { webhookEndpoints } from "../src/db/schema";
 import { EVENT_NAMES } from "../src/domain/event-catalog";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
-import { call, expectError, json } from "./helpers/http";
+import { call, expectError, expectMissingCredential, json } from "./helpers/http";
 
 type Endpoint = { id: number; url: string; events: string[]; description: string; created_at: string };
 type Created = Endpoint & { secret: string };
@@ -517,12 +517,7 @@ describe("authentication and the plan", async () => {
     ["POST with an invalid body", () => post(undefined, { url: "http://10.0.0.1/" })],
     ["DELETE", () => remove(undefined, endpoint.id)],
   ])("%s without a key answers 401", async (_case, request) => {
-    const response = await request();
-    expect(response.status).toBe(401);
-    expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="api"');
-    expect(await json(response)).toEqual({
-      error: "An API key is required: send the header Authorization: Bearer <API key>.",
-    });
+    await expectMissingCredential(await request());
   });
 
   it("refuses a revoked key with 401, and the endpoint survives a DELETE attempt with it", async () => {

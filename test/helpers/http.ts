@@ -46,3 +46,9 @@ export async function expectError(response: Response, status: number, sentence: 
   if (typeof sentence === "string") expect(body.error).toBe(sentence);
   else expect(body.error).toMatch(sentence);
 }
+
+/** Spec, Authentication: a request without a credential is a 401 with the bearer challenge. */
+export async function expectMissingCredential(response: Response) {
+  expect(response.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="api"/);
+  await expectError(response, 401, "An API key is required: send the header Authorization: Bearer <API key>.");
+}
