@@ -1,4 +1,4 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import Stripe from "stripe";
 import { describe, expect, it, vi } from "vitest";
@@ -11,6 +11,7 @@ import {
   UNENQUEUED_AFTER_MS,
 } from "../src/domain/webhook-deliveries";
 import { sendPing } from "../src/domain/webhook-events";
+import worker from "../src/index";
 import { sweepOutbox } from "../src/queues/outbox-sweep";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { receiverBox } from "./helpers/receiver";
@@ -277,6 +278,17 @@ describe("the consumer: attempts, the retry schedule and idempotence", async () 
       .set({ enqueuedAt: new Date(due).toISOString(), nextAttemptAt: new Date(due).toISOString() })
       .where(eq(webhookDeliveries.id, id));
     expect(await sweepOutbox(env)).toBeGreaterThanOrEqual(1);
+    await vi.waitFor(async () => expect((await deliveryRow(id))?.status).toBe("delivered"), { timeout: 10_000 });
+    expect(await box.recorded()).toHaveLength(1);
+  });
+
+  it("runs the sweep from the Worker's cron trigger (the scheduled handler)", async () => {
+    const box = receiverBox("cron");
+    const id = await deliveryTo(box.url("/ok"));
+    const written = new Date(Date.now() - UNENQUEUED_AFTER_MS - 1000).toISOString();
+    await db.update(webhookDeliveries).set({ createdAt: written }).where(eq(webhookDeliveries.id, id));
+    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: Date.now() }), env);
+    expect((await deliveryRow(id))?.enqueuedAt).not.toBeNull();
     await vi.waitFor(async () => expect((await deliveryRow(id))?.status).toBe("delivered"), { timeout: 10_000 });
     expect(await box.recorded()).toHaveLength(1);
   });
