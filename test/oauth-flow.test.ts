@@ -20,6 +20,21 @@ const fetchWorker: typeof fetch = async (input, init) => {
 const options = { [oauth.customFetch]: fetchWorker, [oauth.allowInsecureRequests]: true } as const;
 
 /** The owner in a browser: opens the authorization URL, signs in, approves; answers where the browser is sent. */
+/** The authorization request a client sends the owner's browser to: PKCE S256, state, scope api. */
+async function authorizationRequest(as: oauth.AuthorizationServer, clientId: string, verifier: string, state: string) {
+  const url = new URL(as.authorization_endpoint ?? "");
+  url.search = new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    response_type: "code",
+    scope: "api",
+    state,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+  }).toString();
+  return url;
+}
+
 async function ownerApproves(authorizationUrl: URL, owner: { email: string; password: string }) {
   const jar = new CookieJar();
   const path = `${authorizationUrl.pathname}${authorizationUrl.search}`;
@@ -68,18 +83,7 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
     // Authorization request with PKCE S256 and state.
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
-    const authorizationUrl = new URL(as.authorization_endpoint ?? "");
-    for (const [name, value] of Object.entries({
-      client_id: client.client_id,
-      redirect_uri: REDIRECT_URI,
-      response_type: "code",
-      scope: "api",
-      state,
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: "S256",
-    })) {
-      authorizationUrl.searchParams.set(name, value);
-    }
+    const authorizationUrl = await authorizationRequest(as, client.client_id, verifier, state);
     const callback = await ownerApproves(authorizationUrl, shop.owner);
 
     // The library checks state and iss (RFC 9207) of the redirect.
@@ -141,16 +145,7 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
     );
     const client: oauth.Client = { client_id: registered.client_id };
     const state = oauth.generateRandomState();
-    const url = new URL(as.authorization_endpoint ?? "");
-    url.search = new URLSearchParams({
-      client_id: client.client_id,
-      redirect_uri: REDIRECT_URI,
-      response_type: "code",
-      scope: "api",
-      state,
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-      code_challenge_method: "S256",
-    }).toString();
+    const url = await authorizationRequest(as, client.client_id, oauth.generateRandomCodeVerifier(), state);
     const jar = new CookieJar();
     const signInPage = await browse(jar, `${url.pathname}${url.search}`);
     const signedIn = await browse(jar, `/oauth/authorize/sign-in${url.search}`, {
@@ -181,16 +176,7 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
     const client: oauth.Client = { client_id: "cl_interop_basic" };
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
-    const url = new URL(as.authorization_endpoint ?? "");
-    url.search = new URLSearchParams({
-      client_id: client.client_id,
-      redirect_uri: REDIRECT_URI,
-      response_type: "code",
-      scope: "api",
-      state,
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: "S256",
-    }).toString();
+    const url = await authorizationRequest(as, client.client_id, verifier, state);
     const params = oauth.validateAuthResponse(as, client, await ownerApproves(url, shop.owner), state);
     const tokens = await oauth.processAuthorizationCodeResponse(
       as,

@@ -5,7 +5,7 @@ import { insertWithinLimit } from "../db/insert-within-limit";
 import { type ActionParameters, actionCalls, actions } from "../db/schema";
 import type { Env } from "../env";
 import { forbidden, invalid, notFound } from "../lib/errors";
-import { outboundPolicy, outboundUrlProblem } from "../lib/public-address";
+import { assertRegistrableUrl } from "../lib/public-address";
 import { randomToken } from "../lib/secrets";
 import { isoNow } from "../lib/time";
 import { numericId } from "../lib/validation";
@@ -55,12 +55,6 @@ export function toCallObject(call: ActionCall) {
   };
 }
 
-/** Spec: "url must be a public https address" (DESIGN.md, Security notes; loopback only in local development). */
-function checkUrl(env: Env, url: string) {
-  const problem = outboundUrlProblem(url, outboundPolicy(env));
-  if (problem) throw invalid(`The field "url" ${problem}.`);
-}
-
 const actionNotFound = () => notFound("No action with that id exists for this business.");
 
 export async function createAction(
@@ -69,7 +63,7 @@ export async function createAction(
   principal: Principal,
   input: { name: string; title: string; description: string; url: string; parameters?: ActionParameters },
 ) {
-  checkUrl(env, input.url);
+  assertRegistrableUrl(env, input.url);
   const now = isoNow();
   const secret = randomToken("actsec_");
   let action: Action | undefined;
@@ -145,7 +139,7 @@ export async function patchAction(
   input: { title?: string; description?: string; url?: string; parameters?: ActionParameters },
 ) {
   const action = await findAction(db, businessId, actionId);
-  if (input.url !== undefined) checkUrl(env, input.url);
+  if (input.url !== undefined) assertRegistrableUrl(env, input.url);
   const changes: Partial<Action> = {};
   for (const key of ["title", "description", "url"] as const) {
     const value = input[key];

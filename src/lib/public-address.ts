@@ -1,3 +1,5 @@
+import { invalid } from "./errors";
+
 /**
  * Outbound calls (webhook deliveries, action calls, Test buttons) go only to public addresses (DESIGN.md, Security
  * notes). Hostnames are checked after `new URL` has normalised them (`2130706433` and `0x7f.1` become `127.0.0.1`,
@@ -129,6 +131,15 @@ export function outboundUrlProblem(raw: string, policy: OutboundPolicy): string 
   }
   if (!host.includes(".")) return "must be a public address with a domain name";
   return undefined;
+}
+
+/**
+ * Registration of a webhook endpoint or an action (spec: "url must be a public https address"): the 400 naming the
+ * field when the URL may not be called under the Worker's policy.
+ */
+export function assertRegistrableUrl(env: { ALLOW_LOOPBACK_URLS: string }, url: string): void {
+  const problem = outboundUrlProblem(url, outboundPolicy(env));
+  if (problem) throw invalid(`The field "url" ${problem}.`);
 }
 
 type DohAnswer = { Status?: number; Answer?: Array<{ type: number; data: string }> };

@@ -2,8 +2,6 @@ import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { EVENT_NAMES } from "../domain/event-catalog";
 import { createEndpoint, deleteEndpoint, listEndpoints } from "../domain/webhook-endpoints";
-import { invalid } from "../lib/errors";
-import { outboundPolicy, outboundUrlProblem } from "../lib/public-address";
 import { pathId } from "../lib/validation";
 import { errorResponses } from "../schemas/errors";
 import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookEndpointObject } from "../schemas/webhooks";
@@ -55,11 +53,7 @@ export const webhooks = createPartnerRouter()
     return c.json({ data, events: [...EVENT_NAMES] }, 200);
   })
   .openapi(createRoute, async (c) => {
-    const body = c.req.valid("json");
-    // Spec: "url (string, required, https)"; DESIGN.md: public addresses only, loopback only in local development.
-    const problem = outboundUrlProblem(body.url, outboundPolicy(c.env));
-    if (problem) throw invalid(`The field "url" ${problem}.`);
-    return c.json(await createEndpoint(database(c.env.DB), c.var.principal, body), 201);
+    return c.json(await createEndpoint(c.env, database(c.env.DB), c.var.principal, c.req.valid("json")), 201);
   })
   .openapi(deleteRoute, async (c) => {
     await deleteEndpoint(database(c.env.DB), c.var.principal.business.id, c.req.valid("param").id);
