@@ -2,28 +2,57 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteInsertValue, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "./client";
 
-/** D1 binds at most 100 parameters per statement. */
-const MAX_PARAMETERS = 100;
+/** D1 binds at most 100 parameters per statement ("too many SQL variables" past that). */
+export const MAX_BOUND_PARAMETERS = 100;
 
-/** Multi-row inserts split so that no statement binds more than D1 allows; run them in one `db.batch`. */
-export function insertMany<Table extends SQLiteTable>(db: Database, table: Table, rows: SQLiteInsertValue<Table>[]) {
-  const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / Object.keys(rows[0] ?? {}).length));
-  const statements = [];
-  for (let i = 0; i < rows.length; i += perStatement) {
-    statements.push(db.insert(table).values(rows.slice(i, i + perStatement)));
+/** Anything drizzle can render: a query builder whose `toSQL().params` are exactly what D1 will bind. */
+type Renderable = { toSQL(): { params: unknown[] } };
+
+/**
+ * The statements that cover `items`, each built by `build` over a slice and split until it binds at most
+ * MAX_BOUND_PARAMETERS. The count is what drizzle actually binds (`toSQL().params.length`), never an estimate from
+ * object keys: a delivery row of 6 keys binds 7 (drizzle binds the `attempt_count` default too), and an estimate
+ * from keys is how 15 endpoints once made every report fail. Run the result in one `runBatch` to keep it atomic.
+ */
+export function statementsThatFit<Item, Statement extends Renderable>(
+  items: readonly Item[],
+  build: (slice: Item[]) => Statement,
+): Statement[] {
+  if (items.length === 0) return [];
+  const statement = build([...items]);
+  const bound = statement.toSQL().params.length;
+  if (bound <= MAX_BOUND_PARAMETERS) return [statement];
+  if (items.length === 1) {
+    throw new RangeError(`One item binds ${bound} parameters; D1 binds at most ${MAX_BOUND_PARAMETERS}.`);
+  }
+  const pieces = Math.min(items.length, Math.ceil(bound / MAX_BOUND_PARAMETERS));
+  const size = Math.ceil(items.length / pieces);
+  const statements: Statement[] = [];
+  for (let i = 0; i < items.length; i += size) {
+    statements.push(...statementsThatFit(items.slice(i, i + size), build));
   }
   return statements;
 }
 
-/** `ids` in chunks that fit in one statement's parameters, for `WHERE id IN (...)` updates. */
-export function chunks<T>(items: T[], size = MAX_PARAMETERS - 2): T[][] {
-  const result: T[][] = [];
-  for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
-  return result;
+/** A multi-row insert of `rows`, as statements that each fit D1's parameter limit. */
+export function insertMany<Table extends SQLiteTable>(db: Database, table: Table, rows: SQLiteInsertValue<Table>[]) {
+  return statementsThatFit(rows, (slice) => db.insert(table).values(slice));
 }
 
 /** Runs any number of statements as one D1 batch (one round trip, one transaction); none runs nothing. */
 export async function runBatch(db: Database, statements: BatchItem<"sqlite">[]): Promise<unknown[]> {
   const [first, ...rest] = statements;
   return first ? db.batch([first, ...rest]) : [];
+}
+
+/**
+ * Reads `WHERE … IN (ids)` for any number of ids: the statements that fit, in one batch (one round trip), their rows
+ * concatenated.
+ */
+export async function selectIn<Id, Row>(
+  db: Database,
+  ids: readonly Id[],
+  build: (slice: Id[]) => BatchItem<"sqlite"> & Renderable & PromiseLike<Row[]>,
+): Promise<Row[]> {
+  return ((await runBatch(db, statementsThatFit(ids, build))) as Row[][]).flat();
 }

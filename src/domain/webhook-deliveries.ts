@@ -1,6 +1,8 @@
 import { and, desc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import { runBatch, selectIn, statementsThatFit } from "../db/batches";
 import type { Database } from "../db/client";
 import { deliveryAttempts, events, webhookDeliveries, webhookEndpoints } from "../db/schema";
+import type { Env } from "../env";
 import { findEndpoint } from "./webhook-endpoints";
 
 /**
@@ -11,7 +13,7 @@ export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 7200, 43_200] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
 
 /** Longer than the 10-second answer time plus the recording: a crashed attempt frees its delivery after this. */
-const LEASE_MS = 30_000;
+export const LEASE_MS = 30_000;
 /** Queue delays are not exact: a message this early still counts as due. */
 const DUE_TOLERANCE_MS = 5_000;
 
@@ -107,7 +109,38 @@ export const UNENQUEUED_AFTER_MS = 60_000;
 /** Due this long ago and still pending: its message was lost; the sweep sends it again. */
 export const STUCK_AFTER_MS = 15 * 60_000;
 
-/** The outbox rows the sweep must (re-)enqueue, at most `limit` of each kind; both reads use their own index. */
+/** Cloudflare Queues takes at most 100 messages in one `sendBatch`. */
+const QUEUE_BATCH_LIMIT = 100;
+
+/** Delivery ids in groups of at most one `sendBatch`. */
+export function queueBatches(ids: number[]): number[][] {
+  const batches: number[][] = [];
+  for (let i = 0; i < ids.length; i += QUEUE_BATCH_LIMIT) batches.push(ids.slice(i, i + QUEUE_BATCH_LIMIT));
+  return batches;
+}
+
+/** One message per delivery, ids only (DESIGN.md, Queue): the consumer re-reads the rest from D1. */
+export async function sendDeliveries(env: Env, ids: number[]): Promise<void> {
+  await env.WEBHOOK_DELIVERIES.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
+}
+
+/** After a send on the request path: enqueued, so that the sweep leaves these rows alone. */
+export async function markEnqueued(db: Database, ids: number[], now: number): Promise<void> {
+  await runBatch(
+    db,
+    statementsThatFit(ids, (slice) =>
+      db
+        .update(webhookDeliveries)
+        .set({ enqueuedAt: iso(now) })
+        .where(inArray(webhookDeliveries.id, slice)),
+    ),
+  );
+}
+
+/**
+ * The outbox rows the sweep must (re-)enqueue, oldest first, at most `limit` of each kind; both reads walk their
+ * own index in order, so that a run takes the oldest rows and the next run the ones after.
+ */
 export async function deliveriesToSweep(db: Database, now: number, limit: number) {
   const [unenqueued, stuck] = await db.batch([
     db
@@ -119,6 +152,7 @@ export async function deliveriesToSweep(db: Database, now: number, limit: number
           lte(webhookDeliveries.createdAt, iso(now - UNENQUEUED_AFTER_MS)),
         ),
       )
+      .orderBy(webhookDeliveries.createdAt)
       .limit(limit),
     db
       .select({ id: webhookDeliveries.id })
@@ -126,18 +160,42 @@ export async function deliveriesToSweep(db: Database, now: number, limit: number
       .where(
         and(eq(webhookDeliveries.status, "pending"), lte(webhookDeliveries.nextAttemptAt, iso(now - STUCK_AFTER_MS))),
       )
+      .orderBy(webhookDeliveries.status, webhookDeliveries.nextAttemptAt)
       .limit(limit),
   ]);
   return [...new Set([...unenqueued, ...stuck].map((row) => row.id))];
 }
 
-/** After the sweep enqueued them: due now, and not stuck again for another STUCK_AFTER_MS. */
-export async function markSwept(db: Database, ids: number[], now: number) {
-  if (ids.length === 0) return;
-  await db
-    .update(webhookDeliveries)
-    .set({ enqueuedAt: iso(now), nextAttemptAt: iso(now) })
-    .where(and(inArray(webhookDeliveries.id, ids), eq(webhookDeliveries.status, "pending")));
+/**
+ * Before the sweep sends a chunk: enqueued and due now, so that neither kind of sweep query takes these rows again
+ * for STUCK_AFTER_MS. Marking first is what makes every run progress: the next run takes the rows after these,
+ * whatever happened to this chunk. If the send then fails, `releaseSwept` hands the chunk to the next minute; if the
+ * Worker dies between the two, the rows are stuck (due, pending) and the sweep takes them again after
+ * STUCK_AFTER_MS: a chunk is never lost, and never the only thing a run can do.
+ */
+export async function markSwept(db: Database, ids: number[], now: number): Promise<void> {
+  await runBatch(
+    db,
+    statementsThatFit(ids, (slice) =>
+      db
+        .update(webhookDeliveries)
+        .set({ enqueuedAt: iso(now), nextAttemptAt: iso(now) })
+        .where(and(inArray(webhookDeliveries.id, slice), eq(webhookDeliveries.status, "pending"))),
+    ),
+  );
+}
+
+/** A chunk whose send failed: never enqueued again, so the next minute's sweep takes it first. */
+export async function releaseSwept(db: Database, ids: number[]): Promise<void> {
+  await runBatch(
+    db,
+    statementsThatFit(ids, (slice) =>
+      db
+        .update(webhookDeliveries)
+        .set({ enqueuedAt: null })
+        .where(and(inArray(webhookDeliveries.id, slice), eq(webhookDeliveries.status, "pending"))),
+    ),
+  );
 }
 
 /**
@@ -162,18 +220,12 @@ export async function endpointHistory(db: Database, businessId: string, endpoint
     .where(eq(webhookDeliveries.endpointId, endpointId))
     .orderBy(desc(webhookDeliveries.id))
     .limit(limit);
-  const attempts = deliveries.length
-    ? await db
-        .select()
-        .from(deliveryAttempts)
-        .where(
-          inArray(
-            deliveryAttempts.deliveryId,
-            deliveries.map((delivery) => delivery.id),
-          ),
-        )
-        .orderBy(deliveryAttempts.id)
-    : [];
+  const attempts = await selectIn(
+    db,
+    deliveries.map((delivery) => delivery.id),
+    (ids) =>
+      db.select().from(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, ids)).orderBy(deliveryAttempts.id),
+  );
   return deliveries.map((delivery) => ({
     ...delivery,
     attempts: attempts

@@ -1,6 +1,6 @@
-import { inArray, type SQL, sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { chunks, insertMany, runBatch } from "../db/batches";
+import { insertMany, runBatch, statementsThatFit } from "../db/batches";
 import type { Database } from "../db/client";
 import { events, webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
@@ -8,6 +8,7 @@ import { randomToken } from "../lib/secrets";
 import type { Business } from "./businesses";
 import { type EventName, subscribes } from "./event-catalog";
 import { type PrincipalRef, samePrincipal } from "./principals";
+import { markEnqueued, queueBatches, sendDeliveries } from "./webhook-deliveries";
 import { endpointsOf, findEndpoint, type WebhookEndpoint } from "./webhook-endpoints";
 
 /** An event about to be emitted. */
@@ -84,10 +85,10 @@ export async function writeEvents(
         createdAt: now,
       })),
   );
-  const deliveryInserts = deliveryRows.length
-    ? insertMany(db, webhookDeliveries, deliveryRows).map((insert) => insert.returning({ id: webhookDeliveries.id }))
-    : [];
-  const writes = [...statements, ...(eventRows.length ? insertMany(db, events, eventRows) : []), ...deliveryInserts];
+  const deliveryInserts = statementsThatFit(deliveryRows, (rows) =>
+    db.insert(webhookDeliveries).values(rows).returning({ id: webhookDeliveries.id }),
+  );
+  const writes = [...statements, ...insertMany(db, events, eventRows), ...deliveryInserts];
   const results = await runBatch(db, writes);
   const deliveryIds = (results.slice(writes.length - deliveryInserts.length) as { id: number }[][])
     .flat()
@@ -99,27 +100,27 @@ export async function writeEvents(
 }
 
 /**
- * Puts deliveries on the queue (ids only) and marks them enqueued. A failed send is logged, not thrown: the rows are
- * already in the outbox and the sweep on the cron trigger enqueues them (DESIGN.md, Outbox).
+ * Puts deliveries on the queue (ids only), then marks them enqueued, chunk by chunk. Nothing here is thrown: the
+ * rows are already in the outbox, so a failed send is left to the sweep on the cron trigger (DESIGN.md, Outbox),
+ * and a failed mark after a send only means the sweep sends that chunk once more, which the consumer's claim makes
+ * harmless. The caller's answer (the report's 201) therefore never depends on the queue.
  */
 export async function enqueueDeliveries(env: Env, db: Database, deliveryIds: number[]): Promise<void> {
-  try {
-    for (const ids of chunks(deliveryIds, 100)) {
-      await env.WEBHOOK_DELIVERIES.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
+  for (const ids of queueBatches(deliveryIds)) {
+    try {
+      await sendDeliveries(env, ids);
+      await markEnqueued(db, ids, Date.now());
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "warn",
+          message: "enqueue failed; the outbox sweep will retry",
+          deliveries: ids.length,
+          error: String(error),
+        }),
+      );
     }
-  } catch (error) {
-    console.error(
-      JSON.stringify({ level: "warn", message: "enqueue failed; the outbox sweep will retry", error: String(error) }),
-    );
-    return;
   }
-  const now = new Date().toISOString();
-  await runBatch(
-    db,
-    chunks(deliveryIds).map((ids) =>
-      db.update(webhookDeliveries).set({ enqueuedAt: now }).where(inArray(webhookDeliveries.id, ids)),
-    ),
-  );
 }
 
 /** Emits events of a business to its endpoints: read the endpoints, write the outbox, enqueue. */

@@ -1,22 +1,38 @@
-import { chunks } from "../db/batches";
 import { database } from "../db/client";
-import { deliveriesToSweep, markSwept } from "../domain/webhook-deliveries";
+import { deliveriesToSweep, markSwept, queueBatches, releaseSwept, sendDeliveries } from "../domain/webhook-deliveries";
 import type { Env } from "../env";
 
-/** How many deliveries one run of the sweep enqueues at most; the next minute takes the rest. */
-const SWEEP_LIMIT = 500;
+/** How many deliveries of each kind (never enqueued, stuck) one run takes at most; the next minute takes the rest. */
+export const SWEEP_LIMIT = 500;
 
 /**
  * The outbox sweep on the cron trigger (DESIGN.md, Outbox): deliveries written but never enqueued, or pending long
  * past their due time because their message was lost, go on the queue again. A duplicate is harmless: the consumer
- * claims a delivery before sending it.
+ * claims a delivery before sending it. Each chunk is marked, then sent (see `markSwept`), and a chunk that fails is
+ * logged and released without stopping the chunks after it. Answers how many deliveries were enqueued.
  */
 export async function sweepOutbox(env: Env, now = Date.now()): Promise<number> {
   const db = database(env.DB);
   const ids = await deliveriesToSweep(db, now, SWEEP_LIMIT);
-  for (const batch of chunks(ids, 100)) {
-    await env.WEBHOOK_DELIVERIES.sendBatch(batch.map((deliveryId) => ({ body: { deliveryId } })));
-    await markSwept(db, batch, now);
+  let enqueued = 0;
+  for (const chunk of queueBatches(ids)) {
+    try {
+      await markSwept(db, chunk, now);
+      await sendDeliveries(env, chunk);
+      enqueued += chunk.length;
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "warn",
+          message: "sweep chunk failed",
+          deliveries: chunk.length,
+          error: String(error),
+        }),
+      );
+      await releaseSwept(db, chunk).catch(() => {
+        // D1 itself failed: the marked rows count as stuck after STUCK_AFTER_MS, and a later sweep takes them.
+      });
+    }
   }
-  return ids.length;
+  return enqueued;
 }
