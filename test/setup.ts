@@ -1,4 +1,16 @@
 import { applyD1Migrations, env } from "cloudflare:test";
+import { afterEach, beforeEach, expect } from "vitest";
+import { takeServerErrors, watchWorker } from "./helpers/server-errors";
 
 // Storage is isolated per test file: each file starts from the migrated, empty schema.
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+
+// A 5xx or an uncaught error fails the test it happened in, unless the test names that it expects one.
+watchWorker();
+beforeEach(() => {
+  takeServerErrors();
+});
+afterEach(() => {
+  const { seen, expected } = takeServerErrors();
+  if (!expected) expect(seen, "the Worker answered 5xx or logged an uncaught error").toEqual([]);
+});

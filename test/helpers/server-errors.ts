@@ -1,0 +1,46 @@
+import { app } from "../../src/app";
+import worker from "../../src/index";
+
+/**
+ * The harness's watch on the Worker (issue: no 5xx goes unnoticed): every 5xx answered by the fetch handler, and
+ * every uncaught error the error mapping logs, fails the test it happened in, unless that test called
+ * `expectServerErrors()`. Installed once per file by test/setup.ts.
+ */
+const seen: string[] = [];
+let expected = false;
+
+/** Names, in a test that produces a fault on purpose, that it expects the Worker to answer 5xx or log an error. */
+export function expectServerErrors() {
+  expected = true;
+}
+
+/** What was seen since the test began, and forget it. */
+export function takeServerErrors(): { seen: string[]; expected: boolean } {
+  const result = { seen: seen.splice(0), expected };
+  expected = false;
+  return result;
+}
+
+type FetchHandler = (request: Request, env: never, ctx: never) => Response | Promise<Response>;
+
+function watched(fetch: FetchHandler): FetchHandler {
+  return async (request, env, ctx) => {
+    const response = await fetch(request, env, ctx);
+    if (response.status >= 500)
+      seen.push(`${request.method} ${new URL(request.url).pathname} answered ${response.status}`);
+    return response;
+  };
+}
+
+export function watchWorker() {
+  // `worker.fetch` is the app's handler captured when src/index.ts was evaluated, and `app.request` calls
+  // `app.fetch`: wrapping both covers every way a test reaches the Worker.
+  worker.fetch = watched(worker.fetch as FetchHandler) as typeof worker.fetch;
+  app.fetch = watched(app.fetch as FetchHandler) as typeof app.fetch;
+  const consoleError = console.error.bind(console);
+  console.error = (...args: unknown[]) => {
+    const [first] = args;
+    if (typeof first === "string" && first.includes('"level":"error"')) seen.push(`logged ${first}`);
+    consoleError(...args);
+  };
+}

@@ -1,0 +1,220 @@
+import { env } from "cloudflare:test";
+import { and, eq, isNull } from "drizzle-orm";
+import { describe, expect, it, vi } from "vitest";
+import { bookings, events, webhookDeliveries } from "../src/db/schema";
+import {
+  claimDelivery,
+  LEASE_MS,
+  RETRY_DELAYS_SECONDS,
+  STUCK_AFTER_MS,
+  UNENQUEUED_AFTER_MS,
+} from "../src/domain/webhook-deliveries";
+import { SWEEP_LIMIT, sweepOutbox } from "../src/queues/outbox-sweep";
+import { createBusiness, db } from "./helpers/fixtures";
+import { call, json } from "./helpers/http";
+import { receiverBox } from "./helpers/receiver";
+import { expectServerErrors, takeServerErrors } from "./helpers/server-errors";
+import { attemptsOf, consume, deliveryRow, outboxOnly, subscribe } from "./helpers/webhooks";
+
+// Every fault the outbox exists for (DESIGN.md, Outbox), produced for real and survived with nothing lost.
+const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
+const ENDPOINTS = 20;
+const brokenQueue = {
+  send: () => Promise.reject(new Error("queue unavailable")),
+  sendBatch: () => Promise.reject(new Error("queue unavailable")),
+} as unknown as Queue;
+
+const report = (businessId: string, body: unknown, bindings: Partial<typeof env> = {}) =>
+  call(`/internal/v1/businesses/${businessId}/events`, { method: "POST", headers: RUNTIME, body, bindings });
+
+function booking(id: number) {
+  return {
+    id,
+    status: "confirmed",
+    date: "2026-12-03",
+    time: "15:00",
+    duration_minutes: 30,
+    service: { id: "svc_1", name: "Beard trim", price: "€20" },
+    client: { name: "Noor", email: "noor@example.com", phone: null },
+    payment: { status: "unpaid", amount_paid: 0, agreed_amount: null, currency: "EUR", reference: null },
+    location: null,
+    notes: null,
+    reschedule_count: 0,
+    original_date: null,
+    original_time: null,
+    links: null,
+    conversation_id: null,
+    created_at: "2026-11-22T09:00:00.000Z",
+  };
+}
+
+async function businessWithEndpoints(count: number) {
+  const { business, apiKey } = await createBusiness();
+  const receivers = [];
+  for (let i = 0; i < count; i++) {
+    const box = receiverBox(`fault-${i}`);
+    receivers.push({ box, endpoint: await subscribe(apiKey, box.url("/hooks")) });
+  }
+  return { business, apiKey, receivers };
+}
+
+const pendingOf = (businessId: string) =>
+  db.$count(
+    webhookDeliveries,
+    and(eq(webhookDeliveries.businessId, businessId), eq(webhookDeliveries.status, "pending")),
+  );
+
+describe("the queue down for 1,000 deliveries, then the sweeps", async () => {
+  const { business, receivers } = await businessWithEndpoints(ENDPOINTS);
+
+  it("delivers every one exactly once: 50 reports × 20 endpoints", { timeout: 120_000 }, async () => {
+    const reports = 1000 / ENDPOINTS;
+    for (let i = 0; i < reports; i++) {
+      const response = await report(business.id, { booking: booking(20_000 + i) }, { WEBHOOK_DELIVERIES: brokenQueue });
+      expect(response.status).toBe(201);
+    }
+    const unenqueued = and(eq(webhookDeliveries.businessId, business.id), isNull(webhookDeliveries.enqueuedAt));
+    expect(await db.$count(webhookDeliveries, unenqueued)).toBe(1000);
+    // The sends failed a minute ago.
+    const written = new Date(Date.now() - UNENQUEUED_AFTER_MS - 1000).toISOString();
+    await db.update(webhookDeliveries).set({ createdAt: written }).where(eq(webhookDeliveries.businessId, business.id));
+
+    // Still down at the first sweep: every chunk fails, is released, and nothing is lost or marked.
+    expect(await sweepOutbox({ ...env, WEBHOOK_DELIVERIES: brokenQueue })).toBe(0);
+    expect(await db.$count(webhookDeliveries, unenqueued)).toBe(1000);
+
+    // Back: each run takes the oldest SWEEP_LIMIT and the next run the rest, with no error.
+    expect(await sweepOutbox(env)).toBe(SWEEP_LIMIT);
+    expect(await db.$count(webhookDeliveries, unenqueued)).toBe(1000 - SWEEP_LIMIT);
+    expect(await sweepOutbox(env)).toBe(1000 - SWEEP_LIMIT);
+    expect(await db.$count(webhookDeliveries, unenqueued)).toBe(0);
+
+    await vi.waitFor(async () => expect(await pendingOf(business.id)).toBe(0), { timeout: 100_000, interval: 500 });
+    const eventIds = (await db.select({ id: events.id }).from(events).where(eq(events.businessId, business.id))).map(
+      (row) => row.id,
+    );
+    expect(eventIds).toHaveLength(reports);
+    for (const { box } of receivers) {
+      const received = (await box.recorded()).map((request) => JSON.parse(request.body).id as string);
+      expect(received).toHaveLength(reports);
+      expect(received.sort()).toEqual([...eventIds].sort());
+    }
+    const delivered = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.businessId, business.id));
+    expect(delivered.every((row) => row.status === "delivered" && row.attemptCount === 1)).toBe(true);
+    expect(await sweepOutbox(env)).toBe(0);
+  });
+});
+
+describe("the consumer's faults, on a driven clock", async () => {
+  const { business, apiKey } = await createBusiness();
+  // In the future, so that the sweep (on the real clock) never takes these deliveries for lost ones.
+  const T0 = Date.parse("2030-01-07T10:00:00.000Z");
+
+  async function deliveryTo(url: string) {
+    await subscribe(apiKey, url);
+    const { deliveryIds } = await outboxOnly(business, [{ event: "review.created", data: { review: { id: 1 } } }]);
+    const id = deliveryIds.at(-1);
+    if (id === undefined) throw new Error("no delivery written");
+    return id;
+  }
+
+  it("a receiver down for the first three attempts is delivered on the fourth, at its scheduled time", async () => {
+    const box = receiverBox("down-three");
+    const id = await deliveryTo(box.url("/fail-first/3"));
+    let now = T0;
+    const attemptedAt = [];
+    for (const delay of RETRY_DELAYS_SECONDS.slice(0, 3)) {
+      attemptedAt.push(new Date(now).toISOString());
+      expect(await consume(id, now)).toEqual({ acked: false, retryDelay: delay });
+      now += delay * 1000;
+    }
+    // A second early: not yet due, nothing sent.
+    expect(await consume(id, now - 10_000)).toEqual({ acked: true, retryDelay: undefined });
+    attemptedAt.push(new Date(now).toISOString());
+    expect(await consume(id, now)).toEqual({ acked: true, retryDelay: undefined });
+    expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attemptCount: 4 });
+    const attempts = await attemptsOf(id);
+    expect(attempts.map((attempt) => attempt.statusCode)).toEqual([500, 500, 500, 200]);
+    expect(attempts.map((attempt) => attempt.attemptedAt)).toEqual(attemptedAt);
+    expect(now - T0).toBe((60 + 300 + 1800) * 1000);
+    expect(await box.recorded()).toHaveLength(4);
+  });
+
+  it("a consumer that dies between claim and record: attempted once more after the lease, and no more", async () => {
+    const box = receiverBox("crash");
+    const id = await deliveryTo(box.url("/ok"));
+    // The dying consumer: it took the lease and never recorded anything.
+    expect(await claimDelivery(db, id, T0)).toMatchObject({ id, attemptCount: 0 });
+    // The queue's redelivery while the lease still runs sends nothing...
+    expect(await consume(id, T0 + LEASE_MS - 1000)).toEqual({ acked: true, retryDelay: undefined });
+    expect(await box.recorded()).toHaveLength(0);
+    // ...and once it has run out, the delivery is attempted again, once.
+    expect(await consume(id, T0 + LEASE_MS)).toEqual({ acked: true, retryDelay: undefined });
+    expect(await consume(id, T0 + LEASE_MS)).toEqual({ acked: true, retryDelay: undefined });
+    expect(await box.recorded()).toHaveLength(1);
+    expect(await attemptsOf(id)).toHaveLength(1);
+    expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attemptCount: 1, leaseUntil: null });
+  });
+
+  it("the sweep rescues a crashed delivery whose message is gone, and it is sent once", async () => {
+    const box = receiverBox("crash-swept");
+    const id = await deliveryTo(box.url("/ok"));
+    // The crash happened 16 minutes ago: the lease ran out long since, and the queue gave up on the message.
+    const crashedAt = Date.now() - STUCK_AFTER_MS - 60_000;
+    await db
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: new Date(crashedAt).toISOString(), enqueuedAt: new Date(crashedAt).toISOString() })
+      .where(eq(webhookDeliveries.id, id));
+    expect(await claimDelivery(db, id, crashedAt)).toMatchObject({ id });
+    expect(await sweepOutbox(env)).toBe(1);
+    await vi.waitFor(async () => expect((await deliveryRow(id))?.status).toBe("delivered"), { timeout: 10_000 });
+    expect(await sweepOutbox(env)).toBe(0);
+    expect(await box.recorded()).toHaveLength(1);
+    expect(await attemptsOf(id)).toHaveLength(1);
+  });
+});
+
+describe("a D1 error inside a report's batch", async () => {
+  const { business, receivers } = await businessWithEndpoints(ENDPOINTS);
+  const last = receivers.at(-1)?.endpoint.id;
+  // A real failure of D1 in the middle of the batch: the 20th delivery row, in the batch's last statement.
+  const injectFault = () =>
+    env.DB.exec(
+      `CREATE TRIGGER inject_fault BEFORE INSERT ON webhook_deliveries WHEN NEW.endpoint_id = ${last} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
+    );
+  const removeFault = () => env.DB.exec("DROP TRIGGER inject_fault");
+  const rowsOf = async (bookingId: number) => ({
+    events: await db.$count(events, eq(events.businessId, business.id)),
+    deliveries: await db.$count(webhookDeliveries, eq(webhookDeliveries.businessId, business.id)),
+    snapshot: await db.$count(bookings, eq(bookings.id, bookingId)),
+  });
+
+  it("leaves no partial rows, and the same report later emits its event once", async () => {
+    expectServerErrors();
+    await injectFault();
+    const failed = await report(business.id, { booking: booking(30_001) });
+    await removeFault();
+    expect(failed.status).toBe(500);
+    expect(await rowsOf(30_001)).toEqual({ events: 0, deliveries: 0, snapshot: 0 });
+
+    const retried = await report(business.id, { booking: booking(30_001) });
+    expect(retried.status).toBe(201);
+    expect((await json<{ events: Array<{ event: string }> }>(retried)).events.map((e) => e.event)).toEqual([
+      "booking.created",
+    ]);
+    expect(await rowsOf(30_001)).toEqual({ events: 1, deliveries: ENDPOINTS, snapshot: 1 });
+  });
+
+  it("is noticed by the test harness: a 5xx the test did not name fails it", async () => {
+    await injectFault();
+    const failed = await report(business.id, { booking: booking(30_002) });
+    await removeFault();
+    expect(failed.status).toBe(500);
+    const { seen, expected } = takeServerErrors();
+    expect(expected).toBe(false);
+    expect(seen).toEqual([
+      expect.stringMatching(/^logged .*"level":"error".*injected fault/),
+      `POST /internal/v1/businesses/${business.id}/events answered 500`,
+    ]);
+  });
+});
