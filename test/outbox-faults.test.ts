@@ -5,6 +5,7 @@ import { bookings, events, webhookDeliveries } from "../src/db/schema";
 import {
   claimDelivery,
   LEASE_MS,
+  markSwept,
   RETRY_DELAYS_SECONDS,
   STUCK_AFTER_MS,
   UNENQUEUED_AFTER_MS,
@@ -102,6 +103,25 @@ describe("the queue down for 1,000 deliveries, then the sweeps", async () => {
     const delivered = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.businessId, business.id));
     expect(delivered.every((row) => row.status === "delivered" && row.attemptCount === 1)).toBe(true);
     expect(await sweepOutbox(env)).toBe(0);
+  });
+});
+
+describe("a sweep that dies between marking a chunk and sending it", async () => {
+  const { business, receivers } = await businessWithEndpoints(1);
+
+  it("leaves the chunk stuck, and a sweep 15 minutes later sends it once", async () => {
+    const { deliveryIds } = await outboxOnly(business, [{ event: "review.created", data: { review: { id: 2 } } }]);
+    const diedAt = Date.now() - STUCK_AFTER_MS - 60_000;
+    await db
+      .update(webhookDeliveries)
+      .set({ createdAt: new Date(diedAt - UNENQUEUED_AFTER_MS).toISOString() })
+      .where(eq(webhookDeliveries.businessId, business.id));
+    // The run that died: it marked the chunk, and never sent it nor released it.
+    await markSwept(db, deliveryIds, diedAt);
+    expect(await sweepOutbox(env, diedAt + 60_000)).toBe(0);
+    expect(await sweepOutbox(env)).toBe(deliveryIds.length);
+    await vi.waitFor(async () => expect(await pendingOf(business.id)).toBe(0), { timeout: 10_000 });
+    expect(await receivers[0]?.box.recorded()).toHaveLength(1);
   });
 });
 
