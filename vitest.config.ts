@@ -1,6 +1,13 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
+/**
+ * Files whose tests read the whole database (the outbox sweep takes every business's due deliveries): each runs in
+ * a runtime and storage of its own. Every other file shares one runtime per worker (`isolate: false`), which saves
+ * the ~3 s each fresh workerd takes to start; their queries are scoped by the business each test creates.
+ */
+const WHOLE_DATABASE = ["test/webhook-delivery.test.ts", "test/outbox-faults.test.ts"];
+
 // Tests run inside workerd with the real bindings of wrangler.toml: local D1 (migrated by test/setup.ts), Durable
 // Objects and Queues. Outbound calls go to the real HTTP receiver that test/global-setup.ts starts.
 export default defineConfig({
@@ -23,8 +30,14 @@ export default defineConfig({
   test: {
     globalSetup: ["./test/global-setup.ts"],
     setupFiles: ["./test/setup.ts"],
-    include: ["test/**/*.test.ts"],
     reporters: ["default", "json"],
     outputFile: { json: "./test-artifacts/vitest-results.json" },
+    projects: [
+      {
+        extends: true,
+        test: { name: "shared-runtime", include: ["test/**/*.test.ts"], exclude: WHOLE_DATABASE, isolate: false },
+      },
+      { extends: true, test: { name: "own-runtime", include: WHOLE_DATABASE, isolate: true } },
+    ],
   },
 });

@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { events, intakeResponses } from "../src/db/schema";
 import { switchIntakeOff, switchIntakeOn } from "../src/domain/intake-approval";
@@ -277,9 +277,12 @@ describe("completion checks the intake before anything is sent", async () => {
     expect(ids.size).toBe(1);
     expect([...ids][0]).toBeTypeOf("number");
     expect(await db.select().from(intakeResponses).where(eq(intakeResponses.runId, run.runId))).toHaveLength(1);
-    const emitted = (await db.select().from(events).where(eq(events.type, "intake.completed"))).filter(
-      (event) => JSON.parse(event.envelope).data.conversation.id === run.conversation.id,
-    );
+    const emitted = (
+      await db
+        .select()
+        .from(events)
+        .where(and(eq(events.businessId, business.id), eq(events.type, "intake.completed")))
+    ).filter((event) => JSON.parse(event.envelope).data.conversation.id === run.conversation.id);
     expect(emitted).toHaveLength(1);
     expect(JSON.parse(emitted[0]?.envelope ?? "{}").data.response_id).toBe([...ids][0]);
   });

@@ -1,5 +1,5 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import {
@@ -183,7 +183,7 @@ describe("what an app creates records the app connection (DESIGN.md, Principals 
       await db
         .select({ apiKeyId: knowledgeItems.apiKeyId, oauthGrantId: knowledgeItems.oauthGrantId })
         .from(knowledgeItems)
-        .where(eq(knowledgeItems.key, "opening-hours"))
+        .where(and(eq(knowledgeItems.businessId, shopA.business.id), eq(knowledgeItems.key, "opening-hours")))
         .get(),
     ).toEqual(ref);
   });

@@ -32,7 +32,12 @@ function watched(fetch: FetchHandler): FetchHandler {
   };
 }
 
+let watching = false;
+
+/** Wraps the Worker's handlers once per runtime (files that share a runtime share these modules). */
 export function watchWorker() {
+  if (watching) return;
+  watching = true;
   // `worker.fetch` is the app's handler captured when src/index.ts was evaluated, and `app.request` calls
   // `app.fetch`: wrapping both covers every way a test reaches the Worker.
   worker.fetch = watched(worker.fetch as FetchHandler) as typeof worker.fetch;
