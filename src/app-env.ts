@@ -1,5 +1,5 @@
 import type { RequestIdVariables } from "hono/request-id";
-import type { Principal } from "./domain/principals";
+import type { Principal } from "./domain/access/principals";
 import type { Env } from "./env";
 
 /** The Hono environment of every route: the Worker's bindings and what middleware sets per request. */

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actionCalls, actions, apiKeys } from "../src/db/schema";
-import { actionsForSecretary, switchAction } from "../src/domain/actions";
-import { CHAT_CHANNELS } from "../src/domain/channels";
+import { actionsForSecretary, switchAction } from "../src/domain/actions/registration";
+import { CHAT_CHANNELS } from "../src/domain/secretary/channels";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "./helpers/http";
 

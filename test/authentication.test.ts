@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { API_KEY_PREFIX } from "../src/domain/principals";
+import { API_KEY_PREFIX } from "../src/domain/access/principals";
 import { randomToken } from "../src/lib/secrets";
 import { createApiKey, createBusiness } from "./helpers/fixtures";
 import { call, expectError } from "./helpers/http";

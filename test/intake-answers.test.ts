@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { IntakeField } from "../src/db/schema";
-import { checkAnswer, parseDate, proofOf } from "../src/domain/intake-answers";
+import { checkAnswer, parseDate, proofOf } from "../src/domain/intakes/answers";
 
 const field = (type: IntakeField["type"], extra: Partial<IntakeField> = {}): IntakeField => ({
   id: "q",

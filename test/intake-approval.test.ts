@@ -3,7 +3,8 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { database } from "../src/db/client";
 import { apiKeys, type IntakeField, intakes } from "../src/db/schema";
-import { revokeApiKey } from "../src/domain/api-keys";
+import { revokeApiKey } from "../src/domain/access/api-keys";
+import { authenticatePartner } from "../src/domain/access/principals";
 import {
   approvalSummary,
   changeList,
@@ -11,9 +12,8 @@ import {
   identityQuestionsOf,
   switchIntakeOff,
   switchIntakeOn,
-} from "../src/domain/intake-approval";
-import { patchIntake as patchIntakeDirectly } from "../src/domain/intakes";
-import { authenticatePartner } from "../src/domain/principals";
+} from "../src/domain/intakes/approval";
+import { patchIntake as patchIntakeDirectly } from "../src/domain/intakes/registration";
 import { ApiError } from "../src/lib/errors";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";

@@ -6,7 +6,7 @@ import {
   listKnowledgeSources,
   removeKnowledgeSource,
   secretaryKnowledge,
-} from "../src/domain/knowledge-sources";
+} from "../src/domain/knowledge/sources";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";
 

@@ -11,7 +11,7 @@ import {
   oauthTokens,
   webhookEndpoints,
 } from "../src/db/schema";
-import { authenticatePartner, principalKey, principalRef } from "../src/domain/principals";
+import { authenticatePartner, principalKey, principalRef } from "../src/domain/access/principals";
 import { sha256Hex } from "../src/lib/secrets";
 import { db } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";

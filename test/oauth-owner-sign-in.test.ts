@@ -7,7 +7,7 @@ import {
   SESSION_LIFETIME_MS,
   signInOwner,
   signOutOwner,
-} from "../src/domain/owner-sign-in";
+} from "../src/domain/access/owner-sign-in";
 import { hashPassword, verifyPassword } from "../src/lib/password";
 import { sha256Hex } from "../src/lib/secrets";
 import { createBusiness, db } from "./helpers/fixtures";

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actions, intakes, knowledgeItems, oauthGrants, oauthTokens } from "../src/db/schema";
-import { disconnectApp, listConnections } from "../src/domain/app-connections";
-import { switchIntakeOn } from "../src/domain/intake-approval";
+import { disconnectApp, listConnections } from "../src/domain/access/app-connections";
+import { switchIntakeOn } from "../src/domain/intakes/approval";
 import { ApiError } from "../src/lib/errors";
 import { db } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";

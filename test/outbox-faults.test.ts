@@ -9,7 +9,7 @@ import {
   RETRY_DELAYS_SECONDS,
   STUCK_AFTER_MS,
   UNENQUEUED_AFTER_MS,
-} from "../src/domain/webhook-deliveries";
+} from "../src/domain/webhooks/deliveries";
 import { SWEEP_LIMIT, sweepOutbox } from "../src/queues/outbox-sweep";
 import { createBusiness, db } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";

@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import { database } from "../src/db/client";
 import { apiKeys, bookings, businesses, orders } from "../src/db/schema";
-import { appointmentsPage } from "../src/domain/bookings";
-import { ordersPage } from "../src/domain/orders";
-import { authenticatePartner } from "../src/domain/principals";
+import { authenticatePartner } from "../src/domain/access/principals";
+import { appointmentsPage } from "../src/domain/platform/bookings";
+import { ordersPage } from "../src/domain/platform/orders";
 import { sha256Hex } from "../src/lib/secrets";
 import { bookingRow, createBusiness, insertAll, orderRow } from "./helpers/fixtures";
 

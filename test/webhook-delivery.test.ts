@@ -9,8 +9,8 @@ import {
   RETRY_DELAYS_SECONDS,
   STUCK_AFTER_MS,
   UNENQUEUED_AFTER_MS,
-} from "../src/domain/webhook-deliveries";
-import { sendPing } from "../src/domain/webhook-events";
+} from "../src/domain/webhooks/deliveries";
+import { sendPing } from "../src/domain/webhooks/events";
 import worker from "../src/index";
 import { sweepOutbox } from "../src/queues/outbox-sweep";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";

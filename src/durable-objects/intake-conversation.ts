@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { database } from "../db/client";
-import { completeRun } from "../domain/intake-completion";
+import { completeRun } from "../domain/intakes/completion";
 import {
   APOLOGY,
   answersOf,
@@ -12,7 +12,7 @@ import {
   stateOf,
   thankYou,
   UNFINISHED_AFTER_MS,
-} from "../domain/intake-conversation";
+} from "../domain/intakes/conversation";
 import type { Env } from "../env";
 import { ApiError } from "../lib/errors";
 import { settle } from "../lib/settle";

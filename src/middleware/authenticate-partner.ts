@@ -1,8 +1,8 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
 import { database } from "../db/client";
-import { assertPlanIncludesApi } from "../domain/businesses";
-import { authenticatePartner } from "../domain/principals";
+import { assertPlanIncludesApi } from "../domain/access/businesses";
+import { authenticatePartner } from "../domain/access/principals";
 
 /**
  * Every `/api/v1` call (spec: Authentication, and "When the plan lapses, calls return 403"): one D1 round trip that

@@ -1,7 +1,12 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { database } from "../db/client";
-import { csrfTokenMatches, findOwnerSession, newSignInCsrfToken, SESSION_LIFETIME_MS } from "../domain/owner-sign-in";
+import {
+  csrfTokenMatches,
+  findOwnerSession,
+  newSignInCsrfToken,
+  SESSION_LIFETIME_MS,
+} from "../domain/access/owner-sign-in";
 import type { Env } from "../env";
 
 /**

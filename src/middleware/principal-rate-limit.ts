@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
-import { principalKey } from "../domain/principals";
+import { principalKey } from "../domain/access/principals";
 import { ApiError } from "../lib/errors";
 
 /** The general budget of every partner credential: `[[ratelimits]] PRINCIPAL_RATE_LIMIT` in wrangler.toml. */

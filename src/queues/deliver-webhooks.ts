@@ -1,5 +1,5 @@
 import { database } from "../db/client";
-import { type AttemptOutcome, type ClaimedDelivery, claimDelivery, recordAttempt } from "../domain/webhook-deliveries";
+import { type AttemptOutcome, type ClaimedDelivery, claimDelivery, recordAttempt } from "../domain/webhooks/deliveries";
 import type { Env } from "../env";
 import { outboundPolicy, unreachableReason } from "../lib/public-address";
 import { signatureHeader } from "../lib/signing";

@@ -1,5 +1,11 @@
 import { database } from "../db/client";
-import { deliveriesToSweep, markSwept, queueBatches, releaseSwept, sendDeliveries } from "../domain/webhook-deliveries";
+import {
+  deliveriesToSweep,
+  markSwept,
+  queueBatches,
+  releaseSwept,
+  sendDeliveries,
+} from "../domain/webhooks/deliveries";
 import type { Env } from "../env";
 
 /** How many deliveries of each kind (never enqueued, stuck) one run takes at most; the next minute takes the rest. */

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { createAction, deleteAction, getAction, listActions, patchAction } from "../domain/actions";
+import { createAction, deleteAction, getAction, listActions, patchAction } from "../domain/actions/registration";
 import { pathId } from "../lib/validation";
 import {
   ActionObject,

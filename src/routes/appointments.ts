@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { BOOKING_STATUSES } from "../db/schema";
-import { listAppointments } from "../domain/bookings";
+import { listAppointments } from "../domain/platform/bookings";
 import { isoDate, queryInteger } from "../lib/validation";
 import { BookingObject } from "../schemas/booking";
 import { errorResponses } from "../schemas/errors";

@@ -9,7 +9,7 @@ import {
   MAX_INTAKES_PER_BUSINESS,
   patchIntake,
   RESPONSES_PER_PAGE,
-} from "../domain/intakes";
+} from "../domain/intakes/registration";
 import { pathId, rejectInvalidNamingField } from "../lib/validation";
 import { errorResponses } from "../schemas/errors";
 import { CreateIntakeBody, IntakeObject, PatchIntakeBody, ResponsesPage, ResponsesQuery } from "../schemas/intakes";

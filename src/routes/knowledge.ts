@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { deleteKnowledge, listKnowledge, pushKnowledge, rateLimitHeaders } from "../domain/knowledge";
+import { deleteKnowledge, listKnowledge, pushKnowledge, rateLimitHeaders } from "../domain/knowledge/items";
 import { errorResponses } from "../schemas/errors";
 import { KnowledgeItemObject, KnowledgeKey, PushedKnowledgeObject, PushKnowledgeBody } from "../schemas/knowledge";
 import { createPartnerRouter, partnerRoute } from "./partner-router";

@@ -1,4 +1,4 @@
-import { toBusinessObject } from "../domain/businesses";
+import { toBusinessObject } from "../domain/access/businesses";
 import { BusinessObject } from "../schemas/business";
 import { errorResponses } from "../schemas/errors";
 import { createPartnerRouter, partnerRoute } from "./partner-router";

@@ -1,8 +1,8 @@
 import { type Context, type ErrorHandler, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { database } from "../db/client";
-import { parseClientMetadata, registerClient } from "../domain/oauth-clients";
-import { revocationRequest, tokenRequest } from "../domain/oauth-tokens";
+import { parseClientMetadata, registerClient } from "../domain/oauth/clients";
+import { revocationRequest, tokenRequest } from "../domain/oauth/tokens";
 import { invalidRequest, OAuthError } from "../lib/oauth-errors";
 import { respondToError } from "../middleware/error-responses";
 

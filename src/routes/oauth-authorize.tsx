@@ -7,6 +7,7 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../app-env";
 import { database } from "../db/client";
+import { csrfTokenMatches, type OwnerSession, signInOwner, signOutOwner } from "../domain/access/owner-sign-in";
 import {
   type AuthorizationRequest,
   approveAuthorization,
@@ -14,9 +15,8 @@ import {
   checkAuthorizationRequest,
   connectionRefusal,
   refuseAuthorization,
-} from "../domain/oauth-authorization";
-import { oauthIssuer } from "../domain/oauth-discovery";
-import { csrfTokenMatches, type OwnerSession, signInOwner, signOutOwner } from "../domain/owner-sign-in";
+} from "../domain/oauth/authorization";
+import { oauthIssuer } from "../domain/oauth/discovery";
 import {
   endOwnerSession,
   ownerSessionOf,

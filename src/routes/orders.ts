@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { ORDER_STATUSES } from "../db/schema";
-import { listOrders } from "../domain/orders";
+import { listOrders } from "../domain/platform/orders";
 import { queryInteger } from "../lib/validation";
 import { errorResponses } from "../schemas/errors";
 import { OrderObject } from "../schemas/order";

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { EVENT_NAMES } from "../domain/event-catalog";
-import { createEndpoint, deleteEndpoint, listEndpoints } from "../domain/webhook-endpoints";
+import { EVENT_NAMES } from "../domain/platform/event-catalog";
+import { createEndpoint, deleteEndpoint, listEndpoints } from "../domain/webhooks/endpoints";
 import { pathId } from "../lib/validation";
 import { errorResponses } from "../schemas/errors";
 import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookEndpointObject } from "../schemas/webhooks";

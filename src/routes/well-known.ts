@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { discoveryDocument } from "../domain/oauth-discovery";
+import { discoveryDocument } from "../domain/oauth/discovery";
 
 /** RFC 8414 §3: the authorization server's metadata, public, at its well-known address. */
 export const wellKnown = new Hono<AppEnv>().get("/.well-known/oauth-authorization-server", (c) => {

@@ -1,9 +1,9 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import { database } from "../db/client";
-import { callActionByName } from "../domain/action-calls";
-import { setPlan } from "../domain/businesses";
-import { reportChange } from "../domain/platform-changes";
-import { secretaryContext } from "../domain/secretary-context";
+import { setPlan } from "../domain/access/businesses";
+import { callActionByName } from "../domain/actions/calls";
+import { reportChange } from "../domain/platform/changes";
+import { secretaryContext } from "../domain/secretary/context";
 import { conversationObject } from "../durable-objects/intake-conversation";
 import type { Env } from "../env";
 import { settle } from "../lib/settle";

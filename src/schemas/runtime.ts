@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PLANS } from "../db/schema";
-import { CHANNELS } from "../domain/channels";
+import { CHANNELS } from "../domain/secretary/channels";
 
 /** Inputs of the Secretary runtime API, shared by its HTTP routes and its RPC methods. */
 export const BusinessIdParam = z.object({ id: z.uuid({ error: "must be a business id (a UUID)" }) });

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ALL_EVENTS, EVENT_NAMES } from "../domain/event-catalog";
+import { ALL_EVENTS, EVENT_NAMES } from "../domain/platform/event-catalog";
 import { timestamp } from "../lib/validation";
 
 const EventName = z

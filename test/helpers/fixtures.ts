@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { insertMany, runBatch } from "../../src/db/batches";
 import { database } from "../../src/db/client";
 import { apiKeys, type bookings, businesses, type orders, type Plan } from "../../src/db/schema";
-import { API_KEY_PREFIX } from "../../src/domain/principals";
+import { API_KEY_PREFIX } from "../../src/domain/access/principals";
 import { randomToken, sha256Hex } from "../../src/lib/secrets";
 
 export const db = database(env.DB);

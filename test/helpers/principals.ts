@@ -1,4 +1,4 @@
-import { authenticatePartner } from "../../src/domain/principals";
+import { authenticatePartner } from "../../src/domain/access/principals";
 import { db } from "./fixtures";
 
 /** The principal of an API key, typed as one (a Principal may also be an app connection since issue 8). */

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { database } from "../../db/client";
-import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/api-keys";
-import { disconnectApp, listConnections } from "../../domain/app-connections";
+import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/access/api-keys";
+import { disconnectApp, listConnections } from "../../domain/access/app-connections";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Csrf, Layout, render, Tag } from "./layout";
 

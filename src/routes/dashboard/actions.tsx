@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { database } from "../../db/client";
-import { testAction } from "../../domain/action-calls";
-import { getAction, listActions, switchAction } from "../../domain/actions";
+import { testAction } from "../../domain/actions/calls";
+import { getAction, listActions, switchAction } from "../../domain/actions/registration";
 import { numericId } from "../../lib/validation";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Csrf, Layout, OnOff, render } from "./layout";

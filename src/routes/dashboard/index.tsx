@@ -3,7 +3,7 @@ import { csrf } from "hono/csrf";
 import { createMiddleware } from "hono/factory";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { database } from "../../db/client";
-import { csrfTokenMatches, signInOwner, signOutOwner } from "../../domain/owner-sign-in";
+import { csrfTokenMatches, signInOwner, signOutOwner } from "../../domain/access/owner-sign-in";
 import { ApiError } from "../../lib/errors";
 import {
   endOwnerSession,

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { database } from "../../db/client";
-import { type ApprovalSummary, approvalSummary, switchIntakeOff, switchIntakeOn } from "../../domain/intake-approval";
-import { latestResponses, listBusinessIntakes } from "../../domain/intakes";
+import { type ApprovalSummary, approvalSummary, switchIntakeOff, switchIntakeOn } from "../../domain/intakes/approval";
+import { latestResponses, listBusinessIntakes } from "../../domain/intakes/registration";
 import { numericId } from "../../lib/validation";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout, OnOff, render } from "./layout";

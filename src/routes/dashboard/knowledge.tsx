@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { database } from "../../db/client";
-import { listKnowledgeSources, removeKnowledgeSource } from "../../domain/knowledge-sources";
+import { listKnowledgeSources, removeKnowledgeSource } from "../../domain/knowledge/sources";
 import { numericId } from "../../lib/validation";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout, render } from "./layout";

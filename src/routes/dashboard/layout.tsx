@@ -3,7 +3,7 @@ import { encodeBase64 } from "@oslojs/encoding";
 import type { Context } from "hono";
 import type { Child } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { OwnerSession } from "../../domain/owner-sign-in";
+import type { OwnerSession } from "../../domain/access/owner-sign-in";
 
 const STYLES = [
   "*{box-sizing:border-box}body{font-family:system-ui,sans-serif;margin:0;color:#1b1b1f;line-height:1.5;background:#f6f7f9}",

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { database } from "../../db/client";
-import { endpointHistory } from "../../domain/webhook-deliveries";
-import { findEndpoint, listEndpoints } from "../../domain/webhook-endpoints";
-import { sendPing } from "../../domain/webhook-events";
+import { endpointHistory } from "../../domain/webhooks/deliveries";
+import { findEndpoint, listEndpoints } from "../../domain/webhooks/endpoints";
+import { sendPing } from "../../domain/webhooks/events";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout, render, Tag } from "./layout";
 

@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
 import { database } from "../../db/client";
-import { callActionByName } from "../../domain/action-calls";
+import { callActionByName } from "../../domain/actions/calls";
 import { rejectInvalid } from "../../lib/validation";
 import { ActionCallBody, ActionCallParams } from "../../schemas/runtime";
 

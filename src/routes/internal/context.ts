@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
 import { database } from "../../db/client";
-import { secretaryContext } from "../../domain/secretary-context";
+import { secretaryContext } from "../../domain/secretary/context";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam, ContextQuery } from "../../schemas/runtime";
 

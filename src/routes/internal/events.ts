@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../app-env";
 import { database } from "../../db/client";
-import { reportChange } from "../../domain/platform-changes";
+import { reportChange } from "../../domain/platform/changes";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam } from "../../schemas/runtime";
 

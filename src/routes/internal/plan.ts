@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
 import { database } from "../../db/client";
-import { setPlan } from "../../domain/businesses";
+import { setPlan } from "../../domain/access/businesses";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam, PlanChange } from "../../schemas/runtime";
 

@@ -1,10 +1,10 @@
 import { and, eq, not, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { apiKeys, type IntakeContent, type IntakeField, intakes, oauthGrants } from "../db/schema";
-import { ApiError, forbidden } from "../lib/errors";
-import { isoNow } from "../lib/time";
-import { numericId } from "../lib/validation";
-import { contentOf, intakeNotFound, normalizeField, toIntakeObject } from "./intakes";
+import type { Database } from "../../db/client";
+import { apiKeys, type IntakeContent, type IntakeField, intakes, oauthGrants } from "../../db/schema";
+import { ApiError, forbidden } from "../../lib/errors";
+import { isoNow } from "../../lib/time";
+import { numericId } from "../../lib/validation";
+import { contentOf, intakeNotFound, normalizeField, toIntakeObject } from "./registration";
 
 /*
  * The owner's side of an intake (spec: States, Intake `enabled`; Contact details and approval). Only the owner

@@ -1,11 +1,11 @@
 import { and, desc, eq, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { insertWithinLimit } from "../db/insert-within-limit";
-import { apiKeys, intakes } from "../db/schema";
-import { forbidden, notFound } from "../lib/errors";
-import { randomToken, sha256Hex } from "../lib/secrets";
-import { isoNow } from "../lib/time";
-import { numericId } from "../lib/validation";
+import type { Database } from "../../db/client";
+import { insertWithinLimit } from "../../db/insert-within-limit";
+import { apiKeys, intakes } from "../../db/schema";
+import { forbidden, notFound } from "../../lib/errors";
+import { randomToken, sha256Hex } from "../../lib/secrets";
+import { isoNow } from "../../lib/time";
+import { numericId } from "../../lib/validation";
 import { API_KEY_PREFIX } from "./principals";
 
 const apiKeyNotFound = () => notFound("No API key with that id exists for this business.");

@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { businesses, type Plan } from "../db/schema";
-import { forbidden, notFound } from "../lib/errors";
-import { isoNow } from "../lib/time";
-import type { BusinessObject } from "../schemas/business";
+import type { Database } from "../../db/client";
+import { businesses, type Plan } from "../../db/schema";
+import { forbidden, notFound } from "../../lib/errors";
+import { isoNow } from "../../lib/time";
+import type { BusinessObject } from "../../schemas/business";
 
 export type Business = typeof businesses.$inferSelect;
 

@@ -1,14 +1,14 @@
 import { and, asc, eq, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { isUniqueViolation } from "../db/errors";
-import { insertWithinLimit, rowsOfBusiness } from "../db/insert-within-limit";
-import { knowledgeItems, ownerKnowledgeSources } from "../db/schema";
-import type { Env } from "../env";
-import { ApiError, forbidden, invalid, notFound } from "../lib/errors";
-import { characterCount } from "../lib/text";
-import { isoNow } from "../lib/time";
-import type { Business } from "./businesses";
-import { type Principal, principalRef } from "./principals";
+import type { Database } from "../../db/client";
+import { isUniqueViolation } from "../../db/errors";
+import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
+import { knowledgeItems, ownerKnowledgeSources } from "../../db/schema";
+import type { Env } from "../../env";
+import { ApiError, forbidden, invalid, notFound } from "../../lib/errors";
+import { characterCount } from "../../lib/text";
+import { isoNow } from "../../lib/time";
+import type { Business } from "../access/businesses";
+import { type Principal, principalRef } from "../access/principals";
 
 /** Spec, Limits: "Knowledge sources: 3 on Pro, 5 on Business, counting PDFs and websites the owner added". */
 export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;

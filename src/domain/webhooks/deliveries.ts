@@ -1,9 +1,9 @@
 import { and, desc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
-import { runBatch, selectIn, statementsThatFit } from "../db/batches";
-import type { Database } from "../db/client";
-import { deliveryAttempts, events, webhookDeliveries, webhookEndpoints } from "../db/schema";
-import type { Env } from "../env";
-import { findEndpoint } from "./webhook-endpoints";
+import { runBatch, selectIn, statementsThatFit } from "../../db/batches";
+import type { Database } from "../../db/client";
+import { deliveryAttempts, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import type { Env } from "../../env";
+import { findEndpoint } from "./endpoints";
 
 /**
  * Spec, Answering a delivery: "Retries after 1, 5, 30, 120 and 720 minutes: six attempts in all". The delay after

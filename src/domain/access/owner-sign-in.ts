@@ -1,8 +1,8 @@
 import { and, eq, lte } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { businesses, ownerSessions, owners } from "../db/schema";
-import { verifyPassword } from "../lib/password";
-import { randomToken, secretsEqual, sha256Hex } from "../lib/secrets";
+import type { Database } from "../../db/client";
+import { businesses, ownerSessions, owners } from "../../db/schema";
+import { verifyPassword } from "../../lib/password";
+import { randomToken, secretsEqual, sha256Hex } from "../../lib/secrets";
 import type { Business } from "./businesses";
 
 /**

@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { orders } from "../db/schema";
-import type { OrderObject } from "../schemas/order";
+import type { Database } from "../../db/client";
+import { orders } from "../../db/schema";
+import type { OrderObject } from "../../schemas/order";
 
 export type OrderRow = typeof orders.$inferSelect;
 

@@ -1,10 +1,10 @@
 import { eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { apiKeys, businesses, oauthGrants, oauthTokens } from "../db/schema";
-import { ApiError, unauthorized } from "../lib/errors";
-import { sha256Hex } from "../lib/secrets";
+import type { Database } from "../../db/client";
+import { apiKeys, businesses, oauthGrants, oauthTokens } from "../../db/schema";
+import { ApiError, unauthorized } from "../../lib/errors";
+import { sha256Hex } from "../../lib/secrets";
+import { ACCESS_TOKEN_PATTERN } from "../oauth/tokens";
 import type { Business } from "./businesses";
-import { ACCESS_TOKEN_PATTERN } from "./oauth-tokens";
 
 /**
  * Who makes a partner request (DESIGN.md, Principals and ownership): an API key, or an OAuth app connection (one

@@ -1,10 +1,10 @@
 import { eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { oauthClients } from "../db/schema";
-import { OAuthError } from "../lib/oauth-errors";
-import { randomToken, sha256Hex } from "../lib/secrets";
-import { describeIssue } from "../lib/validation";
-import { API_SCOPE, type ClientInformation, ClientMetadata, GRANT_TYPES } from "../schemas/oauth";
+import type { Database } from "../../db/client";
+import { oauthClients } from "../../db/schema";
+import { OAuthError } from "../../lib/oauth-errors";
+import { randomToken, sha256Hex } from "../../lib/secrets";
+import { describeIssue } from "../../lib/validation";
+import { API_SCOPE, type ClientInformation, ClientMetadata, GRANT_TYPES } from "../../schemas/oauth";
 
 export type OAuthClient = typeof oauthClients.$inferSelect;
 

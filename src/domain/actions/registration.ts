@@ -1,16 +1,16 @@
 import { and, asc, desc, eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { isUniqueViolation } from "../db/errors";
-import { insertWithinLimit } from "../db/insert-within-limit";
-import { type ActionParameters, actionCalls, actions } from "../db/schema";
-import type { Env } from "../env";
-import { forbidden, invalid, notFound } from "../lib/errors";
-import { assertRegistrableUrl } from "../lib/public-address";
-import { randomToken } from "../lib/secrets";
-import { isoNow } from "../lib/time";
-import { numericId } from "../lib/validation";
-import { actionsRunOn, type Channel } from "./channels";
-import { type Principal, principalRef } from "./principals";
+import type { Database } from "../../db/client";
+import { isUniqueViolation } from "../../db/errors";
+import { insertWithinLimit } from "../../db/insert-within-limit";
+import { type ActionParameters, actionCalls, actions } from "../../db/schema";
+import type { Env } from "../../env";
+import { forbidden, invalid, notFound } from "../../lib/errors";
+import { assertRegistrableUrl } from "../../lib/public-address";
+import { randomToken } from "../../lib/secrets";
+import { isoNow } from "../../lib/time";
+import { numericId } from "../../lib/validation";
+import { type Principal, principalRef } from "../access/principals";
+import { actionsRunOn, type Channel } from "../secretary/channels";
 
 /** Spec, Limits: "Connected actions per business: 10". */
 export const MAX_ACTIONS_PER_BUSINESS = 10;

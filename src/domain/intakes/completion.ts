@@ -1,11 +1,11 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { isGuardAbort } from "../db/errors";
-import { type Answer, businesses, intakeResponses, intakes } from "../db/schema";
-import { guard } from "../db/snapshot-guard";
-import type { Env } from "../env";
-import { endpointsOf } from "./webhook-endpoints";
-import { enqueueDeliveries, writeEvents } from "./webhook-events";
+import type { Database } from "../../db/client";
+import { isGuardAbort } from "../../db/errors";
+import { type Answer, businesses, intakeResponses, intakes } from "../../db/schema";
+import { guard } from "../../db/snapshot-guard";
+import type { Env } from "../../env";
+import { endpointsOf } from "../webhooks/endpoints";
+import { enqueueDeliveries, writeEvents } from "../webhooks/events";
 
 /** One finished run of an intake in a conversation, as the conversation's Durable Object holds it. */
 export type CompletedRun = {

@@ -1,10 +1,10 @@
 import { and, eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { type Answer, businesses, type IntakeContent, type IntakeField, intakes } from "../db/schema";
-import { ApiError, notFound } from "../lib/errors";
-import { randomToken } from "../lib/secrets";
-import { type Channel, intakesRunOn } from "./channels";
-import { checkAnswer, type ProvenIdentity, proofOf } from "./intake-answers";
+import type { Database } from "../../db/client";
+import { type Answer, businesses, type IntakeContent, type IntakeField, intakes } from "../../db/schema";
+import { ApiError, notFound } from "../../lib/errors";
+import { randomToken } from "../../lib/secrets";
+import { type Channel, intakesRunOn } from "../secretary/channels";
+import { checkAnswer, type ProvenIdentity, proofOf } from "./answers";
 
 /** Spec, Intake conversation states; `no_delivery` is the row "intake disabled or changed since start". */
 export type RunStatus = "started" | "completed" | "stopped" | "dropped" | "no_delivery";

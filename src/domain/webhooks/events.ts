@@ -1,15 +1,15 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { insertMany, runBatch, statementsThatFit } from "../db/batches";
-import type { Database } from "../db/client";
-import { events, webhookDeliveries } from "../db/schema";
-import type { Env } from "../env";
-import { randomToken } from "../lib/secrets";
-import type { Business } from "./businesses";
-import { type EventName, subscribes } from "./event-catalog";
-import { type PrincipalRef, samePrincipal } from "./principals";
-import { markEnqueued, queueBatches, sendDeliveries } from "./webhook-deliveries";
-import { endpointsOf, findEndpoint, type WebhookEndpoint } from "./webhook-endpoints";
+import { insertMany, runBatch, statementsThatFit } from "../../db/batches";
+import type { Database } from "../../db/client";
+import { events, webhookDeliveries } from "../../db/schema";
+import type { Env } from "../../env";
+import { randomToken } from "../../lib/secrets";
+import type { Business } from "../access/businesses";
+import { type PrincipalRef, samePrincipal } from "../access/principals";
+import { type EventName, subscribes } from "../platform/event-catalog";
+import { markEnqueued, queueBatches, sendDeliveries } from "./deliveries";
+import { endpointsOf, findEndpoint, type WebhookEndpoint } from "./endpoints";
 
 /** An event about to be emitted. */
 export type EventDraft = {

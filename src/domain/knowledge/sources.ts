@@ -1,9 +1,9 @@
 import { and, asc, desc, eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { apiKeys, knowledgeItems, oauthClients, oauthGrants, ownerKnowledgeSources } from "../db/schema";
-import { notFound } from "../lib/errors";
-import type { Business } from "./businesses";
-import { deleteKnowledge, SOURCE_LIMITS } from "./knowledge";
+import type { Database } from "../../db/client";
+import { apiKeys, knowledgeItems, oauthClients, oauthGrants, ownerKnowledgeSources } from "../../db/schema";
+import { notFound } from "../../lib/errors";
+import type { Business } from "../access/businesses";
+import { deleteKnowledge, SOURCE_LIMITS } from "./items";
 
 /** Who pushed an item: the key (its label and first characters) or the connected app (its name). */
 export type AddedBy = { kind: "api_key"; label: string; keyPrefix: string } | { kind: "oauth_app"; appName: string };

@@ -1,20 +1,20 @@
 import { and, asc, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { isUniqueViolation } from "../db/errors";
-import { insertWithinLimit } from "../db/insert-within-limit";
-import { type Answer, type IntakeContent, type IntakeField, intakeResponses, intakes } from "../db/schema";
-import { ApiError, forbidden, invalid, notFound } from "../lib/errors";
-import { isoNow } from "../lib/time";
-import { numericId } from "../lib/validation";
+import type { Database } from "../../db/client";
+import { isUniqueViolation } from "../../db/errors";
+import { insertWithinLimit } from "../../db/insert-within-limit";
+import { type Answer, type IntakeContent, type IntakeField, intakeResponses, intakes } from "../../db/schema";
+import { ApiError, forbidden, invalid, notFound } from "../../lib/errors";
+import { isoNow } from "../../lib/time";
+import { numericId } from "../../lib/validation";
 import type {
   CreateIntakeInput,
   IntakeFieldInput,
   IntakeObject,
   IntakeResponseObject,
   PatchIntakeInput,
-} from "../schemas/intakes";
-import { type Channel, intakesRunOn } from "./channels";
-import { type Principal, principalRef } from "./principals";
+} from "../../schemas/intakes";
+import { type Principal, principalRef } from "../access/principals";
+import { type Channel, intakesRunOn } from "../secretary/channels";
 
 /** Spec, Limits: "Intakes per business: 5 (all keys and apps together)". */
 export const MAX_INTAKES_PER_BUSINESS = 5;

@@ -1,8 +1,8 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { intakes, oauthClients, oauthCodes, oauthGrants, oauthTokens } from "../db/schema";
-import { notFound } from "../lib/errors";
-import { numericId } from "../lib/validation";
+import type { Database } from "../../db/client";
+import { intakes, oauthClients, oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
+import { notFound } from "../../lib/errors";
+import { numericId } from "../../lib/validation";
 
 export type AppConnection = {
   id: number;

@@ -1,12 +1,12 @@
 import { eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { businesses } from "../db/schema";
-import { notFound } from "../lib/errors";
-import { actionsForSecretary } from "./actions";
-import { toBusinessObject } from "./businesses";
+import type { Database } from "../../db/client";
+import { businesses } from "../../db/schema";
+import { notFound } from "../../lib/errors";
+import { toBusinessObject } from "../access/businesses";
+import { actionsForSecretary } from "../actions/registration";
+import { intakesForSecretary } from "../intakes/registration";
+import { secretaryKnowledge } from "../knowledge/sources";
 import type { Channel } from "./channels";
-import { intakesForSecretary } from "./intakes";
-import { secretaryKnowledge } from "./knowledge-sources";
 
 /**
  * DESIGN.md, `GET /internal/v1/businesses/{id}/context?channel=C`: what the Secretary may use on channel C. The

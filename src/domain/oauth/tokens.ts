@@ -2,15 +2,15 @@ import { sha256 } from "@oslojs/crypto/sha2";
 import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import { encodeBase64urlNoPadding } from "@oslojs/encoding";
 import { and, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { isGuardAbort } from "../db/errors";
-import { oauthCodes, oauthGrants, oauthTokens } from "../db/schema";
-import { guard } from "../db/snapshot-guard";
-import { invalidClient, invalidGrant, invalidRequest, invalidScope, OAuthError } from "../lib/oauth-errors";
-import { CODE_VERIFIER_PATTERN, readParameter } from "../lib/oauth-parameters";
-import { randomToken, secretsEqual, sha256Hex } from "../lib/secrets";
-import { API_SCOPE, type TokenResponse } from "../schemas/oauth";
-import { findClient, type OAuthClient } from "./oauth-clients";
+import type { Database } from "../../db/client";
+import { isGuardAbort } from "../../db/errors";
+import { oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
+import { guard } from "../../db/snapshot-guard";
+import { invalidClient, invalidGrant, invalidRequest, invalidScope, OAuthError } from "../../lib/oauth-errors";
+import { CODE_VERIFIER_PATTERN, readParameter } from "../../lib/oauth-parameters";
+import { randomToken, secretsEqual, sha256Hex } from "../../lib/secrets";
+import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
+import { findClient, type OAuthClient } from "./clients";
 
 /** Spec: OAuth client, tokens and codes: "access token: valid 1 hour (expires_in 3600)". */
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 3600;

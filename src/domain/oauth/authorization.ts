@@ -1,12 +1,12 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { oauthCodes, oauthGrants } from "../db/schema";
-import { readParameter, S256_CHALLENGE_PATTERN } from "../lib/oauth-parameters";
-import { matchRedirectUri } from "../lib/redirect-uris";
-import { randomToken, sha256Hex } from "../lib/secrets";
-import { API_SCOPE } from "../schemas/oauth";
-import type { Business } from "./businesses";
-import { findClient, type OAuthClient } from "./oauth-clients";
+import type { Database } from "../../db/client";
+import { oauthCodes, oauthGrants } from "../../db/schema";
+import { readParameter, S256_CHALLENGE_PATTERN } from "../../lib/oauth-parameters";
+import { matchRedirectUri } from "../../lib/redirect-uris";
+import { randomToken, sha256Hex } from "../../lib/secrets";
+import { API_SCOPE } from "../../schemas/oauth";
+import type { Business } from "../access/businesses";
+import { findClient, type OAuthClient } from "./clients";
 
 /** Spec: OAuth artefacts, "code: used once or 10 minutes pass → no longer valid". */
 export const AUTHORIZATION_CODE_LIFETIME_MS = 10 * 60 * 1000;

@@ -1,15 +1,15 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { insertWithinLimit } from "../db/insert-within-limit";
-import { type ActionParameters, actionCalls, actions, businesses } from "../db/schema";
-import type { Env } from "../env";
-import { ApiError, notFound } from "../lib/errors";
-import { outboundPolicy, unreachableReason } from "../lib/public-address";
-import { signatureHeader } from "../lib/signing";
-import { isoNow } from "../lib/time";
-import type { ActionCallBody } from "../schemas/runtime";
-import { type Action, type ActionCall, findAction, toCallObject } from "./actions";
-import { actionsRunOn, type Channel } from "./channels";
+import type { Database } from "../../db/client";
+import { insertWithinLimit } from "../../db/insert-within-limit";
+import { type ActionParameters, actionCalls, actions, businesses } from "../../db/schema";
+import type { Env } from "../../env";
+import { ApiError, notFound } from "../../lib/errors";
+import { outboundPolicy, unreachableReason } from "../../lib/public-address";
+import { signatureHeader } from "../../lib/signing";
+import { isoNow } from "../../lib/time";
+import type { ActionCallBody } from "../../schemas/runtime";
+import { actionsRunOn, type Channel } from "../secretary/channels";
+import { type Action, type ActionCall, findAction, toCallObject } from "./registration";
 
 /** Spec, Connected actions, response rules. */
 export const ACTION_TIMEOUT_MS = 5000;

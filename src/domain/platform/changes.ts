@@ -1,26 +1,26 @@
 import { eq, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { isGuardAbort } from "../db/errors";
-import { bookings, businesses, orders } from "../db/schema";
-import { guard } from "../db/snapshot-guard";
-import type { Env } from "../env";
-import { ApiError, invalid, notFound } from "../lib/errors";
-import { randomToken } from "../lib/secrets";
-import { parseOrThrow } from "../lib/validation";
-import type { BookingObject } from "../schemas/booking";
-import type { OrderObject } from "../schemas/order";
+import type { Database } from "../../db/client";
+import { isGuardAbort } from "../../db/errors";
+import { bookings, businesses, orders } from "../../db/schema";
+import { guard } from "../../db/snapshot-guard";
+import type { Env } from "../../env";
+import { ApiError, invalid, notFound } from "../../lib/errors";
+import { randomToken } from "../../lib/secrets";
+import { parseOrThrow } from "../../lib/validation";
+import type { BookingObject } from "../../schemas/booking";
+import type { OrderObject } from "../../schemas/order";
 import {
   BookingChange,
   type BookingChange as BookingChangeInput,
   OrderChange,
   type OrderChange as OrderChangeInput,
   OTHER_CHANGES,
-} from "../schemas/platform-changes";
+} from "../../schemas/platform-changes";
+import { endpointsOf } from "../webhooks/endpoints";
+import { type EmittedEvent, type EventDraft, enqueueDeliveries, writeEvents } from "../webhooks/events";
 import { toBookingObject, toBookingRow } from "./bookings";
 import type { EventName } from "./event-catalog";
 import { toOrderObject, toOrderRow } from "./orders";
-import { endpointsOf } from "./webhook-endpoints";
-import { type EmittedEvent, type EventDraft, enqueueDeliveries, writeEvents } from "./webhook-events";
 
 /**
  * DESIGN.md, Which status changes emit which event (bookings): created → booking.created; date or time changed →

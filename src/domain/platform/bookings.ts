@@ -1,7 +1,7 @@
 import { and, desc, eq, gte } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { bookings } from "../db/schema";
-import type { BookingObject } from "../schemas/booking";
+import type { Database } from "../../db/client";
+import { bookings } from "../../db/schema";
+import type { BookingObject } from "../../schemas/booking";
 
 export type BookingRow = typeof bookings.$inferSelect;
 

@@ -1,15 +1,15 @@
 import { and, asc, eq } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { insertWithinLimit } from "../db/insert-within-limit";
-import { webhookEndpoints } from "../db/schema";
-import type { Env } from "../env";
-import { forbidden, notFound } from "../lib/errors";
-import { assertRegistrableUrl } from "../lib/public-address";
-import { randomToken } from "../lib/secrets";
-import { isoNow } from "../lib/time";
-import { numericId } from "../lib/validation";
-import { ALL_EVENTS } from "./event-catalog";
-import { type Principal, principalRef } from "./principals";
+import type { Database } from "../../db/client";
+import { insertWithinLimit } from "../../db/insert-within-limit";
+import { webhookEndpoints } from "../../db/schema";
+import type { Env } from "../../env";
+import { forbidden, notFound } from "../../lib/errors";
+import { assertRegistrableUrl } from "../../lib/public-address";
+import { randomToken } from "../../lib/secrets";
+import { isoNow } from "../../lib/time";
+import { numericId } from "../../lib/validation";
+import { type Principal, principalRef } from "../access/principals";
+import { ALL_EVENTS } from "../platform/event-catalog";
 
 /** Spec, Limits: "Webhook endpoints per business: 20". */
 export const MAX_ENDPOINTS_PER_BUSINESS = 20;

@@ -1,5 +1,5 @@
-import { TOKEN_ENDPOINT_AUTH_METHODS } from "../db/schema";
-import { API_SCOPE, GRANT_TYPES } from "../schemas/oauth";
+import { TOKEN_ENDPOINT_AUTH_METHODS } from "../../db/schema";
+import { API_SCOPE, GRANT_TYPES } from "../../schemas/oauth";
 
 /**
  * The issuer identifier (RFC 8414 §2; RFC 9207 `iss`): the service's base address, without a trailing slash, so
