@@ -60,14 +60,14 @@ describe("owner passwords: PBKDF2-SHA256 through WebCrypto, in the seed's format
 describe("owner sessions (DESIGN.md, Business owner dashboard)", () => {
   it("starts a session stored as a hash, with its own CSRF token, for 12 hours", async () => {
     const shop = await createOwnerBusiness();
-    const now = new Date("2026-11-22T10:00:00.000Z");
+    const now = Date.parse("2026-11-22T10:00:00.000Z");
     const signedIn = await signInOwner(db, shop.owner, now);
     expect(signedIn?.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(signedIn?.session).toMatchObject({
       ownerId: shop.owner.id,
       email: shop.owner.email,
       csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
-      expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS).toISOString(),
+      expiresAt: new Date(now + SESSION_LIFETIME_MS).toISOString(),
     });
     expect(signedIn?.session.business.id).toBe(shop.business.id);
     const row = await db
@@ -81,20 +81,20 @@ describe("owner sessions (DESIGN.md, Business owner dashboard)", () => {
 
   it("finds a live session and not an expired one (the clock passed as now)", async () => {
     const shop = await createOwnerBusiness();
-    const now = new Date("2026-11-22T10:00:00.000Z");
+    const now = Date.parse("2026-11-22T10:00:00.000Z");
     const signedIn = await signInOwner(db, shop.owner, now);
     const token = signedIn?.token;
-    expect((await findOwnerSession(db, token, new Date(now.getTime() + SESSION_LIFETIME_MS - 1)))?.ownerId).toBe(
+    expect((await findOwnerSession(db, token, now + SESSION_LIFETIME_MS - 1))?.ownerId).toBe(
       shop.owner.id,
     );
-    expect(await findOwnerSession(db, token, new Date(now.getTime() + SESSION_LIFETIME_MS))).toBeUndefined();
+    expect(await findOwnerSession(db, token, now + SESSION_LIFETIME_MS)).toBeUndefined();
     expect(await findOwnerSession(db, undefined)).toBeUndefined();
     expect(await findOwnerSession(db, "short")).toBeUndefined();
   });
 
   it("clears the owner's expired sessions at the next sign-in, and each sign-in is a new session", async () => {
     const shop = await createOwnerBusiness();
-    const old = await signInOwner(db, shop.owner, new Date("2020-01-01T00:00:00.000Z"));
+    const old = await signInOwner(db, shop.owner, Date.parse("2020-01-01T00:00:00.000Z"));
     const fresh = await signInOwner(db, shop.owner);
     const again = await signInOwner(db, shop.owner);
     const ids = (await db.select().from(ownerSessions).where(eq(ownerSessions.ownerId, shop.owner.id))).map(

@@ -2,12 +2,12 @@ import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   isPrivateAddress,
-  outboundPolicy,
   outboundUrlProblem,
   parseIPv4,
   parseIPv6,
   unreachableReason,
 } from "../src/lib/public-address";
+import { outboundPolicy } from "../src/lib/outbound";
 import { receiverBox } from "./helpers/receiver";
 
 const PRODUCTION = { allowLoopback: false };
@@ -292,11 +292,16 @@ describe("outboundPolicy", () => {
     ["1", false],
     ["", false],
   ])('ALLOW_LOOPBACK_URLS=%j → allowLoopback %s (only exactly "true" opens loopback)', (value, allowLoopback) => {
-    expect(outboundPolicy({ ALLOW_LOOPBACK_URLS: value })).toEqual({ allowLoopback });
+    expect(outboundPolicy({ ...env, ALLOW_LOOPBACK_URLS: value }).allowLoopback).toBe(allowLoopback);
   });
 
   it("is open in the test environment", () => {
-    expect(outboundPolicy(env)).toEqual(DEVELOPMENT);
+    expect(outboundPolicy(env)).toEqual({
+      ...DEVELOPMENT,
+      resolverUrl: env.DOH_RESOLVER_URL,
+      serviceName: "Secretary",
+      baseUrl: "http://localhost:8787",
+    });
   });
 });
 

@@ -93,12 +93,8 @@ export function isPrivateAddress(address: string): boolean {
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
+/** What the address rules depend on: the dev-only loopback switch (built by `outboundPolicy` in lib/outbound.ts). */
 export type OutboundPolicy = { allowLoopback: boolean };
-
-/** The dev-only switch (DESIGN.md, Local development): loopback targets are allowed only when it is exactly "true". */
-export const outboundPolicy = (env: { ALLOW_LOOPBACK_URLS: string }): OutboundPolicy => ({
-  allowLoopback: env.ALLOW_LOOPBACK_URLS === "true",
-});
 
 const isLiteralAddress = (hostname: string) => parseIPv4(hostname) !== undefined || hostname.startsWith("[");
 
@@ -137,8 +133,8 @@ export function outboundUrlProblem(raw: string, policy: OutboundPolicy): string 
  * Registration of a webhook endpoint or an action (spec: "url must be a public https address"): the 400 naming the
  * field when the URL may not be called under the Worker's policy.
  */
-export function assertRegistrableUrl(env: { ALLOW_LOOPBACK_URLS: string }, url: string): void {
-  const problem = outboundUrlProblem(url, outboundPolicy(env));
+export function assertRegistrableUrl(policy: OutboundPolicy, url: string): void {
+  const problem = outboundUrlProblem(url, policy);
   if (problem) throw invalid(`The field "url" ${problem}.`);
 }
 

@@ -1,24 +1,37 @@
 import { database } from "../db/client";
 import { type AttemptOutcome, type ClaimedDelivery, claimDelivery, recordAttempt } from "../domain/webhooks/deliveries";
 import type { Env } from "../env";
-import { outboundPolicy, unreachableReason } from "../lib/public-address";
-import { signatureHeader } from "../lib/signing";
+import { type OutboundOutcome, type OutboundPolicy, outboundPolicy, signedPost } from "../lib/outbound";
+import type { Clock } from "../lib/time";
 import type { DeliveryMessage } from "./delivery-message";
 
 /** Spec, Answering a delivery: "Answer with any 2xx within 10 seconds". */
 export const ANSWER_TIMEOUT_MS = 10_000;
 
+/** What tests drive instead of waiting: the clock, and the answer time (the spec's 10 s unless shortened). */
+export type ConsumerOptions = { now?: Clock; answerTimeoutMs?: number };
+
 /**
  * The queue consumer (DESIGN.md, Queue WEBHOOK_DELIVERIES), one delivery per message, as named steps:
- * claim → check the address → send signed → record the attempt → ack, or retry after the schedule's delay.
- * `now` is the clock, so that tests drive time instead of sleeping.
+ * claim → send signed (lib/outbound.ts: address check, POST, timeout) → record the attempt → ack, or retry after
+ * the schedule's delay.
  */
-export async function deliverWebhooks(batch: MessageBatch<DeliveryMessage>, env: Env, now = Date.now): Promise<void> {
-  await Promise.all(batch.messages.map((message) => deliverOne(message, env, now)));
+export async function deliverWebhooks(
+  batch: MessageBatch<DeliveryMessage>,
+  env: Env,
+  options: ConsumerOptions = {},
+): Promise<void> {
+  const policy = outboundPolicy(env);
+  await Promise.all(batch.messages.map((message) => deliverOne(message, env.DB, policy, options)));
 }
 
-async function deliverOne(message: Message<DeliveryMessage>, env: Env, now: () => number): Promise<void> {
-  const db = database(env.DB);
+async function deliverOne(
+  message: Message<DeliveryMessage>,
+  d1: D1Database,
+  policy: OutboundPolicy,
+  { now = Date.now, answerTimeoutMs = ANSWER_TIMEOUT_MS }: ConsumerOptions,
+): Promise<void> {
+  const db = database(d1);
   const startedAt = now();
   const delivery = await claimDelivery(db, message.body.deliveryId, startedAt);
   if (!delivery) {
@@ -26,62 +39,46 @@ async function deliverOne(message: Message<DeliveryMessage>, env: Env, now: () =
     message.ack();
     return;
   }
-  const outcome = await attempt(delivery, env, startedAt, now);
-  const retryInSeconds = await recordAttempt(db, delivery, outcome, startedAt);
+  const outcome = await signedPost(policy, {
+    kind: "Webhooks",
+    url: delivery.url,
+    body: delivery.envelope,
+    // Spec, Delivery request: the event and the delivery id (the same for every attempt of one delivery).
+    headers: { "X-Service-Event": delivery.event, "X-Service-Delivery": String(delivery.id) },
+    secret: delivery.secret,
+    unixSeconds: Math.floor(startedAt / 1000),
+    timeoutMs: answerTimeoutMs,
+  });
+  const attempt = attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - startedAt));
+  const retryInSeconds = await recordAttempt(db, delivery, attempt, startedAt);
   if (retryInSeconds === undefined) message.ack();
   else message.retry({ delaySeconds: retryInSeconds });
 }
 
-/** Spec, Delivery request: the headers, and a signature with a fresh timestamp for every attempt. */
-function deliveryHeaders(delivery: ClaimedDelivery, env: Env, unixSeconds: number): Record<string, string> {
-  return {
-    "Content-Type": "application/json",
-    "User-Agent": `${env.SERVICE_NAME}-Webhooks/1.0 (+${env.BASE_URL})`,
-    "X-Service-Event": delivery.event,
-    "X-Service-Delivery": String(delivery.id),
-    "X-Service-Signature": signatureHeader(delivery.secret, delivery.envelope, unixSeconds),
-  };
-}
-
-async function attempt(
-  delivery: ClaimedDelivery,
-  env: Env,
-  startedAt: number,
-  now: () => number,
-): Promise<AttemptOutcome> {
+/** The attempt as the endpoint's history shows it (spec: any 2xx is a success; a redirect is a failure). */
+function attemptOf(outcome: OutboundOutcome, timeoutMs: number, durationMs: number): AttemptOutcome {
   const failure = (error: string, statusCode: number | null = null): AttemptOutcome => ({
     ok: false,
     statusCode,
     error,
-    durationMs: Math.max(0, now() - startedAt),
+    durationMs,
   });
-  try {
-    const refused = await unreachableReason(delivery.url, env.DOH_RESOLVER_URL, outboundPolicy(env));
-    if (refused) return failure(refused);
-  } catch (error) {
-    return failure(`the host name could not be resolved: ${String(error)}`);
-  }
-  try {
-    // redirect: "manual" — a redirect is a failure (spec), and cannot lead the request to a private address.
-    const response = await fetch(delivery.url, {
-      method: "POST",
-      headers: deliveryHeaders(delivery, env, Math.floor(startedAt / 1000)),
-      body: delivery.envelope,
-      redirect: "manual",
-      signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
-    });
-    await response.body?.cancel();
-    if (response.status >= 200 && response.status < 300) {
-      return { ok: true, statusCode: response.status, error: null, durationMs: Math.max(0, now() - startedAt) };
-    }
-    if (response.status >= 300 && response.status < 400) {
-      return failure("answered with a redirect, which is not followed", response.status);
-    }
-    return failure(`answered HTTP ${response.status}`, response.status);
-  } catch (error) {
-    if (error instanceof Error && error.name === "TimeoutError") {
-      return failure(`no answer within ${ANSWER_TIMEOUT_MS / 1000} seconds`);
-    }
-    return failure(`the connection failed: ${error instanceof Error ? error.message : String(error)}`);
+  switch (outcome.kind) {
+    case "delivered":
+      return { ok: true, statusCode: outcome.status, error: null, durationMs };
+    case "redirect":
+      return failure("answered with a redirect, which is not followed", outcome.status);
+    case "http_error":
+    case "too_large":
+    case "not_json":
+      return failure(`answered HTTP ${outcome.status}`, outcome.status);
+    case "timeout":
+      return failure(`no answer within ${timeoutMs / 1000} seconds`);
+    case "refused_address":
+      return failure(outcome.reason);
+    case "unresolved":
+      return failure(`the host name could not be resolved: ${outcome.error}`);
+    case "connection_failed":
+      return failure(`the connection failed: ${outcome.error}`);
   }
 }

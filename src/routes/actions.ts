@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { createAction, deleteAction, getAction, listActions, patchAction } from "../domain/actions/registration";
+import { outboundPolicy } from "../lib/outbound";
 import { pathId } from "../lib/validation";
 import {
   ActionObject,
@@ -78,14 +79,20 @@ export const actions = createPartnerRouter()
     c.json({ data: await listActions(database(c.env.DB), c.var.principal.business.id) }, 200),
   )
   .openapi(createRoute, async (c) =>
-    c.json(await createAction(c.env, database(c.env.DB), c.var.principal, c.req.valid("json")), 201),
+    c.json(await createAction(outboundPolicy(c.env), database(c.env.DB), c.var.principal, c.req.valid("json")), 201),
   )
   .openapi(getRoute, async (c) =>
     c.json(await getAction(database(c.env.DB), c.var.principal.business.id, c.req.valid("param").id), 200),
   )
   .openapi(patchRoute, async (c) => {
     const { id } = c.req.valid("param");
-    const action = await patchAction(c.env, database(c.env.DB), c.var.principal.business.id, id, c.req.valid("json"));
+    const action = await patchAction(
+      outboundPolicy(c.env),
+      database(c.env.DB),
+      c.var.principal.business.id,
+      id,
+      c.req.valid("json"),
+    );
     return c.json(action, 200);
   })
   .openapi(deleteRoute, async (c) => {

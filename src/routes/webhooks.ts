@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { EVENT_NAMES } from "../domain/platform/event-catalog";
 import { createEndpoint, deleteEndpoint, listEndpoints } from "../domain/webhooks/endpoints";
+import { outboundPolicy } from "../lib/outbound";
 import { pathId } from "../lib/validation";
 import { errorResponses } from "../schemas/errors";
 import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookEndpointObject } from "../schemas/webhooks";
@@ -53,7 +54,10 @@ export const webhooks = createPartnerRouter()
     return c.json({ data, events: [...EVENT_NAMES] }, 200);
   })
   .openapi(createRoute, async (c) => {
-    return c.json(await createEndpoint(c.env, database(c.env.DB), c.var.principal, c.req.valid("json")), 201);
+    return c.json(
+      await createEndpoint(outboundPolicy(c.env), database(c.env.DB), c.var.principal, c.req.valid("json")),
+      201,
+    );
   })
   .openapi(deleteRoute, async (c) => {
     await deleteEndpoint(database(c.env.DB), c.var.principal.business.id, c.req.valid("param").id);

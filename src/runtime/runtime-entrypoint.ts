@@ -6,6 +6,7 @@ import { reportChange } from "../domain/platform/changes";
 import { secretaryContext } from "../domain/secretary/context";
 import { conversationObject } from "../durable-objects/intake-conversation";
 import type { Env } from "../env";
+import { outboundPolicy } from "../lib/outbound";
 import { settle } from "../lib/settle";
 import { parseOrThrow } from "../lib/validation";
 import { ActionCallBody, ActionCallParams, BusinessIdParam, ContextQuery, PlanChange } from "../schemas/runtime";
@@ -35,7 +36,13 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
   callAction(businessId: string, name: string, body: unknown) {
     return settle(() => {
       const { id } = parseOrThrow(ActionCallParams, { id: businessId, name }, "param");
-      return callActionByName(this.env, database(this.env.DB), id, name, parseOrThrow(ActionCallBody, body, "json"));
+      return callActionByName(
+        outboundPolicy(this.env),
+        database(this.env.DB),
+        id,
+        name,
+        parseOrThrow(ActionCallBody, body, "json"),
+      );
     });
   }
 

@@ -66,7 +66,7 @@ export async function createIntake(key: string, overrides: Record<string, unknow
 let run = 0;
 
 /**
- * Stores `count` completed responses of an intake directly (the conversation that stores them is a later issue),
+ * Stores `count` completed responses of an intake directly, without running a conversation for each,
  * oldest first, in one batch. Each has a name, an email answer and a phone answer.
  */
 export async function insertResponses(

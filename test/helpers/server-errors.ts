@@ -2,7 +2,7 @@ import { app } from "../../src/app";
 import worker from "../../src/index";
 
 /**
- * The harness's watch on the Worker (issue: no 5xx goes unnoticed): every 5xx answered by the fetch handler, and
+ * The harness's watch on the Worker (docs/reliability.md, No 5xx goes unnoticed): every 5xx answered by the fetch handler, and
  * every uncaught error the error mapping logs, fails the test it happened in, unless that test called
  * `expectServerErrors()`. Installed once per file by test/setup.ts.
  */

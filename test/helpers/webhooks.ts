@@ -23,7 +23,7 @@ export async function outboxOnly(business: Business, drafts: EventDraft[]) {
 }
 
 /** Runs the real consumer on one message for the delivery, at the given clock; answers what it did with it. */
-export async function consume(deliveryId: number, now: number) {
+export async function consume(deliveryId: number, now: number, options: { answerTimeoutMs?: number } = {}) {
   const batch = createMessageBatch<DeliveryMessage>("webhook-deliveries", [
     { id: `msg-${deliveryId}-${now}`, timestamp: new Date(now), attempts: 1, body: { deliveryId } },
   ]);
@@ -31,7 +31,7 @@ export async function consume(deliveryId: number, now: number) {
   if (!message) throw new Error("no message");
   const retry = vi.spyOn(message, "retry");
   const ack = vi.spyOn(message, "ack");
-  await deliverWebhooks(batch, env, () => now);
+  await deliverWebhooks(batch, env, { now: () => now, ...options });
   return { acked: ack.mock.calls.length === 1, retryDelay: retry.mock.calls[0]?.[0]?.delaySeconds };
 }
 

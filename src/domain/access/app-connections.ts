@@ -2,6 +2,7 @@ import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { intakes, oauthClients, oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
 import { notFound } from "../../lib/errors";
+import { type EpochMs, iso } from "../../lib/time";
 import { numericId } from "../../lib/validation";
 
 export type AppConnection = {
@@ -44,10 +45,15 @@ const connectionNotFound = () => notFound("No connected app with that id exists 
  * another business changes nothing (404). Disconnecting twice keeps the first time.
  * Answers the connection's id, when it was disconnected and how many intakes this call switched off.
  */
-export async function disconnectApp(db: Database, businessId: string, grantId: string | number, now = new Date()) {
+export async function disconnectApp(
+  db: Database,
+  businessId: string,
+  grantId: string | number,
+  now: EpochMs = Date.now(),
+) {
   const id = numericId(String(grantId));
   if (id === undefined) throw connectionNotFound();
-  const at = now.toISOString();
+  const at = iso(now);
   const ofThisBusiness = sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${id} and ${oauthGrants.businessId} = ${businessId})`;
   const [disconnected, , , switchedOff] = await db.batch([
     db

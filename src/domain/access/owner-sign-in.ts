@@ -3,11 +3,13 @@ import type { Database } from "../../db/client";
 import { businesses, ownerSessions, owners } from "../../db/schema";
 import { verifyPassword } from "../../lib/password";
 import { randomToken, secretsEqual, sha256Hex } from "../../lib/secrets";
+import { type EpochMs, iso } from "../../lib/time";
 import type { Business } from "./businesses";
 
 /**
  * Owner sign-in (DESIGN.md, Business owner dashboard: email + password, PBKDF2 via WebCrypto, sessions as hashed
- * random tokens in D1, CSRF protection on every form). The consent page uses it now; the dashboard will too.
+ * random tokens in D1, CSRF protection on every form). The dashboard and the OAuth consent page both sign in
+ * through it.
  */
 
 /** A session lasts 12 hours from sign-in, then the owner signs in again. */
@@ -42,7 +44,7 @@ export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 export async function signInOwner(
   db: Database,
   credentials: { email: string; password: string },
-  now = new Date(),
+  now: EpochMs = Date.now(),
 ): Promise<{ token: string; session: OwnerSession } | undefined> {
   const email = normaliseEmail(credentials.email);
   const { password } = credentials;
@@ -60,18 +62,18 @@ export async function signInOwner(
 
   const token = randomToken("");
   const csrfToken = randomToken("");
-  const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_MS).toISOString();
+  const expiresAt = iso(now + SESSION_LIFETIME_MS);
   const [, inserted] = await db.batch([
     db
       .delete(ownerSessions)
-      .where(and(eq(ownerSessions.ownerId, row.owner.id), lte(ownerSessions.expiresAt, now.toISOString()))),
+      .where(and(eq(ownerSessions.ownerId, row.owner.id), lte(ownerSessions.expiresAt, iso(now)))),
     db
       .insert(ownerSessions)
       .values({
         ownerId: row.owner.id,
         tokenHash: sha256Hex(token),
         csrfSecret: csrfToken,
-        createdAt: now.toISOString(),
+        createdAt: iso(now),
         expiresAt,
       })
       .returning({ id: ownerSessions.id }),
@@ -88,7 +90,7 @@ export async function signInOwner(
 export async function findOwnerSession(
   db: Database,
   token: string | undefined,
-  now = new Date(),
+  now: EpochMs = Date.now(),
 ): Promise<OwnerSession | undefined> {
   if (!token || !TOKEN_PATTERN.test(token)) return undefined;
   const row = await db
@@ -98,7 +100,7 @@ export async function findOwnerSession(
     .innerJoin(businesses, eq(businesses.id, owners.businessId))
     .where(eq(ownerSessions.tokenHash, sha256Hex(token)))
     .get();
-  if (!row || row.session.expiresAt <= now.toISOString()) return undefined;
+  if (!row || row.session.expiresAt <= iso(now)) return undefined;
   return {
     sessionId: row.session.id,
     ownerId: row.session.ownerId,

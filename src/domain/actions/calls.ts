@@ -2,10 +2,8 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { type ActionParameters, actionCalls, actions, businesses } from "../../db/schema";
-import type { Env } from "../../env";
 import { ApiError, notFound } from "../../lib/errors";
-import { outboundPolicy, unreachableReason } from "../../lib/public-address";
-import { signatureHeader } from "../../lib/signing";
+import { type OutboundOutcome, type OutboundPolicy, signedPost } from "../../lib/outbound";
 import { isoNow } from "../../lib/time";
 import type { ActionCallBody } from "../../schemas/runtime";
 import { actionsRunOn, type Channel } from "../secretary/channels";
@@ -23,6 +21,9 @@ export type CallRequest = {
   channel: Channel | "dashboard_test";
   arguments: Record<string, unknown>;
 };
+
+/** `ownerTest`: the owner's Test button (the action may be off). `answerTimeoutMs`: the spec's 5 s unless a test shortens it. */
+type CallOptions = { ownerTest?: boolean; answerTimeoutMs?: number };
 
 type Outcome = { status: ActionCall["status"]; httpStatus: number | null; error: string | null; answer: string | null };
 
@@ -54,86 +55,38 @@ export function argumentProblem(parameters: ActionParameters, args: Record<strin
   return undefined;
 }
 
-/** Reads at most `max` bytes of a body: undefined when it is larger (the rest is not read). */
-async function readAtMost(body: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array | undefined> {
-  if (!body) return new Uint8Array();
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
-
-/** Spec, Connected actions, response rules and the call history table: each way a call can end. */
-async function send(env: Env, action: Action, url: string, body: string, callId: number): Promise<Outcome> {
+/** Spec, Connected actions, response rules and the call history table: each way a call can end, in its words. */
+function outcomeOf(result: OutboundOutcome, timeoutMs: number): Outcome {
   const failure = (error: string, httpStatus: number | null = null): Outcome => ({
     status: "error",
     httpStatus,
     error,
     answer: null,
   });
-  try {
-    const refused = await unreachableReason(url, env.DOH_RESOLVER_URL, outboundPolicy(env));
-    if (refused) return failure(refused);
-  } catch (error) {
-    return failure(`address cannot be fetched: the host name could not be resolved (${String(error)})`);
-  }
-  const signal = AbortSignal.timeout(ACTION_TIMEOUT_MS);
-  try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        "User-Agent": `${env.SERVICE_NAME}-Actions/1.0 (+${env.BASE_URL})`,
-        "X-Service-Call": String(callId),
-        "X-Service-Signature": signatureHeader(action.secret, body, Math.floor(Date.now() / 1000)),
-      },
-      body,
-      redirect: "manual",
-      signal,
-    });
-    if (response.status < 200 || response.status >= 300) {
-      await response.body?.cancel();
-      const redirect = response.status >= 300 && response.status < 400;
-      return failure(
-        redirect ? `HTTP ${response.status}: redirects are not followed` : `HTTP ${response.status}`,
-        response.status,
-      );
-    }
-    const bytes = await readAtMost(response.body, MAX_ANSWER_BYTES);
-    if (!bytes) return failure(`larger than ${MAX_ANSWER_BYTES} bytes`, response.status);
-    let text: string;
-    try {
-      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-      JSON.parse(text);
-    } catch {
-      return failure("did not return JSON", response.status);
-    }
-    return { status: "success", httpStatus: response.status, error: null, answer: text };
-  } catch (error) {
-    if (signal.aborted)
+  switch (result.kind) {
+    case "delivered":
+      return { status: "success", httpStatus: result.status, error: null, answer: result.answer };
+    case "http_error":
+      return failure(`HTTP ${result.status}`, result.status);
+    case "redirect":
+      return failure(`HTTP ${result.status}: redirects are not followed`, result.status);
+    case "too_large":
+      return failure(`larger than ${MAX_ANSWER_BYTES} bytes`, result.status);
+    case "not_json":
+      return failure("did not return JSON", result.status);
+    case "timeout":
       return {
         status: "timeout",
         httpStatus: null,
-        error: `no answer within ${ACTION_TIMEOUT_MS / 1000} seconds`,
+        error: `no answer within ${timeoutMs / 1000} seconds`,
         answer: null,
       };
-    return failure(`the connection failed: ${error instanceof Error ? error.message : String(error)}`);
+    case "refused_address":
+      return failure(result.reason);
+    case "unresolved":
+      return failure(`address cannot be fetched: the host name could not be resolved (${result.error})`);
+    case "connection_failed":
+      return failure(`the connection failed: ${result.error}`);
   }
 }
 
@@ -175,12 +128,12 @@ function callResult(call: ActionCall, answer: string | null) {
  * taken atomically with the call's record → the signed POST → the outcome recorded with the counters.
  */
 export async function callAction(
-  env: Env,
+  policy: OutboundPolicy,
   db: Database,
   action: Action,
   business: { id: string; handle: string },
   request: CallRequest,
-  options: { ownerTest?: boolean } = {},
+  options: CallOptions = {},
 ) {
   if (!options.ownerTest) {
     if (!action.enabled) throw new ApiError(409, "The action is switched off: only the owner can switch it on.");
@@ -230,12 +183,32 @@ export async function callAction(
     conversation: { id: request.conversationId, channel: request.channel },
     created_at: call.createdAt,
   });
-  const outcome = await send(env, action, action.url, body, call.id);
+  const timeoutMs = options.answerTimeoutMs ?? ACTION_TIMEOUT_MS;
+  const outcome = outcomeOf(
+    await signedPost(policy, {
+      kind: "Actions",
+      url: action.url,
+      body,
+      headers: { "X-Service-Call": String(call.id) },
+      secret: action.secret,
+      unixSeconds: Math.floor(Date.now() / 1000),
+      timeoutMs,
+      readAnswerBytes: MAX_ANSWER_BYTES,
+    }),
+    timeoutMs,
+  );
   return callResult(await recordOutcome(db, action, call, outcome, Date.now() - startedAt), outcome.answer);
 }
 
 /** The runtime's call by action name: the business and the action found in one query. */
-export async function callActionByName(env: Env, db: Database, businessId: string, name: string, body: ActionCallBody) {
+export async function callActionByName(
+  policy: OutboundPolicy,
+  db: Database,
+  businessId: string,
+  name: string,
+  body: ActionCallBody,
+  options: CallOptions = {},
+) {
   const row = await db
     .select({ business: { id: businesses.id, handle: businesses.handle }, action: actions })
     .from(businesses)
@@ -244,17 +217,18 @@ export async function callActionByName(env: Env, db: Database, businessId: strin
     .get();
   if (!row) throw notFound("No business has that id.");
   if (!row.action) throw notFound(`The business has no action named "${name}".`);
-  return callAction(env, db, row.action, row.business, {
+  const request = {
     conversationId: body.conversation_id,
     messageId: body.message_id,
     channel: body.channel,
     arguments: body.arguments,
-  });
+  };
+  return callAction(policy, db, row.action, row.business, request, options);
 }
 
 /** The owner's Test button (spec: "Owner may press Test first"): a real call with sample arguments, recorded. */
 export async function testAction(
-  env: Env,
+  policy: OutboundPolicy,
   db: Database,
   business: { id: string; handle: string },
   actionId: number,
@@ -267,5 +241,5 @@ export async function testAction(
     channel: "dashboard_test",
     arguments: sampleArguments,
   };
-  return callAction(env, db, action, business, request, { ownerTest: true });
+  return callAction(policy, db, action, business, request, { ownerTest: true });
 }

@@ -3,9 +3,8 @@ import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { type ActionParameters, actionCalls, actions } from "../../db/schema";
-import type { Env } from "../../env";
 import { forbidden, invalid, notFound } from "../../lib/errors";
-import { assertRegistrableUrl } from "../../lib/public-address";
+import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
 import { randomToken } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
 import { numericId } from "../../lib/validation";
@@ -58,12 +57,12 @@ export function toCallObject(call: ActionCall) {
 const actionNotFound = () => notFound("No action with that id exists for this business.");
 
 export async function createAction(
-  env: Env,
+  policy: AddressPolicy,
   db: Database,
   principal: Principal,
   input: { name: string; title: string; description: string; url: string; parameters?: ActionParameters },
 ) {
-  assertRegistrableUrl(env, input.url);
+  assertRegistrableUrl(policy, input.url);
   const now = isoNow();
   const secret = randomToken("actsec_");
   let action: Action | undefined;
@@ -132,14 +131,14 @@ export async function getAction(db: Database, businessId: string, actionId: stri
  * Only what differs is written; a PATCH that changes nothing leaves `updatedAt` as it was.
  */
 export async function patchAction(
-  env: Env,
+  policy: AddressPolicy,
   db: Database,
   businessId: string,
   actionId: string,
   input: { title?: string; description?: string; url?: string; parameters?: ActionParameters },
 ) {
   const action = await findAction(db, businessId, actionId);
-  if (input.url !== undefined) assertRegistrableUrl(env, input.url);
+  if (input.url !== undefined) assertRegistrableUrl(policy, input.url);
   const changes: Partial<Action> = {};
   for (const key of ["title", "description", "url"] as const) {
     const value = input[key];

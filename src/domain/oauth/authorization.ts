@@ -4,6 +4,7 @@ import { oauthCodes, oauthGrants } from "../../db/schema";
 import { readParameter, S256_CHALLENGE_PATTERN } from "../../lib/oauth-parameters";
 import { matchRedirectUri } from "../../lib/redirect-uris";
 import { randomToken, sha256Hex } from "../../lib/secrets";
+import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE } from "../../schemas/oauth";
 import type { Business } from "../access/businesses";
 import { findClient, type OAuthClient } from "./clients";
@@ -179,12 +180,12 @@ export async function approveAuthorization(
   request: AuthorizationRequest,
   business: Business,
   issuer: string,
-  now = new Date(),
+  now: EpochMs = Date.now(),
 ): Promise<Decision> {
   const refusal = connectionRefusal(business);
   if (refusal) return { outcome: "refused_by_plan", message: refusal };
   const code = randomToken(AUTHORIZATION_CODE_PREFIX);
-  const at = now.toISOString();
+  const at = iso(now);
   const connection = and(eq(oauthGrants.clientId, request.client.id), eq(oauthGrants.businessId, business.id));
   await db.batch([
     db
@@ -204,7 +205,7 @@ export async function approveAuthorization(
       grantId: sql`(select ${oauthGrants.id} from ${oauthGrants} where ${connection})`,
       redirectUri: request.redirectUri,
       codeChallenge: request.codeChallenge,
-      expiresAt: new Date(now.getTime() + AUTHORIZATION_CODE_LIFETIME_MS).toISOString(),
+      expiresAt: iso(now + AUTHORIZATION_CODE_LIFETIME_MS),
       createdAt: at,
     }),
   ]);

@@ -3,6 +3,7 @@ import type { Database } from "../../db/client";
 import { oauthClients } from "../../db/schema";
 import { OAuthError } from "../../lib/oauth-errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
+import { type EpochMs, iso } from "../../lib/time";
 import { describeIssue } from "../../lib/validation";
 import { API_SCOPE, type ClientInformation, ClientMetadata, GRANT_TYPES } from "../../schemas/oauth";
 
@@ -38,7 +39,7 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
 export async function registerClient(
   db: Database,
   metadata: ClientMetadata,
-  now = new Date(),
+  now: EpochMs = Date.now(),
 ): Promise<ClientInformation> {
   const method = metadata.token_endpoint_auth_method;
   const clientSecret = method === "none" ? undefined : randomToken(CLIENT_SECRET_PREFIX);
@@ -51,14 +52,14 @@ export async function registerClient(
       redirectUris,
       tokenEndpointAuthMethod: method,
       secretHash: clientSecret === undefined ? null : sha256Hex(clientSecret),
-      createdAt: now.toISOString(),
+      createdAt: iso(now),
     })
     .returning()
     .get();
   return {
     client_id: client.id,
     ...(clientSecret === undefined ? {} : { client_secret: clientSecret, client_secret_expires_at: 0 }),
-    client_id_issued_at: Math.floor(now.getTime() / 1000),
+    client_id_issued_at: Math.floor(now / 1000),
     client_name: client.clientName,
     redirect_uris: client.redirectUris,
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,

@@ -9,6 +9,7 @@ import { guard } from "../../db/snapshot-guard";
 import { invalidClient, invalidGrant, invalidRequest, invalidScope, OAuthError } from "../../lib/oauth-errors";
 import { CODE_VERIFIER_PATTERN, readParameter } from "../../lib/oauth-parameters";
 import { randomToken, secretsEqual, sha256Hex } from "../../lib/secrets";
+import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
 import { findClient, type OAuthClient } from "./clients";
 
@@ -28,7 +29,7 @@ export const ACCESS_TOKEN_PATTERN = /^at_live_[A-Za-z0-9_-]{43}$/;
 const TOKEN_PATTERN = /^(?:at|rt)_live_[A-Za-z0-9_-]{43}$/;
 const CODE_PATTERN = /^ac_[A-Za-z0-9_-]{43}$/;
 
-const plusSeconds = (now: Date, seconds: number) => new Date(now.getTime() + seconds * 1000).toISOString();
+const plusSeconds = (now: EpochMs, seconds: number) => iso(now + seconds * 1000);
 
 /** A request parameter that may be absent; `invalid_request` when repeated (RFC 6749 §3.2). */
 function optional(form: URLSearchParams, name: string): string | undefined {
@@ -136,10 +137,10 @@ export async function authenticateClient(
 // --- Issuing --------------------------------------------------------------------------------------------------
 
 /** A new access + refresh token pair of a connection, as insert statements and the response that names them. */
-function tokenPair(db: Database, grantId: number | SQL, codeHash: string | SQL | null, now: Date) {
+function tokenPair(db: Database, grantId: number | SQL, codeHash: string | SQL | null, now: EpochMs) {
   const accessToken = randomToken(ACCESS_TOKEN_PREFIX);
   const refreshToken = randomToken(REFRESH_TOKEN_PREFIX);
-  const createdAt = now.toISOString();
+  const createdAt = iso(now);
   const statements = [
     db.insert(oauthTokens).values({
       tokenHash: sha256Hex(accessToken),
@@ -154,7 +155,7 @@ function tokenPair(db: Database, grantId: number | SQL, codeHash: string | SQL |
       kind: "refresh",
       grantId,
       codeHash,
-      expiresAt: new Date(now.getTime() + REFRESH_TOKEN_LIFETIME_MS).toISOString(),
+      expiresAt: iso(now + REFRESH_TOKEN_LIFETIME_MS),
       createdAt,
     }),
   ] as const;
@@ -169,10 +170,10 @@ function tokenPair(db: Database, grantId: number | SQL, codeHash: string | SQL |
 }
 
 /** Every live token of a connection, revoked (reuse detection, revocation, disconnection). */
-export const revokeTokensOfGrant = (db: Database, grantId: number | SQL, now: Date) =>
+export const revokeTokensOfGrant = (db: Database, grantId: number | SQL, now: EpochMs) =>
   db
     .update(oauthTokens)
-    .set({ revokedAt: now.toISOString() })
+    .set({ revokedAt: iso(now) })
     .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)));
 
 /** The batch's previous statement changed exactly one row (SQLite's `changes()`), or the batch aborts. */
@@ -192,10 +193,10 @@ function verifierMatches(verifier: string, challenge: string): boolean {
  * request and SHOULD revoke (when possible) all tokens previously issued based on that authorization code."
  * The tokens of a code are its family: the pair it issued and every pair rotated from them (they keep its hash).
  */
-async function refuseReplayedCode(db: Database, codeHash: string, now: Date): Promise<never> {
+async function refuseReplayedCode(db: Database, codeHash: string, now: EpochMs): Promise<never> {
   await db
     .update(oauthTokens)
-    .set({ revokedAt: now.toISOString() })
+    .set({ revokedAt: iso(now) })
     .where(and(eq(oauthTokens.codeHash, codeHash), isNull(oauthTokens.revokedAt)));
   throw invalidGrant("The authorization code has already been used; the tokens issued from it are revoked.");
 }
@@ -212,7 +213,7 @@ export async function exchangeAuthorizationCode(
   db: Database,
   client: OAuthClient,
   form: URLSearchParams,
-  now = new Date(),
+  now: EpochMs = Date.now(),
 ): Promise<TokenResponse> {
   const code = required(form, "code");
   const redirectUri = required(form, "redirect_uri");
@@ -233,7 +234,7 @@ export async function exchangeAuthorizationCode(
   if (!row || row.clientId !== client.id) throw invalidGrant("The authorization code is not valid.");
   if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
   if (row.code.usedAt) return refuseReplayedCode(db, codeHash, now);
-  if (row.code.expiresAt <= now.toISOString()) {
+  if (row.code.expiresAt <= iso(now)) {
     throw invalidGrant("The authorization code has expired: codes are valid for 10 minutes.");
   }
   // RFC 6749 §4.1.3: the redirect_uri must be identical to the one of the authorization request.
@@ -249,7 +250,7 @@ export async function exchangeAuthorizationCode(
     await db.batch([
       db
         .update(oauthCodes)
-        .set({ usedAt: now.toISOString() })
+        .set({ usedAt: iso(now) })
         .where(and(eq(oauthCodes.codeHash, codeHash), isNull(oauthCodes.usedAt))),
       previousStatementChangedOneRow(db),
       ...statements,
@@ -268,7 +269,7 @@ export async function exchangeAuthorizationCode(
  * of the connection is revoked and the app must ask the owner again. The connection itself stays (its intakes
  * stay on): only the owner disconnects.
  */
-async function refuseReusedRefreshToken(db: Database, grantId: number, now: Date): Promise<never> {
+async function refuseReusedRefreshToken(db: Database, grantId: number, now: EpochMs): Promise<never> {
   await revokeTokensOfGrant(db, grantId, now);
   throw invalidGrant("The refresh token was already used; every token of this connection is revoked.");
 }
@@ -283,7 +284,7 @@ export async function refreshTokens(
   db: Database,
   client: OAuthClient,
   form: URLSearchParams,
-  now = new Date(),
+  now: EpochMs = Date.now(),
 ): Promise<TokenResponse> {
   const refreshToken = required(form, "refresh_token");
   // RFC 6749 §6: a scope, when sent, must not exceed the original grant's; there is only "api".
@@ -307,7 +308,7 @@ export async function refreshTokens(
   if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
   if (row.token.rotatedAt) return refuseReusedRefreshToken(db, row.token.grantId, now);
   if (row.token.revokedAt) throw invalidGrant("The refresh token has been revoked; authorize again.");
-  if (row.token.expiresAt <= now.toISOString()) {
+  if (row.token.expiresAt <= iso(now)) {
     throw invalidGrant("The refresh token has expired after 90 days without use; authorize again.");
   }
 
@@ -316,13 +317,13 @@ export async function refreshTokens(
     await db.batch([
       db
         .update(oauthTokens)
-        .set({ rotatedAt: now.toISOString() })
+        .set({ rotatedAt: iso(now) })
         .where(
           and(
             eq(oauthTokens.tokenHash, tokenHash),
             isNull(oauthTokens.rotatedAt),
             isNull(oauthTokens.revokedAt),
-            gt(oauthTokens.expiresAt, now.toISOString()),
+            gt(oauthTokens.expiresAt, iso(now)),
             sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${oauthTokens.grantId} and ${oauthGrants.revokedAt} is null)`,
           ),
         ),
@@ -347,7 +348,7 @@ export async function revocationRequest(
   db: Database,
   authorization: string | undefined,
   form: URLSearchParams,
-  now = new Date(),
+  now: EpochMs = Date.now(),
 ): Promise<void> {
   const token = required(form, "token");
   const client = await authenticateClient(db, authorization, form);
@@ -369,7 +370,7 @@ export async function tokenRequest(
   db: Database,
   authorization: string | undefined,
   form: URLSearchParams,
-  now = new Date(),
+  now: EpochMs = Date.now(),
 ): Promise<TokenResponse> {
   const grantType = required(form, "grant_type");
   const client = await authenticateClient(db, authorization, form);

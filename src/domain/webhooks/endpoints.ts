@@ -2,9 +2,8 @@ import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { webhookEndpoints } from "../../db/schema";
-import type { Env } from "../../env";
 import { forbidden, notFound } from "../../lib/errors";
-import { assertRegistrableUrl } from "../../lib/public-address";
+import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
 import { randomToken } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
 import { numericId } from "../../lib/validation";
@@ -29,13 +28,13 @@ export function toEndpointObject(endpoint: WebhookEndpoint) {
 
 /** Spec, Webhooks: events omitted means `["*"]`, every event except opt-in ones. Duplicates are folded. */
 export async function createEndpoint(
-  env: Env,
+  policy: AddressPolicy,
   db: Database,
   principal: Principal,
   input: { url: string; events?: string[]; description?: string },
 ) {
   // Spec: "url (string, required, https)"; DESIGN.md: public addresses only, loopback only in local development.
-  assertRegistrableUrl(env, input.url);
+  assertRegistrableUrl(policy, input.url);
   const secret = randomToken("whsec_");
   const endpoint = await insertWithinLimit(
     db,

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { database } from "../../db/client";
 import { testAction } from "../../domain/actions/calls";
 import { getAction, listActions, switchAction } from "../../domain/actions/registration";
+import { outboundPolicy } from "../../lib/outbound";
 import { numericId } from "../../lib/validation";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Csrf, Layout, OnOff, render } from "./layout";
@@ -53,7 +54,7 @@ export const actionPages = new Hono<DashboardEnv>()
     }
     const tested = problem
       ? undefined
-      : await testAction(c.env, db, business, numericId(c.req.param("id")) ?? 0, sample);
+      : await testAction(outboundPolicy(c.env), db, business, numericId(c.req.param("id")) ?? 0, sample);
     const action = await getAction(db, business.id, c.req.param("id"));
     return render(
       c,

@@ -1,0 +1,131 @@
+import { type OutboundPolicy as AddressPolicy, unreachableReason } from "./public-address";
+import { signatureHeader } from "./signing";
+
+/**
+ * The one outbound signed call (DESIGN.md, Security notes): webhook deliveries, action calls and the owner's Test
+ * buttons all leave the Worker through `signedPost`, as named steps: the public-address check (the URL rules, then
+ * DNS-over-HTTPS) → the POST, signed with a fresh timestamp → a timeout → `redirect: "manual"` (a redirect is a
+ * failure, and cannot lead the request to a private address) → a bounded read of the answer → a typed outcome.
+ * Callers word the outcome for their own records (delivery attempts, action calls).
+ */
+
+/** What every outbound call needs from the Worker's configuration, built once from its bindings. */
+export type OutboundPolicy = AddressPolicy & {
+  /** DNS-over-HTTPS resolver (JSON API) for the address check; configuration, so tests point it at their own. */
+  resolverUrl: string;
+  /** `User-Agent: <serviceName>-<Kind>/1.0 (+<baseUrl>)` (DESIGN.md, Action request; spec, Delivery request). */
+  serviceName: string;
+  baseUrl: string;
+};
+
+export const outboundPolicy = (env: {
+  ALLOW_LOOPBACK_URLS: string;
+  DOH_RESOLVER_URL: string;
+  SERVICE_NAME: string;
+  BASE_URL: string;
+}): OutboundPolicy => ({
+  // The dev-only switch (DESIGN.md, Local development): loopback targets only when it is exactly "true".
+  allowLoopback: env.ALLOW_LOOPBACK_URLS === "true",
+  resolverUrl: env.DOH_RESOLVER_URL,
+  serviceName: env.SERVICE_NAME,
+  baseUrl: env.BASE_URL,
+});
+
+export type SignedPost = {
+  /** "Webhooks" or "Actions": names the User-Agent. */
+  kind: string;
+  url: string;
+  body: string;
+  /** Headers besides Content-Type, User-Agent and the signature. */
+  headers: Record<string, string>;
+  secret: string;
+  /** The signature's `t`: fresh for every attempt (spec: Signatures). */
+  unixSeconds: number;
+  timeoutMs: number;
+  /** Read the answer, at most this many bytes, and require JSON (action calls). Without it the answer is dropped. */
+  readAnswerBytes?: number;
+};
+
+export type OutboundOutcome =
+  | { kind: "delivered"; status: number; answer: string | null }
+  | { kind: "http_error"; status: number }
+  | { kind: "redirect"; status: number }
+  | { kind: "timeout" }
+  | { kind: "refused_address"; reason: string }
+  | { kind: "unresolved"; error: string }
+  | { kind: "connection_failed"; error: string }
+  | { kind: "too_large"; status: number }
+  | { kind: "not_json"; status: number };
+
+/** Reads at most `max` bytes of a body: undefined when it is larger (the rest is not read). */
+async function readAtMost(body: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array | undefined> {
+  if (!body) return new Uint8Array();
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** A 2xx answer, read as the call asks: dropped, or at most N bytes of UTF-8 JSON. */
+async function answerOf(response: Response, maxBytes: number | undefined): Promise<OutboundOutcome> {
+  if (maxBytes === undefined) {
+    await response.body?.cancel();
+    return { kind: "delivered", status: response.status, answer: null };
+  }
+  const bytes = await readAtMost(response.body, maxBytes);
+  if (!bytes) return { kind: "too_large", status: response.status };
+  try {
+    const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    JSON.parse(text);
+    return { kind: "delivered", status: response.status, answer: text };
+  } catch {
+    return { kind: "not_json", status: response.status };
+  }
+}
+
+export async function signedPost(policy: OutboundPolicy, call: SignedPost): Promise<OutboundOutcome> {
+  try {
+    const refused = await unreachableReason(call.url, policy.resolverUrl, policy);
+    if (refused) return { kind: "refused_address", reason: refused };
+  } catch (error) {
+    return { kind: "unresolved", error: String(error) };
+  }
+  const signal = AbortSignal.timeout(call.timeoutMs);
+  try {
+    const response = await fetch(call.url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "User-Agent": `${policy.serviceName}-${call.kind}/1.0 (+${policy.baseUrl})`,
+        ...call.headers,
+        "X-Service-Signature": signatureHeader(call.secret, call.body, call.unixSeconds),
+      },
+      body: call.body,
+      redirect: "manual",
+      signal,
+    });
+    if (response.status >= 200 && response.status < 300) return await answerOf(response, call.readAnswerBytes);
+    await response.body?.cancel();
+    if (response.status >= 300 && response.status < 400) return { kind: "redirect", status: response.status };
+    return { kind: "http_error", status: response.status };
+  } catch (error) {
+    if (signal.aborted) return { kind: "timeout" };
+    return { kind: "connection_failed", error: error instanceof Error ? error.message : String(error) };
+  }
+}
