@@ -1,6 +1,7 @@
 // `npm run seed --silent [-- --handle <handle> --plan <plan>]` (DESIGN.md, "Local development"): applies the local
 // migrations and seeds one business (owner, a fresh API key, a few bookings and orders, an owner knowledge source),
 // idempotently, then prints its credentials as ONE JSON object on stdout. Everything else goes to stderr.
+// The demo data is in scripts/demo-data.json; the values the Worker also uses are in src/shared-constants.json.
 //
 // Two wrangler invocations only: `d1 migrations apply` and one `d1 execute --file`, which runs the whole file as one
 // D1 batch (a single transaction). The business id is derived from the handle, so no SELECT has to come first.
@@ -10,16 +11,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import constants from "../src/shared-constants.json" with { type: "json" };
+import demo from "./demo-data.json" with { type: "json" };
 import { ensureDevVars, runWranglerCaptured } from "./wrangler.mjs";
 
-export const DEMO_HANDLE = "bella-hair";
+export const DEMO_HANDLE = demo.business.handle;
 export const DEMO_PASSWORD = "demo-password";
-export const PLANS = /** @type {const} */ (["pro", "business", "free"]);
+export const PLANS = constants.PLANS;
 export const SEEDED_KEY_LABEL = "Seeded demo key";
 /** At most this many active (unrevoked) API keys per business. */
-export const MAX_ACTIVE_KEYS = 10;
-export const API_KEY_PREFIX = "sk_live_";
-const PASSWORD_ITERATIONS = 100_000;
+export const MAX_ACTIVE_KEYS = constants.MAX_ACTIVE_KEYS;
+export const API_KEY_PREFIX = constants.API_KEY_PREFIX;
+const PASSWORD_ITERATIONS = constants.PASSWORD_ITERATIONS;
 const HANDLE_PATTERN = /^[a-z0-9-]{3,40}$/;
 
 /** @typedef {(typeof PLANS)[number]} Plan */
@@ -40,7 +43,7 @@ export class UsageError extends Error {
   }
 }
 
-const USAGE = "Usage: npm run seed --silent [-- --handle <handle>] [--plan pro|business|free]";
+const USAGE = `Usage: npm run seed --silent [-- --handle <handle>] [--plan ${PLANS.join("|")}]`;
 
 /**
  * @param {unknown} handle
@@ -120,7 +123,7 @@ export function idBaseFor(handle) {
 
 /** @param {string} handle "other-shop" → "Other Shop" */
 export function businessNameFor(handle) {
-  if (handle === DEMO_HANDLE) return "Bella Hair Studio";
+  if (handle === DEMO_HANDLE) return demo.business.name;
   return handle
     .split("-")
     .filter(Boolean)
@@ -160,312 +163,87 @@ export function sqlLiteral(value) {
 }
 
 /**
- * `INSERT INTO table (columns) VALUES (...), (...)` from rows that all have the same keys, in the same order.
+ * `INSERT INTO table (columns) VALUES (...), (...)` over the columns of all the rows; a row without a column has NULL.
  * @param {string} table
  * @param {Record<string, string | number | boolean | null>[]} rows
  * @param {string} [suffix]
  */
 function insertRows(table, rows, suffix = "ON CONFLICT DO NOTHING") {
-  const columns = Object.keys(/** @type {Record<string, unknown>} */ (rows[0]));
-  const values = rows.map((row) => {
-    const keys = Object.keys(row);
-    if (keys.join() !== columns.join()) throw new Error(`Rows for ${table} have different columns.`);
-    return `  (${columns.map((column) => sqlLiteral(row[column] ?? null)).join(", ")})`;
-  });
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  const values = rows.map((row) => `  (${columns.map((column) => sqlLiteral(row[column] ?? null)).join(", ")})`);
   return `INSERT INTO ${table} (${columns.join(", ")}) VALUES\n${values.join(",\n")}\n${suffix};`;
 }
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
+/** @typedef {string | number | boolean | null} SqlValue */
+
 /**
- * Today's date in a time zone, and a helper for the dates around it (bookings are in the business's time zone).
- * @param {Date} now
- * @param {string} timeZone
+ * `{name}` in a demo-data.json string replaced by vars[name].
+ * @param {string} text
+ * @param {Record<string, string | number>} vars
  */
-function calendar(now, timeZone) {
-  const today = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" })
-    .format(now)
-    .slice(0, 10);
-  const midnight = Date.parse(`${today}T00:00:00Z`);
-  /** @param {number} days */
-  return (days) => new Date(midnight + days * DAY_MS).toISOString().slice(0, 10);
+function fill(text, vars) {
+  return text.replace(/\{(\w+)\}/g, (_, name) => {
+    if (!(name in vars)) throw new Error(`scripts/demo-data.json uses {${name}}, which the seed does not know.`);
+    return String(vars[name]);
+  });
 }
 
 /**
- * @param {{ businessId: string, handle: string, currency: string, timeZone: string, now: Date }} context
- * @returns {Record<string, string | number | boolean | null>[]}
+ * One demo-data.json value as a column value: `{ days: n }` is the date n days from today (`midnight`, today's date in
+ * the business's time zone as UTC midnight), `{ hours: n }` the instant n hours from `now`, and strings are filled in.
+ * @param {unknown} value
+ * @param {{ now: Date, midnight: number, vars: Record<string, string | number> }} context
+ * @returns {SqlValue}
  */
-function demoBookings({ businessId, handle, currency, timeZone, now }) {
-  const base = idBaseFor(handle);
-  const day = calendar(now, timeZone);
-  const ago = (/** @type {number} */ hours) => new Date(now.getTime() - hours * HOUR_MS).toISOString();
-  /**
-   * @param {number} n
-   * @param {Record<string, string | number | boolean | null>} fields
-   */
-  const booking = (n, fields) => {
-    const id = base + n;
-    const withLinks = fields.links !== false;
-    return {
-      id,
-      business_id: businessId,
-      status: null,
-      date: null,
-      time: null,
-      duration_minutes: null,
-      service_id: null,
-      service_name: null,
-      service_price: null,
-      client_name: null,
-      client_email: null,
-      client_phone: null,
-      payment_status: "unpaid",
-      payment_amount_paid: 0,
-      payment_agreed_amount: null,
-      payment_currency: currency,
-      payment_reference: null,
-      location: null,
-      notes: null,
-      reschedule_count: 0,
-      original_date: null,
-      original_time: null,
-      reschedule_link: withLinks ? `https://book.example/${handle}/bookings/${id}/reschedule` : null,
-      cancel_link: withLinks ? `https://book.example/${handle}/bookings/${id}/cancel` : null,
-      conversation_id: null,
-      created_at: null,
-      ...Object.fromEntries(Object.entries(fields).filter(([key]) => key !== "links")),
-    };
-  };
-  return [
-    booking(1, {
-      status: "completed",
-      date: day(-7),
-      time: "10:00",
-      duration_minutes: 45,
-      service_id: "cut-and-blow-dry",
-      service_name: "Cut & blow-dry",
-      service_price: "€45",
-      client_name: "Emma de Vries",
-      client_email: "emma.devries@example.com",
-      client_phone: "+31 6 12345678",
-      payment_status: "paid",
-      payment_amount_paid: 45,
-      payment_reference: `PAY-${base + 1}`,
-      conversation_id: `conv_${handle}_0001`,
-      created_at: ago(24 * 12),
-    }),
-    booking(2, {
-      status: "no_show",
-      date: day(-3),
-      time: "14:30",
-      duration_minutes: 30,
-      service_id: "beard-trim",
-      service_name: "Beard trim",
-      service_price: "€20",
-      client_name: "Daan Jansen",
-      client_email: "daan.jansen@example.com",
-      client_phone: "+31 6 23456789",
-      notes: "Did not answer the reminder call.",
-      created_at: ago(24 * 6 + 3),
-    }),
-    booking(3, {
-      status: "cancelled",
-      date: day(2),
-      time: "11:00",
-      duration_minutes: 90,
-      service_id: "full-colour",
-      service_name: "Full colour",
-      service_price: "€85",
-      client_name: "Sophie Bakker",
-      client_email: "sophie.bakker@example.com",
-      client_phone: null,
-      payment_status: "refunded",
-      payment_amount_paid: 0,
-      payment_reference: `PAY-${base + 3}`,
-      notes: "Cancelled by the client: 'can't make it, sorry!'",
-      links: false,
-      created_at: ago(24 * 4),
-    }),
-    booking(4, {
-      status: "confirmed",
-      date: day(1),
-      time: "09:30",
-      duration_minutes: 150,
-      service_id: "balayage",
-      service_name: "Balayage",
-      service_price: "from €120",
-      client_name: "Lotte Visser",
-      client_email: "lotte.visser@example.com",
-      client_phone: "+31 6 34567890",
-      payment_status: "deposit_paid",
-      payment_amount_paid: 30,
-      payment_agreed_amount: 130,
-      payment_reference: `PAY-${base + 4}`,
-      notes: "Long hair, wants a natural look.",
-      reschedule_count: 1,
-      original_date: day(3),
-      original_time: "16:00",
-      conversation_id: `conv_${handle}_0004`,
-      created_at: ago(24 * 5 + 7),
-    }),
-    booking(5, {
-      status: "pending",
-      date: day(5),
-      time: "15:00",
-      duration_minutes: 30,
-      service_id: "kids-cut",
-      service_name: "Kids cut",
-      service_price: "€25",
-      client_name: "Noah Smit",
-      client_email: null,
-      client_phone: "+31 6 45678901",
-      notes: "Asked on WhatsApp; waiting for the owner to confirm.",
-      conversation_id: `conv_${handle}_0005`,
-      created_at: ago(2),
-    }),
-    booking(6, {
-      status: "confirmed",
-      date: day(8),
-      time: "13:00",
-      duration_minutes: 60,
-      service_id: "home-visit-cut",
-      service_name: "Haircut at home",
-      service_price: "€65",
-      client_name: "Anna Mulder",
-      client_email: "anna.mulder@example.com",
-      client_phone: "+31 6 56789012",
-      payment_status: "paid",
-      payment_amount_paid: 65,
-      payment_reference: `PAY-${base + 6}`,
-      location: "Prinsengracht 263, 1016 GV Amsterdam",
-      created_at: ago(24 + 5),
-    }),
-  ];
+function demoValue(value, { now, midnight, vars }) {
+  if (typeof value === "string") return fill(value, vars);
+  if (value === null || typeof value === "number" || typeof value === "boolean") return value;
+  const { days, hours } = /** @type {{ days?: unknown, hours?: unknown }} */ (value);
+  if (typeof days === "number") return new Date(midnight + days * DAY_MS).toISOString().slice(0, 10);
+  if (typeof hours === "number") return new Date(now.getTime() + hours * HOUR_MS).toISOString();
+  throw new Error(`scripts/demo-data.json has a value the seed does not understand: ${JSON.stringify(value)}`);
 }
 
-/** @typedef {{ service_id: string, name: string, qty: number, unit_price: number }} OrderItem */
-
-/** @type {Record<string, OrderItem>} */
-const PRODUCTS = {
-  shampoo: { service_id: "repair-shampoo", name: "Repair shampoo 250 ml", qty: 1, unit_price: 18.5 },
-  oil: { service_id: "argan-oil", name: "Argan hair oil", qty: 1, unit_price: 24 },
-  giftCard: { service_id: "gift-card-50", name: "Gift card €50", qty: 1, unit_price: 50 },
-  comb: { service_id: "wooden-comb", name: "Wooden comb", qty: 1, unit_price: 9.95 },
-};
+/** @type {Record<string, { service_id: string, name: string, unit_price: number }>} */
+const PRODUCTS = demo.products;
 
 /**
+ * The demo bookings and orders of one business, numbered from idBaseFor(handle) + 1. An order's items come from
+ * the products, and its total (also what was paid, unless stated) from its items.
  * @param {{ businessId: string, handle: string, now: Date }} context
- * @returns {Record<string, string | number | boolean | null>[]}
  */
-function demoOrders({ businessId, handle, now }) {
+function demoRows({ businessId, handle, now }) {
   const base = idBaseFor(handle);
-  const at = (/** @type {number} */ hours) => new Date(now.getTime() + hours * HOUR_MS).toISOString();
+  const { currency, timeZone } = demo.business;
+  const dateFormat = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" });
+  const midnight = Date.parse(`${dateFormat.format(now).slice(0, 10)}T00:00:00Z`);
   /**
    * @param {number} n
-   * @param {[OrderItem, number][]} lines item and quantity
-   * @param {Record<string, string | number | boolean | null>} fields
+   * @param {object} fields from demo-data.json
+   * @param {Record<string, SqlValue>} [computed]
+   * @returns {Record<string, SqlValue>}
    */
-  const order = (n, lines, fields) => {
-    const items = lines.map(([item, qty]) => ({ ...item, qty }));
-    const total = Math.round(items.reduce((sum, item) => sum + item.qty * item.unit_price * 100, 0)) / 100;
-    return {
-      id: base + n,
-      business_id: businessId,
-      status: null,
-      items: JSON.stringify(items),
-      total,
-      pay_on_delivery: false,
-      fulfillment_type: "pickup",
-      delivery_address: null,
-      delivery_notes: null,
-      tracking_number: null,
-      carrier: null,
-      ready_at: null,
-      estimated_ready_at: null,
-      tracking_url: null,
-      client_name: null,
-      client_email: null,
-      client_phone: null,
-      payment_status: "paid",
-      payment_amount_paid: total,
-      notes: null,
-      conversation_id: null,
-      created_at: null,
-      ...fields,
-    };
+  const row = (n, fields, computed = {}) => {
+    const id = base + n;
+    const context = { now, midnight, vars: { handle, id, currency } };
+    const values = Object.entries(fields).map(([column, value]) => [column, demoValue(value, context)]);
+    return { id, business_id: businessId, ...computed, ...Object.fromEntries(values) };
   };
-  return [
-    order(
-      1,
-      [
-        [PRODUCTS.shampoo, 2],
-        [PRODUCTS.comb, 1],
-      ],
-      {
-        status: "pending",
-        pay_on_delivery: true,
-        client_name: "Emma de Vries",
-        client_email: "emma.devries@example.com",
-        client_phone: "+31 6 12345678",
-        payment_status: "unpaid",
-        payment_amount_paid: 0,
-        notes: "Will pick up after her next appointment.",
-        conversation_id: `conv_${handle}_0101`,
-        created_at: at(-1),
-      },
-    ),
-    order(2, [[PRODUCTS.oil, 1]], {
-      status: "preparing",
-      estimated_ready_at: at(3),
-      client_name: "Lotte Visser",
-      client_email: "lotte.visser@example.com",
-      created_at: at(-5),
-    }),
-    order(3, [[PRODUCTS.giftCard, 2]], {
-      status: "ready_for_pickup",
-      ready_at: at(-2),
-      client_name: "Sophie Bakker",
-      client_phone: "+31 6 67890123",
-      created_at: at(-26),
-    }),
-    order(
-      4,
-      [
-        [PRODUCTS.shampoo, 1],
-        [PRODUCTS.oil, 1],
-      ],
-      {
-        status: "out_for_delivery",
-        fulfillment_type: "delivery",
-        delivery_address: "Keizersgracht 123, 1015 CJ Amsterdam",
-        delivery_notes: "Ring twice; third floor.",
-        tracking_number: "3SBELL0000001",
-        carrier: "PostNL",
-        tracking_url: `https://track.example/${handle}/3SBELL0000001`,
-        client_name: "Anna Mulder",
-        client_email: "anna.mulder@example.com",
-        client_phone: "+31 6 56789012",
-        created_at: at(-30),
-      },
-    ),
-    order(5, [[PRODUCTS.comb, 3]], {
-      status: "fulfilled",
-      ready_at: at(-24 * 3),
-      client_name: "Daan Jansen",
-      client_email: "daan.jansen@example.com",
-      created_at: at(-24 * 4),
-    }),
-    order(6, [[PRODUCTS.oil, 2]], {
-      status: "cancelled",
-      client_name: "Noah Smit",
-      client_phone: "+31 6 45678901",
-      payment_status: "refunded",
-      payment_amount_paid: 0,
-      notes: "Out of stock; refunded.",
-      created_at: at(-24 * 2),
-    }),
-  ];
+  const bookings = demo.bookings.map((booking, i) => row(i + 1, { ...demo.bookingDefaults, ...booking }));
+  const orders = demo.orders.map(({ items: quantities, ...order }, i) => {
+    const items = Object.entries(quantities).map(([product, qty]) => {
+      const item = PRODUCTS[product];
+      if (!item) throw new Error(`scripts/demo-data.json has no product ${product}.`);
+      return { service_id: item.service_id, name: item.name, qty, unit_price: item.unit_price };
+    });
+    const total = Math.round(items.reduce((sum, item) => sum + item.qty * item.unit_price * 100, 0)) / 100;
+    const computed = { items: JSON.stringify(items), total, payment_amount_paid: total };
+    return row(i + 1, { ...demo.orderDefaults, ...order }, computed);
+  });
+  return { bookings, orders };
 }
 
 /**
@@ -477,7 +255,9 @@ export function seedSql({ handle, plan, ownerEmail, passwordHash, apiKey, now })
   const businessId = businessIdFor(handle);
   const nowIso = now.toISOString();
   const name = businessNameFor(handle);
-  const business = { currency: "EUR", country: "NL", timeZone: "Europe/Amsterdam" };
+  const { business, knowledgeSource } = demo;
+  const { bookings, orders } = demoRows({ businessId, handle, now });
+  const sourceVars = { handle, shortName: handle === DEMO_HANDLE ? business.shortName : name };
   const id = sqlLiteral(businessId);
   const activeKeys = `(SELECT count(*) FROM api_keys WHERE business_id = ${id} AND revoked_at IS NULL)`;
   const statements = [
@@ -490,15 +270,10 @@ export function seedSql({ handle, plan, ownerEmail, passwordHash, apiKey, now })
         currency: business.currency,
         country: business.country,
         time_zone: business.timeZone,
-        plan: plan ?? "pro",
+        plan: plan ?? business.plan,
         plan_active: true,
         // The owner's own settings, which the Secretary answers from first (GET /internal/v1/businesses/{id}/context).
-        settings: JSON.stringify({
-          opening_hours: "Tuesday to Saturday 09:00-18:00; closed Sunday and Monday",
-          services: "Haircut €35 (45 min), colour €80 (2 h), haircut at home €65 (1 h)",
-          address: "Prinsengracht 100, Amsterdam",
-          phone: "+31 20 123 4567",
-        }),
+        settings: JSON.stringify(business.settings),
         created_at: nowIso,
         updated_at: nowIso,
       },
@@ -522,14 +297,11 @@ WHERE id = (
     `INSERT INTO api_keys (business_id, key_hash, display_prefix, label, created_at)
 SELECT ${id}, ${sqlLiteral(apiKey.hash)}, ${sqlLiteral(apiKey.displayPrefix)}, ${sqlLiteral(SEEDED_KEY_LABEL)}, ${sqlLiteral(nowIso)}
 WHERE ${activeKeys} < ${MAX_ACTIVE_KEYS};`,
-    insertRows(
-      "bookings",
-      demoBookings({ businessId, handle, currency: business.currency, timeZone: business.timeZone, now }),
-    ),
-    insertRows("orders", demoOrders({ businessId, handle, now })),
+    insertRows("bookings", bookings),
+    insertRows("orders", orders),
     // No unique key to conflict on: inserted only while the business has no owner source at all.
     `INSERT INTO owner_knowledge_sources (business_id, kind, title, location, created_at)
-SELECT ${id}, 'website', ${sqlLiteral(`${handle === DEMO_HANDLE ? "Bella Hair" : name} website`)}, ${sqlLiteral(`https://${handle}.example`)}, ${sqlLiteral(nowIso)}
+SELECT ${id}, ${sqlLiteral(knowledgeSource.kind)}, ${sqlLiteral(fill(knowledgeSource.title, sourceVars))}, ${sqlLiteral(fill(knowledgeSource.location, sourceVars))}, ${sqlLiteral(nowIso)}
 WHERE NOT EXISTS (SELECT 1 FROM owner_knowledge_sources WHERE business_id = ${id});`,
     `SELECT b.id AS business_id, b.plan AS plan, b.plan_active AS plan_active,
   (SELECT email FROM owners WHERE business_id = b.id) AS owner_email,

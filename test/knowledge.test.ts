@@ -1,5 +1,5 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { knowledgeItems, ownerKnowledgeSources } from "../src/db/schema";
 import { PUSHES_PER_HOUR } from "../src/domain/knowledge/items";
@@ -24,7 +24,9 @@ async function addOwnerSources(businessId: string, n: number) {
 }
 
 describe("PUT /api/v1/knowledge/{key}", async () => {
-  const { apiKey } = await createBusiness({ plan: "business" });
+  const { business, apiKey } = await createBusiness({ plan: "business" });
+  const itemOfThisBusiness = (key: string) =>
+    and(eq(knowledgeItems.businessId, business.id), eq(knowledgeItems.key, key));
 
   it("creates an item (201) with exactly the spec's fields, then replaces it (200)", async () => {
     const created = await push("opening-hours", apiKey);
@@ -46,7 +48,7 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
   });
 
   it("says unchanged: true when a push changes nothing, and stores nothing", async () => {
-    const before = await db.select().from(knowledgeItems).where(eq(knowledgeItems.key, "opening-hours")).get();
+    const before = await db.select().from(knowledgeItems).where(itemOfThisBusiness("opening-hours")).get();
     const again = await push("opening-hours", apiKey, { title: "Hours", content: `${TEXT} Closed on Sundays.` });
     expect(again.status).toBe(200);
     expect(await json(again)).toMatchObject({ unchanged: true, updatedAt: before?.updatedAt });
@@ -81,7 +83,7 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
     expect((await json(long)).error).toBe(
       'The field "content" is 8001 characters long; knowledge content can be at most 8,000.',
     );
-    expect(await db.select().from(knowledgeItems).where(eq(knowledgeItems.key, "too-long")).get()).toBeUndefined();
+    expect(await db.select().from(knowledgeItems).where(itemOfThisBusiness("too-long")).get()).toBeUndefined();
   });
 
   it.each([

@@ -84,9 +84,7 @@ describe("owner sessions (DESIGN.md, Business owner dashboard)", () => {
     const now = Date.parse("2026-11-22T10:00:00.000Z");
     const signedIn = await signInOwner(db, shop.owner, now);
     const token = signedIn?.token;
-    expect((await findOwnerSession(db, token, now + SESSION_LIFETIME_MS - 1))?.ownerId).toBe(
-      shop.owner.id,
-    );
+    expect((await findOwnerSession(db, token, now + SESSION_LIFETIME_MS - 1))?.ownerId).toBe(shop.owner.id);
     expect(await findOwnerSession(db, token, now + SESSION_LIFETIME_MS)).toBeUndefined();
     expect(await findOwnerSession(db, undefined)).toBeUndefined();
     expect(await findOwnerSession(db, "short")).toBeUndefined();

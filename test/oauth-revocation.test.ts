@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actions, intakes, knowledgeItems, oauthGrants, oauthTokens } from "../src/db/schema";
 import { disconnectApp, listConnections } from "../src/domain/access/app-connections";
@@ -181,7 +181,13 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
         .where(eq(actions.id, Number(action.id)))
         .get(),
     ).toBeDefined();
-    expect(await db.select().from(knowledgeItems).where(eq(knowledgeItems.key, "returns")).get()).toBeDefined();
+    expect(
+      await db
+        .select()
+        .from(knowledgeItems)
+        .where(and(eq(knowledgeItems.businessId, shop.business.id), eq(knowledgeItems.key, "returns")))
+        .get(),
+    ).toBeDefined();
     // The owner cannot switch an intake of a disconnected app back on.
     const caught = await switchIntakeOn(db, shop.business.id, intake.id).catch((error: unknown) => error);
     expect(caught).toBeInstanceOf(ApiError);

@@ -12,42 +12,18 @@ import {
 } from "../src/domain/webhooks/deliveries";
 import { SWEEP_LIMIT, sweepOutbox } from "../src/queues/outbox-sweep";
 import { createBusiness, db } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
+import { json } from "./helpers/http";
+import { bookingObject, reportChange } from "./helpers/platform";
 import { receiverBox } from "./helpers/receiver";
 import { expectServerErrors, takeServerErrors } from "./helpers/server-errors";
 import { attemptsOf, consume, deliveryRow, outboxOnly, subscribe } from "./helpers/webhooks";
 
 // Every fault the outbox exists for (DESIGN.md, Outbox), produced for real and survived with nothing lost.
-const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
 const ENDPOINTS = 20;
 const brokenQueue = {
   send: () => Promise.reject(new Error("queue unavailable")),
   sendBatch: () => Promise.reject(new Error("queue unavailable")),
 } as unknown as Queue;
-
-const report = (businessId: string, body: unknown, bindings: Partial<typeof env> = {}) =>
-  call(`/internal/v1/businesses/${businessId}/events`, { method: "POST", headers: RUNTIME, body, bindings });
-
-function booking(id: number) {
-  return {
-    id,
-    status: "confirmed",
-    date: "2026-12-03",
-    time: "15:00",
-    duration_minutes: 30,
-    service: { id: "svc_1", name: "Beard trim", price: "€20" },
-    client: { name: "Noor", email: "noor@example.com", phone: null },
-    payment: { status: "unpaid", amount_paid: 0, agreed_amount: null, currency: "EUR", reference: null },
-    location: null,
-    notes: null,
-    reschedule_count: 0,
-    original_date: null,
-    original_time: null,
-    links: null,
-    conversation_id: null,
-    created_at: "2026-11-22T09:00:00.000Z",
-  };
-}
 
 async function businessWithEndpoints(count: number) {
   const { business, apiKey } = await createBusiness();
@@ -71,7 +47,11 @@ describe("the queue down for 1,000 deliveries, then the sweeps", async () => {
   it("delivers every one exactly once: 50 reports × 20 endpoints", { timeout: 120_000 }, async () => {
     const reports = 1000 / ENDPOINTS;
     for (let i = 0; i < reports; i++) {
-      const response = await report(business.id, { booking: booking(20_000 + i) }, { WEBHOOK_DELIVERIES: brokenQueue });
+      const response = await reportChange(
+        business.id,
+        { booking: bookingObject(20_000 + i) },
+        { WEBHOOK_DELIVERIES: brokenQueue },
+      );
       expect(response.status).toBe(201);
     }
     const unenqueued = and(eq(webhookDeliveries.businessId, business.id), isNull(webhookDeliveries.enqueuedAt));
@@ -212,12 +192,12 @@ describe("a D1 error inside a report's batch", async () => {
   it("leaves no partial rows, and the same report later emits its event once", async () => {
     expectServerErrors();
     await injectFault();
-    const failed = await report(business.id, { booking: booking(30_001) });
+    const failed = await reportChange(business.id, { booking: bookingObject(30_001) });
     await removeFault();
     expect(failed.status).toBe(500);
     expect(await rowsOf(30_001)).toEqual({ events: 0, deliveries: 0, snapshot: 0 });
 
-    const retried = await report(business.id, { booking: booking(30_001) });
+    const retried = await reportChange(business.id, { booking: bookingObject(30_001) });
     expect(retried.status).toBe(201);
     expect((await json<{ events: Array<{ event: string }> }>(retried)).events.map((e) => e.event)).toEqual([
       "booking.created",
@@ -227,7 +207,7 @@ describe("a D1 error inside a report's batch", async () => {
 
   it("is noticed by the test harness: a 5xx the test did not name fails it", async () => {
     await injectFault();
-    const failed = await report(business.id, { booking: booking(30_002) });
+    const failed = await reportChange(business.id, { booking: bookingObject(30_002) });
     await removeFault();
     expect(failed.status).toBe(500);
     const { seen, expected } = takeServerErrors();

@@ -6,9 +6,9 @@ import type { BookingObject } from "../src/schemas/booking";
 import type { OrderObject } from "../src/schemas/order";
 import { createBusiness, db } from "./helpers/fixtures";
 import { call, expectError, json } from "./helpers/http";
+import { bookingObject, reportChange } from "./helpers/platform";
 import { receiverBox } from "./helpers/receiver";
 
-const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
 const EVENT_ID = /^evt_[A-Za-z0-9_-]+$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const NEITHER =
@@ -19,12 +19,10 @@ type Business = Awaited<ReturnType<typeof createBusiness>>["business"];
 
 let nextId = 50_000;
 
-/** A full Booking object of the spec, as the core platform reports it. */
+/** A full Booking object of the spec, every member filled in, with the next id. */
 function newBooking(overrides: Partial<BookingObject> = {}): BookingObject {
   const id = nextId++;
-  return {
-    id,
-    status: "confirmed",
+  return bookingObject(id, {
     date: "2026-12-01",
     time: "10:00",
     duration_minutes: 45,
@@ -32,15 +30,11 @@ function newBooking(overrides: Partial<BookingObject> = {}): BookingObject {
     client: { name: "Ana Souza", email: "ana@example.com", phone: "+31612345678" },
     payment: { status: "unpaid", amount_paid: 0, agreed_amount: 30.5, currency: "EUR", reference: null },
     location: "Keizersgracht 1, Amsterdam",
-    notes: null,
-    reschedule_count: 0,
-    original_date: null,
-    original_time: null,
     links: { reschedule: `https://book.example/r/${id}`, cancel: `https://book.example/c/${id}` },
     conversation_id: "conv_123",
     created_at: "2026-11-20T09:30:00.000Z",
     ...overrides,
-  };
+  });
 }
 
 /** A full Order object of the spec. */
@@ -71,12 +65,13 @@ function newOrder(overrides: Partial<OrderObject> = {}): OrderObject {
   };
 }
 
-const report = (businessId: string, body: unknown, headers: Record<string, string> = RUNTIME) =>
+/** The events route with other headers than the runtime token's: for the refusals of a missing or wrong token. */
+const postEventsWith = (businessId: string, body: unknown, headers: Record<string, string>) =>
   call(`/internal/v1/businesses/${businessId}/events`, { method: "POST", body, headers });
 
 /** Reports a change that must emit exactly `names`, and answers the emitted events. */
 async function expectEmitted(businessId: string, body: unknown, names: string[]) {
-  const response = await report(businessId, body);
+  const response = await reportChange(businessId, body);
   const emitted = await json<Emitted>(response);
   expect(emitted).toEqual({ events: names.map((event) => ({ id: expect.stringMatching(EVENT_ID), event })) });
   expect(response.status).toBe(names.length > 0 ? 201 : 200);
@@ -84,7 +79,7 @@ async function expectEmitted(businessId: string, body: unknown, names: string[])
 }
 
 async function expectNothingEmitted(businessId: string, body: unknown) {
-  const response = await report(businessId, body);
+  const response = await reportChange(businessId, body);
   expect(response.status).toBe(200);
   expect(await json(response)).toEqual({ events: [] });
 }
@@ -224,7 +219,7 @@ describe("POST /internal/v1/businesses/{id}/events: bookings", async () => {
     await expectEmitted(business.id, { booking }, ["booking.created"]);
     const before = await eventCount(business.id);
     await expectError(
-      await report(business.id, { booking: { ...booking, status: "cancelled" }, reason: "No show of the staff" }),
+      await reportChange(business.id, { booking: { ...booking, status: "cancelled" }, reason: "No show of the staff" }),
       400,
       'The field "cancelled_by" is required when a booking is cancelled.',
     );
@@ -240,7 +235,7 @@ describe("POST /internal/v1/businesses/{id}/events: bookings", async () => {
     const booking = newBooking({ status: "confirmed" });
     await expectEmitted(business.id, { booking }, ["booking.created"]);
     await expectError(
-      await report(business.id, { booking: { ...booking, status: "cancelled" }, ...extra }),
+      await reportChange(business.id, { booking: { ...booking, status: "cancelled" }, ...extra }),
       400,
       error,
     );
@@ -288,7 +283,7 @@ describe("POST /internal/v1/businesses/{id}/events: bookings", async () => {
     expect(await storedEnvelope(business, confirmed)).toEqual({ booking: done, completed_by: "client" });
 
     await expectError(
-      await report(business.id, { booking: { ...newBooking(), status: "completed" }, completed_by: "merchant" }),
+      await reportChange(business.id, { booking: { ...newBooking(), status: "completed" }, completed_by: "merchant" }),
       400,
       /^The field "completed_by" /,
     );
@@ -415,16 +410,20 @@ describe("POST /internal/v1/businesses/{id}/events: orders", async () => {
     [{ total: "21.25" }, 'The field "order.total" must be a number.'],
     [{ pay_on_delivery: "yes" }, 'The field "order.pay_on_delivery" must be a boolean.'],
   ])("refuses an order with %j with 400 naming the field", async (changes, error) => {
-    await expectError(await report(business.id, { order: { ...newOrder(), ...changes } }), 400, error);
+    await expectError(await reportChange(business.id, { order: { ...newOrder(), ...changes } }), 400, error);
   });
 
   it("refuses an order missing a field, naming it", async () => {
     const { items: _items, ...withoutItems } = newOrder();
-    await expectError(await report(business.id, { order: withoutItems }), 400, 'The field "order.items" is required.');
+    await expectError(
+      await reportChange(business.id, { order: withoutItems }),
+      400,
+      'The field "order.items" is required.',
+    );
     const broken = newOrder();
     const item = { ...broken.items[0], qty: undefined };
     await expectError(
-      await report(business.id, { order: { ...broken, items: [item] } }),
+      await reportChange(business.id, { order: { ...broken, items: [item] } }),
       400,
       'The field "order.items[0].qty" is required.',
     );
@@ -470,7 +469,7 @@ describe("POST /internal/v1/businesses/{id}/events: payments, leads and reviews"
       ]),
     );
     await expectError(
-      await report(business.id, { event: "payment.received", data }),
+      await reportChange(business.id, { event: "payment.received", data }),
       400,
       'The field "data" must carry the booking or the order that its kind names, and only that one.',
     );
@@ -482,7 +481,7 @@ describe("POST /internal/v1/businesses/{id}/events: payments, leads and reviews"
     [{ amount: "10" }, 'The field "data.amount" must be a number.'],
   ])("refuses a payment with %j with 400 naming the field", async (changes, error) => {
     const data = { kind: "booking", amount: 10, currency: "EUR", reference: null, booking: newBooking(), ...changes };
-    await expectError(await report(business.id, { event: "payment.received", data }), 400, error);
+    await expectError(await reportChange(business.id, { event: "payment.received", data }), 400, error);
   });
 
   it("emits lead.created with { lead }", async () => {
@@ -499,7 +498,10 @@ describe("POST /internal/v1/businesses/{id}/events: payments, leads and reviews"
     const [event] = await expectEmitted(business.id, { event: "lead.created", data }, ["lead.created"]);
     expect(await storedEnvelope(business, event)).toEqual(data);
     await expectError(
-      await report(business.id, { event: "lead.created", data: { lead: { ...data.lead, created_at: undefined } } }),
+      await reportChange(business.id, {
+        event: "lead.created",
+        data: { lead: { ...data.lead, created_at: undefined } },
+      }),
       400,
       'The field "data.lead.created_at" is required.',
     );
@@ -519,17 +521,17 @@ describe("POST /internal/v1/businesses/{id}/events: payments, leads and reviews"
 
     const before = await eventCount(business.id);
     await expectError(
-      await report(business.id, { event: "review.created", data: { review: { ...review, rating: 6 } } }),
+      await reportChange(business.id, { event: "review.created", data: { review: { ...review, rating: 6 } } }),
       400,
       'The field "data.review.rating" must be at most 5.',
     );
     await expectError(
-      await report(business.id, { event: "review.created", data: { review: { ...review, rating: 0 } } }),
+      await reportChange(business.id, { event: "review.created", data: { review: { ...review, rating: 0 } } }),
       400,
       'The field "data.review.rating" must be at least 1.',
     );
     await expectError(
-      await report(business.id, { event: "review.created", data: { review: { ...review, rating: 4.5 } } }),
+      await reportChange(business.id, { event: "review.created", data: { review: { ...review, rating: 4.5 } } }),
       400,
       /^The field "data\.review\.rating" must be an integer/,
     );
@@ -552,7 +554,7 @@ describe("POST /internal/v1/businesses/{id}/events: concurrent reports", async (
 
   it("emits booking.created exactly once when the same new booking is reported five times at once", async () => {
     const booking = newBooking();
-    const responses = await Promise.all(Array.from({ length: 5 }, () => report(business.id, { booking })));
+    const responses = await Promise.all(Array.from({ length: 5 }, () => reportChange(business.id, { booking })));
     const bodies = await Promise.all(responses.map((response) => json<Emitted>(response)));
     expect(responses.map((response) => response.status).sort()).toEqual([200, 200, 200, 200, 201]);
     expect(bodies.flatMap((body) => body.events.map((event) => event.event))).toEqual(["booking.created"]);
@@ -564,7 +566,7 @@ describe("POST /internal/v1/businesses/{id}/events: concurrent reports", async (
     await expectEmitted(business.id, { booking }, ["booking.created"]);
     const moves = ["2027-01-11", "2027-01-12", "2027-01-13"].map((date) => ({ ...booking, date }));
     const bodies = await Promise.all(
-      moves.map((moved) => report(business.id, { booking: moved }).then((r) => json<Emitted>(r))),
+      moves.map((moved) => reportChange(business.id, { booking: moved }).then((r) => json<Emitted>(r))),
     );
     const ids = bodies.flatMap((body) => body.events.map((event) => event.id));
     expect(ids).toHaveLength(3);
@@ -598,7 +600,7 @@ describe("POST /internal/v1/businesses/{id}/events: concurrent reports", async (
       booking: { ...theirs, notes: "x" },
     };
     await expectError(
-      await report(business.id, { event: "payment.received", data }),
+      await reportChange(business.id, { event: "payment.received", data }),
       409,
       "That booking id belongs to another business.",
     );
@@ -627,7 +629,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
   ] as const)("refuses a booking without %s with 400 naming it", async (field, error) => {
     const booking: Partial<BookingObject> = newBooking();
     delete booking[field];
-    await expectError(await report(business.id, { booking }), 400, error);
+    await expectError(await reportChange(business.id, { booking }), 400, error);
   });
 
   it.each([
@@ -640,14 +642,14 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
     [{ client: { name: "A", email: null } }, 'The field "booking.client.phone" is required.'],
     [{ links: { reschedule: "https://book.example/r" } }, 'The field "booking.links.cancel" is required.'],
   ])("refuses a booking with %j with 400 naming the field", async (changes, error) => {
-    await expectError(await report(business.id, { booking: { ...newBooking(), ...changes } }), 400, error);
+    await expectError(await reportChange(business.id, { booking: { ...newBooking(), ...changes } }), 400, error);
   });
 
   it.each([
     ["a booking that is not an object", { booking: "b_1" }, 'The field "booking" must be an object.'],
     ["an order that is null", { order: null }, 'The field "order" must be an object.'],
   ])("refuses %s with 400", async (_case, body, error) => {
-    await expectError(await report(business.id, body), 400, error);
+    await expectError(await reportChange(business.id, body), 400, error);
   });
 
   it.each([
@@ -659,11 +661,11 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
     ["an event that is not reported here (ping)", { event: "ping", data: { message: "hi" } }],
     ["an event that is not a string", { event: 7, data: {} }],
   ])("refuses a body that is neither a booking, an order nor an event (%s) with 400", async (_case, body) => {
-    await expectError(await report(business.id, JSON.stringify(body)), 400, NEITHER);
+    await expectError(await reportChange(business.id, JSON.stringify(body)), 400, NEITHER);
   });
 
   it("refuses malformed JSON with 400", async () => {
-    await expectError(await report(business.id, '{"booking": {'), 400, "The request body is not valid JSON.");
+    await expectError(await reportChange(business.id, '{"booking": {'), 400, "The request body is not valid JSON.");
   });
 
   it.each([
@@ -686,14 +688,14 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
       }),
     ],
   ])("answers 404 for %s of an unknown business", async (_case, body) => {
-    await expectError(await report(crypto.randomUUID(), body()), 404, "No business has that id.");
+    await expectError(await reportChange(crypto.randomUUID(), body()), 404, "No business has that id.");
   });
 
   it.each(["not-a-uuid", "12345", business.id.toUpperCase().replace(/-/g, "")])(
     "answers 400 for the business id %j",
     async (id) => {
       await expectError(
-        await report(id, { booking: newBooking() }),
+        await reportChange(id, { booking: newBooking() }),
         400,
         'The path parameter "id" must be a business id (a UUID).',
       );
@@ -705,7 +707,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
     await expectEmitted(other.business.id, { booking: theirs }, ["booking.created"]);
     const before = await eventCount(business.id);
     await expectError(
-      await report(business.id, {
+      await reportChange(business.id, {
         booking: { ...theirs, notes: "hijacked", status: "cancelled" },
         cancelled_by: "merchant",
       }),
@@ -713,7 +715,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
       "That booking id belongs to another business.",
     );
     await expectError(
-      await report(business.id, { booking: theirs }),
+      await reportChange(business.id, { booking: theirs }),
       409,
       "That booking id belongs to another business.",
     );
@@ -726,7 +728,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
     const theirs = newOrder();
     await expectEmitted(other.business.id, { order: theirs }, ["order.created"]);
     await expectError(
-      await report(business.id, { order: { ...theirs, status: "cancelled" } }),
+      await reportChange(business.id, { order: { ...theirs, status: "cancelled" } }),
       409,
       "That order id belongs to another business.",
     );
@@ -742,7 +744,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
   ])("refuses %s with 401 and stores nothing", async (_case, headers) => {
     const booking = newBooking();
     await expectError(
-      await report(business.id, { booking }, headers),
+      await postEventsWith(business.id, { booking }, headers),
       401,
       "The runtime token is missing or not valid.",
     );
@@ -752,7 +754,7 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
   it("refuses a partner API key with 401", async () => {
     const booking = newBooking();
     await expectError(
-      await report(business.id, { booking }, { Authorization: `Bearer ${apiKey}` }),
+      await postEventsWith(business.id, { booking }, { Authorization: `Bearer ${apiKey}` }),
       401,
       "The runtime token is missing or not valid.",
     );
@@ -760,8 +762,8 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
   });
 
   it("checks the token before anything else: a bad body or an unknown business without it is 401", async () => {
-    expect((await report(crypto.randomUUID(), { booking: newBooking() }, {})).status).toBe(401);
-    expect((await report("not-a-uuid", "{", {})).status).toBe(401);
+    expect((await postEventsWith(crypto.randomUUID(), { booking: newBooking() }, {})).status).toBe(401);
+    expect((await postEventsWith("not-a-uuid", "{", {})).status).toBe(401);
   });
 });
 

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
+import { outboundPolicy } from "../src/lib/outbound";
 import {
   isPrivateAddress,
   outboundUrlProblem,
@@ -7,7 +8,6 @@ import {
   parseIPv6,
   unreachableReason,
 } from "../src/lib/public-address";
-import { outboundPolicy } from "../src/lib/outbound";
 import { receiverBox } from "./helpers/receiver";
 
 const PRODUCTION = { allowLoopback: false };

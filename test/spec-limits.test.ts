@@ -10,6 +10,7 @@ import { KNOWLEDGE_BUDGET_CHARS } from "../src/domain/knowledge/sources";
 import { bookingRow, createBusiness, db, insertAll, orderRow } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";
 import { createIntake } from "./helpers/intakes";
+import { bookingObject, reportChange } from "./helpers/platform";
 import { receiverBox } from "./helpers/receiver";
 import { verifyWebhookSignature } from "./helpers/verify-signature";
 import { subscribe } from "./helpers/webhooks";
@@ -18,31 +19,6 @@ import { subscribe } from "./helpers/webhooks";
 const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
 const MAX_ENDPOINTS = 20;
 const stripe = new Stripe("sk_test_unused");
-
-const report = (businessId: string, body: unknown) =>
-  call(`/internal/v1/businesses/${businessId}/events`, { method: "POST", headers: RUNTIME, body });
-
-function booking(id: number, overrides: Record<string, unknown> = {}) {
-  return {
-    id,
-    status: "confirmed",
-    date: "2026-12-03",
-    time: "15:00",
-    duration_minutes: 30,
-    service: { id: "svc_1", name: "Beard trim", price: "€20" },
-    client: { name: "Noor", email: "noor@example.com", phone: null },
-    payment: { status: "unpaid", amount_paid: 0, agreed_amount: null, currency: "EUR", reference: null },
-    location: null,
-    notes: null,
-    reschedule_count: 0,
-    original_date: null,
-    original_time: null,
-    links: null,
-    conversation_id: "conv_1",
-    created_at: "2026-11-22T09:00:00.000Z",
-    ...overrides,
-  };
-}
 
 /** A business with 20 endpoints, each on its own receiver box, subscribed to `events`. */
 async function twentyEndpoints(name: string, events?: string[]) {
@@ -128,7 +104,7 @@ describe("20 endpoints receive every event of a report (spec: Limits, 20 webhook
   const { business, receivers } = await twentyEndpoints("Twenty Hooks");
 
   it("a booking report answers 201; each endpoint receives it exactly once, signed with its own secret", async () => {
-    const response = await report(business.id, { booking: booking(9001) });
+    const response = await reportChange(business.id, { booking: bookingObject(9001, { conversation_id: "conv_1" }) });
     expect(response.status).toBe(201);
     const [{ id: eventId }] = (await json<{ events: [{ id: string }] }>(response)).events;
     const recorded = await receivedBy(receivers, 1);
@@ -158,7 +134,7 @@ describe("20 endpoints receive every event of a report (spec: Limits, 20 webhook
   });
 
   it("the largest report (rescheduled, completed and paid at once) writes 3 × 20 deliveries in one batch", async () => {
-    await report(business.id, { booking: booking(9002) });
+    await reportChange(business.id, { booking: bookingObject(9002, { conversation_id: "conv_1" }) });
     await receivedBy(receivers, 2);
     const paid = {
       event: "payment.received",
@@ -167,10 +143,10 @@ describe("20 endpoints receive every event of a report (spec: Limits, 20 webhook
         amount: 20,
         currency: "EUR",
         reference: "pay_1",
-        booking: booking(9002, { date: "2026-12-04", status: "completed" }),
+        booking: bookingObject(9002, { date: "2026-12-04", status: "completed", conversation_id: "conv_1" }),
       },
     };
-    const response = await report(business.id, paid);
+    const response = await reportChange(business.id, paid);
     expect(response.status).toBe(201);
     const emitted = (await json<{ events: Array<{ id: string; event: string }> }>(response)).events;
     expect(emitted.map((e) => e.event)).toEqual(["booking.rescheduled", "booking.completed", "payment.received"]);

@@ -14,7 +14,7 @@ import {
   UNFINISHED_AFTER_MS,
 } from "../domain/intakes/conversation";
 import type { Env } from "../env";
-import { ApiError } from "../lib/errors";
+import { ApiError, conflict } from "../lib/errors";
 import { settle } from "../lib/settle";
 import { parseOrThrow } from "../lib/validation";
 import { IntakeAnswersBody, StartIntakeBody } from "../schemas/runtime";
@@ -44,7 +44,7 @@ export class IntakeConversation extends DurableObject {
   private async running(): Promise<IntakeRun> {
     const run = await this.run();
     if (run?.status === "started") return run;
-    throw new ApiError(409, "No intake is running in this conversation.");
+    throw conflict("No intake is running in this conversation.");
   }
 
   /** Starts an intake: one running intake per conversation at a time. */
@@ -53,7 +53,7 @@ export class IntakeConversation extends DurableObject {
       const body = parseOrThrow(StartIntakeBody, input, "json");
       const current = await this.run();
       if (current?.status === "started") {
-        throw new ApiError(409, `The intake "${current.intakeName}" is already running in this conversation.`);
+        throw conflict(`The intake "${current.intakeName}" is already running in this conversation.`);
       }
       const run = await startRun(
         database(this.env.DB),

@@ -23,3 +23,25 @@ export const unauthorized = (message: string) =>
 export const forbidden = (message: string) => new ApiError(403, message);
 
 export const notFound = (message: string) => new ApiError(404, message);
+
+export const conflict = (message: string) => new ApiError(409, message);
+
+/** How much of a rate budget is left: what the `RateLimit-*` and `Retry-After` headers say. */
+export type BudgetUse = { limit: number; remaining: number; resetInSeconds: number; policy?: string };
+
+/**
+ * IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), as most partner SDKs read them: the one place
+ * they are built, for answers within a budget and for the 429 past it.
+ */
+export function rateLimitHeaders(use: BudgetUse): Record<string, string> {
+  return {
+    ...(use.policy ? { "RateLimit-Policy": use.policy } : {}),
+    "RateLimit-Limit": String(use.limit),
+    "RateLimit-Remaining": String(use.remaining),
+    "RateLimit-Reset": String(use.resetInSeconds),
+  };
+}
+
+/** A budget is spent (spec: Errors, 429): `Retry-After` says when it comes back. */
+export const tooManyRequests = (message: string, use: BudgetUse) =>
+  new ApiError(429, message, { headers: { "Retry-After": String(use.resetInSeconds), ...rateLimitHeaders(use) } });

@@ -1,5 +1,6 @@
 import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import { decodeBase64urlIgnorePadding, encodeBase64urlNoPadding } from "@oslojs/encoding";
+import sharedConstants from "../shared-constants.json";
 
 /**
  * Owner passwords (DESIGN.md, Business owner dashboard: "PBKDF2 via WebCrypto"), stored as
@@ -9,7 +10,7 @@ import { decodeBase64urlIgnorePadding, encodeBase64urlNoPadding } from "@oslojs/
 const SCHEME = "pbkdf2-sha256";
 
 /** 100,000 is the most iterations the Workers runtime's PBKDF2 accepts; it refuses more with NotSupportedError. */
-export const PASSWORD_ITERATIONS = 100_000;
+export const PASSWORD_ITERATIONS = sharedConstants.PASSWORD_ITERATIONS;
 const SALT_BYTES = 16;
 const HASH_BITS = 256;
 

@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../app-env";
 import { ApiError } from "../lib/errors";
+import { OAuthError } from "../lib/oauth-errors";
 
 /** Sentences for the statuses Hono's own middleware raises (validators, body limit), in the API's voice. */
 const FRAMEWORK_MESSAGES: Partial<Record<number, string>> = {
@@ -16,7 +17,12 @@ function errorBody(c: Context, status: ContentfulStatusCode, error: string, fiel
 }
 
 /**
- * The one error mapping of the service (spec: Errors): every failure leaves as `{ "error": <sentence> }` with the
+ * The error mappings of the service, one per surface, each chosen by the error's class: the JSON API (spec: Errors),
+ * the OAuth endpoints (RFC 6749 errors) and the owner's HTML pages.
+ */
+
+/**
+ * The JSON API's mapping (spec: Errors): every failure leaves as `{ "error": <sentence> }` with the
  * spec's status. Unexpected errors are logged with the request id and answered 500 without any detail: no stack
  * trace, message or secret ever reaches a response.
  */
@@ -40,3 +46,36 @@ export const respondMethodNotAllowed = (c: Context, allowed: string[]) => {
   c.header("Allow", allowed.join(", "));
   return errorBody(c, 405, `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(" or ")}.`);
 };
+
+/**
+ * RFC 6749 §5.1 (and RFC 7591 §3.2.1, RFC 7009 §2.2): answers of `/api/oauth`, errors included, carry or concern
+ * credentials and are never cached (DESIGN.md, Security notes: OAuth, `Cache-Control: no-store`).
+ */
+export function doNotStore(c: Context) {
+  c.header("Cache-Control", "no-store");
+  c.header("Pragma", "no-cache");
+}
+
+/** `/api/oauth`: OAuth errors leave as `{ error, error_description }` (DESIGN.md, OAuth errors); the rest as the API's. */
+export const respondToOAuthError: ErrorHandler<AppEnv> = (err, c) => {
+  if (!(err instanceof OAuthError)) return respondToError(err, c);
+  doNotStore(c);
+  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
+  return c.json({ error: err.error, error_description: err.description }, err.status);
+};
+
+/**
+ * The owner's pages: a refusal of the service (ApiError) or of Hono's middleware (HTTPException, such as the CSRF
+ * Origin check) becomes a page saying why, drawn by the surface; anything else goes on to the service's mapping.
+ */
+export const respondToPageError =
+  <E extends AppEnv>(
+    page: (c: Context<E>, status: ContentfulStatusCode, message: string) => Response | Promise<Response>,
+  ): ErrorHandler<E> =>
+  (err, c) => {
+    if (err instanceof ApiError) return page(c, err.status, err.message);
+    if (err instanceof HTTPException && err.status < 500) {
+      return page(c, err.status as ContentfulStatusCode, err.message || "The request cannot be processed.");
+    }
+    throw err;
+  };

@@ -6,6 +6,7 @@ import {
   findOwnerSession,
   newSignInCsrfToken,
   SESSION_LIFETIME_MS,
+  signInOwner,
 } from "../domain/access/owner-sign-in";
 import type { Env } from "../env";
 
@@ -51,3 +52,21 @@ export function signInCsrfToken(c: AnyContext): string {
 
 export const signInCsrfValid = (c: AnyContext, submitted: unknown) =>
   csrfTokenMatches(getCookie(c, SIGN_IN_CSRF_COOKIE, "host"), submitted);
+
+export type SignInOutcome = { signedIn: true } | { signedIn: false; status: 401 | 403; error: string };
+
+/**
+ * The one sign-in flow of the dashboard and the consent page: the form's double-submit CSRF token, then the email and
+ * password (never saying which was wrong); on success the session cookie is set. The caller shows its own page.
+ */
+export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
+  const body = await c.req.parseBody();
+  if (!signInCsrfValid(c, body.csrf_token)) {
+    return { signedIn: false, status: 403, error: "The form expired. Please sign in again." };
+  }
+  const text = (value: unknown) => (typeof value === "string" ? value : "");
+  const result = await signInOwner(database(c.env.DB), { email: text(body.email), password: text(body.password) });
+  if (!result) return { signedIn: false, status: 401, error: "The email address or password is not correct." };
+  startOwnerSession(c, result.token);
+  return { signedIn: true };
+}

@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
 import { principalKey } from "../domain/access/principals";
-import { ApiError } from "../lib/errors";
+import { tooManyRequests } from "../lib/errors";
 
 /** The general budget of every partner credential: `[[ratelimits]] PRINCIPAL_RATE_LIMIT` in wrangler.toml. */
 export const REQUESTS_PER_MINUTE = 600;
@@ -17,14 +17,11 @@ export const limitPrincipalRate = createMiddleware<AppEnv>(async (c, next) => {
   // One budget per API key, and one per app connection (all the tokens of one app and business together).
   const { success } = await c.env.PRINCIPAL_RATE_LIMIT.limit({ key: principalKey(principal) });
   if (!success) {
-    throw new ApiError(429, `Too many requests: a credential can make ${REQUESTS_PER_MINUTE} requests a minute.`, {
-      headers: {
-        "Retry-After": "60",
-        "RateLimit-Policy": POLICY,
-        "RateLimit-Limit": String(REQUESTS_PER_MINUTE),
-        "RateLimit-Remaining": "0",
-        "RateLimit-Reset": "60",
-      },
+    throw tooManyRequests(`Too many requests: a credential can make ${REQUESTS_PER_MINUTE} requests a minute.`, {
+      limit: REQUESTS_PER_MINUTE,
+      remaining: 0,
+      resetInSeconds: 60,
+      policy: POLICY,
     });
   }
   c.header("RateLimit-Policy", POLICY);

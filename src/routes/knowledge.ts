@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { deleteKnowledge, listKnowledge, pushKnowledge, rateLimitHeaders } from "../domain/knowledge/items";
+import { deleteKnowledge, listKnowledge, pushKnowledge } from "../domain/knowledge/items";
+import { rateLimitHeaders } from "../lib/errors";
 import { errorResponses } from "../schemas/errors";
 import { KnowledgeItemObject, KnowledgeKey, PushedKnowledgeObject, PushKnowledgeBody } from "../schemas/knowledge";
 import { createPartnerRouter, partnerRoute } from "./partner-router";

@@ -1,27 +1,10 @@
-import { type Context, type ErrorHandler, Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { database } from "../db/client";
 import { parseClientMetadata, registerClient } from "../domain/oauth/clients";
 import { revocationRequest, tokenRequest } from "../domain/oauth/tokens";
 import { invalidRequest, OAuthError } from "../lib/oauth-errors";
-import { respondToError } from "../middleware/error-responses";
-
-/**
- * RFC 6749 §5.1 (and RFC 7591 §3.2.1, RFC 7009 §2.2): answers that carry or concern credentials are never cached
- * (DESIGN.md, Security notes: OAuth, `Cache-Control: no-store` on token responses).
- */
-function doNotStore(c: Context) {
-  c.header("Cache-Control", "no-store");
-  c.header("Pragma", "no-cache");
-}
-
-/** OAuth errors leave as `{ error, error_description }` (DESIGN.md, OAuth errors); anything else as everywhere. */
-const respondToOAuthError: ErrorHandler<AppEnv> = (err, c) => {
-  if (!(err instanceof OAuthError)) return respondToError(err, c);
-  doNotStore(c);
-  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
-  return c.json({ error: err.error, error_description: err.description }, err.status);
-};
+import { doNotStore, respondToOAuthError } from "../middleware/error-responses";
 
 /** The token and revocation endpoints take `application/x-www-form-urlencoded` (RFC 6749 §3.2, RFC 7009 §2.1). */
 async function formBody(c: Context): Promise<URLSearchParams> {

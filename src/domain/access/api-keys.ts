@@ -6,6 +6,7 @@ import { forbidden, notFound } from "../../lib/errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
 import { numericId } from "../../lib/validation";
+import sharedConstants from "../../shared-constants.json";
 import { API_KEY_PREFIX } from "./principals";
 
 const apiKeyNotFound = () => notFound("No API key with that id exists for this business.");
@@ -41,7 +42,7 @@ export async function revokeApiKey(db: Database, businessId: string, apiKeyId: s
 }
 
 /** Spec, Authentication: "At most 10 active keys per business." */
-export const MAX_ACTIVE_KEYS = 10;
+export const MAX_ACTIVE_KEYS = sharedConstants.MAX_ACTIVE_KEYS;
 
 /** The owner's list of keys: label, first characters, when created and revoked; never the key or its hash. */
 export async function listApiKeys(db: Database, businessId: string) {

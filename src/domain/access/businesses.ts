@@ -19,14 +19,22 @@ export function toBusinessObject(business: Business): BusinessObject {
 }
 
 /**
- * Spec, What the service does: "The API requires the business to be on a plan that includes it (Pro or Business).
- * When the plan lapses, calls return 403 until it is active again."
+ * The one plan rule (spec, What the service does): "The API requires the business to be on a plan that includes it
+ * (Pro or Business). When the plan lapses, calls return 403 until it is active again." What stands in the way of the
+ * API (and of connecting apps), or undefined when nothing does.
  */
+export function planRefusal(business: Pick<Business, "plan" | "planActive">): "not_included" | "lapsed" | undefined {
+  if (business.plan === "free") return "not_included";
+  if (!business.planActive) return "lapsed";
+  return undefined;
+}
+
 export function assertPlanIncludesApi(business: Business): void {
-  if (business.plan === "free") {
+  const refusal = planRefusal(business);
+  if (refusal === "not_included") {
     throw forbidden("The business's plan does not include the API: it needs the Pro or Business plan.");
   }
-  if (!business.planActive) {
+  if (refusal === "lapsed") {
     throw forbidden("The business's plan has lapsed: the API works again once the plan is active.");
   }
 }

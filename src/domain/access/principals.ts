@@ -3,6 +3,8 @@ import type { Database } from "../../db/client";
 import { apiKeys, businesses, oauthGrants, oauthTokens } from "../../db/schema";
 import { ApiError, unauthorized } from "../../lib/errors";
 import { sha256Hex } from "../../lib/secrets";
+import { type EpochMs, iso } from "../../lib/time";
+import sharedConstants from "../../shared-constants.json";
 import { ACCESS_TOKEN_PATTERN } from "../oauth/tokens";
 import type { Business } from "./businesses";
 
@@ -16,8 +18,8 @@ export type Principal =
   | { kind: "oauth_app"; grantId: number; clientId: string; business: Business };
 
 /** `sk_live_` + 32 random bytes in base64url (DESIGN.md, API key format). */
-export const API_KEY_PREFIX = "sk_live_";
-const API_KEY_PATTERN = /^sk_live_[A-Za-z0-9_-]{43}$/;
+export const API_KEY_PREFIX = sharedConstants.API_KEY_PREFIX;
+const API_KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 
 /**
  * Spec, Authentication: "A missing, malformed or revoked key returns 401", and "The access token is used exactly
@@ -58,7 +60,7 @@ const invalidToken = (message: string) =>
  * reuse detection, code replay) or when the owner disconnected the app: each stops it at once, since nothing is
  * cached.
  */
-async function authenticateAccessToken(db: Database, token: string, now = new Date()): Promise<Principal> {
+async function authenticateAccessToken(db: Database, token: string, now: EpochMs = Date.now()): Promise<Principal> {
   const row = await db
     .select({
       kind: oauthTokens.kind,
@@ -77,7 +79,7 @@ async function authenticateAccessToken(db: Database, token: string, now = new Da
   if (row?.kind !== "access") throw invalidToken("The access token is not recognised.");
   if (row.disconnectedAt) throw invalidToken("The access token has been revoked: the owner disconnected the app.");
   if (row.revokedAt) throw invalidToken("The access token has been revoked.");
-  if (row.expiresAt <= now.toISOString()) throw invalidToken("The access token has expired: refresh it.");
+  if (row.expiresAt <= iso(now)) throw invalidToken("The access token has expired: refresh it.");
   return { kind: "oauth_app", grantId: row.grantId, clientId: row.clientId, business: row.business };
 }
 

@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { type ActionParameters, actionCalls, actions, businesses } from "../../db/schema";
-import { ApiError, notFound } from "../../lib/errors";
+import { ApiError, conflict, notFound } from "../../lib/errors";
 import { type OutboundOutcome, type OutboundPolicy, signedPost } from "../../lib/outbound";
 import { isoNow } from "../../lib/time";
 import type { ActionCallBody } from "../../schemas/runtime";
@@ -136,9 +136,9 @@ export async function callAction(
   options: CallOptions = {},
 ) {
   if (!options.ownerTest) {
-    if (!action.enabled) throw new ApiError(409, "The action is switched off: only the owner can switch it on.");
+    if (!action.enabled) throw conflict("The action is switched off: only the owner can switch it on.");
     if (request.channel === "dashboard_test" || !actionsRunOn(request.channel)) {
-      throw new ApiError(409, "Connected actions do not run on phone calls.");
+      throw conflict("Connected actions do not run on phone calls.");
     }
   }
   const startedAt = Date.now();

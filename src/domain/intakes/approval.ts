@@ -1,7 +1,7 @@
 import { and, eq, not, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { apiKeys, type IntakeContent, type IntakeField, intakes, oauthGrants } from "../../db/schema";
-import { ApiError, forbidden } from "../../lib/errors";
+import { conflict, forbidden } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import { numericId } from "../../lib/validation";
 import { contentOf, intakeNotFound, normalizeField, toIntakeObject } from "./registration";
@@ -41,7 +41,7 @@ const revokedCredential = () =>
   );
 
 const changedSinceReview = () =>
-  new ApiError(409, "The intake has changed since it was reviewed: review it again before switching it on.");
+  conflict("The intake has changed since it was reviewed: review it again before switching it on.");
 
 /**
  * The owner switches the intake on (spec: Intake `enabled`, false → true, after seeing every question and the

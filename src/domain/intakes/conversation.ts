@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { type Answer, businesses, type IntakeContent, type IntakeField, intakes } from "../../db/schema";
-import { ApiError, notFound } from "../../lib/errors";
+import { ApiError, conflict, notFound } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
 import { type Channel, intakesRunOn } from "../secretary/channels";
 import { checkAnswer, type ProvenIdentity, proofOf } from "./answers";
@@ -78,7 +78,7 @@ export async function startRun(
     .where(and(eq(intakes.id, input.intakeId), eq(intakes.businessId, input.businessId)))
     .get();
   if (!row) throw notFound("The business has no intake with that id.");
-  if (!row.intake.enabled) throw new ApiError(409, "The intake is switched off: only the owner can switch it on.");
+  if (!row.intake.enabled) throw conflict("The intake is switched off: only the owner can switch it on.");
   const { intake } = row;
   return {
     runId: randomToken("run_", 16),

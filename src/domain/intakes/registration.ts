@@ -3,7 +3,7 @@ import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { type Answer, type IntakeContent, type IntakeField, intakeResponses, intakes } from "../../db/schema";
-import { ApiError, forbidden, invalid, notFound } from "../../lib/errors";
+import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import { numericId } from "../../lib/validation";
 import type {
@@ -188,7 +188,7 @@ export async function patchIntake(
       .returning();
     if (updated) return toIntakeObject(updated);
   }
-  throw new ApiError(409, "The intake was changed by another request at the same moment; send this change again.");
+  throw conflict("The intake was changed by another request at the same moment; send this change again.");
 }
 
 /** Spec, Intakes: `DELETE /intakes/{id}` removes the intake and, by the foreign key's cascade, its responses. */

@@ -4,7 +4,7 @@ import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { knowledgeItems, ownerKnowledgeSources } from "../../db/schema";
 import type { Env } from "../../env";
-import { ApiError, forbidden, invalid, notFound } from "../../lib/errors";
+import { ApiError, forbidden, invalid, notFound, tooManyRequests } from "../../lib/errors";
 import { characterCount } from "../../lib/text";
 import { isoNow } from "../../lib/time";
 import type { Business } from "../access/businesses";
@@ -28,24 +28,12 @@ export async function takeKnowledgePush(env: Env, businessId: string) {
   const limits = env.BUSINESS_LIMITS.get(env.BUSINESS_LIMITS.idFromName(businessId));
   const use = await limits.take("knowledge_push", PUSHES_PER_HOUR, HOUR_MS);
   if (!use.allowed) {
-    throw new ApiError(
-      429,
+    throw tooManyRequests(
       `A business can receive at most ${PUSHES_PER_HOUR} knowledge pushes an hour; try again when the hour is up.`,
-      {
-        headers: { "Retry-After": String(use.resetInSeconds), ...rateLimitHeaders(use) },
-      },
+      use,
     );
   }
   return use;
-}
-
-/** IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), as most partner SDKs read them. */
-export function rateLimitHeaders(use: { limit: number; remaining: number; resetInSeconds: number }) {
-  return {
-    "RateLimit-Limit": String(use.limit),
-    "RateLimit-Remaining": String(use.remaining),
-    "RateLimit-Reset": String(use.resetInSeconds),
-  };
 }
 
 const itemOf = (businessId: string, key: string) =>

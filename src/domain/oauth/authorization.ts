@@ -6,7 +6,7 @@ import { matchRedirectUri } from "../../lib/redirect-uris";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE } from "../../schemas/oauth";
-import type { Business } from "../access/businesses";
+import { type Business, planRefusal } from "../access/businesses";
 import { findClient, type OAuthClient } from "./clients";
 
 /** Spec: OAuth artefacts, "code: used once or 10 minutes pass → no longer valid". */
@@ -147,12 +147,11 @@ export function authorizationQuery(request: AuthorizationRequest): string {
  * approve, and only on the Pro or Business plan"; "When the plan lapses, calls return 403").
  */
 export function connectionRefusal(business: Business): string | undefined {
-  if (business.plan === "free") {
+  const refusal = planRefusal(business);
+  if (refusal === "not_included") {
     return "Connecting apps needs the Pro or Business plan. Your business is on the Free plan.";
   }
-  if (!business.planActive) {
-    return "Your plan has lapsed. Apps can be connected again once the plan is active.";
-  }
+  if (refusal === "lapsed") return "Your plan has lapsed. Apps can be connected again once the plan is active.";
   return undefined;
 }
 

@@ -4,7 +4,7 @@ import { isGuardAbort } from "../../db/errors";
 import { bookings, businesses, orders } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
 import type { Env } from "../../env";
-import { ApiError, invalid, notFound } from "../../lib/errors";
+import { conflict, invalid, notFound } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
 import { parseOrThrow } from "../../lib/validation";
 import type { BookingObject } from "../../schemas/booking";
@@ -123,7 +123,7 @@ async function applySnapshotChange<Object extends { id: number }, Change>(
     if (!business[0]) throw notFound("No business has that id.");
     const stored = snapshot[0];
     if (stored && stored.businessId !== businessId) {
-      throw new ApiError(409, `That ${kind.name} id belongs to another business.`);
+      throw conflict(`That ${kind.name} id belongs to another business.`);
     }
     const previous = stored ? kind.toObject(stored as never) : undefined;
     const unchanged = previous !== undefined && JSON.stringify(previous) === JSON.stringify(object);

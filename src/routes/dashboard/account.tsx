@@ -2,8 +2,10 @@ import { Hono } from "hono";
 import { database } from "../../db/client";
 import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/access/api-keys";
 import { disconnectApp, listConnections } from "../../domain/access/app-connections";
+import { planRefusal } from "../../domain/access/businesses";
+import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
-import { ButtonForm, Csrf, Layout, render, Tag } from "./layout";
+import { ButtonForm, Csrf, Layout, Tag } from "./layout";
 
 const PLAN_NAMES = { free: "Free", pro: "Pro", business: "Business" } as const;
 
@@ -12,8 +14,8 @@ export const account = new Hono<DashboardEnv>()
   .get("/", (c) => {
     const session = c.var.session;
     const { plan, planActive } = session.business;
-    const included = plan !== "free" && planActive;
-    return render(
+    const included = planRefusal(session.business) === undefined;
+    return renderPage(
       c,
       200,
       <Layout title="Overview" session={session}>
@@ -34,7 +36,7 @@ export const account = new Hono<DashboardEnv>()
     );
   })
   .get("/keys", async (c) =>
-    render(
+    renderPage(
       c,
       200,
       <KeysPage session={c.var.session} keys={await listApiKeys(database(c.env.DB), c.var.session.business.id)} />,
@@ -45,7 +47,7 @@ export const account = new Hono<DashboardEnv>()
     const { business } = c.var.session;
     const body = await c.req.parseBody();
     const created = await createApiKey(db, business.id, typeof body.label === "string" ? body.label : "");
-    return render(
+    return renderPage(
       c,
       201,
       <KeysPage session={c.var.session} keys={await listApiKeys(db, business.id)} created={created} />,
@@ -58,7 +60,7 @@ export const account = new Hono<DashboardEnv>()
   .get("/apps", async (c) => {
     const connections = await listConnections(database(c.env.DB), c.var.session.business.id);
     const session = c.var.session;
-    return render(
+    return renderPage(
       c,
       200,
       <Layout title="Connected apps" session={session}>

@@ -4,8 +4,9 @@ import { testAction } from "../../domain/actions/calls";
 import { getAction, listActions, switchAction } from "../../domain/actions/registration";
 import { outboundPolicy } from "../../lib/outbound";
 import { numericId } from "../../lib/validation";
+import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
-import { ButtonForm, Csrf, Layout, OnOff, render } from "./layout";
+import { ButtonForm, Csrf, Layout, OnOff } from "./layout";
 
 type Detail = Awaited<ReturnType<typeof getAction>>;
 type Tested = Awaited<ReturnType<typeof testAction>>;
@@ -15,7 +16,7 @@ export const actionPages = new Hono<DashboardEnv>()
   .get("/actions", async (c) => {
     const session = c.var.session;
     const actions = await listActions(database(c.env.DB), session.business.id);
-    return render(
+    return renderPage(
       c,
       200,
       <Layout title="Connected actions" session={session}>
@@ -37,7 +38,7 @@ export const actionPages = new Hono<DashboardEnv>()
   })
   .get("/actions/:id", async (c) => {
     const action = await getAction(database(c.env.DB), c.var.session.business.id, c.req.param("id"));
-    return render(c, 200, <ActionPage session={c.var.session} action={action} />);
+    return renderPage(c, 200, <ActionPage session={c.var.session} action={action} />);
   })
   .post("/actions/:id/test", async (c) => {
     const db = database(c.env.DB);
@@ -56,7 +57,7 @@ export const actionPages = new Hono<DashboardEnv>()
       ? undefined
       : await testAction(outboundPolicy(c.env), db, business, numericId(c.req.param("id")) ?? 0, sample);
     const action = await getAction(db, business.id, c.req.param("id"));
-    return render(
+    return renderPage(
       c,
       problem ? 400 : 200,
       <ActionPage session={c.var.session} action={action} tested={tested} problem={problem} />,

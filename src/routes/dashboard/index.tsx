@@ -1,47 +1,31 @@
 import { Hono } from "hono";
 import { csrf } from "hono/csrf";
 import { createMiddleware } from "hono/factory";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { database } from "../../db/client";
-import { csrfTokenMatches, signInOwner, signOutOwner } from "../../domain/access/owner-sign-in";
+import { csrfTokenMatches, signOutOwner } from "../../domain/access/owner-sign-in";
 import { ApiError } from "../../lib/errors";
+import { respondToPageError } from "../../middleware/error-responses";
 import {
   endOwnerSession,
   ownerSessionOf,
   sessionTokenOf,
   signInCsrfToken,
-  signInCsrfValid,
-  startOwnerSession,
+  signInFromForm,
 } from "../../middleware/owner-session";
+import { renderPage, SignInForm } from "../page-shell";
 import { account } from "./account";
 import { actionPages } from "./actions";
 import type { DashboardEnv } from "./dashboard-env";
 import { intakePages } from "./intakes";
 import { knowledgePages } from "./knowledge";
-import { Layout, render } from "./layout";
+import { Layout } from "./layout";
 import { webhookPages } from "./webhooks";
 
 function SignInPage(props: { csrfToken: string; error?: string }) {
   return (
     <Layout title="Sign in">
       <section>
-        {props.error && (
-          <p class="error" role="alert">
-            {props.error}
-          </p>
-        )}
-        <form method="post" action="/dashboard/sign-in">
-          <input type="hidden" name="csrf_token" value={props.csrfToken} />
-          <label for="email">Email address</label>
-          <input id="email" name="email" type="email" autocomplete="username" required />
-          <label for="password">Password</label>
-          <input id="password" name="password" type="password" autocomplete="current-password" required />
-          <p>
-            <button type="submit" class="primary">
-              Sign in
-            </button>
-          </p>
-        </form>
+        <SignInForm action="/dashboard/sign-in" csrfToken={props.csrfToken} error={props.error} />
       </section>
     </Layout>
   );
@@ -75,29 +59,13 @@ export const dashboard = new Hono<DashboardEnv>()
   .use(csrf())
   .get("/sign-in", async (c) => {
     if (await ownerSessionOf(c)) return c.redirect("/dashboard", 303);
-    return render(c, 200, <SignInPage csrfToken={signInCsrfToken(c)} />);
+    return renderPage(c, 200, <SignInPage csrfToken={signInCsrfToken(c)} />);
   })
   .post("/sign-in", async (c) => {
-    const body = await c.req.parseBody();
-    if (!signInCsrfValid(c, body.csrf_token)) {
-      return render(
-        c,
-        403,
-        <SignInPage csrfToken={signInCsrfToken(c)} error="The form expired. Please sign in again." />,
-      );
+    const outcome = await signInFromForm(c);
+    if (!outcome.signedIn) {
+      return renderPage(c, outcome.status, <SignInPage csrfToken={signInCsrfToken(c)} error={outcome.error} />);
     }
-    const result = await signInOwner(database(c.env.DB), {
-      email: typeof body.email === "string" ? body.email : "",
-      password: typeof body.password === "string" ? body.password : "",
-    });
-    if (!result) {
-      return render(
-        c,
-        401,
-        <SignInPage csrfToken={signInCsrfToken(c)} error="The email address or password is not correct." />,
-      );
-    }
-    startOwnerSession(c, result.token);
     return c.redirect("/dashboard", 303);
   })
   .post("/sign-out", requireOwner, async (c) => {
@@ -106,19 +74,17 @@ export const dashboard = new Hono<DashboardEnv>()
     return c.redirect("/dashboard/sign-in", 303);
   })
   .route("/", signedIn)
-  .onError((error, c) => {
-    if (!(error instanceof ApiError) && !(error instanceof Error && "status" in error)) throw error;
-    const status = (
-      error instanceof ApiError ? error.status : (error as { status: number }).status
-    ) as ContentfulStatusCode;
-    return render(
-      c,
-      status,
-      <Layout title="That did not work" session={c.var.session}>
-        <p class="error">{error.message}</p>
-        <p>
-          <a href="/dashboard">Back to the dashboard</a>
-        </p>
-      </Layout>,
-    );
-  });
+  .onError(
+    respondToPageError<DashboardEnv>((c, status, message) =>
+      renderPage(
+        c,
+        status,
+        <Layout title="That did not work" session={c.var.session}>
+          <p class="error">{message}</p>
+          <p>
+            <a href="/dashboard">Back to the dashboard</a>
+          </p>
+        </Layout>,
+      ),
+    ),
+  );

@@ -3,8 +3,9 @@ import { database } from "../../db/client";
 import { type ApprovalSummary, approvalSummary, switchIntakeOff, switchIntakeOn } from "../../domain/intakes/approval";
 import { latestResponses, listBusinessIntakes } from "../../domain/intakes/registration";
 import { numericId } from "../../lib/validation";
+import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
-import { ButtonForm, Layout, OnOff, render } from "./layout";
+import { ButtonForm, Layout, OnOff } from "./layout";
 
 const IDENTITY_NAMES = {
   full_name: "full name",
@@ -21,7 +22,7 @@ export const intakePages = new Hono<DashboardEnv>()
   .get("/intakes", async (c) => {
     const session = c.var.session;
     const intakes = await listBusinessIntakes(database(c.env.DB), session.business.id);
-    return render(
+    return renderPage(
       c,
       200,
       <Layout title="Intakes" session={session}>
@@ -46,7 +47,7 @@ export const intakePages = new Hono<DashboardEnv>()
     const { business } = c.var.session;
     const summary = await approvalSummary(db, business.id, c.req.param("id"));
     const responses = await latestResponses(db, business.id, summary.intake.id);
-    return render(c, 200, <IntakePage session={c.var.session} summary={summary} responses={responses} />);
+    return renderPage(c, 200, <IntakePage session={c.var.session} summary={summary} responses={responses} />);
   })
   .post("/intakes/:id/on", async (c) => {
     const body = await c.req.parseBody();

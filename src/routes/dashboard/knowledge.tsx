@@ -2,15 +2,16 @@ import { Hono } from "hono";
 import { database } from "../../db/client";
 import { listKnowledgeSources, removeKnowledgeSource } from "../../domain/knowledge/sources";
 import { numericId } from "../../lib/validation";
+import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
-import { ButtonForm, Layout, render } from "./layout";
+import { ButtonForm, Layout } from "./layout";
 
 /** Knowledge sources: the owner's own, and pushed texts marked as added by a connected app; remove any. */
 export const knowledgePages = new Hono<DashboardEnv>()
   .get("/knowledge", async (c) => {
     const session = c.var.session;
     const sources = await listKnowledgeSources(database(c.env.DB), session.business);
-    return render(
+    return renderPage(
       c,
       200,
       <Layout title="Knowledge sources" session={session}>

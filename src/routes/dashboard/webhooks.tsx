@@ -3,15 +3,16 @@ import { database } from "../../db/client";
 import { endpointHistory } from "../../domain/webhooks/deliveries";
 import { findEndpoint, listEndpoints } from "../../domain/webhooks/endpoints";
 import { sendPing } from "../../domain/webhooks/events";
+import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
-import { ButtonForm, Layout, render, Tag } from "./layout";
+import { ButtonForm, Layout, Tag } from "./layout";
 
 /** Webhook endpoints: their events, the Test button (`ping`), and each delivery with every attempt. */
 export const webhookPages = new Hono<DashboardEnv>()
   .get("/webhooks", async (c) => {
     const session = c.var.session;
     const endpoints = await listEndpoints(database(c.env.DB), session.business.id);
-    return render(
+    return renderPage(
       c,
       200,
       <Layout title="Webhook endpoints" session={session}>
@@ -35,7 +36,7 @@ export const webhookPages = new Hono<DashboardEnv>()
     const session = c.var.session;
     const endpoint = await findEndpoint(db, session.business.id, c.req.param("id"));
     const history = await endpointHistory(db, session.business.id, endpoint.id);
-    return render(
+    return renderPage(
       c,
       200,
       <Layout title="Webhook endpoint" session={session}>

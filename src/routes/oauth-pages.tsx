@@ -1,0 +1,120 @@
+import type { Child, FC } from "hono/jsx";
+import type { OwnerSession } from "../domain/access/owner-sign-in";
+import { type AuthorizationRequest, authorizationQuery } from "../domain/oauth/authorization";
+import { CsrfField, Page, SignInForm } from "./page-shell";
+
+/** The pages of the authorization flow (spec: Partner sign-in, steps 2 and 3); routes/oauth-authorize.tsx serves them. */
+
+/** What an approved app may do (spec: Partner sign-in, step 2, and "A partner token reaches /api/v1 only"). */
+const PERMISSIONS = [
+  "Read your business details, appointments and orders",
+  "Subscribe to webhooks: notifications of bookings, orders, payments, leads and reviews",
+  "Push knowledge that the Secretary answers from",
+  "Register connected actions and intakes, each off until you switch it on",
+];
+const LIMITS =
+  "It cannot sign in to your dashboard, use your assistant tools, change bookings, orders or payments, or switch " +
+  "an action or intake on. You can disconnect it at any time.";
+
+/** A page of the authorization flow: on its own, outside the dashboard. */
+const Layout: FC<{ title: string; children?: Child }> = ({ title, children }) => (
+  <Page title={title} narrow>
+    {children}
+  </Page>
+);
+
+const hostOf = (uri: string) => new URL(uri).host;
+
+export const SignInPage: FC<{
+  request: AuthorizationRequest;
+  serviceName: string;
+  csrfToken: string;
+  error?: string;
+}> = ({ request, serviceName, csrfToken, error }) => (
+  <Layout title={`Sign in to connect ${request.client.clientName}`}>
+    <h1>Sign in to connect {request.client.clientName}</h1>
+    <p>
+      <strong>{request.client.clientName}</strong> asks to connect to your business on {serviceName}. Sign in with your
+      business owner account to continue.
+    </p>
+    <SignInForm
+      action={`/oauth/authorize/sign-in?${authorizationQuery(request)}`}
+      csrfToken={csrfToken}
+      error={error}
+    />
+  </Layout>
+);
+
+const SignedInAs: FC<{ request: AuthorizationRequest; session: OwnerSession }> = ({ request, session }) => (
+  <form method="post" action={`/oauth/authorize/sign-out?${authorizationQuery(request)}`} class="muted">
+    <CsrfField token={session.csrfToken} />
+    Signed in as {session.email} for {session.business.name}.{" "}
+    <button class="link" type="submit">
+      Not you? Sign out
+    </button>
+  </form>
+);
+
+export const ConsentPage: FC<{ request: AuthorizationRequest; session: OwnerSession }> = ({ request, session }) => (
+  <Layout title={`Connect ${request.client.clientName}`}>
+    <h1>
+      Connect {request.client.clientName} to {session.business.name}?
+    </h1>
+    <SignedInAs request={request} session={session} />
+    <p>
+      <strong>{request.client.clientName}</strong> will be able to:
+    </p>
+    <ul>
+      {PERMISSIONS.map((permission) => (
+        <li>{permission}</li>
+      ))}
+    </ul>
+    <p>{LIMITS}</p>
+    <form method="post" action={`/oauth/authorize?${authorizationQuery(request)}`}>
+      <CsrfField token={session.csrfToken} />
+      <button class="primary" type="submit" name="decision" value="approve">
+        Approve
+      </button>
+      <button class="secondary" type="submit" name="decision" value="refuse">
+        Refuse
+      </button>
+    </form>
+    <p class="muted">Either way you go back to {hostOf(request.redirectUri)}.</p>
+  </Layout>
+);
+
+export const PlanPage: FC<{ request: AuthorizationRequest; session: OwnerSession; message: string }> = ({
+  request,
+  session,
+  message,
+}) => (
+  <Layout title="This app cannot be connected">
+    <h1>{request.client.clientName} cannot be connected</h1>
+    <SignedInAs request={request} session={session} />
+    <p class="error" role="alert">
+      {message}
+    </p>
+    <form method="post" action={`/oauth/authorize?${authorizationQuery(request)}`}>
+      <CsrfField token={session.csrfToken} />
+      <button class="secondary" type="submit" name="decision" value="refuse">
+        Go back to {hostOf(request.redirectUri)}
+      </button>
+    </form>
+  </Layout>
+);
+
+export const ErrorPage: FC<{ title: string; message: string; retry?: string }> = ({ title, message, retry }) => (
+  <Layout title={title}>
+    <h1>{title}</h1>
+    <p class="error" role="alert">
+      {message}
+    </p>
+    {retry ? (
+      <p>
+        <a href={retry}>Start again</a>
+      </p>
+    ) : (
+      <p class="muted">The link that brought you here is not valid. Tell the app's developer what it says above.</p>
+    )}
+  </Layout>
+);

@@ -1,0 +1,97 @@
+import { sha256 } from "@oslojs/crypto/sha2";
+import { encodeBase64 } from "@oslojs/encoding";
+import type { Context } from "hono";
+import type { Child } from "hono/jsx";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/**
+ * The one shell of every HTML page the service serves to an owner: the dashboard, and the OAuth sign-in and consent
+ * pages. One stylesheet, one set of security headers (DESIGN.md, Security notes: Pages), one sign-in form.
+ */
+
+const STYLES = [
+  "*{box-sizing:border-box}body{font-family:system-ui,sans-serif;margin:0;color:#1b1b1f;line-height:1.5;background:#f6f7f9}",
+  "header{background:#1b2a4a;color:#fff;padding:.8rem 1rem}header a{color:#fff}nav{display:flex;flex-wrap:wrap;gap:.3rem 1rem;margin-top:.4rem}",
+  "main{max-width:52rem;margin:0 auto;padding:1rem}h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:1.6rem}",
+  "section,.card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:1rem;margin:1rem 0}",
+  "table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.35rem .4rem;border-bottom:1px solid #eee;vertical-align:top}",
+  "label{display:block;margin:.6rem 0 .2rem;font-weight:600}input,textarea{width:100%;padding:.5rem;font:inherit}",
+  "button{padding:.45rem 1rem;font:inherit;cursor:pointer;border-radius:4px;border:1px solid #888;background:#fff}",
+  "button.primary{background:#1b4fd8;color:#fff;border-color:#1b4fd8}button.danger{border-color:#a40000;color:#a40000}",
+  "form.inline{display:inline}.notice{background:#e8f3ea;border-color:#9cc9a5}.warning{background:#fff4e0;border-color:#e2b25c}",
+  ".error{color:#a40000;font-weight:600}.muted{color:#555;font-size:.9rem}code,.secret{font-family:ui-monospace,monospace;word-break:break-all}",
+  ".tag{display:inline-block;padding:0 .4rem;border-radius:3px;background:#eef;font-size:.85rem}.on{background:#dff5e3}.off{background:#f3e3e3}",
+  "@media (max-width:40rem){td,th{display:block;border:0}tr{display:block;border-bottom:1px solid #ddd;padding:.4rem 0}}",
+  // A page on its own, outside the dashboard (the OAuth pages): narrow, centred, larger buttons.
+  "body.narrow{max-width:34rem;margin:3rem auto;padding:0 1rem;background:#fff}",
+  ".narrow button{margin:1rem .5rem 0 0;padding:.55rem 1.2rem;font-size:1rem}",
+  "button.link{background:none;border:0;padding:0;margin:0;color:#1b4fd8;text-decoration:underline;font-size:inherit}",
+].join("");
+
+/** The CSP allows exactly this stylesheet, by its hash: no script and no other style can run on any page. */
+const STYLE_HASH = `'sha256-${encodeBase64(sha256(new TextEncoder().encode(STYLES)))}'`;
+
+/** The document around a page's content; `narrow` for a page on its own, `header` for the dashboard's bar. */
+export function Page(props: { title: string; narrow?: boolean; header?: Child; children: Child }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{props.title}</title>
+        <style dangerouslySetInnerHTML={{ __html: STYLES }} />
+      </head>
+      <body class={props.narrow ? "narrow" : undefined}>
+        {props.header}
+        {props.children}
+      </body>
+    </html>
+  );
+}
+
+/**
+ * Answers a page with the headers every page carries: no framing (X-Frame-Options and CSP frame-ancestors, against
+ * clickjacking), no script at all, no sniffing, no referrer, never cached (pages show keys and customers' answers),
+ * and forms posting only to this service, plus `formOrigin` where a form's answer redirects the browser there
+ * (browsers apply form-action to the redirect that follows a POST: the consent page leads back to the app).
+ */
+export function renderPage(c: Context, status: ContentfulStatusCode, page: Child, formOrigin?: string) {
+  const formAction = formOrigin ? `'self' ${formOrigin}` : "'self'";
+  c.header(
+    "Content-Security-Policy",
+    `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+  );
+  c.header("X-Frame-Options", "DENY");
+  c.header("X-Content-Type-Options", "nosniff");
+  c.header("Referrer-Policy", "no-referrer");
+  c.header("Cache-Control", "no-store");
+  return c.html(`<!doctype html>${page}`, status);
+}
+
+/** A hidden CSRF field: every form carries its token (synchronizer token, or the sign-in's double-submit cookie). */
+export const CsrfField = (props: { token: string }) => <input type="hidden" name="csrf_token" value={props.token} />;
+
+/** The owner's sign-in form, the same on the dashboard and on the consent page. */
+export function SignInForm(props: { action: string; csrfToken: string; error?: string }) {
+  return (
+    <>
+      {props.error && (
+        <p class="error" role="alert">
+          {props.error}
+        </p>
+      )}
+      <form method="post" action={props.action}>
+        <CsrfField token={props.csrfToken} />
+        <label for="email">Email address</label>
+        <input id="email" name="email" type="email" autocomplete="username" required />
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required />
+        <p>
+          <button type="submit" class="primary">
+            Sign in
+          </button>
+        </p>
+      </form>
+    </>
+  );
+}

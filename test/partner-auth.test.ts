@@ -1,0 +1,127 @@
+import { describe, expect, it } from "vitest";
+import { API_KEY_PREFIX } from "../src/domain/access/principals";
+import { randomToken } from "../src/lib/secrets";
+import { partnerApi } from "../src/routes/partner-api";
+import { createApiKey, createBusiness } from "./helpers/fixtures";
+import { call, expectError, expectMissingCredential, json } from "./helpers/http";
+import { createIntake, intakeBody } from "./helpers/intakes";
+import { subscribe } from "./helpers/webhooks";
+
+// Spec, Authentication ("A missing, malformed or revoked key returns 401") and What the service does ("The API
+// requires ... Pro or Business. When the plan lapses, calls return 403"), on every partner route under /api/v1.
+// The OpenAPI document and /docs are public and are not partner routes.
+
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+/** A route as the OpenAPI document names it, the status a valid call with a good key answers, and its JSON body. */
+type Route = [method: Method, path: string, ok: number, body?: unknown];
+
+const ACTION = {
+  name: "check_stock",
+  title: "Check stock",
+  description: "Tells whether a product is in stock today, for customers asking about availability.",
+  url: "https://partner.example/stock",
+  parameters: {
+    type: "object",
+    properties: { sku: { type: "string", description: "Product code" } },
+    required: ["sku"],
+  },
+};
+const KNOWLEDGE = { title: "Holiday hours", content: "Closed from 24 to 26 December." };
+
+/** Every partner route: a route added to the API needs one row here (the last test fails until it has one). */
+const ROUTES: Route[] = [
+  ["GET", "/me", 200],
+  ["GET", "/appointments", 200],
+  ["GET", "/orders", 200],
+  ["GET", "/webhooks", 200],
+  ["POST", "/webhooks", 201, { url: "https://partner.example/hooks", events: ["booking.created"] }],
+  ["DELETE", "/webhooks/{id}", 204],
+  ["GET", "/knowledge", 200],
+  ["PUT", "/knowledge/{key}", 200, { title: "Opening hours", content: "Open every day from 9 to 17." }],
+  ["DELETE", "/knowledge/{key}", 204],
+  ["GET", "/intakes", 200],
+  ["POST", "/intakes", 201, intakeBody()],
+  ["GET", "/intakes/{id}", 200],
+  ["PATCH", "/intakes/{id}", 200, { title: "Quote request, renovations" }],
+  ["DELETE", "/intakes/{id}", 204],
+  ["GET", "/intakes/{id}/responses", 200],
+  ["GET", "/actions", 200],
+  ["POST", "/actions", 201, ACTION],
+  ["GET", "/actions/{id}", 200],
+  ["PATCH", "/actions/{id}", 200, { title: "Check stock now" }],
+  ["DELETE", "/actions/{id}", 204],
+];
+
+async function created<T>(response: Response): Promise<T> {
+  if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);
+  return json<T>(response);
+}
+
+/** Creates, with the business's own key, the record a path parameter of `resource` names; answers its id or key. */
+const RECORDS: Record<string, (apiKey: string) => Promise<string | number>> = {
+  webhooks: async (apiKey) => (await subscribe(apiKey, "https://partner.example/hooks")).id,
+  // A key no other file pushes: the database is shared, and some files read knowledge rows by key alone.
+  knowledge: async (apiKey) => {
+    const response = await call("/api/v1/knowledge/partner-auth-hours", {
+      key: apiKey,
+      method: "PUT",
+      body: KNOWLEDGE,
+    });
+    return (await created<{ key: string }>(response)).key;
+  },
+  intakes: async (apiKey) => (await createIntake(apiKey)).id,
+  actions: async (apiKey) =>
+    (await created<{ id: number }>(await call("/api/v1/actions", { key: apiKey, method: "POST", body: ACTION }))).id,
+};
+
+/** The path with its parameter (`{id}`, `{key}`) replaced by a record created in the business of `apiKey`. */
+async function realPath(path: string, apiKey: string) {
+  const parameter = /\{\w+\}/.exec(path);
+  if (!parameter) return `/api/v1${path}`;
+  const resource = path.split("/")[1] ?? "";
+  const create = RECORDS[resource];
+  if (!create) throw new Error(`no record for ${path}: add a creator for "${resource}" to RECORDS`);
+  return `/api/v1${path.replace(parameter[0], encodeURIComponent(String(await create(apiKey))))}`;
+}
+
+describe("authentication and the plan rule on every partner route", async () => {
+  const lapsed = await createBusiness({ plan: "pro", active: false });
+  const free = await createBusiness({ plan: "free", active: true });
+
+  it.each(ROUTES)("%s %s: 401 without a valid key, 403 on a lapsed or free plan", async (method, path, ok, body) => {
+    // A business of its own per route, so that a route's record (and a DELETE of it) touches no other row.
+    const { business, apiKey } = await createBusiness();
+    const revoked = await createApiKey(business.id, { revoked: true });
+    const url = await realPath(path, apiKey);
+    const send = (headers: Record<string, string> = {}, key?: string) => call(url, { method, body, headers, key });
+
+    await expectMissingCredential(await send());
+    await expectError(await send({ Authorization: "Bearer sk_live_short" }), 401, /malformed/);
+    await expectError(await send({}, randomToken(API_KEY_PREFIX)), 401, /not recognised/);
+    await expectError(await send({}, revoked.apiKey), 401, /revoked/);
+    await expectError(await send({}, lapsed.apiKey), 403, /lapsed/);
+    await expectError(await send({}, free.apiKey), 403, /does not include the API/);
+
+    // The same request with the business's own key succeeds: the refusals above came from the credential alone.
+    const answered = await send({}, apiKey);
+    expect(answered.status, await answered.clone().text()).toBe(ok);
+  });
+
+  it("has a row for every route of the OpenAPI document and of the router", async () => {
+    const response = await call("/api/v1/openapi.json");
+    expect(response.status).toBe(200);
+    const document = await json<{ paths: Record<string, Record<string, unknown>> }>(response);
+    const documented = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    // A route added without partnerRoute() is missing from the document, but not from the router.
+    const routed = partnerApi.routes
+      .filter((route) => route.method !== "ALL")
+      .map((route) => `${route.method.toUpperCase()} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
+    const table = ROUTES.map(([method, path]) => `${method} ${path}`);
+
+    expect(new Set(table).size).toBe(table.length);
+    expect([...table].sort()).toEqual([...new Set(documented)].sort());
+    expect([...table].sort()).toEqual([...new Set(routed)].sort());
+  });
+});
