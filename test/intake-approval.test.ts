@@ -3,18 +3,14 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { database } from "../src/db/client";
 import { apiKeys, type IntakeField, intakes } from "../src/db/schema";
-import { revokeApiKey } from "../src/domain/access/api-keys";
+import { apiKeyNotFound, revokeApiKey } from "../src/domain/access/api-keys";
 import { authenticatePartner } from "../src/domain/access/principals";
-import {
-  approvalSummary,
-  changeList,
-  contactDetailsOf,
-  identityQuestionsOf,
-  switchIntakeOff,
-  switchIntakeOn,
-} from "../src/domain/intakes/approval";
-import { patchIntake as patchIntakeDirectly } from "../src/domain/intakes/registration";
+import { approvalSummary, switchIntakeOff, switchIntakeOn } from "../src/domain/intakes/approval";
+import { changeList } from "../src/domain/intakes/change-list";
+import { contactDetailsOf, identityQuestionsOf } from "../src/domain/intakes/question-detection";
+import { intakeNotFound, patchIntake as patchIntakeDirectly } from "../src/domain/intakes/registration";
 import { ApiError } from "../src/lib/errors";
+import { idOrNotFound } from "../src/lib/validation";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";
 import { createIntake, getIntake, type Intake, patchIntake } from "./helpers/intakes";
@@ -203,7 +199,7 @@ describe("revokeApiKey", () => {
     expect((await call("/api/v1/intakes", { key: other.apiKey })).status).toBe(200);
 
     // Idempotent: the first revocation time stays, nothing else changes.
-    expect(await revokeApiKey(db, business.id, String(apiKeyId))).toEqual({ ...result, intakesSwitchedOff: 0 });
+    expect(await revokeApiKey(db, business.id, apiKeyId)).toEqual({ ...result, intakesSwitchedOff: 0 });
     const key = await db.select().from(apiKeys).where(eq(apiKeys.id, apiKeyId)).get();
     expect(key?.revokedAt).toBe(result.revokedAt);
   });
@@ -215,7 +211,12 @@ describe("revokeApiKey", () => {
     const { apiKeyId } = await apiKeyPrincipal(apiKey);
     const stranger = await createBusiness();
     await expectApiError(revokeApiKey(db, stranger.business.id, apiKeyId), 404, /No API key with that id/);
-    await expectApiError(revokeApiKey(db, business.id, "abc"), 404);
+    // An id that is not a number is refused at the edge with the same 404 (lib/validation.ts, idOrNotFound).
+    await expectApiError(
+      (async () => revokeApiKey(db, business.id, idOrNotFound("abc", apiKeyNotFound)))(),
+      404,
+      /No API key with that id/,
+    );
     await expectApiError(revokeApiKey(db, business.id, 987_654_321), 404);
     expect((await call("/api/v1/intakes", { key: apiKey })).status).toBe(200);
     expect((await rowOf(intake.id))?.enabled).toBe(true);
@@ -245,7 +246,7 @@ describe("the owner's switches and concurrent writes", () => {
       () => switchIntakeOn(db, stranger.business.id, intake.id),
       () => switchIntakeOff(db, stranger.business.id, intake.id),
       () => approvalSummary(db, stranger.business.id, intake.id),
-      () => switchIntakeOn(db, stranger.business.id, "abc"),
+      async () => switchIntakeOn(db, stranger.business.id, idOrNotFound("abc", intakeNotFound)),
     ]) {
       await expectApiError(attempt(), 404, /No intake with that id/);
     }

@@ -1,9 +1,10 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actions, intakes, knowledgeItems, oauthGrants, oauthTokens } from "../src/db/schema";
-import { disconnectApp, listConnections } from "../src/domain/access/app-connections";
+import { connectionNotFound, disconnectApp, listConnections } from "../src/domain/access/app-connections";
 import { switchIntakeOn } from "../src/domain/intakes/approval";
 import { ApiError } from "../src/lib/errors";
+import { idOrNotFound } from "../src/lib/validation";
 import { db } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";
 import { createIntake } from "./helpers/intakes";
@@ -197,13 +198,14 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
   it("keeps the first disconnection time, and answers 404 for another business's connection or a bad id", async () => {
     const { grantId } = await connectApp(shop);
     const first = await disconnectApp(db, shop.business.id, grantId);
-    const second = await disconnectApp(db, shop.business.id, String(grantId));
+    const second = await disconnectApp(db, shop.business.id, grantId);
     expect(second).toEqual({ ...first, intakesSwitchedOff: 0 });
 
     const other = await createOwnerBusiness();
     const theirs = await connectApp(other);
-    for (const id of [theirs.grantId, "abc", 987_654_321]) {
-      const caught = await disconnectApp(db, shop.business.id, id).catch((error: unknown) => error);
+    for (const id of [String(theirs.grantId), "abc", "987654321"]) {
+      const caught = await (async () =>
+        disconnectApp(db, shop.business.id, idOrNotFound(id, connectionNotFound)))().catch((error: unknown) => error);
       expect((caught as ApiError).status).toBe(404);
     }
     expect((await me(theirs.tokens.access_token)).status).toBe(200);

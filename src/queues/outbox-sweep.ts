@@ -27,7 +27,7 @@ export async function sweepOutbox(env: Env, now = Date.now()): Promise<number> {
       await sendDeliveries(env, chunk);
       enqueued += chunk.length;
     } catch (error) {
-      console.error(
+      console.warn(
         JSON.stringify({
           level: "warn",
           message: "sweep chunk failed",

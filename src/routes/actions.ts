@@ -1,8 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { createAction, deleteAction, getAction, listActions, patchAction } from "../domain/actions/registration";
+import {
+  actionNotFound,
+  createAction,
+  deleteAction,
+  getAction,
+  listActions,
+  patchAction,
+} from "../domain/actions/registration";
 import { outboundPolicy } from "../lib/outbound";
-import { pathId } from "../lib/validation";
+import { idOrNotFound, pathId } from "../lib/validation";
 import {
   ActionObject,
   ActionWithCallsObject,
@@ -12,6 +19,9 @@ import {
 } from "../schemas/actions";
 import { errorResponses } from "../schemas/errors";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
+
+/** The path id as the domain takes it, or the action's 404 (spec: another business's id is the same 404). */
+const actionId = (text: string) => idOrNotFound(text, actionNotFound);
 
 const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });
 const byId = { params: z.object({ id: pathId }) };
@@ -82,20 +92,19 @@ export const actions = createPartnerRouter()
     c.json(await createAction(outboundPolicy(c.env), database(c.env.DB), c.var.principal, c.req.valid("json")), 201),
   )
   .openapi(getRoute, async (c) =>
-    c.json(await getAction(database(c.env.DB), c.var.principal.business.id, c.req.valid("param").id), 200),
+    c.json(await getAction(database(c.env.DB), c.var.principal.business.id, actionId(c.req.valid("param").id)), 200),
   )
   .openapi(patchRoute, async (c) => {
-    const { id } = c.req.valid("param");
     const action = await patchAction(
       outboundPolicy(c.env),
       database(c.env.DB),
       c.var.principal.business.id,
-      id,
+      actionId(c.req.valid("param").id),
       c.req.valid("json"),
     );
     return c.json(action, 200);
   })
   .openapi(deleteRoute, async (c) => {
-    await deleteAction(database(c.env.DB), c.var.principal.business.id, c.req.valid("param").id);
+    await deleteAction(database(c.env.DB), c.var.principal.business.id, actionId(c.req.valid("param").id));
     return c.body(null, 204);
   });

@@ -4,16 +4,20 @@ import {
   createIntake,
   deleteIntake,
   getIntake,
+  intakeNotFound,
   listIntakes,
   listResponses,
   MAX_INTAKES_PER_BUSINESS,
   patchIntake,
   RESPONSES_PER_PAGE,
 } from "../domain/intakes/registration";
-import { pathId, rejectInvalidNamingField } from "../lib/validation";
+import { idOrNotFound, pathId, rejectInvalidNamingField } from "../lib/validation";
 import { errorResponses } from "../schemas/errors";
 import { CreateIntakeBody, IntakeObject, PatchIntakeBody, ResponsesPage, ResponsesQuery } from "../schemas/intakes";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
+
+/** The path id as the domain takes it, or the intake's 404. */
+const intakeId = (text: string) => idOrNotFound(text, intakeNotFound);
 
 const intake = { "application/json": { schema: IntakeObject } };
 const params = z.object({ id: pathId });
@@ -102,13 +106,13 @@ export const intakes = createPartnerRouter()
   )
   .openapi(
     getRoute,
-    async (c) => c.json(await getIntake(database(c.env.DB), c.var.principal, c.req.valid("param").id), 200),
+    async (c) => c.json(await getIntake(database(c.env.DB), c.var.principal, intakeId(c.req.valid("param").id)), 200),
     rejectInvalidNamingField,
   )
   .openapi(
     patchRoute,
     async (c) => {
-      const { id } = c.req.valid("param");
+      const id = intakeId(c.req.valid("param").id);
       return c.json(await patchIntake(database(c.env.DB), c.var.principal, id, c.req.valid("json")), 200);
     },
     rejectInvalidNamingField,
@@ -116,7 +120,7 @@ export const intakes = createPartnerRouter()
   .openapi(
     deleteRoute,
     async (c) => {
-      await deleteIntake(database(c.env.DB), c.var.principal, c.req.valid("param").id);
+      await deleteIntake(database(c.env.DB), c.var.principal, intakeId(c.req.valid("param").id));
       return c.body(null, 204);
     },
     rejectInvalidNamingField,
@@ -124,7 +128,7 @@ export const intakes = createPartnerRouter()
   .openapi(
     responsesRoute,
     async (c) => {
-      const { id } = c.req.valid("param");
+      const id = intakeId(c.req.valid("param").id);
       const { before } = c.req.valid("query");
       return c.json(await listResponses(database(c.env.DB), c.var.principal, id, before), 200);
     },

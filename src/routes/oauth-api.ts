@@ -2,7 +2,8 @@ import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { database } from "../db/client";
 import { parseClientMetadata, registerClient } from "../domain/oauth/clients";
-import { revocationRequest, tokenRequest } from "../domain/oauth/tokens";
+import { revocationRequest } from "../domain/oauth/revocation";
+import { tokenRequest } from "../domain/oauth/tokens";
 import { invalidRequest, OAuthError } from "../lib/oauth-errors";
 import { doNotStore, respondToOAuthError } from "../middleware/error-responses";
 

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { EVENT_NAMES } from "../domain/platform/event-catalog";
-import { createEndpoint, deleteEndpoint, listEndpoints } from "../domain/webhooks/endpoints";
+import { createEndpoint, deleteEndpoint, endpointNotFound, listEndpoints } from "../domain/webhooks/endpoints";
 import { outboundPolicy } from "../lib/outbound";
-import { pathId } from "../lib/validation";
+import { idOrNotFound, pathId } from "../lib/validation";
 import { errorResponses } from "../schemas/errors";
 import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookEndpointObject } from "../schemas/webhooks";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
@@ -60,6 +60,10 @@ export const webhooks = createPartnerRouter()
     );
   })
   .openapi(deleteRoute, async (c) => {
-    await deleteEndpoint(database(c.env.DB), c.var.principal.business.id, c.req.valid("param").id);
+    await deleteEndpoint(
+      database(c.env.DB),
+      c.var.principal.business.id,
+      idOrNotFound(c.req.valid("param").id, endpointNotFound),
+    );
     return c.body(null, 204);
   });

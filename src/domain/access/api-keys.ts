@@ -5,11 +5,10 @@ import { apiKeys, intakes } from "../../db/schema";
 import { forbidden, notFound } from "../../lib/errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
-import { numericId } from "../../lib/validation";
 import sharedConstants from "../../shared-constants.json";
 import { API_KEY_PREFIX } from "./principals";
 
-const apiKeyNotFound = () => notFound("No API key with that id exists for this business.");
+export const apiKeyNotFound = () => notFound("No API key with that id exists for this business.");
 
 /**
  * The owner revokes an API key (spec: Authentication, "A missing, malformed or revoked key returns 401";
@@ -19,9 +18,7 @@ const apiKeyNotFound = () => notFound("No API key with that id exists for this b
  * switch on an intake of a revoked key). A key of another business, or an id that is not one, is a 404.
  * Answers the key's id, when it was revoked and how many intakes this call switched off.
  */
-export async function revokeApiKey(db: Database, businessId: string, apiKeyId: string | number) {
-  const id = numericId(String(apiKeyId));
-  if (id === undefined) throw apiKeyNotFound();
+export async function revokeApiKey(db: Database, businessId: string, id: number) {
   const now = isoNow();
   const [revoked, switchedOff] = await db.batch([
     db

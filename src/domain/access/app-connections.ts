@@ -3,7 +3,6 @@ import type { Database } from "../../db/client";
 import { intakes, oauthClients, oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
-import { numericId } from "../../lib/validation";
 
 export type AppConnection = {
   id: number;
@@ -33,7 +32,7 @@ export async function listConnections(db: Database, businessId: string): Promise
     .orderBy(desc(oauthGrants.id));
 }
 
-const connectionNotFound = () => notFound("No connected app with that id exists for this business.");
+export const connectionNotFound = () => notFound("No connected app with that id exists for this business.");
 
 /**
  * The owner disconnects an app (spec: Partner sign-in, "its tokens stop working at once and its intakes are
@@ -45,14 +44,7 @@ const connectionNotFound = () => notFound("No connected app with that id exists 
  * another business changes nothing (404). Disconnecting twice keeps the first time.
  * Answers the connection's id, when it was disconnected and how many intakes this call switched off.
  */
-export async function disconnectApp(
-  db: Database,
-  businessId: string,
-  grantId: string | number,
-  now: EpochMs = Date.now(),
-) {
-  const id = numericId(String(grantId));
-  if (id === undefined) throw connectionNotFound();
+export async function disconnectApp(db: Database, businessId: string, id: number, now: EpochMs = Date.now()) {
   const at = iso(now);
   const ofThisBusiness = sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${id} and ${oauthGrants.businessId} = ${businessId})`;
   const [disconnected, , , switchedOff] = await db.batch([

@@ -5,7 +5,7 @@ import { ApiError, unauthorized } from "../../lib/errors";
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import sharedConstants from "../../shared-constants.json";
-import { ACCESS_TOKEN_PATTERN } from "../oauth/tokens";
+import { ACCESS_TOKEN_PATTERN } from "../oauth/token-format";
 import type { Business } from "./businesses";
 
 /**

@@ -7,7 +7,6 @@ import { forbidden, invalid, notFound } from "../../lib/errors";
 import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
 import { randomToken } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
-import { numericId } from "../../lib/validation";
 import { type Principal, principalRef } from "../access/principals";
 import { actionsRunOn, type Channel } from "../secretary/channels";
 
@@ -54,7 +53,7 @@ export function toCallObject(call: ActionCall) {
   };
 }
 
-const actionNotFound = () => notFound("No action with that id exists for this business.");
+export const actionNotFound = () => notFound("No action with that id exists for this business.");
 
 export async function createAction(
   policy: AddressPolicy,
@@ -102,17 +101,14 @@ export async function listActions(db: Database, businessId: string) {
 
 const ofBusiness = (businessId: string, id: number) => and(eq(actions.id, id), eq(actions.businessId, businessId));
 
-export async function findAction(db: Database, businessId: string, actionId: string | number) {
-  const id = numericId(String(actionId));
-  const action = id === undefined ? undefined : await db.select().from(actions).where(ofBusiness(businessId, id)).get();
+export async function findAction(db: Database, businessId: string, id: number) {
+  const action = await db.select().from(actions).where(ofBusiness(businessId, id)).get();
   if (!action) throw actionNotFound();
   return action;
 }
 
 /** The action and its 10 most recent calls, in one round trip. */
-export async function getAction(db: Database, businessId: string, actionId: string) {
-  const id = numericId(actionId);
-  if (id === undefined) throw actionNotFound();
+export async function getAction(db: Database, businessId: string, id: number) {
   const [found, calls] = await db.batch([
     db.select().from(actions).where(ofBusiness(businessId, id)),
     db
@@ -134,7 +130,7 @@ export async function patchAction(
   policy: AddressPolicy,
   db: Database,
   businessId: string,
-  actionId: string,
+  actionId: number,
   input: { title?: string; description?: string; url?: string; parameters?: ActionParameters },
 ) {
   const action = await findAction(db, businessId, actionId);
@@ -158,10 +154,8 @@ export async function patchAction(
   return toActionObject(updated);
 }
 
-export async function deleteAction(db: Database, businessId: string, actionId: string) {
-  const id = numericId(actionId);
-  const deleted =
-    id === undefined ? [] : await db.delete(actions).where(ofBusiness(businessId, id)).returning({ id: actions.id });
+export async function deleteAction(db: Database, businessId: string, id: number) {
+  const deleted = await db.delete(actions).where(ofBusiness(businessId, id)).returning({ id: actions.id });
   if (deleted.length === 0) throw actionNotFound();
 }
 

@@ -5,7 +5,6 @@ import { insertWithinLimit } from "../../db/insert-within-limit";
 import { type Answer, type IntakeContent, type IntakeField, intakeResponses, intakes } from "../../db/schema";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
-import { numericId } from "../../lib/validation";
 import type {
   CreateIntakeInput,
   IntakeFieldInput,
@@ -83,10 +82,9 @@ export const intakeNotFound = () => notFound("No intake with that id exists for 
 
 const ownedIntake = (principal: Principal, id: number) => and(eq(intakes.id, id), ownedBy(principal));
 
-/** The intake `intakeId` (as the path gives it) of the principal, or the 404. */
-export async function findOwnedIntake(db: Database, principal: Principal, intakeId: string | number) {
-  const id = numericId(String(intakeId));
-  const row = id === undefined ? undefined : await db.select().from(intakes).where(ownedIntake(principal, id)).get();
+/** The intake `id` of the principal, or the 404. */
+export async function findOwnedIntake(db: Database, principal: Principal, id: number) {
+  const row = await db.select().from(intakes).where(ownedIntake(principal, id)).get();
   if (!row) throw intakeNotFound();
   return row;
 }
@@ -139,7 +137,7 @@ export async function listIntakes(db: Database, principal: Principal) {
   return rows.map(toIntakeObject);
 }
 
-export async function getIntake(db: Database, principal: Principal, intakeId: string | number) {
+export async function getIntake(db: Database, principal: Principal, intakeId: number) {
   return toIntakeObject(await findOwnedIntake(db, principal, intakeId));
 }
 
@@ -155,12 +153,7 @@ const PATCH_ATTEMPTS = 3;
  * The write is guarded by the version it was computed from (`WHERE version = <read>`): if a concurrent PATCH got in
  * between, the comparison is made again against what that one stored.
  */
-export async function patchIntake(
-  db: Database,
-  principal: Principal,
-  intakeId: string | number,
-  input: PatchIntakeInput,
-) {
+export async function patchIntake(db: Database, principal: Principal, intakeId: number, input: PatchIntakeInput) {
   for (let attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
     const row = await findOwnedIntake(db, principal, intakeId);
     if (input.name !== undefined && input.name !== row.name) {
@@ -192,10 +185,8 @@ export async function patchIntake(
 }
 
 /** Spec, Intakes: `DELETE /intakes/{id}` removes the intake and, by the foreign key's cascade, its responses. */
-export async function deleteIntake(db: Database, principal: Principal, intakeId: string | number) {
-  const id = numericId(String(intakeId));
-  const deleted =
-    id === undefined ? [] : await db.delete(intakes).where(ownedIntake(principal, id)).returning({ id: intakes.id });
+export async function deleteIntake(db: Database, principal: Principal, id: number) {
+  const deleted = await db.delete(intakes).where(ownedIntake(principal, id)).returning({ id: intakes.id });
   if (deleted.length === 0) throw intakeNotFound();
 }
 
@@ -226,11 +217,9 @@ export function responsesPage(db: Database, principal: Principal, intakeId: numb
 export async function listResponses(
   db: Database,
   principal: Principal,
-  intakeId: string | number,
+  id: number,
   before?: number,
 ): Promise<{ data: IntakeResponseObject[]; next_before: number | null }> {
-  const id = numericId(String(intakeId));
-  if (id === undefined) throw intakeNotFound();
   const [owned, rows] = await db.batch([
     db.select({ id: intakes.id }).from(intakes).where(ownedIntake(principal, id)),
     responsesPage(db, principal, id, before),

@@ -7,132 +7,23 @@ import { isGuardAbort } from "../../db/errors";
 import { oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
 import { invalidClient, invalidGrant, invalidRequest, invalidScope, OAuthError } from "../../lib/oauth-errors";
-import { CODE_VERIFIER_PATTERN, readParameter } from "../../lib/oauth-parameters";
+import { CODE_VERIFIER_PATTERN, optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
 import { randomToken, secretsEqual, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
-import { findClient, type OAuthClient } from "./clients";
+import { authenticateClient } from "./client-authentication";
+import type { OAuthClient } from "./clients";
+import { revokeTokensOfGrant } from "./revocation";
+import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, TOKEN_PATTERN } from "./token-format";
 
 /** Spec: OAuth client, tokens and codes: "access token: valid 1 hour (expires_in 3600)". */
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 3600;
 /** Spec: "refresh token: valid 90 days; rotated on every use". Each rotation starts a new 90 days. */
 export const REFRESH_TOKEN_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000;
 
-/**
- * Access and refresh tokens: a prefix + 32 random bytes in base64url. The prefixes differ from the API key's
- * (`sk_live_`) and from each other, so that a credential is recognised by its shape before any query, API keys
- * and tokens never share a lookup, and a refresh token is never taken for an access token.
- */
-export const ACCESS_TOKEN_PREFIX = "at_live_";
-export const REFRESH_TOKEN_PREFIX = "rt_live_";
-export const ACCESS_TOKEN_PATTERN = /^at_live_[A-Za-z0-9_-]{43}$/;
-const TOKEN_PATTERN = /^(?:at|rt)_live_[A-Za-z0-9_-]{43}$/;
 const CODE_PATTERN = /^ac_[A-Za-z0-9_-]{43}$/;
 
 const plusSeconds = (now: EpochMs, seconds: number) => iso(now + seconds * 1000);
-
-/** A request parameter that may be absent; `invalid_request` when repeated (RFC 6749 §3.2). */
-function optional(form: URLSearchParams, name: string): string | undefined {
-  const parameter = readParameter(form, name);
-  if (parameter.repeated) throw invalidRequest(`The parameter ${name} is repeated.`);
-  return parameter.value;
-}
-
-function required(form: URLSearchParams, name: string): string {
-  const value = optional(form, name);
-  if (value === undefined) throw invalidRequest(`The parameter ${name} is required.`);
-  return value;
-}
-
-// --- Client authentication (RFC 6749 §2.3) -------------------------------------------------------------------
-
-type PresentedCredentials = {
-  method: OAuthClient["tokenEndpointAuthMethod"];
-  clientId: string;
-  secret: string | undefined;
-};
-
-/** RFC 6749 §2.3.1: the id and secret inside Basic are each application/x-www-form-urlencoded first. */
-function formDecode(value: string): string {
-  try {
-    return decodeURIComponent(value.replace(/\+/g, " "));
-  } catch {
-    throw invalidClient("The Basic credentials are not form-urlencoded (RFC 6749 §2.3.1).");
-  }
-}
-
-function basicCredentials(authorization: string): { clientId: string; secret: string } {
-  const match = /^Basic +([A-Za-z0-9+/]+={0,2})$/i.exec(authorization.trim());
-  let decoded: string | undefined;
-  try {
-    decoded = match?.[1] ? atob(match[1]) : undefined;
-  } catch {
-    decoded = undefined;
-  }
-  const colon = decoded?.indexOf(":") ?? -1;
-  if (decoded === undefined || colon < 0) {
-    throw invalidClient("The Authorization header must be Basic with base64(client_id:client_secret).");
-  }
-  return { clientId: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
-}
-
-/** What the request presents: Basic, secret in the body, or only a client_id (a public client). */
-function presentedCredentials(authorization: string | undefined, form: URLSearchParams): PresentedCredentials {
-  const bodyId = optional(form, "client_id");
-  const bodySecret = optional(form, "client_secret");
-  if (authorization !== undefined && /^Basic\b/i.test(authorization.trim())) {
-    // RFC 6749 §2.3: "The client MUST NOT use more than one authentication method in each request."
-    if (bodySecret !== undefined) {
-      throw invalidRequest("Send the client secret either in the Authorization header or in the body, not both.");
-    }
-    const basic = basicCredentials(authorization);
-    if (bodyId !== undefined && bodyId !== basic.clientId) {
-      throw invalidRequest("The client_id in the body differs from the one in the Authorization header.");
-    }
-    return { method: "client_secret_basic", clientId: basic.clientId, secret: basic.secret };
-  }
-  if (bodyId === undefined) {
-    throw invalidClient("The client is not identified: send client_id, and the client's secret if it has one.");
-  }
-  if (bodySecret !== undefined) return { method: "client_secret_post", clientId: bodyId, secret: bodySecret };
-  return { method: "none", clientId: bodyId, secret: undefined };
-}
-
-/**
- * Authenticates the client of a token or revocation request (RFC 6749 §2.3, §3.2.1) by the method it registered
- * (RFC 7591 §2, `token_endpoint_auth_method`): a confidential client must present its secret that way, and a
- * public client (`none`) must not present a secret at all. The secret is compared as SHA-256 hashes in constant
- * time. Every failure is the same `invalid_client` (401), whose sentence says what was expected but never whether
- * a secret was close.
- */
-export async function authenticateClient(
-  db: Database,
-  authorization: string | undefined,
-  form: URLSearchParams,
-): Promise<OAuthClient> {
-  const presented = presentedCredentials(authorization, form);
-  const client = await findClient(db, presented.clientId);
-  if (!client) throw invalidClient("No client is registered with this client_id.");
-  if (client.tokenEndpointAuthMethod !== presented.method) {
-    throw invalidClient(
-      client.tokenEndpointAuthMethod === "none"
-        ? "This client is public (token_endpoint_auth_method none): it must send its client_id and no secret."
-        : `This client authenticates with ${client.tokenEndpointAuthMethod}: ${
-            client.tokenEndpointAuthMethod === "client_secret_basic"
-              ? "send client_id and client_secret in the Authorization: Basic header."
-              : "send client_id and client_secret in the form body."
-          }`,
-    );
-  }
-  if (presented.method !== "none") {
-    const matches =
-      client.secretHash !== null &&
-      presented.secret !== undefined &&
-      secretsEqual(sha256Hex(presented.secret), client.secretHash);
-    if (!matches) throw invalidClient("The client secret is not correct.");
-  }
-  return client;
-}
 
 // --- Issuing --------------------------------------------------------------------------------------------------
 
@@ -168,13 +59,6 @@ function tokenPair(db: Database, grantId: number | SQL, codeHash: string | SQL |
   };
   return { statements, response };
 }
-
-/** Every live token of a connection, revoked (reuse detection, revocation, disconnection). */
-export const revokeTokensOfGrant = (db: Database, grantId: number | SQL, now: EpochMs) =>
-  db
-    .update(oauthTokens)
-    .set({ revokedAt: iso(now) })
-    .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)));
 
 /** The batch's previous statement changed exactly one row (SQLite's `changes()`), or the batch aborts. */
 const previousStatementChangedOneRow = (db: Database) => guard(db, sql`changes() = 1`);
@@ -215,9 +99,9 @@ export async function exchangeAuthorizationCode(
   form: URLSearchParams,
   now: EpochMs = Date.now(),
 ): Promise<TokenResponse> {
-  const code = required(form, "code");
-  const redirectUri = required(form, "redirect_uri");
-  const verifier = optional(form, "code_verifier");
+  const code = requiredParameter(form, "code");
+  const redirectUri = requiredParameter(form, "redirect_uri");
+  const verifier = optionalParameter(form, "code_verifier");
   if (verifier === undefined) throw invalidRequest("The parameter code_verifier is required: PKCE is mandatory.");
   if (!CODE_VERIFIER_PATTERN.test(verifier)) {
     throw invalidRequest("The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).");
@@ -286,9 +170,9 @@ export async function refreshTokens(
   form: URLSearchParams,
   now: EpochMs = Date.now(),
 ): Promise<TokenResponse> {
-  const refreshToken = required(form, "refresh_token");
+  const refreshToken = requiredParameter(form, "refresh_token");
   // RFC 6749 §6: a scope, when sent, must not exceed the original grant's; there is only "api".
-  const scope = optional(form, "scope");
+  const scope = optionalParameter(form, "scope");
   if (scope?.split(" ").some((value) => value !== API_SCOPE)) {
     throw invalidScope(`The only scope is "${API_SCOPE}".`);
   }
@@ -337,34 +221,6 @@ export async function refreshTokens(
   return response;
 }
 
-/**
- * Revocation (RFC 7009 §2.1; spec: OAuth artefacts, "both tokens ... token posted to the revocation endpoint →
- * stop working at once"): either token of the authenticated client revokes every token of its connection, access
- * and refresh alike. The connection stays, with its intakes: only the owner's disconnection switches those off.
- * An unknown token, or one of another client, changes nothing and gets the same answer (RFC 7009 §2.2: "invalid
- * tokens do not cause an error response"), so that the endpoint tells nobody whether a token exists.
- */
-export async function revocationRequest(
-  db: Database,
-  authorization: string | undefined,
-  form: URLSearchParams,
-  now: EpochMs = Date.now(),
-): Promise<void> {
-  const token = required(form, "token");
-  const client = await authenticateClient(db, authorization, form);
-  // RFC 7009 §2.1: token_type_hint is only a hint; both kinds are found by the same lookup.
-  optional(form, "token_type_hint");
-  if (!TOKEN_PATTERN.test(token)) return;
-  const row = await db
-    .select({ grantId: oauthTokens.grantId, clientId: oauthGrants.clientId })
-    .from(oauthTokens)
-    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-    .where(eq(oauthTokens.tokenHash, sha256Hex(token)))
-    .get();
-  if (!row || row.clientId !== client.id) return;
-  await revokeTokensOfGrant(db, row.grantId, now);
-}
-
 /** Dispatches a token request by `grant_type` (RFC 6749 §4.1.3, §6; `unsupported_grant_type` otherwise). */
 export async function tokenRequest(
   db: Database,
@@ -372,7 +228,7 @@ export async function tokenRequest(
   form: URLSearchParams,
   now: EpochMs = Date.now(),
 ): Promise<TokenResponse> {
-  const grantType = required(form, "grant_type");
+  const grantType = requiredParameter(form, "grant_type");
   const client = await authenticateClient(db, authorization, form);
   if (grantType === "authorization_code") return exchangeAuthorizationCode(db, client, form, now);
   if (grantType === "refresh_token") return refreshTokens(db, client, form, now);

@@ -6,7 +6,6 @@ import { forbidden, notFound } from "../../lib/errors";
 import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
 import { randomToken } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
-import { numericId } from "../../lib/validation";
 import { type Principal, principalRef } from "../access/principals";
 import { ALL_EVENTS } from "../platform/event-catalog";
 
@@ -71,15 +70,13 @@ export async function listEndpoints(db: Database, businessId: string) {
 }
 
 /** An endpoint of another business, or an id that is not one, is the same 404 as one that does not exist. */
-const endpointNotFound = () => notFound("No webhook endpoint with that id exists for this business.");
+export const endpointNotFound = () => notFound("No webhook endpoint with that id exists for this business.");
 
 const ofBusiness = (businessId: string, id: number) =>
   and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId));
 
 /** Deleting an endpoint deletes its pending deliveries with it (cascade): the consumer then finds nothing to send. */
-export async function deleteEndpoint(db: Database, businessId: string, endpointId: string | number) {
-  const id = numericId(String(endpointId));
-  if (id === undefined) throw endpointNotFound();
+export async function deleteEndpoint(db: Database, businessId: string, id: number) {
   const deleted = await db
     .delete(webhookEndpoints)
     .where(ofBusiness(businessId, id))
@@ -87,10 +84,8 @@ export async function deleteEndpoint(db: Database, businessId: string, endpointI
   if (deleted.length === 0) throw endpointNotFound();
 }
 
-export async function findEndpoint(db: Database, businessId: string, endpointId: string | number) {
-  const id = numericId(String(endpointId));
-  const endpoint =
-    id === undefined ? undefined : await db.select().from(webhookEndpoints).where(ofBusiness(businessId, id)).get();
+export async function findEndpoint(db: Database, businessId: string, id: number) {
+  const endpoint = await db.select().from(webhookEndpoints).where(ofBusiness(businessId, id)).get();
   if (!endpoint) throw endpointNotFound();
   return endpoint;
 }

@@ -111,7 +111,7 @@ export async function enqueueDeliveries(env: Env, db: Database, deliveryIds: num
       await sendDeliveries(env, ids);
       await markEnqueued(db, ids, Date.now());
     } catch (error) {
-      console.error(
+      console.warn(
         JSON.stringify({
           level: "warn",
           message: "enqueue failed; the outbox sweep will retry",

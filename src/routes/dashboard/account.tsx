@@ -1,8 +1,9 @@
 import { Hono } from "hono";
 import { database } from "../../db/client";
-import { createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/access/api-keys";
-import { disconnectApp, listConnections } from "../../domain/access/app-connections";
+import { apiKeyNotFound, createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/access/api-keys";
+import { connectionNotFound, disconnectApp, listConnections } from "../../domain/access/app-connections";
 import { planRefusal } from "../../domain/access/businesses";
+import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Csrf, Layout, Tag } from "./layout";
@@ -54,7 +55,7 @@ export const account = new Hono<DashboardEnv>()
     );
   })
   .post("/keys/:id/revoke", async (c) => {
-    await revokeApiKey(database(c.env.DB), c.var.session.business.id, c.req.param("id"));
+    await revokeApiKey(database(c.env.DB), c.var.session.business.id, idOrNotFound(c.req.param("id"), apiKeyNotFound));
     return c.redirect("/dashboard/keys", 303);
   })
   .get("/apps", async (c) => {
@@ -95,7 +96,11 @@ export const account = new Hono<DashboardEnv>()
     );
   })
   .post("/apps/:id/disconnect", async (c) => {
-    await disconnectApp(database(c.env.DB), c.var.session.business.id, c.req.param("id"));
+    await disconnectApp(
+      database(c.env.DB),
+      c.var.session.business.id,
+      idOrNotFound(c.req.param("id"), connectionNotFound),
+    );
     return c.redirect("/dashboard/apps", 303);
   });
 

@@ -1,12 +1,16 @@
+import type { Context } from "hono";
 import { Hono } from "hono";
 import { database } from "../../db/client";
 import { testAction } from "../../domain/actions/calls";
-import { getAction, listActions, switchAction } from "../../domain/actions/registration";
+import { actionNotFound, getAction, listActions, switchAction } from "../../domain/actions/registration";
 import { outboundPolicy } from "../../lib/outbound";
-import { numericId } from "../../lib/validation";
+import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Csrf, Layout, OnOff } from "./layout";
+
+/** The page's id as the domain takes it, or the 404 page. */
+const actionId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", actionNotFound);
 
 type Detail = Awaited<ReturnType<typeof getAction>>;
 type Tested = Awaited<ReturnType<typeof testAction>>;
@@ -37,12 +41,13 @@ export const actionPages = new Hono<DashboardEnv>()
     );
   })
   .get("/actions/:id", async (c) => {
-    const action = await getAction(database(c.env.DB), c.var.session.business.id, c.req.param("id"));
+    const action = await getAction(database(c.env.DB), c.var.session.business.id, actionId(c));
     return renderPage(c, 200, <ActionPage session={c.var.session} action={action} />);
   })
   .post("/actions/:id/test", async (c) => {
     const db = database(c.env.DB);
     const { business } = c.var.session;
+    const id = actionId(c);
     const body = await c.req.parseBody();
     let sample: Record<string, unknown> = {};
     let problem: string | undefined;
@@ -53,10 +58,8 @@ export const actionPages = new Hono<DashboardEnv>()
     } catch {
       problem = 'The sample arguments must be a JSON object, such as {"date": "2026-12-24"}.';
     }
-    const tested = problem
-      ? undefined
-      : await testAction(outboundPolicy(c.env), db, business, numericId(c.req.param("id")) ?? 0, sample);
-    const action = await getAction(db, business.id, c.req.param("id"));
+    const tested = problem ? undefined : await testAction(outboundPolicy(c.env), db, business, id, sample);
+    const action = await getAction(db, business.id, id);
     return renderPage(
       c,
       problem ? 400 : 200,
@@ -64,7 +67,7 @@ export const actionPages = new Hono<DashboardEnv>()
     );
   })
   .post("/actions/:id/:switch{on|off}", async (c) => {
-    const id = numericId(c.req.param("id")) ?? 0;
+    const id = actionId(c);
     await switchAction(database(c.env.DB), c.var.session.business.id, id, c.req.param("switch") === "on");
     return c.redirect(`/dashboard/actions/${id}`, 303);
   });

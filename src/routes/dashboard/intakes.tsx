@@ -1,11 +1,15 @@
+import type { Context } from "hono";
 import { Hono } from "hono";
 import { database } from "../../db/client";
 import { type ApprovalSummary, approvalSummary, switchIntakeOff, switchIntakeOn } from "../../domain/intakes/approval";
-import { latestResponses, listBusinessIntakes } from "../../domain/intakes/registration";
-import { numericId } from "../../lib/validation";
+import { intakeNotFound, latestResponses, listBusinessIntakes } from "../../domain/intakes/registration";
+import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout, OnOff } from "./layout";
+
+/** The page's id as the domain takes it, or the 404 page. */
+const intakeId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", intakeNotFound);
 
 const IDENTITY_NAMES = {
   full_name: "full name",
@@ -45,19 +49,19 @@ export const intakePages = new Hono<DashboardEnv>()
   .get("/intakes/:id", async (c) => {
     const db = database(c.env.DB);
     const { business } = c.var.session;
-    const summary = await approvalSummary(db, business.id, c.req.param("id"));
+    const summary = await approvalSummary(db, business.id, intakeId(c));
     const responses = await latestResponses(db, business.id, summary.intake.id);
     return renderPage(c, 200, <IntakePage session={c.var.session} summary={summary} responses={responses} />);
   })
   .post("/intakes/:id/on", async (c) => {
     const body = await c.req.parseBody();
-    const id = numericId(c.req.param("id")) ?? 0;
+    const id = intakeId(c);
     // The version the owner reviewed: a PATCH that landed meanwhile is refused, not approved unseen.
     await switchIntakeOn(database(c.env.DB), c.var.session.business.id, id, { version: Number(body.version) });
     return c.redirect(`/dashboard/intakes/${id}`, 303);
   })
   .post("/intakes/:id/off", async (c) => {
-    const id = numericId(c.req.param("id")) ?? 0;
+    const id = intakeId(c);
     await switchIntakeOff(database(c.env.DB), c.var.session.business.id, id);
     return c.redirect(`/dashboard/intakes/${id}`, 303);
   });

@@ -1,8 +1,9 @@
 import { Hono } from "hono";
 import { database } from "../../db/client";
 import { endpointHistory } from "../../domain/webhooks/deliveries";
-import { findEndpoint, listEndpoints } from "../../domain/webhooks/endpoints";
+import { endpointNotFound, findEndpoint, listEndpoints } from "../../domain/webhooks/endpoints";
 import { sendPing } from "../../domain/webhooks/events";
+import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout, Tag } from "./layout";
@@ -34,7 +35,7 @@ export const webhookPages = new Hono<DashboardEnv>()
   .get("/webhooks/:id", async (c) => {
     const db = database(c.env.DB);
     const session = c.var.session;
-    const endpoint = await findEndpoint(db, session.business.id, c.req.param("id"));
+    const endpoint = await findEndpoint(db, session.business.id, idOrNotFound(c.req.param("id"), endpointNotFound));
     const history = await endpointHistory(db, session.business.id, endpoint.id);
     return renderPage(
       c,
@@ -77,7 +78,11 @@ export const webhookPages = new Hono<DashboardEnv>()
     );
   })
   .post("/webhooks/:id/ping", async (c) => {
-    const endpoint = await findEndpoint(database(c.env.DB), c.var.session.business.id, c.req.param("id"));
+    const endpoint = await findEndpoint(
+      database(c.env.DB),
+      c.var.session.business.id,
+      idOrNotFound(c.req.param("id"), endpointNotFound),
+    );
     await sendPing(c.env, database(c.env.DB), c.var.session.business, endpoint.id);
     return c.redirect(`/dashboard/webhooks/${endpoint.id}`, 303);
   });

@@ -1,0 +1,95 @@
+import type { Database } from "../../db/client";
+import { invalidClient, invalidRequest } from "../../lib/oauth-errors";
+import { optionalParameter } from "../../lib/oauth-parameters";
+import { secretsEqual, sha256Hex } from "../../lib/secrets";
+import { findClient, type OAuthClient } from "./clients";
+
+/** Client authentication at the token and revocation endpoints (RFC 6749 §2.3, §3.2.1). */
+
+type PresentedCredentials = {
+  method: OAuthClient["tokenEndpointAuthMethod"];
+  clientId: string;
+  secret: string | undefined;
+};
+
+/** RFC 6749 §2.3.1: the id and secret inside Basic are each application/x-www-form-urlencoded first. */
+function formDecode(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, " "));
+  } catch {
+    throw invalidClient("The Basic credentials are not form-urlencoded (RFC 6749 §2.3.1).");
+  }
+}
+
+function basicCredentials(authorization: string): { clientId: string; secret: string } {
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2})$/i.exec(authorization.trim());
+  let decoded: string | undefined;
+  try {
+    decoded = match?.[1] ? atob(match[1]) : undefined;
+  } catch {
+    decoded = undefined;
+  }
+  const colon = decoded?.indexOf(":") ?? -1;
+  if (decoded === undefined || colon < 0) {
+    throw invalidClient("The Authorization header must be Basic with base64(client_id:client_secret).");
+  }
+  return { clientId: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+}
+
+/** What the request presents: Basic, secret in the body, or only a client_id (a public client). */
+function presentedCredentials(authorization: string | undefined, form: URLSearchParams): PresentedCredentials {
+  const bodyId = optionalParameter(form, "client_id");
+  const bodySecret = optionalParameter(form, "client_secret");
+  if (authorization !== undefined && /^Basic\b/i.test(authorization.trim())) {
+    // RFC 6749 §2.3: "The client MUST NOT use more than one authentication method in each request."
+    if (bodySecret !== undefined) {
+      throw invalidRequest("Send the client secret either in the Authorization header or in the body, not both.");
+    }
+    const basic = basicCredentials(authorization);
+    if (bodyId !== undefined && bodyId !== basic.clientId) {
+      throw invalidRequest("The client_id in the body differs from the one in the Authorization header.");
+    }
+    return { method: "client_secret_basic", clientId: basic.clientId, secret: basic.secret };
+  }
+  if (bodyId === undefined) {
+    throw invalidClient("The client is not identified: send client_id, and the client's secret if it has one.");
+  }
+  if (bodySecret !== undefined) return { method: "client_secret_post", clientId: bodyId, secret: bodySecret };
+  return { method: "none", clientId: bodyId, secret: undefined };
+}
+
+/**
+ * Authenticates the client of a token or revocation request (RFC 6749 §2.3, §3.2.1) by the method it registered
+ * (RFC 7591 §2, `token_endpoint_auth_method`): a confidential client must present its secret that way, and a
+ * public client (`none`) must not present a secret at all. The secret is compared as SHA-256 hashes in constant
+ * time. Every failure is the same `invalid_client` (401), whose sentence says what was expected but never whether
+ * a secret was close.
+ */
+export async function authenticateClient(
+  db: Database,
+  authorization: string | undefined,
+  form: URLSearchParams,
+): Promise<OAuthClient> {
+  const presented = presentedCredentials(authorization, form);
+  const client = await findClient(db, presented.clientId);
+  if (!client) throw invalidClient("No client is registered with this client_id.");
+  if (client.tokenEndpointAuthMethod !== presented.method) {
+    throw invalidClient(
+      client.tokenEndpointAuthMethod === "none"
+        ? "This client is public (token_endpoint_auth_method none): it must send its client_id and no secret."
+        : `This client authenticates with ${client.tokenEndpointAuthMethod}: ${
+            client.tokenEndpointAuthMethod === "client_secret_basic"
+              ? "send client_id and client_secret in the Authorization: Basic header."
+              : "send client_id and client_secret in the form body."
+          }`,
+    );
+  }
+  if (presented.method !== "none") {
+    const matches =
+      client.secretHash !== null &&
+      presented.secret !== undefined &&
+      secretsEqual(sha256Hex(presented.secret), client.secretHash);
+    if (!matches) throw invalidClient("The client secret is not correct.");
+  }
+  return client;
+}
