@@ -1,5 +1,5 @@
 import { database } from "../db/client";
-import { type AttemptOutcome, type ClaimedDelivery, claimDelivery, recordAttempt } from "../domain/webhooks/deliveries";
+import { type AttemptOutcome, claimDelivery, recordAttempt } from "../domain/webhooks/deliveries";
 import type { Env } from "../env";
 import { type OutboundOutcome, type OutboundPolicy, outboundPolicy, signedPost } from "../lib/outbound";
 import type { Clock } from "../lib/time";
