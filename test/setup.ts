@@ -2,7 +2,7 @@ import { applyD1Migrations, env } from "cloudflare:test";
 import { afterEach, beforeEach, expect } from "vitest";
 import { takeServerErrors, watchWorker } from "./helpers/server-errors";
 
-// Storage is isolated per test file: each file starts from the migrated, empty schema.
+// Files share a runtime and its storage (vitest.config.ts): the migrations apply once, and are skipped after that.
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 
 // A 5xx or an uncaught error fails the test it happened in, unless the test names that it expects one.

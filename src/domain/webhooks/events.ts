@@ -9,7 +9,7 @@ import type { Business } from "../access/businesses";
 import { type PrincipalRef, samePrincipal } from "../access/principals";
 import { type EventName, subscribes } from "../platform/event-catalog";
 import { markEnqueued, queueBatches, sendDeliveries } from "./deliveries";
-import { endpointsOf, findEndpoint, type WebhookEndpoint } from "./endpoints";
+import { findEndpoint, type WebhookEndpoint } from "./endpoints";
 
 /** An event about to be emitted. */
 export type EventDraft = {
@@ -121,14 +121,6 @@ export async function enqueueDeliveries(env: Env, db: Database, deliveryIds: num
       );
     }
   }
-}
-
-/** Emits events of a business to its endpoints: read the endpoints, write the outbox, enqueue. */
-export async function emitEvents(env: Env, db: Database, business: Business, drafts: EventDraft[]) {
-  const endpoints = await endpointsOf(db, business.id);
-  const { emitted, deliveryIds } = await writeEvents(db, business, endpoints, drafts);
-  await enqueueDeliveries(env, db, deliveryIds);
-  return emitted;
 }
 
 /** The dashboard's Test button (spec: `ping` `{ message }`): one event, delivered to that endpoint only. */
