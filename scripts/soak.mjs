@@ -10,6 +10,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import bookingSample from "../test/fixtures/booking.json" with { type: "json" };
 import { businessIdFor, DEMO_PASSWORD, hashPassword, newApiKey, seedSql, sqlLiteral } from "./seed.mjs";
 import { offlineEnv, PROJECT_ROOT, runWranglerCaptured, WRANGLER_BIN } from "./wrangler.mjs";
 
@@ -223,26 +224,10 @@ const runtime = (path, body) =>
   });
 
 let nextBookingId = 700_000_000;
-/** @param {number} id */
+/** @param {number} id a new booking, created now, of the sample the tests report too */
 function booking(id) {
-  return {
-    id,
-    status: "confirmed",
-    date: "2026-12-03",
-    time: "15:00",
-    duration_minutes: 30,
-    service: { id: "svc_1", name: "Beard trim", price: "€20" },
-    client: { name: "Noor", email: "noor@example.com", phone: null },
-    payment: { status: "unpaid", amount_paid: 0, agreed_amount: null, currency: "EUR", reference: null },
-    location: null,
-    notes: null,
-    reschedule_count: 0,
-    original_date: null,
-    original_time: null,
-    links: null,
-    conversation_id: null,
-    created_at: new Date().toISOString(),
-  };
+  const { $comment: _, ...sample } = bookingSample;
+  return { ...sample, id, created_at: new Date().toISOString() };
 }
 
 /** A token bucket per kind, so that reports and intake runs come at a steady rate whatever the connections do. */

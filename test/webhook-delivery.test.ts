@@ -15,6 +15,7 @@ import worker from "../src/index";
 import { ANSWER_TIMEOUT_MS } from "../src/queues/deliver-webhooks";
 import { sweepOutbox } from "../src/queues/outbox-sweep";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
+import { bookingObject } from "./helpers/platform";
 import { receiverBox } from "./helpers/receiver";
 import { verifyWebhookSignature } from "./helpers/verify-signature";
 import { attemptsOf, consume, deliveryRow, outboxOnly, subscribe } from "./helpers/webhooks";
@@ -24,27 +25,7 @@ const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
 // their deliveries for lost ones.
 const T0 = Date.parse("2030-01-07T10:00:00.000Z");
 
-function booking(id: number, overrides: Record<string, unknown> = {}) {
-  return {
-    id,
-    status: "confirmed",
-    date: "2026-12-03",
-    time: "15:00",
-    duration_minutes: 30,
-    service: { id: "svc_1", name: "Beard trim", price: "€20" },
-    client: { name: "Noor", email: "noor@example.com", phone: null },
-    payment: { status: "unpaid", amount_paid: 0, agreed_amount: null, currency: "EUR", reference: null },
-    location: null,
-    notes: null,
-    reschedule_count: 0,
-    original_date: null,
-    original_time: null,
-    links: null,
-    conversation_id: "conv_1",
-    created_at: "2026-11-22T09:00:00.000Z",
-    ...overrides,
-  };
-}
+const booking = (id: number) => bookingObject(id, { conversation_id: "conv_1" });
 
 async function report(businessId: string, body: unknown, environment = env) {
   const ctx = createExecutionContext();

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import type { BookingObject } from "../../src/schemas/booking";
+import bookingSample from "../fixtures/booking.json";
 import { call } from "./http";
 
 /**
@@ -7,25 +8,8 @@ import { call } from "./http";
  * top-level members (a nested object such as `payment` is replaced whole).
  */
 export function bookingObject(id: number, overrides: Partial<BookingObject> = {}): BookingObject {
-  return {
-    id,
-    status: "confirmed",
-    date: "2026-12-03",
-    time: "15:00",
-    duration_minutes: 30,
-    service: { id: "svc_1", name: "Beard trim", price: "€20" },
-    client: { name: "Noor", email: "noor@example.com", phone: null },
-    payment: { status: "unpaid", amount_paid: 0, agreed_amount: null, currency: "EUR", reference: null },
-    location: null,
-    notes: null,
-    reschedule_count: 0,
-    original_date: null,
-    original_time: null,
-    links: null,
-    conversation_id: null,
-    created_at: "2026-11-22T09:00:00.000Z",
-    ...overrides,
-  };
+  const { $comment: _, ...sample } = bookingSample;
+  return { ...(sample as Omit<BookingObject, "id">), id, ...overrides };
 }
 
 /**
