@@ -272,7 +272,7 @@ describe("completion checks the intake before anything is sent", async () => {
     };
     const stored = await db.query.intakes.findFirst({ where: (t, { eq: equals }) => equals(t.id, intake.id) });
     run.version = stored?.version ?? 0;
-    const results = await Promise.all(Array.from({ length: 5 }, () => completeRun(env, db, run)));
+    const results = await Promise.all(Array.from({ length: 5 }, () => completeRun(env.WEBHOOK_DELIVERIES, db, run)));
     const ids = new Set(results.map((result) => (result.sent ? result.responseId : null)));
     expect(ids.size).toBe(1);
     expect([...ids][0]).toBeTypeOf("number");

@@ -324,7 +324,7 @@ describe("who receives what", async () => {
   });
 
   it("sends a ping to the one endpoint whose Test button was pressed, and shows it in its history", async () => {
-    const { event, deliveryId } = await sendPing(env, db, business, endpoints.ordersOnly.id);
+    const { event, deliveryId } = await sendPing(env.WEBHOOK_DELIVERIES, db, business, endpoints.ordersOnly.id);
     expect(event?.event).toBe("ping");
     expect(await receiversOf([deliveryId ?? 0])).toEqual(["ordersOnly"]);
     await vi.waitFor(
@@ -354,6 +354,8 @@ describe("who receives what", async () => {
     await expect(endpointHistory(db, other.business.id, endpoints.everything.id)).rejects.toThrow(
       /No webhook endpoint/,
     );
-    await expect(sendPing(env, db, other.business, endpoints.everything.id)).rejects.toThrow(/No webhook endpoint/);
+    await expect(sendPing(env.WEBHOOK_DELIVERIES, db, other.business, endpoints.everything.id)).rejects.toThrow(
+      /No webhook endpoint/,
+    );
   });
 });

@@ -97,7 +97,7 @@ export class IntakeConversation extends DurableObject {
 
   private async complete(run: IntakeRun, now: number) {
     const completedAt = new Date(now).toISOString();
-    const completion = await completeRun(this.env, database(this.env.DB), {
+    const completion = await completeRun(this.env.WEBHOOK_DELIVERIES, database(this.env.DB), {
       runId: run.runId,
       businessId: run.businessId,
       intakeId: run.intakeId,

@@ -24,7 +24,7 @@ export async function sweepOutbox(env: Env, now = Date.now()): Promise<number> {
   for (const chunk of queueBatches(ids)) {
     try {
       await markSwept(db, chunk, now);
-      await sendDeliveries(env, chunk);
+      await sendDeliveries(env.WEBHOOK_DELIVERIES, chunk);
       enqueued += chunk.length;
     } catch (error) {
       console.warn(

@@ -55,7 +55,13 @@ export const knowledge = createPartnerRouter()
   })
   .openapi(putRoute, async (c) => {
     const { key } = c.req.valid("param");
-    const result = await pushKnowledge(c.env, database(c.env.DB), c.var.principal, key, c.req.valid("json"));
+    const result = await pushKnowledge(
+      c.env.BUSINESS_LIMITS,
+      database(c.env.DB),
+      c.var.principal,
+      key,
+      c.req.valid("json"),
+    );
     for (const [name, value] of Object.entries(rateLimitHeaders(result.budget))) c.header(name, value);
     return result.created ? c.json(result.item, 201) : c.json(result.item, 200);
   })

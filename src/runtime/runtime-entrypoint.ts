@@ -28,7 +28,7 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
   reportChange(businessId: string, body: unknown) {
     return settle(() => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
-      return reportChange(this.env, database(this.env.DB), id, body);
+      return reportChange(this.env.WEBHOOK_DELIVERIES, database(this.env.DB), id, body);
     });
   }
 

@@ -3,7 +3,7 @@ import type { Database } from "../../db/client";
 import { isGuardAbort } from "../../db/errors";
 import { type Answer, businesses, intakeResponses, intakes } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
-import type { Env } from "../../env";
+import type { DeliveryQueue } from "../../queues/delivery-message";
 import { endpointsOf } from "../webhooks/endpoints";
 import { enqueueDeliveries, writeEvents } from "../webhooks/events";
 
@@ -31,7 +31,7 @@ const COMPLETION_ATTEMPTS = 3;
  * repeated or concurrent completion of a run stores one response and emits one event, and answers the same.
  * `response_id` in the event is the id of the row inserted earlier in the same batch.
  */
-export async function completeRun(env: Env, db: Database, run: CompletedRun): Promise<Completion> {
+export async function completeRun(queue: DeliveryQueue, db: Database, run: CompletedRun): Promise<Completion> {
   const stillOn = sql`exists (select 1 from ${intakes} where ${intakes.id} = ${run.intakeId} and ${intakes.enabled} = 1 and ${intakes.version} = ${run.version})`;
   const responseOfRun = sql`(select ${intakeResponses.id} from ${intakeResponses} where ${intakeResponses.runId} = ${run.runId})`;
   for (let attempt = 1; ; attempt++) {
@@ -85,7 +85,7 @@ export async function completeRun(env: Env, db: Database, run: CompletedRun): Pr
           }),
         ],
       );
-      await enqueueDeliveries(env, db, written.deliveryIds);
+      await enqueueDeliveries(queue, db, written.deliveryIds);
       // Stored: the next read answers with the response's id.
     } catch (error) {
       // The intake changed, or this run completed, between the read and the write: read again and decide.

@@ -3,7 +3,7 @@ import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { knowledgeItems, ownerKnowledgeSources } from "../../db/schema";
-import type { Env } from "../../env";
+import type { BusinessLimits } from "../../durable-objects/business-limits";
 import { ApiError, forbidden, invalid, notFound, tooManyRequests } from "../../lib/errors";
 import { characterCount } from "../../lib/text";
 import { isoNow } from "../../lib/time";
@@ -12,6 +12,8 @@ import { type Principal, principalRef } from "../access/principals";
 
 /** Spec, Limits: "Knowledge sources: 3 on Pro, 5 on Business, counting PDFs and websites the owner added". */
 export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;
+type BusinessLimitsNamespace = DurableObjectNamespace<BusinessLimits>;
+
 /** Spec, Limits: "Knowledge pushes: 120 per hour per business" (a clock hour: docs/decisions.md). */
 export const PUSHES_PER_HOUR = 120;
 const HOUR_MS = 3_600_000;
@@ -24,8 +26,8 @@ export function toKnowledgeObject(item: KnowledgeItem) {
 }
 
 /** Counts one push against the business's hourly budget, in its BusinessLimits object; 429 beyond it. */
-export async function takeKnowledgePush(env: Env, businessId: string) {
-  const limits = env.BUSINESS_LIMITS.get(env.BUSINESS_LIMITS.idFromName(businessId));
+export async function takeKnowledgePush(namespace: BusinessLimitsNamespace, businessId: string) {
+  const limits = namespace.get(namespace.idFromName(businessId));
   const use = await limits.take("knowledge_push", PUSHES_PER_HOUR, HOUR_MS);
   if (!use.allowed) {
     throw tooManyRequests(
@@ -55,14 +57,14 @@ export function checkContentLength(content: string): void {
  * replacements too), then the store. Answers what was stored and the budget left, for the RateLimit headers.
  */
 export async function pushKnowledge(
-  env: Env,
+  limits: BusinessLimitsNamespace,
   db: Database,
   principal: Principal,
   key: string,
   input: { title: string; content: string },
 ) {
   checkContentLength(input.content);
-  const budget = await takeKnowledgePush(env, principal.business.id);
+  const budget = await takeKnowledgePush(limits, principal.business.id);
   return { ...(await storeKnowledge(db, principal, key, input)), budget };
 }
 

@@ -3,10 +3,10 @@ import type { Database } from "../../db/client";
 import { isGuardAbort } from "../../db/errors";
 import { bookings, businesses, orders } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
-import type { Env } from "../../env";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
 import { parseOrThrow } from "../../lib/validation";
+import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { BookingObject } from "../../schemas/booking";
 import type { OrderObject } from "../../schemas/order";
 import {
@@ -106,7 +106,7 @@ const MAX_REPORT_ATTEMPTS = 5;
  * racing therefore never both emit: the loser reads again and emits only what is left to say (often nothing).
  */
 async function applySnapshotChange<Object extends { id: number }, Change>(
-  env: Env,
+  queue: DeliveryQueue,
   db: Database,
   businessId: string,
   kind: SnapshotKind<Object, Change>,
@@ -145,7 +145,7 @@ async function applySnapshotChange<Object extends { id: number }, Change>(
         ];
     try {
       const written = await writeEvents(db, business[0], endpoints, drafts, writes);
-      await enqueueDeliveries(env, db, written.deliveryIds);
+      await enqueueDeliveries(queue, db, written.deliveryIds);
       return written.emitted;
     } catch (error) {
       if (!isGuardAbort(error) || attempt === MAX_REPORT_ATTEMPTS) throw error;
@@ -153,18 +153,18 @@ async function applySnapshotChange<Object extends { id: number }, Change>(
   }
 }
 
-async function emitOther(env: Env, db: Database, businessId: string, body: { event: string }) {
+async function emitOther(queue: DeliveryQueue, db: Database, businessId: string, body: { event: string }) {
   const schema = OTHER_CHANGES[body.event as keyof typeof OTHER_CHANGES];
   const change = parseOrThrow(schema, body, "json");
   const draft: EventDraft = { event: change.event, data: change.data };
   // A payment carries the booking or order as it now is: that is a report of it too (its snapshot and events).
   if (change.event === "payment.received" && change.data.booking) {
     const { booking } = change.data;
-    return applySnapshotChange(env, db, businessId, BOOKINGS, booking, { booking }, [draft]);
+    return applySnapshotChange(queue, db, businessId, BOOKINGS, booking, { booking }, [draft]);
   }
   if (change.event === "payment.received" && change.data.order) {
     const { order } = change.data;
-    return applySnapshotChange(env, db, businessId, ORDERS, order, { order }, [draft]);
+    return applySnapshotChange(queue, db, businessId, ORDERS, order, { order }, [draft]);
   }
   const [business, endpoints] = await db.batch([
     db.select().from(businesses).where(eq(businesses.id, businessId)),
@@ -172,7 +172,7 @@ async function emitOther(env: Env, db: Database, businessId: string, body: { eve
   ]);
   if (!business[0]) throw notFound("No business has that id.");
   const written = await writeEvents(db, business[0], endpoints, [draft]);
-  await enqueueDeliveries(env, db, written.deliveryIds);
+  await enqueueDeliveries(queue, db, written.deliveryIds);
   return written.emitted;
 }
 
@@ -181,18 +181,23 @@ async function emitOther(env: Env, db: Database, businessId: string, body: { eve
  * snapshot that `GET /appointments` and `GET /orders` read is stored, and the event the change means is emitted, in
  * the same D1 batch. Answers the events emitted (none when nothing changed).
  */
-export async function reportChange(env: Env, db: Database, businessId: string, body: unknown): Promise<EmittedEvent[]> {
+export async function reportChange(
+  queue: DeliveryQueue,
+  db: Database,
+  businessId: string,
+  body: unknown,
+): Promise<EmittedEvent[]> {
   if (typeof body === "object" && body !== null) {
     if ("booking" in body) {
       const change = parseOrThrow(BookingChange, body, "json");
-      return applySnapshotChange(env, db, businessId, BOOKINGS, change.booking, change);
+      return applySnapshotChange(queue, db, businessId, BOOKINGS, change.booking, change);
     }
     if ("order" in body) {
       const change = parseOrThrow(OrderChange, body, "json");
-      return applySnapshotChange(env, db, businessId, ORDERS, change.order, change);
+      return applySnapshotChange(queue, db, businessId, ORDERS, change.order, change);
     }
     if ("event" in body && typeof body.event === "string" && body.event in OTHER_CHANGES) {
-      return emitOther(env, db, businessId, body as { event: string });
+      return emitOther(queue, db, businessId, body as { event: string });
     }
   }
   throw invalid(

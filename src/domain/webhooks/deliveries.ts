@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import { runBatch, selectIn, statementsThatFit } from "../../db/batches";
 import type { Database } from "../../db/client";
 import { deliveryAttempts, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
-import type { Env } from "../../env";
+import type { DeliveryQueue } from "../../queues/delivery-message";
 import { findEndpoint } from "./endpoints";
 
 /**
@@ -120,8 +120,8 @@ export function queueBatches(ids: number[]): number[][] {
 }
 
 /** One message per delivery, ids only (DESIGN.md, Queue): the consumer re-reads the rest from D1. */
-export async function sendDeliveries(env: Env, ids: number[]): Promise<void> {
-  await env.WEBHOOK_DELIVERIES.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
+export async function sendDeliveries(queue: DeliveryQueue, ids: number[]): Promise<void> {
+  await queue.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
 }
 
 /** After a send on the request path: enqueued, so that the sweep leaves these rows alone. */

@@ -3,8 +3,8 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { insertMany, runBatch, statementsThatFit } from "../../db/batches";
 import type { Database } from "../../db/client";
 import { events, webhookDeliveries } from "../../db/schema";
-import type { Env } from "../../env";
 import { randomToken } from "../../lib/secrets";
+import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { Business } from "../access/businesses";
 import { type PrincipalRef, samePrincipal } from "../access/principals";
 import { type EventName, subscribes } from "../platform/event-catalog";
@@ -105,10 +105,10 @@ export async function writeEvents(
  * and a failed mark after a send only means the sweep sends that chunk once more, which the consumer's claim makes
  * harmless. The caller's answer (the report's 201) therefore never depends on the queue.
  */
-export async function enqueueDeliveries(env: Env, db: Database, deliveryIds: number[]): Promise<void> {
+export async function enqueueDeliveries(queue: DeliveryQueue, db: Database, deliveryIds: number[]): Promise<void> {
   for (const ids of queueBatches(deliveryIds)) {
     try {
-      await sendDeliveries(env, ids);
+      await sendDeliveries(queue, ids);
       await markEnqueued(db, ids, Date.now());
     } catch (error) {
       console.warn(
@@ -124,7 +124,7 @@ export async function enqueueDeliveries(env: Env, db: Database, deliveryIds: num
 }
 
 /** The dashboard's Test button (spec: `ping` `{ message }`): one event, delivered to that endpoint only. */
-export async function sendPing(env: Env, db: Database, business: Business, endpointId: number) {
+export async function sendPing(queue: DeliveryQueue, db: Database, business: Business, endpointId: number) {
   const endpoint = await findEndpoint(db, business.id, endpointId);
   const { emitted, deliveryIds } = await writeEvents(
     db,
@@ -132,6 +132,6 @@ export async function sendPing(env: Env, db: Database, business: Business, endpo
     [endpoint],
     [{ event: "ping", data: { message: `Test event from ${business.name}'s dashboard.` }, endpointId }],
   );
-  await enqueueDeliveries(env, db, deliveryIds);
+  await enqueueDeliveries(queue, db, deliveryIds);
   return { event: emitted[0], deliveryId: deliveryIds[0] };
 }

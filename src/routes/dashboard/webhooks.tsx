@@ -83,6 +83,6 @@ export const webhookPages = new Hono<DashboardEnv>()
       c.var.session.business.id,
       idOrNotFound(c.req.param("id"), endpointNotFound),
     );
-    await sendPing(c.env, database(c.env.DB), c.var.session.business, endpoint.id);
+    await sendPing(c.env.WEBHOOK_DELIVERIES, database(c.env.DB), c.var.session.business, endpoint.id);
     return c.redirect(`/dashboard/webhooks/${endpoint.id}`, 303);
   });

@@ -16,7 +16,12 @@ export const platformEvents = new Hono<AppEnv>().post(
   zValidator("param", BusinessIdParam, rejectInvalid),
   zValidator("json", z.unknown(), rejectInvalid),
   async (c) => {
-    const events = await reportChange(c.env, database(c.env.DB), c.req.valid("param").id, c.req.valid("json"));
+    const events = await reportChange(
+      c.env.WEBHOOK_DELIVERIES,
+      database(c.env.DB),
+      c.req.valid("param").id,
+      c.req.valid("json"),
+    );
     return c.json({ events }, events.length > 0 ? 201 : 200);
   },
 );
