@@ -7,11 +7,10 @@ import { ACTION_TIMEOUT_MS, callActionByName, testAction } from "../src/domain/a
 import { switchAction } from "../src/domain/actions/registration";
 import { outboundPolicy } from "../src/lib/outbound";
 import { createBusiness, db } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
+import { call, json, RUNTIME } from "./helpers/http";
 import { receiverBox } from "./helpers/receiver";
 import { verifyWebhookSignature } from "./helpers/verify-signature";
 
-const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
 const PARAMETERS = {
   type: "object",
   properties: {

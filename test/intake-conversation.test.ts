@@ -7,12 +7,10 @@ import { switchIntakeOff, switchIntakeOn } from "../src/domain/intakes/approval"
 import { completeRun } from "../src/domain/intakes/completion";
 import type { IntakeConversation } from "../src/durable-objects/intake-conversation";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
+import { call, json, RUNTIME } from "./helpers/http";
 import { createIntake, getResponses, patchIntake } from "./helpers/intakes";
 import { receiverBox } from "./helpers/receiver";
 import { subscribe } from "./helpers/webhooks";
-
-const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
 
 type State = {
   status: string;

@@ -1,9 +1,7 @@
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createBusiness } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
-
-const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
+import { call, json, RUNTIME } from "./helpers/http";
 
 describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () => {
   const { business, apiKey } = await createBusiness({ plan: "pro", active: true });

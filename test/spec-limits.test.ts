@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import Stripe from "stripe";
 import { describe, expect, it, vi } from "vitest";
@@ -8,7 +7,7 @@ import { switchAction } from "../src/domain/actions/registration";
 import { switchIntakeOn } from "../src/domain/intakes/approval";
 import { KNOWLEDGE_BUDGET_CHARS } from "../src/domain/knowledge/sources";
 import { bookingRow, createBusiness, db, insertAll, orderRow } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
+import { call, json, RUNTIME } from "./helpers/http";
 import { createIntake } from "./helpers/intakes";
 import { bookingObject, reportChange } from "./helpers/platform";
 import { receiverBox } from "./helpers/receiver";
@@ -16,7 +15,6 @@ import { verifyWebhookSignature } from "./helpers/verify-signature";
 import { subscribe } from "./helpers/webhooks";
 
 // Every limit the spec names, at its maximum, through HTTP, the real queue and the real receiver (spec: Limits).
-const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
 const MAX_ENDPOINTS = 20;
 const stripe = new Stripe("sk_test_unused");
 

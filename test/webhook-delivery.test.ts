@@ -15,12 +15,12 @@ import worker from "../src/index";
 import { ANSWER_TIMEOUT_MS } from "../src/queues/deliver-webhooks";
 import { sweepOutbox } from "../src/queues/outbox-sweep";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
+import { RUNTIME } from "./helpers/http";
 import { bookingObject } from "./helpers/platform";
 import { receiverBox } from "./helpers/receiver";
 import { verifyWebhookSignature } from "./helpers/verify-signature";
 import { attemptsOf, consume, deliveryRow, outboxOnly, subscribe } from "./helpers/webhooks";
 
-const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
 // The consumer's clock in the tests that drive it: in the future, so that the sweep (on the real clock) never takes
 // their deliveries for lost ones.
 const T0 = Date.parse("2030-01-07T10:00:00.000Z");

@@ -4,6 +4,9 @@ import worker from "../../src/index";
 
 export const BASE = "http://localhost:8787";
 
+/** The Secretary runtime's credential for `/internal/v1` (DESIGN.md, Secretary runtime API). */
+export const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
+
 /**
  * A request to the Worker's real fetch handler (the default export of src/index.ts), in workerd, with the real
  * bindings, and a bearer credential when one is given. Not through `SELF.fetch`: in this pool version each SELF

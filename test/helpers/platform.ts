@@ -1,7 +1,7 @@
-import { env } from "cloudflare:test";
+import type { env } from "cloudflare:test";
 import type { BookingObject } from "../../src/schemas/booking";
 import bookingSample from "../fixtures/booking.json";
-import { call } from "./http";
+import { call, RUNTIME } from "./http";
 
 /**
  * A Booking object of the spec (Resources, Booking object), as the core platform reports it; `overrides` replace
@@ -19,7 +19,7 @@ export function bookingObject(id: number, overrides: Partial<BookingObject> = {}
 export const reportChange = (businessId: string, body: unknown, bindings?: Partial<typeof env>) =>
   call(`/internal/v1/businesses/${businessId}/events`, {
     method: "POST",
-    headers: { Authorization: `Bearer ${env.RUNTIME_TOKEN}` },
+    headers: RUNTIME,
     body,
     bindings,
   });
