@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { intakeResponses, intakes } from "../src/db/schema";
 import { authenticatePartner } from "../src/domain/access/principals";
-import { responsesPage } from "../src/domain/intakes/registration";
+import { responsesPage } from "../src/domain/intakes/responses";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { json } from "./helpers/http";
 import { createIntake, deleteIntake, getResponses, insertResponses, TIMESTAMP } from "./helpers/intakes";

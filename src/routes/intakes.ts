@@ -6,14 +6,14 @@ import {
   getIntake,
   intakeNotFound,
   listIntakes,
-  listResponses,
   MAX_INTAKES_PER_BUSINESS,
   patchIntake,
-  RESPONSES_PER_PAGE,
 } from "../domain/intakes/registration";
+import { listResponses, RESPONSES_PER_PAGE } from "../domain/intakes/responses";
 import { idOrNotFound, pathId, rejectInvalidNamingField } from "../lib/validation";
 import { errorResponses } from "../schemas/errors";
-import { CreateIntakeBody, IntakeObject, PatchIntakeBody, ResponsesPage, ResponsesQuery } from "../schemas/intakes";
+import { ResponsesPage, ResponsesQuery } from "../schemas/intake-responses";
+import { CreateIntakeBody, IntakeObject, PatchIntakeBody } from "../schemas/intakes";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 /** The path id as the domain takes it, or the intake's 404. */

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { IntakeField } from "../db/schema";
 import { characterCount } from "../lib/text";
-import { numericId, timestamp } from "../lib/validation";
+import { timestamp } from "../lib/validation";
 
 /*
  * Spec: Resources, Intake and Intake field. Every rule is a zod check whose issue carries the member's path, so that
@@ -234,52 +234,3 @@ export const IntakeObject = z
   .openapi("Intake");
 
 export type IntakeObject = z.infer<typeof IntakeObject>;
-
-/** Spec: Resources, Answer. */
-export const AnswerObject = z
-  .object({
-    id: z.string().openapi({ description: "The intake field id" }),
-    label: z.string(),
-    type: z.enum(INTAKE_FIELD_TYPES),
-    value: z.string().openapi({ description: "Every value is text" }),
-    proof: z
-      .enum(["verified", "stated"])
-      .optional()
-      .openapi({ description: "Only on email and phone answers: verified when the channel proved it" }),
-  })
-  .openapi("Answer");
-
-/** Spec: Resources, Intake response. */
-export const IntakeResponseObject = z
-  .object({
-    id: z.number().int().openapi({ description: "Equal to response_id in the intake.completed event" }),
-    conversation: z.object({ id: z.string(), channel: z.string() }),
-    answers: z.array(AnswerObject),
-    status: z.enum(["completed"]),
-    completed_at: timestamp,
-    created_at: timestamp,
-  })
-  .openapi("IntakeResponse");
-
-export type IntakeResponseObject = z.infer<typeof IntakeResponseObject>;
-
-/** Spec, `GET /intakes/{id}/responses`: `before` is a response id; the page holds responses older than it. */
-export const ResponsesQuery = z.object({
-  before: z
-    .string()
-    .refine((value) => numericId(value) !== undefined, { error: "must be a response id: a whole number from 1" })
-    .transform(Number)
-    .optional()
-    .openapi({ type: "integer", minimum: 1, description: "A response id; the page holds the responses older than it" }),
-});
-
-export const ResponsesPage = z
-  .object({
-    data: z.array(IntakeResponseObject),
-    next_before: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({ description: "Pass as before for the next page; null on the last page" }),
-  })
-  .openapi("IntakeResponsesPage");

@@ -1,24 +1,16 @@
-import { and, asc, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
+import { and, asc, eq, isNull, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
-import { type Answer, type IntakeContent, type IntakeField, intakeResponses, intakes } from "../../db/schema";
+import { type IntakeContent, type IntakeField, intakes } from "../../db/schema";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
-import type {
-  CreateIntakeInput,
-  IntakeFieldInput,
-  IntakeObject,
-  IntakeResponseObject,
-  PatchIntakeInput,
-} from "../../schemas/intakes";
+import type { CreateIntakeInput, IntakeFieldInput, IntakeObject, PatchIntakeInput } from "../../schemas/intakes";
 import { type Principal, principalRef } from "../access/principals";
 import { type Channel, intakesRunOn } from "../secretary/channels";
 
 /** Spec, Limits: "Intakes per business: 5 (all keys and apps together)". */
 export const MAX_INTAKES_PER_BUSINESS = 5;
-/** Spec, Limits: "Intake responses page: 50". */
-export const RESPONSES_PER_PAGE = 50;
 
 export type IntakeRow = typeof intakes.$inferSelect;
 
@@ -80,7 +72,7 @@ function ownedBy(principal: Principal): SQL | undefined {
  */
 export const intakeNotFound = () => notFound("No intake with that id exists for this credential.");
 
-const ownedIntake = (principal: Principal, id: number) => and(eq(intakes.id, id), ownedBy(principal));
+export const ownedIntake = (principal: Principal, id: number) => and(eq(intakes.id, id), ownedBy(principal));
 
 /** The intake `id` of the principal, or the 404. */
 export async function findOwnedIntake(db: Database, principal: Principal, id: number) {
@@ -191,68 +183,6 @@ export async function deleteIntake(db: Database, principal: Principal, id: numbe
 }
 
 /**
- * One page of an intake's responses, newest first: `RESPONSES_PER_PAGE + 1` rows (the extra one says whether there
- * is a next page) older than `before`. The index `intake_responses_intake (intake_id, id)` serves the filter and the
- * order together, so the page reads only the rows it returns. The intake id the index is searched with is the
- * principal's own intake, found by a scalar subquery on its primary key: for another credential's intake it is
- * NULL, and the page reads no response at all (measured in test/intake-responses.test.ts).
- */
-export function responsesPage(db: Database, principal: Principal, intakeId: number, before?: number) {
-  const ownIntakeId = db.select({ id: intakes.id }).from(intakes).where(ownedIntake(principal, intakeId));
-  return db
-    .select()
-    .from(intakeResponses)
-    .where(
-      and(eq(intakeResponses.intakeId, ownIntakeId), before === undefined ? undefined : lt(intakeResponses.id, before)),
-    )
-    .orderBy(desc(intakeResponses.id))
-    .limit(RESPONSES_PER_PAGE + 1);
-}
-
-/**
- * Spec, `GET /intakes/{id}/responses`: `{ data, next_before }`, newest first, 50 a page; `next_before` is the id of
- * the page's last response when more follow, null on the last page. The ownership check and the page are one batch:
- * one round trip.
- */
-export async function listResponses(
-  db: Database,
-  principal: Principal,
-  id: number,
-  before?: number,
-): Promise<{ data: IntakeResponseObject[]; next_before: number | null }> {
-  const [owned, rows] = await db.batch([
-    db.select({ id: intakes.id }).from(intakes).where(ownedIntake(principal, id)),
-    responsesPage(db, principal, id, before),
-  ]);
-  if (owned.length === 0) throw intakeNotFound();
-  const page = rows.slice(0, RESPONSES_PER_PAGE);
-  const last = page.at(-1);
-  return {
-    data: page.map(toResponseObject),
-    next_before: rows.length > RESPONSES_PER_PAGE && last ? last.id : null,
-  };
-}
-
-/** Spec: Resources, Intake response, exactly. */
-export function toResponseObject(row: typeof intakeResponses.$inferSelect): IntakeResponseObject {
-  return {
-    id: row.id,
-    conversation: { id: row.conversationId, channel: row.channel },
-    answers: row.answers.map(toAnswerObject),
-    status: row.status,
-    completed_at: row.completedAt,
-    created_at: row.createdAt,
-  };
-}
-
-/** Spec: Resources, Answer: `proof` only on `email` and `phone` answers. */
-export function toAnswerObject(answer: Answer): IntakeResponseObject["answers"][number] {
-  const base = { id: answer.id, label: answer.label, type: answer.type, value: answer.value };
-  const provable = answer.type === "email" || answer.type === "phone";
-  return provable && answer.proof ? { ...base, proof: answer.proof } : base;
-}
-
-/**
  * What the Secretary may start on a channel (DESIGN.md, context endpoint): the business's enabled intakes, only on
  * the chat channels where intakes run (spec: not on phone calls nor through MCP).
  */
@@ -270,15 +200,4 @@ export async function intakesForSecretary(db: Database, businessId: string, chan
 export async function listBusinessIntakes(db: Database, businessId: string) {
   const rows = await db.select().from(intakes).where(eq(intakes.businessId, businessId)).orderBy(asc(intakes.id));
   return rows.map(toIntakeObject);
-}
-
-/** The owner's view of an intake's latest responses (the 50 newest). */
-export async function latestResponses(db: Database, businessId: string, intakeId: number) {
-  const rows = await db
-    .select()
-    .from(intakeResponses)
-    .where(and(eq(intakeResponses.intakeId, intakeId), eq(intakeResponses.businessId, businessId)))
-    .orderBy(desc(intakeResponses.id))
-    .limit(RESPONSES_PER_PAGE);
-  return rows.map(toResponseObject);
 }
