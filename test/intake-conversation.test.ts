@@ -13,6 +13,7 @@ import { receiverBox } from "./helpers/receiver";
 import { subscribe } from "./helpers/webhooks";
 
 type State = {
+  skipped?: string[];
   status: string;
   answers: Array<{ id: string; label: string; type: string; value: string; proof?: string }>;
   next_question: { id: string } | null;
@@ -49,28 +50,31 @@ describe("an intake conversation through the HTTP mirror", async () => {
   const begin = (cid: string, channel = "whatsapp", customer: Record<string, string> = { phone: "+31 6 12345678" }) =>
     start(cid, { business_id: business.id, intake_id: intake.id, channel, customer });
 
-  it("opens with what it will ask and who gets the answers, then asks required questions first", async () => {
+  it("opens with the questions it will ask and who gets the answers, then asks them in the order of fields", async () => {
     const cid = newConversation();
     const response = await begin(cid);
     expect(response.status).toBe(201);
     const body = await json<State>(response);
-    expect(body.reply).toBe('I\'d like to ask you 5 questions for "Quote request". Your answers go to Van Go Movers.');
+    expect(body.reply).toBe(
+      'I\'d like to ask you 5 questions: "What is your name?", "Which number can we call?", "When do you move?", ' +
+        '"How many rooms?" and "Which van?". Your answers go to Van Go Movers.',
+    );
     expect(body).toMatchObject({ status: "started", next_question: { id: "full_name", label: "What is your name?" } });
     const afterName = await json<State>(await answer(cid, { full_name: "Mo Ali" }));
     expect(afterName.next_question?.id).toBe("phone");
-    const afterDate = await json<State>(await answer(cid, { phone: "+31612345678", moving_date: "24/12/2026" }));
-    expect(afterDate.next_question?.id).toBe("rooms");
+    const afterPhone = await json<State>(await answer(cid, { phone: "+31612345678" }));
+    expect(afterPhone).toMatchObject({ status: "started", next_question: { id: "moving_date" } });
   });
 
   it("completes: stores the response, delivers intake.completed to the owner, thanks the customer", async () => {
     const cid = newConversation();
     await begin(cid);
     await answer(cid, { full_name: "Mo Ali", phone: "06 12345678" });
-    const retried = await json<State>(
+    // The call that leaves every required question answered completes the run, with the optional answer it carries.
+    const done = await json<State>(
       await answer(cid, { phone: "+31 6 1234 5678", moving_date: "2026-12-24", rooms: "3" }),
     );
-    expect(retried.rejected).toEqual([]);
-    const done = await json<State>(await answer(cid, { size: "large" }));
+    expect(done.rejected).toEqual([]);
     expect(done.status).toBe("completed");
     expect(done.reply).toBe("Thank you! Your answers have been sent to Van Go Movers.");
     const expectedAnswers = [
@@ -78,7 +82,6 @@ describe("an intake conversation through the HTTP mirror", async () => {
       { id: "phone", label: "Which number can we call?", type: "phone", value: "+31612345678", proof: "verified" },
       { id: "moving_date", label: "When do you move?", type: "date", value: "2026-12-24" },
       { id: "rooms", label: "How many rooms?", type: "number", value: "3" },
-      { id: "size", label: "Which van?", type: "select", value: "Large" },
     ];
     expect(done.answers).toEqual(expectedAnswers);
 
@@ -115,9 +118,11 @@ describe("an intake conversation through the HTTP mirror", async () => {
   it("skips an optional question answered with nothing, and keeps the latest answer to a question", async () => {
     const cid = newConversation();
     await begin(cid, "sms", { phone: "+31699999999" });
-    await answer(cid, { full_name: "First try", phone: "+31612345678", moving_date: "1 March 2027" });
-    await answer(cid, { full_name: "Mo Ali" });
-    const done = await json<State>(await answer(cid, { rooms: "", size: "" }));
+    const first = await json<State>(await answer(cid, { full_name: "First try", rooms: "" }));
+    expect(first).toMatchObject({ status: "started", skipped: ["rooms"], next_question: { id: "phone" } });
+    const done = await json<State>(
+      await answer(cid, { full_name: "Mo Ali", phone: "+31612345678", moving_date: "1 March 2027" }),
+    );
     expect(done.status).toBe("completed");
     expect(done.answers).toEqual([
       { id: "full_name", label: "What is your name?", type: "text", value: "Mo Ali" },
@@ -162,6 +167,40 @@ describe("an intake conversation through the HTTP mirror", async () => {
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect((await json<State>(await state(cid))).status).toBe("dropped");
     expect((await answer(cid, { full_name: "Mo" })).status).toBe(409);
+  });
+
+  it("drops a run 24 hours old at its next answer when the alarm is late, and sends nothing", async () => {
+    const cid = newConversation();
+    const stub = env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(cid));
+    // In the future, so that the real alarm (set for 24 hours after the start) does not run during the test.
+    const startedAt = Date.parse("2030-01-07T10:00:00.000Z");
+    const body = { business_id: business.id, intake_id: intake.id, channel: "whatsapp" };
+    expect(await stub.start(cid, body, startedAt)).toMatchObject({ ok: true, value: { status: "started" } });
+    const all = { full_name: "Mo Ali", phone: "+31612345678", moving_date: "2026-12-24" };
+    // A second before the 24 hours: still running.
+    expect(await stub.answer({ answers: { full_name: "Mo Ali" } }, startedAt + 24 * 3_600_000 - 1000)).toMatchObject({
+      ok: true,
+      value: { status: "started" },
+    });
+    const late = await stub.answer({ answers: all }, startedAt + 24 * 3_600_000);
+    expect(late).toMatchObject({
+      ok: true,
+      value: {
+        status: "dropped",
+        response_id: null,
+        reply: expect.stringMatching(/^Sorry: this form was left unfinished/),
+      },
+    });
+    expect(await db.select().from(intakeResponses).where(eq(intakeResponses.conversationId, cid))).toEqual([]);
+    expect(await stub.start(cid, body, startedAt + 24 * 3_600_000 + 1)).toMatchObject({ ok: true });
+  });
+
+  it("reads a run 24 hours old as dropped, even before its alarm", async () => {
+    const cid = newConversation();
+    const stub = env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(cid));
+    const startedAt = Date.parse("2030-01-07T10:00:00.000Z");
+    await stub.start(cid, { business_id: business.id, intake_id: intake.id, channel: "sms" }, startedAt);
+    expect(await stub.state(startedAt + 24 * 3_600_000)).toMatchObject({ ok: true, value: { status: "dropped" } });
   });
 
   it("runs one intake at a time per conversation, and a new one after the last ended", async () => {
@@ -294,6 +333,77 @@ describe("completion checks the intake before anything is sent", async () => {
     expect(new Set(results.map((r) => r.response_id)).size).toBe(1);
     expect(results.every((r) => r.status === "completed")).toBe(true);
     expect(await db.select().from(intakeResponses).where(eq(intakeResponses.conversationId, cid))).toHaveLength(1);
+  });
+});
+
+describe("order and completion with optional questions in between (DESIGN.md, Order of the questions)", async () => {
+  const { business, apiKey } = await createBusiness({ name: "Studio Noord" });
+  const box = receiverBox("order");
+  await subscribe(apiKey, box.url("/intakes"), ["intake.completed"]);
+  const fields = [
+    { id: "full_name", label: "What is your name?", type: "text", required: true },
+    { id: "notes", label: "Anything we should know?", type: "textarea", required: false },
+    { id: "city", label: "Which city?", type: "text", required: true },
+  ];
+  const intake = await createIntake(apiKey, { fields });
+  await switchIntakeOn(db, business.id, intake.id);
+  const begin = (cid: string) => start(cid, { business_id: business.id, intake_id: intake.id, channel: "chat_page" });
+  const deliveredAnswers = (cid: string) =>
+    vi.waitFor(
+      async () => {
+        const [request] = (await box.recorded()).filter((r) => JSON.parse(r.body).data.conversation.id === cid);
+        if (!request) throw new Error("not delivered yet");
+        return JSON.parse(request.body).data.answers as Array<{ id: string; value: string }>;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+
+  it("completes when both required questions are answered in one call, with exactly those answers", async () => {
+    const cid = newConversation();
+    await begin(cid);
+    const done = await json<State>(await answer(cid, { full_name: "Ana", city: "Utrecht" }));
+    expect(done).toMatchObject({ status: "completed", next_question: null });
+    const expected = [
+      { id: "full_name", label: "What is your name?", type: "text", value: "Ana" },
+      { id: "city", label: "Which city?", type: "text", value: "Utrecht" },
+    ];
+    expect(done.answers).toEqual(expected);
+    expect(await deliveredAnswers(cid)).toEqual(expected);
+  });
+
+  it("asks the optional question where it stands, and carries its answer when given along the way", async () => {
+    const cid = newConversation();
+    await begin(cid);
+    const afterName = await json<State>(await answer(cid, { full_name: "Ana" }));
+    expect(afterName).toMatchObject({ status: "started", next_question: { id: "notes", required: false } });
+    const afterNotes = await json<State>(await answer(cid, { notes: "Second floor, no lift" }));
+    expect(afterNotes).toMatchObject({ status: "started", next_question: { id: "city" } });
+    const done = await json<State>(await answer(cid, { city: "Utrecht" }));
+    expect(done.status).toBe("completed");
+    expect((await deliveredAnswers(cid)).map((answer) => [answer.id, answer.value])).toEqual([
+      ["full_name", "Ana"],
+      ["notes", "Second floor, no lift"],
+      ["city", "Utrecht"],
+    ]);
+  });
+
+  it("names the topics instead of the questions when the questions are long", async () => {
+    // Four questions of 70 characters: together longer than an opening line should be.
+    const long = (topic: string) =>
+      `${topic}: please tell us everything you can about it, in your own words.`.padEnd(70, ".");
+    const wordy = await createIntake(apiKey, {
+      fields: [
+        { id: "moving_date", label: long("When"), type: "date", required: true },
+        { id: "rooms", label: long("Rooms"), type: "number", required: false },
+        { id: "van_size", label: long("Van"), type: "text", required: false },
+        { id: "floor", label: long("Floor"), type: "text", required: false },
+      ],
+    });
+    await switchIntakeOn(db, business.id, wordy.id);
+    const started = await start(newConversation(), { business_id: business.id, intake_id: wordy.id, channel: "sms" });
+    expect((await json<State>(started)).reply).toBe(
+      "I'd like to ask you about moving date, rooms, van size and floor. Your answers go to Studio Noord.",
+    );
   });
 });
 

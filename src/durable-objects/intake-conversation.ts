@@ -5,8 +5,10 @@ import {
   APOLOGY,
   answersOf,
   applyAnswers,
+  EXPIRED,
+  everyRequiredAnswered,
+  expired,
   type IntakeRun,
-  nextQuestion,
   openingLine,
   startRun,
   stateOf,
@@ -52,7 +54,7 @@ export class IntakeConversation extends DurableObject {
     return settle(async () => {
       const body = parseOrThrow(StartIntakeBody, input, "json");
       const current = await this.run();
-      if (current?.status === "started") {
+      if (current?.status === "started" && !expired(current, now)) {
         throw conflict(`The intake "${current.intakeName}" is already running in this conversation.`);
       }
       const run = await startRun(
@@ -72,7 +74,11 @@ export class IntakeConversation extends DurableObject {
     });
   }
 
-  /** Takes answers; completes the intake when every required question has a valid answer and nothing is left. */
+  /**
+   * Takes answers; completes the intake in the call that leaves every required question with a valid answer (spec,
+   * How an intake conversation runs, 4). A run started 24 hours ago or more is dropped instead, even if its alarm has
+   * not run yet: nothing is sent.
+   */
   answer(input: unknown, now = Date.now()) {
     return settle(async () => {
       const body = parseOrThrow(IntakeAnswersBody, input, "json");
@@ -83,9 +89,13 @@ export class IntakeConversation extends DurableObject {
         return { ...stateOf(last), rejected: [], reply: last.status === "completed" ? thankYou(last) : APOLOGY };
       }
       const run = await this.running();
+      if (expired(run, now)) {
+        const dropped = await this.drop(run, now);
+        return { ...stateOf(dropped), rejected: [], reply: EXPIRED };
+      }
       const { rejected } = applyAnswers(run, body.answers);
       await this.save(run);
-      if (nextQuestion(run)) return { ...stateOf(run), rejected, reply: null };
+      if (!everyRequiredAnswered(run)) return { ...stateOf(run), rejected, reply: null };
       this.completing = this.complete(run, now);
       try {
         return { ...(await this.completing), rejected };
@@ -128,19 +138,26 @@ export class IntakeConversation extends DurableObject {
     });
   }
 
-  state() {
+  state(now = Date.now()) {
     return settle(async () => {
       const run = await this.run();
       if (!run) throw new ApiError(404, "No intake has run in this conversation.");
-      return stateOf(run);
+      // A run past its 24 hours reads as dropped even before its alarm has run.
+      return stateOf(run.status === "started" && expired(run, now) ? await this.drop(run, now) : run);
     });
   }
 
   /** Spec: "An intake left unfinished for 24 hours is dropped." Nothing is sent. */
   override async alarm() {
     const run = await this.run();
-    if (run?.status !== "started") return;
-    await this.save({ ...run, status: "dropped", endedAt: new Date().toISOString() });
+    if (run?.status === "started") await this.drop(run, Date.now());
+  }
+
+  private async drop(run: IntakeRun, now: number): Promise<IntakeRun> {
+    const dropped: IntakeRun = { ...run, status: "dropped", endedAt: new Date(now).toISOString() };
+    await this.save(dropped);
+    await this.ctx.storage.deleteAlarm();
+    return dropped;
   }
 }
 

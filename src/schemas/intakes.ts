@@ -167,7 +167,13 @@ const IntakeFields = z
       ctx.addIssue({ code: "custom", message: 'must include at least one question with "required": true' });
     }
   })
-  .openapi({ description: `1 to ${MAX_FIELDS} questions, at least one of them required` });
+  .openapi({
+    description:
+      `1 to ${MAX_FIELDS} questions, at least one of them required. The Secretary asks them in this order (the order ` +
+      "the owner approves: moving a question switches the intake off), skipping those already answered. The run " +
+      "completes in the answers call that leaves every required question answered, with the optional answers sent " +
+      "in that call: put optional questions before the last required one if they should always be asked.",
+  });
 
 const IntakeTexts = {
   title: text(3, 80).openapi({ description: "Shown to the owner in their dashboard", example: "Quote request" }),

@@ -45,16 +45,28 @@ export const questionOf = (field: IntakeField) => ({
 });
 
 /**
- * Spec, How an intake conversation runs, 2: "asks the questions one at a time"; DESIGN.md: required ones first, then
- * the optional ones the customer may skip. Undefined when nothing is left to ask.
+ * Spec, How an intake conversation runs, 2: "asks the questions one at a time"; DESIGN.md, Order of the questions:
+ * in the order of `fields` (the order the owner approved), skipping those answered or skipped. Undefined when
+ * nothing is left to ask.
  */
 export function nextQuestion(run: IntakeRun) {
-  const open = (field: IntakeField) => run.answers[field.id] === undefined && !run.skipped.includes(field.id);
-  const next =
-    run.snapshot.fields.find((field) => field.required && open(field)) ??
-    run.snapshot.fields.find((field) => !field.required && open(field));
+  const next = run.snapshot.fields.find(
+    (field) => run.answers[field.id] === undefined && !run.skipped.includes(field.id),
+  );
   return next ? questionOf(next) : undefined;
 }
+
+/**
+ * Spec, How an intake conversation runs, 4: "When every required question has a valid answer, the response is
+ * stored". DESIGN.md: the run completes in the answers call that leaves every required question answered, keeping
+ * the optional answers sent in that call; optional questions after the last required one are asked only if the
+ * runtime sends them with it.
+ */
+export const everyRequiredAnswered = (run: IntakeRun) =>
+  run.snapshot.fields.every((field) => !field.required || run.answers[field.id] !== undefined);
+
+/** Spec, Limits: "Intake unfinished: dropped after 24 hours", even when the alarm that drops it runs late. */
+export const expired = (run: IntakeRun, now: number) => now - Date.parse(run.startedAt) >= UNFINISHED_AFTER_MS;
 
 /**
  * Starts a run (spec, How an intake conversation runs, 1 and 2): only on the chat channels, only an enabled intake
@@ -100,11 +112,26 @@ export async function startRun(
   };
 }
 
-/** Spec, How an intake conversation runs, 2: "says what it will ask and that the answers go to the business". */
+/** Past this length the questions themselves make too long a line: the opening names their topics instead. */
+const OPENING_QUESTIONS_CHARS = 240;
+
+/** "a", "a and b", "a, b and c". */
+const listed = (items: string[]) =>
+  items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+
+/**
+ * Spec, How an intake conversation runs, 2: the Secretary "says what it will ask and that the answers go to the
+ * business"; DESIGN.md, The opening line: the questions' labels, or their topics when long (a question's topic is
+ * its id in words: `moving_date` → "moving date"), and the business by name. The owner-facing title is not shown.
+ */
 export function openingLine(run: IntakeRun): string {
-  const count = run.snapshot.fields.length;
-  const questions = count === 1 ? "one question" : `${count} questions`;
-  return `I'd like to ask you ${questions} for "${run.snapshot.title}". Your answers go to ${run.businessName}.`;
+  const { fields } = run.snapshot;
+  const questions = listed(fields.map((field) => `"${field.label}"`));
+  const asks =
+    questions.length <= OPENING_QUESTIONS_CHARS
+      ? `I'd like to ask you ${fields.length === 1 ? "one question" : `${fields.length} questions`}: ${questions}.`
+      : `I'd like to ask you about ${listed(fields.map((field) => field.id.replaceAll("_", " ")))}.`;
+  return `${asks} Your answers go to ${run.businessName}.`;
 }
 
 export type AnswerRejection = { id: string; reason: string };
@@ -169,3 +196,5 @@ export function stateOf(run: IntakeRun) {
 export const thankYou = (run: IntakeRun) => `Thank you! Your answers have been sent to ${run.businessName}.`;
 export const APOLOGY =
   "Sorry: this form changed or was switched off while we were talking, so your answers were not sent. Please ask again and we will start over.";
+export const EXPIRED =
+  "Sorry: this form was left unfinished for a day, so it was closed and your answers were not sent. Please ask again and we will start over.";

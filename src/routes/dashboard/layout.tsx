@@ -4,11 +4,15 @@ import { CsrfField, Page } from "../page-shell";
 
 const NAV = [
   ["/dashboard", "Overview"],
-  ["/dashboard/keys", "API keys"],
-  ["/dashboard/apps", "Connected apps"],
   ["/dashboard/actions", "Actions"],
   ["/dashboard/intakes", "Intakes"],
   ["/dashboard/knowledge", "Knowledge"],
+] as const;
+
+/** DESIGN.md, dashboard: "The navigation follows the spec's wording: Integration holds API keys, Connected apps and Webhooks." */
+const INTEGRATION = [
+  ["/dashboard/keys", "API keys"],
+  ["/dashboard/apps", "Connected apps"],
   ["/dashboard/webhooks", "Webhooks"],
 ] as const;
 
@@ -22,6 +26,14 @@ export function Layout(props: { title: string; session?: OwnerSession; children:
           {NAV.map(([href, label]) => (
             <a href={href}>{label}</a>
           ))}
+          <span role="group" aria-labelledby="nav-integration" data-testid="nav-integration">
+            <strong id="nav-integration">Integration</strong>{" "}
+            {INTEGRATION.map(([href, label]) => (
+              <>
+                <a href={href}>{label}</a>{" "}
+              </>
+            ))}
+          </span>
           <form class="inline" method="post" action="/dashboard/sign-out">
             <Csrf session={props.session} />
             <button type="submit">Sign out</button>
