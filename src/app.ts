@@ -1,10 +1,12 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
-import { ApiError } from "./lib/errors";
-import { respondMethodNotAllowed, respondNotFound, respondToError } from "./middleware/error-responses";
+import { ApiError, invalid } from "./lib/errors";
+import { requireRuntime } from "./middleware/authenticate-runtime";
+import { NOT_JSON_BODY, respondMethodNotAllowed, respondNotFound, respondToError } from "./middleware/error-responses";
 import { apiDocs } from "./routes/api-docs";
 import { dashboard } from "./routes/dashboard";
 import { runtimeApi } from "./routes/internal/runtime-api";
@@ -20,6 +22,22 @@ import { wellKnown } from "./routes/well-known";
  */
 export const MAX_BODY_BYTES = 128 * 1024;
 
+/** `application/json` or a `+json` type, whatever its parameters (`; charset=utf-8`). */
+const JSON_CONTENT_TYPE = /^\s*application\/([\w.-]+\+)?json\s*(;|$)/i;
+
+/**
+ * `/internal/v1` takes JSON bodies only (spec: Conventions), and a body of another type is a 400 naming
+ * application/json (DESIGN.md, "A body of the wrong content type"). Its validators (@hono/zod-validator) would read
+ * such a body as `{}` and answer about a missing field; the partner routes get the same 400 from their own
+ * media-type check (error-responses.ts). The runtime token is judged first: a caller without it learns nothing of
+ * the body rules.
+ */
+const internalBodiesAreJson = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.raw.body === null || JSON_CONTENT_TYPE.test(c.req.header("Content-Type") ?? "")) return next();
+  await requireRuntime(c, async () => {});
+  throw invalid(NOT_JSON_BODY);
+});
+
 export const app = new Hono<AppEnv>();
 
 app.use(requestId());
@@ -32,6 +50,7 @@ app.use(
     },
   }),
 );
+app.use("/internal/v1/*", internalBodiesAreJson);
 app.onError(respondToError);
 app.notFound(respondNotFound);
 

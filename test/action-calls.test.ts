@@ -2,9 +2,9 @@ import { env, exports } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import Stripe from "stripe";
 import { describe, expect, it } from "vitest";
-import { actions } from "../src/db/schema";
+import { actionCalls, actions } from "../src/db/schema";
 import { ACTION_TIMEOUT_MS, callActionByName, testAction } from "../src/domain/actions/calls";
-import { switchAction } from "../src/domain/actions/registration";
+import { getAction, switchAction } from "../src/domain/actions/registration";
 import { outboundPolicy } from "../src/lib/outbound";
 import { createBusiness, db } from "./helpers/fixtures";
 import { call, json, RUNTIME } from "./helpers/http";
@@ -193,12 +193,23 @@ describe("the Secretary calls a connected action", async () => {
   });
 
   it.each([
-    ["a missing required parameter", {}, 'the required parameter "date" is missing'],
     ["a wrong type", { date: 20261224 }, '"date" must be a string'],
     ["a number for an integer", { date: "2026-12-24", party: 2.5 }, '"party" must be an integer'],
     ["a value outside the enum", { date: "2026-12-24", kind: "roof" }, '"kind" must be one of "inside", "terrace"'],
     ["a string for a boolean", { date: "2026-12-24", vip: "yes" }, '"vip" must be a boolean'],
     ["an unknown argument", { date: "2026-12-24", promo: "x" }, '"promo" is not a parameter of this action'],
+    [
+      "an argument named like an Object property",
+      { date: "2026-12-24", constructor: "x" },
+      '"constructor" is not a parameter of this action',
+    ],
+    ["an email address", { date: "ana@example.com" }, '"date" is an email address, which actions do not receive'],
+    ["a phone number", { date: "+31 6 12345678" }, '"date" is a phone number, which actions do not receive'],
+    [
+      "a phone number written with 00",
+      { date: "0031612345678" },
+      '"date" is a phone number, which actions do not receive',
+    ],
   ])("records %s as rejected, and sends nothing", async (_case, args, reason) => {
     const box = receiverBox("rejected");
     const action = await registered(box.url("/ok"));
@@ -211,6 +222,65 @@ describe("the Secretary calls a connected action", async () => {
     });
     expect(await box.recorded()).toHaveLength(0);
     expect((await stored(action.id))?.failureCount).toBe(0);
+  });
+
+  it("sends a string of digits without a country code: it is an order number as often as a phone number", async () => {
+    const box = receiverBox("digits");
+    const action = await registered(box.url("/ok"));
+    const body = await json<CallResult>(await callIt(action, { arguments: { date: "0612345678" } }));
+    expect(body.call.status).toBe("success");
+    expect(await box.recorded()).toHaveLength(1);
+  });
+
+  describe("a missing required argument is not a call: 422 naming it, nothing sent, nothing recorded", () => {
+    it.each([
+      ["absent", {}],
+      ["null", { date: null }],
+      ["blank", { date: "  " }],
+    ])("when it is %s, over HTTP", async (_case, args) => {
+      const box = receiverBox("missing");
+      const action = await registered(box.url("/ok"));
+      const response = await callIt(action, { arguments: { party: 2, ...args } });
+      expect(response.status).toBe(422);
+      expect(await json(response)).toEqual({
+        error: 'The required parameter "date" is missing: ask the customer for it instead of calling.',
+      });
+      expect(await box.recorded()).toHaveLength(0);
+      expect(await db.select().from(actionCalls).where(eq(actionCalls.actionId, action.id))).toEqual([]);
+      expect((await stored(action.id))?.lastCalledAt).toBeNull();
+    });
+
+    it("names every missing parameter, and is the same through RPC", async () => {
+      const box = receiverBox("missing-rpc");
+      const owner = await createBusiness();
+      const created = await json<{ id: number; name: string }>(
+        await call("/api/v1/actions", {
+          key: owner.apiKey,
+          method: "POST",
+          body: {
+            name: "book_check",
+            title: "Check a table",
+            description: "Looks up free tables for a day and party size.",
+            url: box.url("/ok"),
+            parameters: { ...PARAMETERS, required: ["date", "party"] },
+          },
+        }),
+      );
+      await switchAction(db, owner.business.id, created.id, true);
+      const body = {
+        conversation_id: "conv-rpc",
+        message_id: freshMessage(),
+        channel: "sms",
+        arguments: { vip: true },
+      };
+      expect(await exports.RuntimeApi.callAction(owner.business.id, created.name, body)).toEqual({
+        ok: false,
+        status: 422,
+        error: 'The required parameters "date", "party" are missing: ask the customer for them instead of calling.',
+      });
+      expect(await box.recorded()).toHaveLength(0);
+      expect(await db.select().from(actionCalls).where(eq(actionCalls.actionId, created.id))).toEqual([]);
+    });
   });
 
   it("makes at most 2 calls for one customer message, even when three arrive together", async () => {
@@ -352,6 +422,78 @@ describe("the Secretary calls a connected action", async () => {
         error: "Connected actions do not run on phone calls.",
       },
     );
+  });
+
+  describe("a call cut off mid-way (its outcome never recorded: still pending after 30 s)", () => {
+    /** A call row as the service writes it before sending, left pending as if the Worker had died mid-call. */
+    const pendingCall = (action: { id: number; business: { id: string } }, messageId: string, ageMs: number) =>
+      db
+        .insert(actionCalls)
+        .values({
+          actionId: action.id,
+          businessId: action.business.id,
+          conversationId: "conv-1",
+          messageId,
+          channel: "whatsapp",
+          status: "pending",
+          arguments: { date: "2026-12-24" },
+          createdAt: new Date(Date.now() - ageMs).toISOString(),
+        })
+        .returning()
+        .then(([row]) => row?.id);
+
+    it("is an error in the history, and no longer takes one of its message's two calls", async () => {
+      const box = receiverBox("cut-off");
+      const action = await registered(box.url("/ok"));
+      const message = freshMessage();
+      const cutOff = [await pendingCall(action, message, 31_000), await pendingCall(action, message, 60_000)];
+      expect((await callIt(action, { message_id: message })).status).toBe(200);
+      expect((await callIt(action, { message_id: message })).status).toBe(200);
+      expect((await callIt(action, { message_id: message })).status).toBe(429);
+      expect(await box.recorded()).toHaveLength(2);
+
+      const detail = await json<{ calls: CallResult["call"][] }>(
+        await call(`/api/v1/actions/${action.id}`, { key: action.apiKey }),
+      );
+      expect(detail.calls.map((c) => c.status).sort()).toEqual(["error", "error", "success", "success"]);
+      for (const id of cutOff) {
+        expect(detail.calls.find((c) => c.id === id)).toMatchObject({
+          status: "error",
+          error: "cut off: no outcome within 30 seconds",
+          http_status: null,
+        });
+      }
+    });
+
+    it("is not listed while under way (less than 30 s) and holds its place; then it is an error", async () => {
+      const action = await registered(receiverBox("under-way").url("/ok"));
+      const message = freshMessage();
+      const underWay = await pendingCall(action, message, 5_000);
+      expect((await callIt(action, { message_id: message })).status).toBe(200);
+      expect((await callIt(action, { message_id: message })).status).toBe(429);
+      const now = await getAction(db, action.business.id, action.id);
+      expect(now.calls.map((c) => c.id)).not.toContain(underWay);
+      expect(now.calls.map((c) => c.status)).toEqual(["success"]);
+      const later = await getAction(db, action.business.id, action.id, Date.now() + 30_000);
+      expect(later.calls.find((c) => c.id === underWay)).toMatchObject({ status: "error" });
+    });
+  });
+
+  it("gives the runtime the action rules in words in the context, on every channel and through RPC", async () => {
+    const action = await registered(receiverBox("rules").url("/ok"));
+    for (const channel of ["whatsapp", "phone"]) {
+      const context = await json<{ action_rules: string[]; actions: unknown[] }>(
+        await call(`/internal/v1/businesses/${action.business.id}/context?channel=${channel}`, { headers: RUNTIME }),
+      );
+      const rules = context.action_rules.join("\n");
+      expect(rules).toMatch(/required parameter is missing, ask the customer for it instead of calling/);
+      expect(rules).toMatch(/never on routine replies such as just a name, a phone number or a yes/);
+      expect(rules).toMatch(/at most 2 action calls for one customer message/);
+      expect(rules).toMatch(/do not run on phone calls/);
+      expect(rules).toMatch(/Never pass an email address or a phone number/);
+    }
+    const rpc = await exports.RuntimeApi.context(action.business.id, "sms");
+    expect(rpc).toMatchObject({ ok: true, value: { action_rules: expect.arrayContaining([expect.any(String)]) } });
   });
 
   it("lets the owner Test an action that is still off: a real call, recorded", async () => {

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actionCalls, actions, apiKeys } from "../src/db/schema";
-import { actionsForSecretary, switchAction } from "../src/domain/actions/registration";
+import { actionsForSecretary, reviewedVersion, switchAction } from "../src/domain/actions/registration";
 import { CHAT_CHANNELS } from "../src/domain/secretary/channels";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "./helpers/http";
@@ -61,7 +61,7 @@ const PARAMETERS: Parameters = {
   },
   required: ["date", "party_size"],
 };
-const NO_PARAMETERS = { type: "object", properties: {} };
+const NO_PARAMETERS = { type: "object", properties: {}, required: [] };
 const NOT_FOUND = "No action with that id exists for this business.";
 const LIMIT_SENTENCE = "A business can have at most 10 connected actions: delete one before adding another.";
 const PRIVATE = "must be a public address, not a private, loopback or reserved one";
@@ -171,7 +171,7 @@ describe("POST /api/v1/actions", async () => {
     expect(first.secret).not.toBe(second.secret);
   });
 
-  it('stores { type: "object", properties: {} } when parameters are omitted', async () => {
+  it('stores { type: "object", properties: {}, required: [] } when parameters are omitted', async () => {
     const { parameters: _, ...body } = validBody();
     const response = await post(apiKey, body);
     expect(response.status).toBe(201);
@@ -179,6 +179,22 @@ describe("POST /api/v1/actions", async () => {
     expect(created.parameters).toEqual(NO_PARAMETERS);
     expect((await rowOf(created.id))?.parameters).toEqual(NO_PARAMETERS);
     expect((await json<WithCalls>(await getOne(apiKey, created.id))).parameters).toEqual(NO_PARAMETERS);
+  });
+
+  it("stores and answers required: [] when parameters come without it, on POST and on PATCH", async () => {
+    const { required: _, ...withoutRequired } = PARAMETERS;
+    const expected = { ...withoutRequired, required: [] };
+    const created = await create(apiKey, { parameters: withoutRequired });
+    expect(created.parameters).toEqual(expected);
+    expect((await rowOf(created.id))?.parameters).toEqual(expected);
+    expect((await json<WithCalls>(await getOne(apiKey, created.id))).parameters).toEqual(expected);
+    const listed = (await json<{ data: Action[] }>(await list(apiKey))).data.find((a) => a.id === created.id);
+    expect(listed?.parameters).toEqual(expected);
+
+    const patched = await create(apiKey);
+    const body = await json<Action>(await patch(apiKey, patched.id, { parameters: withoutRequired }));
+    expect(body.parameters).toEqual(expected);
+    expect((await rowOf(patched.id))?.parameters).toEqual(expected);
   });
 
   it("ignores keys the partner may not set (enabled, id, business_id, secret, source, failureCount) and stores none", async () => {
@@ -569,6 +585,63 @@ describe("POST /api/v1/actions validation (400 with a sentence naming the field)
       expect(response.status).toBe(400);
       expect(Object.keys(await json(response))).toEqual(["error"]);
     });
+  });
+});
+
+describe("parameters that ask for contact details (spec: an intake may ask for email or phone, unlike an action)", async () => {
+  const { business, apiKey } = await createBusiness();
+  const withParameter = (name: string, description: string) => ({
+    type: "object",
+    properties: { date: PARAMETERS.properties.date, [name]: { type: "string", description } },
+    required: ["date"],
+  });
+  const EMAIL = "an email address";
+  const PHONE = "a phone number";
+  const refusal = (name: string, kind: string) =>
+    `The field "parameters.properties.${name}" asks for ${kind}: an action may not ask for contact details (an intake may).`;
+
+  const cases = [
+    ["named email", "email", "Where the confirmation goes", EMAIL],
+    ["named customer_phone", "customer_phone", "To find the booking", PHONE],
+    ["named in camel case, customerEmail", "customerEmail", "To find the booking", EMAIL],
+    ["named in camel case, whatsappNumber", "whatsappNumber", "To find the booking", PHONE],
+    ["described as an e-mail address", "contact", "The customer's e-mail address", EMAIL],
+    ["described as a mobile number", "reference", "The mobile number the order was placed with", PHONE],
+  ] as const;
+
+  it.each(cases)(
+    "POST refuses a parameter %s with 400 naming it, and stores nothing",
+    async (_case, name, description, kind) => {
+      const before = (await rowsOfBusiness(business.id)).length;
+      await expectError(
+        await post(apiKey, validBody({ parameters: withParameter(name, description) })),
+        400,
+        refusal(name, kind),
+      );
+      expect(await rowsOfBusiness(business.id)).toHaveLength(before);
+    },
+  );
+
+  it.each(cases)(
+    "PATCH refuses a parameter %s with 400 naming it, and changes nothing",
+    async (_case, name, description, kind) => {
+      const fresh = await createBusiness();
+      const created = await create(fresh.apiKey);
+      const before = await rowOf(created.id);
+      await expectError(
+        await patch(fresh.apiKey, created.id, { parameters: withParameter(name, description) }),
+        400,
+        refusal(name, kind),
+      );
+      expect(await rowOf(created.id)).toEqual(before);
+    },
+  );
+
+  it("accepts parameters that ask for no contact detail", async () => {
+    const parameters = withParameter("order_number", "The number printed on the receipt");
+    const response = await post(apiKey, validBody({ parameters }));
+    expect(response.status).toBe(201);
+    expect((await json<Created>(response)).parameters).toEqual(parameters);
   });
 });
 
@@ -998,6 +1071,29 @@ describe("the owner's functions: switchAction and actionsForSecretary", async ()
     expect((await rowOf(theirs.id))?.enabled).toBe(false);
   });
 
+  it("switchAction on is one guarded write: a PATCH landing between its read and its write is not switched on", async () => {
+    const created = await rowOf((await create(apiKey)).id);
+    if (!created) throw new Error("not stored");
+    const description = "Checks free slots on a day, in every one of the business's shops.";
+    let landed = false;
+    /** The PATCH lands just before the switch's write runs, after the switch has read the action. */
+    const patchFirst = async () => {
+      if (landed) return;
+      landed = true;
+      expect((await patch(apiKey, created.id, { description })).status).toBe(200);
+    };
+    await expect(
+      switchAction(writingAfter(db, patchFirst), business.id, created.id, true, {
+        reviewed: reviewedVersion(created),
+      }),
+    ).rejects.toMatchObject({
+      status: 409,
+      message: "The action has changed since it was reviewed: review it again before switching it on.",
+    });
+    expect(landed).toBe(true);
+    expect(await rowOf(created.id)).toMatchObject({ description, enabled: false });
+  });
+
   it("actionsForSecretary lists only enabled actions as { name, description, parameters }, sorted by name", async () => {
     const fresh = await createBusiness();
     const zeta = await create(fresh.apiKey, { name: "zeta_lookup", description: "z".repeat(20) });
@@ -1048,4 +1144,32 @@ function callRow(actionId: number, businessId: string, n: number) {
     durationMs: 42,
     createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
   };
+}
+
+/**
+ * The database as the code under test sees it, except that every UPDATE runs `before` first, at the moment the
+ * statement is sent: a deterministic stand-in for a request that lands between a read and the write that follows.
+ */
+function writingAfter(database: typeof db, before: () => Promise<void>): typeof db {
+  const deferred = <T extends object>(builder: T): T =>
+    new Proxy(builder, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (typeof value !== "function") return value;
+        if (key === "then") {
+          return (resolve: (v: unknown) => unknown, reject: (e: unknown) => unknown) =>
+            before().then(() => value.call(target, resolve, reject), reject);
+        }
+        return (...args: unknown[]) => {
+          const next = value.apply(target, args);
+          return typeof next === "object" && next !== null ? deferred(next) : next;
+        };
+      },
+    });
+  return new Proxy(database, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      return key === "update" ? (table: typeof actions) => deferred(target.update(table)) : value;
+    },
+  });
 }

@@ -1,9 +1,10 @@
-import { eq } from "drizzle-orm";
+import { and, asc, eq, isNull } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { apiKeys } from "../src/db/schema";
 import { db } from "./helpers/fixtures";
 import { BASE, call, json } from "./helpers/http";
 import { browse, CookieJar, createOwnerBusiness, csrfTokenOf, type OwnerBusiness } from "./helpers/oauth";
+import { receiverBox } from "./helpers/receiver";
 
 /** A form post as the browser sends it: with the page's own Origin (hono/csrf refuses any other). */
 const post = (jar: CookieJar, path: string, form: Record<string, string | undefined>, origin = BASE) =>
@@ -119,6 +120,86 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
     expect((await browse(jar, "/dashboard/webhooks/abc")).status).toBe(404);
   });
 
+  /** An action registered by the business's partner, and its page as the owner sees it. */
+  async function partnerAction(name: string, parameters?: Record<string, unknown>) {
+    const created = await call("/api/v1/actions", {
+      key: mine.apiKey,
+      method: "POST",
+      body: {
+        name,
+        title: "Check stock",
+        description: "Tells whether a product is in stock today.",
+        url: receiverBox(name).url("/ok"),
+        parameters,
+      },
+    });
+    expect(created.status).toBe(201);
+    return json<{ id: number }>(created);
+  }
+  const reviewedOf = (html: string) => /name="reviewed" value="([0-9a-f]{64})"/.exec(html)?.[1] ?? "";
+  const enabledOf = async (id: number) =>
+    (await json<{ enabled: boolean }>(await call(`/api/v1/actions/${id}`, { key: mine.apiKey }))).enabled;
+
+  it("switches an action on only as the owner reviewed it: a PATCH landing meanwhile shows it again", async () => {
+    const action = await partnerAction("stock_reviewed");
+    const viewed = await (await browse(jar, `/dashboard/actions/${action.id}`)).text();
+    const csrf = csrfTokenOf(viewed);
+    const reviewed = reviewedOf(viewed);
+    expect(reviewed).not.toBe("");
+
+    const description = "Tells whether a product is in stock in any of our shops.";
+    const patched = await call(`/api/v1/actions/${action.id}`, {
+      key: mine.apiKey,
+      method: "PATCH",
+      body: { description },
+    });
+    expect(patched.status).toBe(200);
+    const refused = await post(jar, `/dashboard/actions/${action.id}/on`, { csrf_token: csrf, reviewed });
+    expect(refused.status).toBe(409);
+    const shownAgain = await refused.text();
+    expect(shownAgain).toContain("The action has changed since it was reviewed");
+    expect(shownAgain).toContain(description);
+    expect(await enabledOf(action.id)).toBe(false);
+
+    // A form without the reviewed version (an old page, a forged post) switches nothing on either.
+    expect((await post(jar, `/dashboard/actions/${action.id}/on`, { csrf_token: csrf })).status).toBe(409);
+    expect(await enabledOf(action.id)).toBe(false);
+
+    const again = reviewedOf(shownAgain);
+    expect(again).not.toBe(reviewed);
+    const switched = await post(jar, `/dashboard/actions/${action.id}/on`, { csrf_token: csrf, reviewed: again });
+    expect(switched.status).toBe(303);
+    expect(await enabledOf(action.id)).toBe(true);
+  });
+
+  it("does not ask to review again when only the title changed (the Secretary never sees it)", async () => {
+    const action = await partnerAction("stock_retitled");
+    const viewed = await (await browse(jar, `/dashboard/actions/${action.id}`)).text();
+    await call(`/api/v1/actions/${action.id}`, { key: mine.apiKey, method: "PATCH", body: { title: "Stock" } });
+    const switched = await post(jar, `/dashboard/actions/${action.id}/on`, {
+      csrf_token: csrfTokenOf(viewed),
+      reviewed: reviewedOf(viewed),
+    });
+    expect(switched.status).toBe(303);
+    expect(await enabledOf(action.id)).toBe(true);
+  });
+
+  it("makes no Test call without a required parameter, and says which on the page", async () => {
+    const action = await partnerAction("stock_test", {
+      type: "object",
+      properties: { sku: { type: "string", description: "Product code" } },
+      required: ["sku"],
+    });
+    const csrf = csrfTokenOf(await (await browse(jar, `/dashboard/actions/${action.id}`)).text());
+    const tested = await post(jar, `/dashboard/actions/${action.id}/test`, { csrf_token: csrf, arguments: "{}" });
+    expect(tested.status).toBe(422);
+    const page = await tested.text();
+    expect(page).toContain("The required parameter &quot;sku&quot; is missing");
+    expect(page).toContain("Switch on");
+    const detail = await json<{ calls: unknown[] }>(await call(`/api/v1/actions/${action.id}`, { key: mine.apiKey }));
+    expect(detail.calls).toEqual([]);
+  });
+
   it("signs out: the session no longer opens a page", async () => {
     const csrf = csrfTokenOf(await (await browse(jar, "/dashboard")).text());
     const token = jar.cookies.get("__Host-owner_session");
@@ -126,5 +207,58 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
     expect(out.status).toBe(303);
     const replayed = await call("/dashboard", { headers: { Cookie: `__Host-owner_session=${token}` } });
     expect(replayed.status).toBe(303);
+  });
+});
+
+describe('the limit of 10 active keys (spec: Authentication, "At most 10 active keys per business")', () => {
+  const activeKeys = (businessId: string) =>
+    db.$count(apiKeys, and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt)));
+
+  /** The owner signed in, with the key the fixture made revoked: the business starts with no active key. */
+  async function ownerWithoutKeys() {
+    const owner = await createOwnerBusiness();
+    const jar = await signedIn(owner);
+    const csrf = csrfTokenOf(await (await browse(jar, "/dashboard/keys")).text());
+    for (const key of await db.select().from(apiKeys).where(eq(apiKeys.businessId, owner.business.id))) {
+      expect((await post(jar, `/dashboard/keys/${key.id}/revoke`, { csrf_token: csrf })).status).toBe(303);
+    }
+    expect(await activeKeys(owner.business.id)).toBe(0);
+    return { owner, jar, csrf };
+  }
+
+  it("refuses the 11th key with 403 saying why, and makes one again once a key is revoked", async () => {
+    const { owner, jar, csrf } = await ownerWithoutKeys();
+    const create = (label: string) => post(jar, "/dashboard/keys", { label, csrf_token: csrf });
+    for (let n = 1; n <= 10; n++) expect((await create(`Key ${n}`)).status).toBe(201);
+
+    const refused = await create("Key 11");
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain(
+      "A business can have at most 10 active API keys: revoke one before creating another.",
+    );
+    expect(await activeKeys(owner.business.id)).toBe(10);
+
+    const oldest = await db
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.businessId, owner.business.id), isNull(apiKeys.revokedAt)))
+      .orderBy(asc(apiKeys.id))
+      .get();
+    expect((await post(jar, `/dashboard/keys/${oldest?.id}/revoke`, { csrf_token: csrf })).status).toBe(303);
+    const again = await create("Key 11");
+    expect(again.status).toBe(201);
+    const key = /data-testid="new-key">([^<]+)</.exec(await again.text())?.[1]?.trim() ?? "";
+    expect((await call("/api/v1/me", { key })).status).toBe(200);
+    expect(await activeKeys(owner.business.id)).toBe(10);
+    expect((await create("Key 12")).status).toBe(403);
+  });
+
+  it("leaves exactly 10 active keys when 12 are created at once", async () => {
+    const { owner, jar, csrf } = await ownerWithoutKeys();
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, (_, n) => post(jar, "/dashboard/keys", { label: `Race ${n}`, csrf_token: csrf })),
+    );
+    expect(responses.map((response) => response.status).sort()).toEqual([...Array(10).fill(201), 403, 403]);
+    expect(await activeKeys(owner.business.id)).toBe(10);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES } from "../src/app";
 import { createBusiness } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
+import { call, expectError, json, RUNTIME } from "./helpers/http";
 
 describe("the one error mapping (spec: Errors)", async () => {
   const { apiKey } = await createBusiness();
@@ -42,6 +42,24 @@ describe("the one error mapping (spec: Errors)", async () => {
     expect(await json(response)).toEqual({ error: "The request body is not valid JSON." });
   });
 
+  it("takes the largest intake written in 4-byte characters (about 95 KB): the body limit is chosen for it", async () => {
+    const emoji = (count: number) => "😀".repeat(count);
+    const fields = Array.from({ length: 12 }, (_, i) => ({
+      id: `q${i}${"a".repeat(40 - String(i).length - 1)}`,
+      label: emoji(80),
+      type: "select",
+      required: true,
+      options: Array.from({ length: 20 }, (_, n) => `${String(n).padStart(2, "0")}${emoji(78)}`),
+      help: emoji(200),
+    }));
+    const body = { name: `n${"a".repeat(39)}`, title: emoji(80), description: emoji(500), fields };
+    const bytes = new TextEncoder().encode(JSON.stringify(body)).length;
+    expect(bytes).toBeGreaterThan(90_000);
+    expect(bytes).toBeLessThanOrEqual(MAX_BODY_BYTES);
+    const response = await call("/api/v1/intakes", { key: apiKey, method: "POST", body });
+    expect(response.status, await response.clone().text()).toBe(201);
+  });
+
   it("answers a body over the size limit with 413 before reading it all", async () => {
     const response = await call("/api/v1/me", { key: apiKey, method: "POST", body: "x".repeat(MAX_BODY_BYTES + 1) });
     expect(response.status).toBe(413);
@@ -53,5 +71,84 @@ describe("the one error mapping (spec: Errors)", async () => {
     expect(fresh.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
     const echoed = await call("/no/such/page", { headers: { "X-Request-Id": "partner-trace-42" } });
     expect(echoed.headers.get("X-Request-Id")).toBe("partner-trace-42");
+  });
+});
+
+describe("a body of the wrong content type (DESIGN.md: a 400 naming the type; the spec's Errors table has no 415)", async () => {
+  const { business, apiKey } = await createBusiness();
+  const NOT_JSON = "The request body must be sent as application/json.";
+  const WRONG_TYPES = ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""];
+  const body = JSON.stringify({ plan: "pro", active: true });
+
+  // Every route that takes a body, with the credential it needs.
+  const partnerRoutes = [
+    ["POST", "/api/v1/webhooks"],
+    ["POST", "/api/v1/actions"],
+    ["PATCH", "/api/v1/actions/1"],
+    ["PUT", "/api/v1/knowledge/opening-hours"],
+    ["POST", "/api/v1/intakes"],
+    ["PATCH", "/api/v1/intakes/1"],
+  ] as const;
+  const internalRoutes = [
+    ["PUT", `/internal/v1/businesses/${business.id}/plan`],
+    ["POST", `/internal/v1/businesses/${business.id}/events`],
+    ["POST", `/internal/v1/businesses/${business.id}/actions/stock/call`],
+    ["POST", "/internal/v1/conversations/conv-1/intake"],
+    ["POST", "/internal/v1/conversations/conv-1/intake/answers"],
+  ] as const;
+
+  it.each(partnerRoutes)("answers %s %s with 400 and the sentence, for every other type", async (method, path) => {
+    for (const type of WRONG_TYPES) {
+      const response = await call(path, { key: apiKey, method, body, headers: { "Content-Type": type } });
+      await expectError(response, 400, NOT_JSON);
+    }
+  });
+
+  it.each(internalRoutes)("answers %s %s with 400 and the sentence, for every other type", async (method, path) => {
+    for (const type of WRONG_TYPES) {
+      const response = await call(path, { method, body, headers: { ...RUNTIME, "Content-Type": type } });
+      await expectError(response, 400, NOT_JSON);
+    }
+  });
+
+  it("judges the credential first: without one the answer is 401", async () => {
+    const headers = { "Content-Type": "text/plain" };
+    expect((await call(partnerRoutes[0][1], { method: "POST", body, headers })).status).toBe(401);
+    expect((await call(internalRoutes[0][1], { method: "PUT", body, headers })).status).toBe(401);
+  });
+
+  it("takes JSON with parameters, and lets a request without a body carry a stray Content-Type", async () => {
+    const plan = await call(internalRoutes[0][1], {
+      method: "PUT",
+      body,
+      headers: { ...RUNTIME, "Content-Type": "application/json; charset=utf-8" },
+    });
+    expect(plan.status).toBe(200);
+    const headers = { "Content-Type": "text/plain" };
+    expect((await call("/api/v1/me", { key: apiKey, headers })).status).toBe(200);
+    // The conversation's state is read, not refused: no intake has run in it.
+    const state = await call("/internal/v1/conversations/conv-1/intake", { headers: { ...RUNTIME, ...headers } });
+    await expectError(state, 404, "No intake has run in this conversation.");
+  });
+});
+
+describe("the statuses the OpenAPI document gives (spec: Errors)", async () => {
+  type Operation = { responses: Record<string, { description: string }> };
+  const document = await json<{ paths: Record<string, Record<string, Operation>> }>(await call("/api/v1/openapi.json"));
+  const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ name: `${method} ${path}`, operation })),
+  );
+
+  it("gives 409 on PATCH /intakes/{id} only, saying when; no 415 anywhere", () => {
+    const with409 = operations.filter(({ operation }) => "409" in operation.responses);
+    expect(with409.map(({ name }) => name)).toEqual(["patch /intakes/{id}"]);
+    expect(with409[0]?.operation.responses["409"]?.description).toMatch(/another change of this intake/i);
+    expect(operations.filter(({ operation }) => "415" in operation.responses)).toEqual([]);
+  });
+
+  it("says on every operation that takes a body that a body of another type is a 400", () => {
+    const withBody = operations.filter(({ name }) => /^(post|put|patch) /.test(name));
+    expect(withBody.length).toBeGreaterThanOrEqual(6);
+    for (const { operation } of withBody) expect(operation.responses["400"]?.description).toMatch(/application\/json/);
   });
 });

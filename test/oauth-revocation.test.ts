@@ -138,6 +138,164 @@ describe("revocation (RFC 7009; spec: OAuth artefacts, both tokens stop at once)
   });
 });
 
+/** A revocation request with a JSON body (spec: Conventions, JSON for every body but the token endpoint's). */
+const revokeAsJson = (body: unknown, headers: Record<string, string> = {}) =>
+  call("/api/oauth/revoke", { method: "POST", body, headers });
+
+describe("revocation with token and client_id (spec: Partner sign-in, step 6; DESIGN.md, Revocation request)", () => {
+  /** A connection of a client_secret_basic client, whose code is redeemed with Basic as its method requires. */
+  async function connectBasicApp() {
+    const client = await registerClient({ token_endpoint_auth_method: "client_secret_basic" });
+    const grant = await authorizationCode(client, shop.owner);
+    const redeemed = await postToken(
+      {
+        grant_type: "authorization_code",
+        code: grant.code,
+        redirect_uri: grant.redirectUri,
+        code_verifier: grant.verifier,
+      },
+      { basic: [client.client_id, client.client_secret ?? ""] },
+    );
+    expect(redeemed.status).toBe(200);
+    return { client, tokens: await json<Tokens>(redeemed) };
+  }
+
+  /** Every token of the client's connection is revoked (the refresh token too, which `me` cannot show). */
+  async function expectConnectionRevoked(client: RegisteredClient, tokens: Tokens) {
+    expect((await me(tokens.access_token)).status).toBe(401);
+    const rows = await db
+      .select({ revokedAt: oauthTokens.revokedAt })
+      .from(oauthTokens)
+      .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+      .where(eq(oauthGrants.clientId, client.client_id));
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    expect(rows.every((row) => row.revokedAt !== null)).toBe(true);
+  }
+
+  const connectors = { client_secret_post: () => connectApp(shop), client_secret_basic: connectBasicApp };
+
+  it.each(["client_secret_post", "client_secret_basic"] as const)(
+    "accepts token with client_id only from a %s client, as JSON and as a form",
+    async (method) => {
+      const asJson = await connectors[method]();
+      await expectRevokedAnswer(
+        await revokeAsJson({ token: asJson.tokens.access_token, client_id: asJson.client.client_id }),
+      );
+      await expectConnectionRevoked(asJson.client, asJson.tokens);
+
+      const asForm = await connectors[method]();
+      await expectRevokedAnswer(
+        await postToken(
+          { token: asForm.tokens.refresh_token, client_id: asForm.client.client_id },
+          { path: "/api/oauth/revoke" },
+        ),
+      );
+      await expectConnectionRevoked(asForm.client, asForm.tokens);
+    },
+  );
+
+  it("takes JSON with the secret, a token_type_hint, a charset, and null or unknown members", async () => {
+    const { client, tokens } = await connectApp(shop);
+    await expectRevokedAnswer(
+      await revokeAsJson(
+        {
+          token: tokens.refresh_token,
+          token_type_hint: "refresh_token",
+          client_id: client.client_id,
+          client_secret: client.client_secret,
+          scope: ["ignored"],
+        },
+        { "Content-Type": "application/json; charset=utf-8" },
+      ),
+    );
+    expect((await me(tokens.access_token)).status).toBe(401);
+
+    const publicApp = await connectApp(shop, { token_endpoint_auth_method: "none" });
+    await expectRevokedAnswer(
+      await revokeAsJson({
+        token: publicApp.tokens.access_token,
+        client_id: publicApp.client.client_id,
+        client_secret: null,
+      }),
+    );
+    expect((await me(publicApp.tokens.access_token)).status).toBe(401);
+  });
+
+  it("refuses a wrong secret sent as JSON, in the form or in Basic (invalid_client), and revokes nothing", async () => {
+    const { client, tokens } = await connectApp(shop);
+    const wrong = `${client.client_secret}x`;
+    const refusals = [
+      await revokeAsJson({ token: tokens.access_token, client_id: client.client_id, client_secret: wrong }),
+      await postToken(
+        { token: tokens.access_token, client_id: client.client_id, client_secret: wrong },
+        { path: "/api/oauth/revoke" },
+      ),
+      await revokeAsJson(
+        { token: tokens.access_token },
+        { Authorization: `Basic ${btoa(`${client.client_id}:${wrong}`)}` },
+      ),
+    ];
+    for (const refused of refusals) {
+      await expectOAuthError(refused, 401, "invalid_client", /not correct/);
+      expect(refused.headers.get("WWW-Authenticate")).toMatch(/^Basic/);
+    }
+    const publicApp = await connectApp(shop, { token_endpoint_auth_method: "none" });
+    await expectOAuthError(
+      await revokeAsJson({
+        token: publicApp.tokens.access_token,
+        client_id: publicApp.client.client_id,
+        client_secret: "cs_live_guess",
+      }),
+      401,
+      "invalid_client",
+      /public/,
+    );
+    for (const token of [tokens.access_token, publicApp.tokens.access_token])
+      expect((await me(token)).status).toBe(200);
+  });
+
+  it("answers 200 with an empty body for an unknown or another client's token sent as JSON", async () => {
+    const { tokens } = await connectApp(shop);
+    const other = await registerClient();
+    await expectRevokedAnswer(await revokeAsJson({ token: `rt_live_${"q".repeat(43)}`, client_id: other.client_id }));
+    await expectRevokedAnswer(await revokeAsJson({ token: tokens.access_token, client_id: other.client_id }));
+    expect((await me(tokens.access_token)).status).toBe(200);
+  });
+
+  it.each([
+    ["without token", { client_id: "cl_x" }, /token is required/],
+    ["with a token that is not a string", { token: 12, client_id: "cl_x" }, /token must be a string/],
+    ["with a client_id that is not a string", { token: "t", client_id: ["cl_x"] }, /client_id must be a string/],
+    ["that is an array", [], /JSON object/],
+    ["that is not JSON", "{token", /not valid JSON/],
+  ])("refuses a JSON body %s (invalid_request)", async (_case, body, description) => {
+    await expectOAuthError(await revokeAsJson(body), 400, "invalid_request", description);
+  });
+
+  it("refuses a JSON body without client_id (invalid_client) and an unknown client_id (invalid_client)", async () => {
+    const { tokens } = await connectApp(shop);
+    await expectOAuthError(await revokeAsJson({ token: tokens.access_token }), 401, "invalid_client", /client_id/);
+    await expectOAuthError(
+      await revokeAsJson({ token: tokens.access_token, client_id: "cl_unknown" }),
+      401,
+      "invalid_client",
+      /No client/,
+    );
+    expect((await me(tokens.access_token)).status).toBe(200);
+  });
+
+  it("refuses any other content type, naming the two it takes (invalid_request)", async () => {
+    const { client, tokens } = await connectApp(shop);
+    const response = await call("/api/oauth/revoke", {
+      method: "POST",
+      body: JSON.stringify({ token: tokens.access_token, client_id: client.client_id }),
+      headers: { "Content-Type": "text/plain" },
+    });
+    await expectOAuthError(response, 400, "invalid_request", /application\/x-www-form-urlencoded or application\/json/);
+    expect((await me(tokens.access_token)).status).toBe(200);
+  });
+});
+
 describe("disconnecting an app (spec: the owner disconnects; a domain function until the dashboard shows it)", () => {
   it("kills its tokens at once and switches its intakes off; its actions and knowledge remain", async () => {
     const { client, tokens, grantId } = await connectApp(shop);

@@ -767,6 +767,99 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
   });
 });
 
+describe("POST /internal/v1/businesses/{id}/events: timestamps (DESIGN.md, Timestamps the core platform reports)", async () => {
+  const { business, apiKey } = await createBusiness();
+  const NOT_ZONED = "must be an ISO 8601 date and time with its time zone, such as 2026-11-22T10:30:00+01:00.";
+  const lead = (created_at: unknown) => ({
+    event: "lead.created",
+    data: { lead: { id: 1, name: null, contact: null, message: null, source: null, created_at } },
+  });
+  const review = (submitted_at: unknown) => ({
+    event: "review.created",
+    data: { review: { id: 2, rating: 4, body: null, client_name: null, status: "new", submitted_at } },
+  });
+
+  it("stores a booking's +02:00 created_at as the UTC instant with milliseconds, served so by GET /appointments", async () => {
+    const booking = newBooking({ created_at: "2026-11-20T11:30:00+02:00" });
+    const [created] = await expectEmitted(business.id, { booking }, ["booking.created"]);
+    const utc = { ...booking, created_at: "2026-11-20T09:30:00.000Z" };
+    expect(await appointment(apiKey, booking.id)).toEqual(utc);
+    expect(await storedEnvelope(business, created)).toEqual({ booking: utc });
+    // The same instant written another way is the same snapshot: nothing changed, nothing is emitted.
+    await expectNothingEmitted(business.id, { booking: { ...booking, created_at: "2026-11-20T09:30:00Z" } });
+  });
+
+  it("normalises an order's created_at, ready_at and estimated_ready_at, fractions and negative offsets included", async () => {
+    const placed = newOrder({
+      status: "ready_for_pickup",
+      created_at: "2026-11-21T12:00:00Z",
+      ready_at: "2026-11-21T10:55:00.5-05:00",
+      estimated_ready_at: "2026-11-21T15:45:00.123456+00:00",
+    });
+    await expectEmitted(business.id, { order: placed }, ["order.created"]);
+    expect(await order(apiKey, placed.id)).toEqual({
+      ...placed,
+      created_at: "2026-11-21T12:00:00.000Z",
+      ready_at: "2026-11-21T15:55:00.500Z",
+      estimated_ready_at: "2026-11-21T15:45:00.123Z",
+    });
+  });
+
+  it("sends a lead's created_at and a review's submitted_at on in UTC with milliseconds", async () => {
+    const [leadEvent] = await expectEmitted(business.id, lead("2026-11-22T15:30:00+05:30"), ["lead.created"]);
+    expect(await storedEnvelope(business, leadEvent)).toMatchObject({
+      lead: { created_at: "2026-11-22T10:00:00.000Z" },
+    });
+    const [reviewEvent] = await expectEmitted(business.id, review("2026-11-22T08:00:00-03:00"), ["review.created"]);
+    expect(await storedEnvelope(business, reviewEvent)).toMatchObject({
+      review: { submitted_at: "2026-11-22T11:00:00.000Z" },
+    });
+  });
+
+  const reports: Array<[string, (value: unknown) => unknown]> = [
+    ["booking.created_at", (created_at) => ({ booking: newBooking({ created_at: created_at as string }) })],
+    ["order.created_at", (created_at) => ({ order: newOrder({ created_at: created_at as string }) })],
+    ["order.ready_at", (ready_at) => ({ order: newOrder({ ready_at: ready_at as string }) })],
+    ["order.estimated_ready_at", (at) => ({ order: newOrder({ estimated_ready_at: at as string }) })],
+    ["data.lead.created_at", lead],
+    ["data.review.submitted_at", review],
+  ];
+  const refusedValues: Array<[string, string]> = [
+    ["yesterday-ish", NOT_ZONED],
+    ["2026-11-20", NOT_ZONED],
+    ["2026-11-20T09:30:00", NOT_ZONED],
+    ["2026-11-20T09:30", NOT_ZONED],
+    ["2026-11-20 09:30:00Z", NOT_ZONED],
+    ["2026-11-20T09:30:00+0200", NOT_ZONED],
+    ["2026-02-30T10:00:00Z", "must be a real date and time."],
+    ["2026-11-20T24:00:00Z", "must be a real date and time."],
+    ["2026-11-20T09:30:00+24:00", "must be a real date and time."],
+  ];
+
+  it.each(reports)(
+    "refuses a %s that names no instant, or no real one, with 400 naming the field",
+    async (field, report) => {
+      const before = await eventCount(business.id);
+      for (const [value, rule] of refusedValues) {
+        await expectError(await reportChange(business.id, report(value)), 400, `The field "${field}" ${rule}`);
+      }
+      expect(await eventCount(business.id)).toBe(before);
+    },
+  );
+
+  it("answers the same through the RPC entrypoint", async () => {
+    const booking = newBooking({ created_at: "2026-11-20T09:30:00" });
+    expect(await exports.RuntimeApi.reportChange(business.id, { booking })).toEqual({
+      ok: false,
+      status: 400,
+      error: `The field "booking.created_at" ${NOT_ZONED}`,
+    });
+    const zoned = { ...booking, created_at: "2026-11-20T10:30:00+01:00" };
+    expect(await exports.RuntimeApi.reportChange(business.id, { booking: zoned })).toMatchObject({ ok: true });
+    expect((await appointment(apiKey, booking.id))?.created_at).toBe("2026-11-20T09:30:00.000Z");
+  });
+});
+
 describe("RuntimeApi.reportChange (RPC): the same as its HTTP mirror, with refusals as values", async () => {
   const { business, apiKey } = await createBusiness();
   const other = await createBusiness();

@@ -74,7 +74,47 @@ export const clockTime = z
   .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: "must be a time written HH:MM" })
   .openapi({ example: "14:30" });
 
-export const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-22T09:30:00.000Z" });
+/**
+ * RFC 3339 §5.6 `date-time`, the profile of ISO 8601 that OpenAPI's `date-time` format names: a date, `T`, a time
+ * with seconds (a fraction optional) and the zone, `Z` or `±hh:mm`. Without its zone a time names no instant.
+ */
+const ZONED_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/** Every part within its range: 2026-02-30, 24:00 or a +24:00 offset are refused, not rolled over as Date does. */
+function isRealDateTime(value: string): boolean {
+  // The zone's parts are absent for `Z`.
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, zoneHours = 0, zoneMinutes = 0] = (
+    ZONED_DATE_TIME.exec(value)?.slice(1) ?? []
+  ).map((part) => Number(part ?? 0));
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return (
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    zoneHours <= 23 &&
+    zoneMinutes <= 59
+  );
+}
+
+/**
+ * A timestamp. The API writes them as ISO 8601 UTC strings with milliseconds (spec: Conventions). One the core
+ * platform reports (booking and order `created_at`, order `ready_at` and `estimated_ready_at`, lead `created_at`,
+ * review `submitted_at`) must name an instant: an ISO 8601 date-time with its zone, stored and sent on normalised to
+ * UTC with milliseconds, so that it reads and sorts like ours (DESIGN.md, Timestamps the core platform reports).
+ * The checks are refinements, not a pattern, so that the document describes the API's timestamps as before.
+ */
+export const timestamp = z
+  .string()
+  .refine((value) => ZONED_DATE_TIME.test(value), {
+    error: "must be an ISO 8601 date and time with its time zone, such as 2026-11-22T10:30:00+01:00",
+    abort: true,
+  })
+  .refine(isRealDateTime, { error: "must be a real date and time" })
+  .transform((value) => new Date(value).toISOString())
+  .openapi({ format: "date-time", example: "2026-11-22T09:30:00.000Z" });
 
 /**
  * A whole number in a query string, strictly digits (no `1e2`, no `0x10`, no blanks), within bounds; absent → the

@@ -5,11 +5,19 @@ import type { AppEnv } from "../app-env";
 import { ApiError } from "../lib/errors";
 import { OAuthError } from "../lib/oauth-errors";
 
-/** Sentences for the statuses Hono's own middleware raises (validators, body limit), in the API's voice. */
-const FRAMEWORK_MESSAGES: Partial<Record<number, string>> = {
-  400: "The request body is not valid JSON.",
-  413: "The request body is too large.",
-  415: "The request body must be sent as application/json.",
+/** Spec, Conventions: "JSON is used for all bodies" of the API; the sentence of a body of another type. */
+export const NOT_JSON_BODY = "The request body must be sent as application/json.";
+
+/**
+ * How the API answers what Hono's own middleware raises (validators, body limit): the spec's status and a sentence
+ * in the API's voice. The media-type check of the partner routes' validators (@hono/zod-openapi) raises 415, which
+ * the spec's Errors table does not have: a body of the wrong content type is a 400 naming the type (DESIGN.md,
+ * "A body of the wrong content type").
+ */
+const FRAMEWORK_ANSWERS: Partial<Record<number, { status: ContentfulStatusCode; error: string }>> = {
+  400: { status: 400, error: "The request body is not valid JSON." },
+  413: { status: 413, error: "The request body is too large." },
+  415: { status: 400, error: NOT_JSON_BODY },
 };
 
 function errorBody(c: Context, status: ContentfulStatusCode, error: string, field?: string) {
@@ -32,8 +40,10 @@ export const respondToError: ErrorHandler<AppEnv> = (err, c) => {
     return errorBody(c, err.status, err.message, err.options.field);
   }
   if (err instanceof HTTPException && err.status < 500) {
-    const message = FRAMEWORK_MESSAGES[err.status] ?? "The request cannot be processed.";
-    return errorBody(c, err.status as ContentfulStatusCode, message);
+    const answer = FRAMEWORK_ANSWERS[err.status];
+    return answer
+      ? errorBody(c, answer.status, answer.error)
+      : errorBody(c, err.status as ContentfulStatusCode, "The request cannot be processed.");
   }
   console.error(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(err) }));
   return errorBody(c, 500, "Something failed on our side; retry with a short backoff.");

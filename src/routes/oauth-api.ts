@@ -2,25 +2,56 @@ import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { database } from "../db/client";
 import { parseClientMetadata, registerClient } from "../domain/oauth/clients";
-import { revocationRequest } from "../domain/oauth/revocation";
+import { REVOCATION_PARAMETERS, revocationRequest } from "../domain/oauth/revocation";
 import { tokenRequest } from "../domain/oauth/tokens";
 import { invalidRequest, OAuthError } from "../lib/oauth-errors";
 import { doNotStore, respondToOAuthError } from "../middleware/error-responses";
 
-/** The token and revocation endpoints take `application/x-www-form-urlencoded` (RFC 6749 §3.2, RFC 7009 §2.1). */
+const FORM = "application/x-www-form-urlencoded";
+const JSON_TYPE = "application/json";
+
+/** The media type of the request body, without its parameters (`; charset=…`), in lower case. */
+const mediaTypeOf = (c: Context) => (c.req.header("Content-Type") ?? "").split(";")[0]?.trim().toLowerCase();
+
+/** The token endpoint takes `application/x-www-form-urlencoded` only (RFC 6749 §3.2; spec: Conventions). */
 async function formBody(c: Context): Promise<URLSearchParams> {
-  const type = c.req.header("Content-Type") ?? "";
-  if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
-    throw invalidRequest("The request body must be sent as application/x-www-form-urlencoded.");
-  }
+  if (mediaTypeOf(c) !== FORM) throw invalidRequest(`The request body must be sent as ${FORM}.`);
   return new URLSearchParams(await c.req.text());
+}
+
+/**
+ * The revocation endpoint takes the form encoding (RFC 7009 §2.1) and JSON (spec: Conventions, JSON for every body
+ * but the token endpoint's; DESIGN.md, Revocation request). A JSON body becomes the parameters a form would carry:
+ * each of `names` must be a string when present; null counts as absent, as an empty form value does (RFC 6749
+ * §3.1); other members are ignored like unknown parameters (RFC 6749 §3.2).
+ */
+async function formOrJsonBody(c: Context, names: readonly string[]): Promise<URLSearchParams> {
+  const type = mediaTypeOf(c);
+  if (type === FORM) return new URLSearchParams(await c.req.text());
+  if (type !== JSON_TYPE) throw invalidRequest(`The request body must be sent as ${FORM} or ${JSON_TYPE}.`);
+  let body: unknown;
+  try {
+    body = JSON.parse(await c.req.text());
+  } catch {
+    throw invalidRequest("The request body is not valid JSON.");
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw invalidRequest("The request body must be a JSON object.");
+  }
+  const parameters = new URLSearchParams();
+  for (const name of names) {
+    const value = Object.hasOwn(body, name) ? (body as Record<string, unknown>)[name] : undefined;
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "string") throw invalidRequest(`The member ${name} must be a string.`);
+    parameters.set(name, value);
+  }
+  return parameters;
 }
 
 /** RFC 7591 §3.1: the registration request is a JSON object. */
 async function jsonBody(c: Context): Promise<unknown> {
-  const type = c.req.header("Content-Type") ?? "";
-  if (!/^application\/json\s*(;|$)/i.test(type)) {
-    throw new OAuthError("invalid_client_metadata", "The request body must be sent as application/json.");
+  if (mediaTypeOf(c) !== JSON_TYPE) {
+    throw new OAuthError("invalid_client_metadata", `The request body must be sent as ${JSON_TYPE}.`);
   }
   try {
     return JSON.parse(await c.req.text());
@@ -47,8 +78,8 @@ export const oauthApi = new Hono<AppEnv>()
     return c.json(tokens, 200);
   })
   .post("/revoke", async (c) => {
-    const form = await formBody(c);
-    await revocationRequest(database(c.env.DB), c.req.header("Authorization"), form);
+    const parameters = await formOrJsonBody(c, REVOCATION_PARAMETERS);
+    await revocationRequest(database(c.env.DB), c.req.header("Authorization"), parameters);
     doNotStore(c);
     // RFC 7009 §2.2: 200, also for a token that was unknown or already revoked. The content is ignored by clients.
     return c.body(null, 200);

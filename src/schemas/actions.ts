@@ -41,7 +41,7 @@ export const ActionParameters = z
       }),
       ParameterDefinition,
     ),
-    required: z.array(z.string()).optional(),
+    required: z.array(z.string()).default([]).openapi({ description: "Omitted means none" }),
   })
   .superRefine((parameters, ctx) => {
     const names = Object.keys(parameters.properties);
@@ -52,14 +52,14 @@ export const ActionParameters = z
         message: `must define at most ${MAX_PARAMETERS} parameters`,
       });
     }
-    parameters.required?.forEach((name, index) => {
+    parameters.required.forEach((name, index) => {
       if (!names.includes(name)) {
         ctx.addIssue({
           code: "custom",
           path: ["required", index],
           message: `names "${name}", which is not a parameter`,
         });
-      } else if (parameters.required?.indexOf(name) !== index) {
+      } else if (parameters.required.indexOf(name) !== index) {
         ctx.addIssue({ code: "custom", path: ["required", index], message: `names "${name}" a second time` });
       }
     });
@@ -127,11 +127,11 @@ export const CreatedActionObject = ActionObject.extend({
   secret: z.string().openapi({ description: "Shown once: it keys X-Service-Signature on every call" }),
 }).openapi("CreatedAction");
 
-/** DESIGN.md, Action call record. */
+/** DESIGN.md, Action call record: never `pending` (a call cut off mid-way is an error after 30 s). */
 export const ActionCallObject = z
   .object({
     id: z.number().int(),
-    status: z.enum(ACTION_CALL_STATUSES),
+    status: z.enum(ACTION_CALL_STATUSES).exclude(["pending"]),
     arguments: z.record(z.string(), z.unknown()),
     http_status: z.number().int().nullable(),
     error: z.string().nullable(),

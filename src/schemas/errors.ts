@@ -11,11 +11,11 @@ export const ErrorBody = z
   .openapi("Error");
 
 const DESCRIPTIONS = {
-  400: "Invalid request: the message says which parameter or field",
+  400: "Invalid request: the message says which parameter or field, or that the body must be sent as application/json",
   401: "API key or access token missing, malformed, unknown or revoked",
   403: "The plan does not include the API or has lapsed, or a plan limit is reached",
   404: "Nothing of that id exists for this credential",
-  409: "The resource changed meanwhile, or is in a state that refuses this",
+  409: "Another change of this intake landed at the same moment (PATCH /intakes/{id}); send the change again",
   413: "The body is too large",
   429: "Too many requests; see Retry-After",
 } as const;

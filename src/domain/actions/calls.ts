@@ -1,13 +1,14 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
-import { type ActionParameters, actionCalls, actions, businesses } from "../../db/schema";
+import { actionCalls, actions, businesses } from "../../db/schema";
 import { ApiError, conflict, notFound } from "../../lib/errors";
 import { type OutboundOutcome, type OutboundPolicy, signedPost } from "../../lib/outbound";
 import { isoNow } from "../../lib/time";
 import type { ActionCallBody } from "../../schemas/runtime";
 import { actionsRunOn, type Channel } from "../secretary/channels";
-import { type Action, type ActionCall, findAction, toCallObject } from "./registration";
+import { argumentProblem, assertRequiredArguments } from "./arguments";
+import { type Action, type ActionCall, cutOffBefore, findAction, toCallObject } from "./registration";
 
 /** Spec, Connected actions, response rules. */
 export const ACTION_TIMEOUT_MS = 5000;
@@ -26,34 +27,6 @@ export type CallRequest = {
 type CallOptions = { ownerTest?: boolean; answerTimeoutMs?: number };
 
 type Outcome = { status: ActionCall["status"]; httpStatus: number | null; error: string | null; answer: string | null };
-
-/**
- * Spec, call history: `rejected` when "the Secretary's values did not fit the action's parameter schema (enum
- * values, types)", including a missing required parameter. Unknown arguments are refused too: the schema is flat
- * and closed. Answers the first problem, or undefined.
- */
-export function argumentProblem(parameters: ActionParameters, args: Record<string, unknown>): string | undefined {
-  for (const name of parameters.required ?? []) {
-    if (args[name] === undefined || args[name] === null) return `the required parameter "${name}" is missing`;
-  }
-  for (const [name, value] of Object.entries(args)) {
-    const definition = parameters.properties[name];
-    if (!definition) return `"${name}" is not a parameter of this action`;
-    const fits =
-      definition.type === "string"
-        ? typeof value === "string"
-        : definition.type === "boolean"
-          ? typeof value === "boolean"
-          : typeof value === "number" &&
-            Number.isFinite(value) &&
-            (definition.type === "number" || Number.isInteger(value));
-    if (!fits) return `"${name}" must be ${definition.type === "integer" ? "an integer" : `a ${definition.type}`}`;
-    if (definition.enum && !definition.enum.includes(value as string | number | boolean)) {
-      return `"${name}" must be one of ${definition.enum.map((v) => JSON.stringify(v)).join(", ")}`;
-    }
-  }
-  return undefined;
-}
 
 /** Spec, Connected actions, response rules and the call history table: each way a call can end, in its words. */
 function outcomeOf(result: OutboundOutcome, timeoutMs: number): Outcome {
@@ -108,7 +81,10 @@ async function recordOutcome(db: Database, action: Action, call: ActionCall, out
       })
       .where(eq(actions.id, action.id)),
   ]);
-  return recorded ?? call;
+  // The action was deleted meanwhile (its calls with it): the Secretary still gets the outcome.
+  return (
+    recorded ?? { ...call, status: outcome.status, httpStatus: outcome.httpStatus, error: outcome.error, durationMs }
+  );
 }
 
 /** What the Secretary gets back: the call record, and the first 4,000 characters of a successful answer. */
@@ -123,9 +99,10 @@ function callResult(call: ActionCall, answer: string | null) {
 
 /**
  * One call of an action (DESIGN.md, `POST /internal/v1/businesses/{id}/actions/{name}/call`), as steps: the action
- * must be enabled (the owner's Test may call it while off) and the channel one where actions run → the arguments
- * must fit the schema (else recorded `rejected`, nothing sent) → a place among the 2 calls of the customer message,
- * taken atomically with the call's record → the signed POST → the outcome recorded with the counters.
+ * must be enabled (the owner's Test may call it while off) and the channel one where actions run → every required
+ * argument must be there (else 422: no call at all) → the arguments must fit the schema (else recorded `rejected`,
+ * nothing sent) → a place among the 2 calls of the customer message, taken atomically with the call's record → the
+ * signed POST → the outcome recorded with the counters.
  */
 export async function callAction(
   policy: OutboundPolicy,
@@ -141,6 +118,7 @@ export async function callAction(
       throw conflict("Connected actions do not run on phone calls.");
     }
   }
+  assertRequiredArguments(action.parameters, request.arguments);
   const startedAt = Date.now();
   const base = {
     actionId: action.id,
@@ -165,9 +143,10 @@ export async function callAction(
     if (!call) throw new Error("the rejected call was not recorded");
     return callResult(call, null);
   }
-  // Spec, Limits: "Action calls per customer message: 2". Rejected calls sent nothing and do not count; the owner's
-  // Test belongs to no customer message.
-  const callsOfMessage = sql`(select count(*) from ${actionCalls} where ${actionCalls.businessId} = ${business.id} and ${actionCalls.messageId} = ${request.messageId} and ${actionCalls.status} <> 'rejected')`;
+  // Spec, Limits: "Action calls per customer message: 2". Rejected calls sent nothing and do not count, nor do calls
+  // cut off mid-way (still pending after 30 s: the service failed, not the customer's message); the owner's Test
+  // belongs to no customer message.
+  const callsOfMessage = sql`(select count(*) from ${actionCalls} where ${actionCalls.businessId} = ${business.id} and ${actionCalls.messageId} = ${request.messageId} and ${actionCalls.status} <> 'rejected' and not (${actionCalls.status} = 'pending' and ${actionCalls.createdAt} < ${cutOffBefore(startedAt)}))`;
   const pending = { ...base, status: "pending" as const };
   const call = options.ownerTest
     ? (await db.insert(actionCalls).values(pending).returning())[0]

@@ -1,24 +1,39 @@
-import { and, asc, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq, lt, ne, or, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { type ActionParameters, actionCalls, actions } from "../../db/schema";
-import { forbidden, invalid, notFound } from "../../lib/errors";
+import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
-import { randomToken } from "../../lib/secrets";
-import { isoNow } from "../../lib/time";
+import { randomToken, sha256Hex } from "../../lib/secrets";
+import { type EpochMs, iso, isoNow } from "../../lib/time";
 import { type Principal, principalRef } from "../access/principals";
 import { actionsRunOn, type Channel } from "../secretary/channels";
+import { assertNoContactParameters } from "./contact-details";
 
 /** Spec, Limits: "Connected actions per business: 10". */
 export const MAX_ACTIONS_PER_BUSINESS = 10;
 /** Spec, Connected action: "`GET /actions/{id}` adds `calls`: the 10 most recent calls". */
 const RECENT_CALLS = 10;
 
-const NO_PARAMETERS: ActionParameters = { type: "object", properties: {} };
+/**
+ * DESIGN.md, Action call records: a call still `pending` 30 s after it started was cut off mid-way (the Worker
+ * stopped before recording its outcome; an answer takes at most 5 s). From then on it is an `error`, shown as such
+ * and no longer among the calls of its customer message. Nothing is written for it: the queries decide by its age.
+ */
+export const CUT_OFF_AFTER_MS = 30_000;
+export const cutOffBefore = (now: EpochMs) => iso(now - CUT_OFF_AFTER_MS);
+
+const NO_PARAMETERS: ActionParameters = { type: "object", properties: {}, required: [] };
 
 export type Action = typeof actions.$inferSelect;
 export type ActionCall = typeof actionCalls.$inferSelect;
+
+/** `required` is `[]` when the partner did not send it, also for actions stored before that default. */
+const withRequiredList = (parameters: ActionParameters): ActionParameters & { required: string[] } => ({
+  ...parameters,
+  required: parameters.required ?? [],
+});
 
 /** Spec, Connected action: exactly the fields of its table; `source` is "api_key" or "oauth_app" (DESIGN.md). */
 export function toActionObject(action: Action) {
@@ -28,7 +43,7 @@ export function toActionObject(action: Action) {
     title: action.title,
     description: action.description,
     url: action.url,
-    parameters: action.parameters,
+    parameters: withRequiredList(action.parameters),
     enabled: action.enabled,
     source: action.oauthGrantId === null ? ("api_key" as const) : ("oauth_app" as const),
     failureCount: action.failureCount,
@@ -40,14 +55,17 @@ export function toActionObject(action: Action) {
   };
 }
 
-/** DESIGN.md, Action call record. */
+/**
+ * DESIGN.md, Action call record: one of its four statuses. The queries answer a `pending` call only once it is cut
+ * off (see CUT_OFF_AFTER_MS), so a pending call here is an error.
+ */
 export function toCallObject(call: ActionCall) {
   return {
     id: call.id,
-    status: call.status,
+    status: call.status === "pending" ? "error" : call.status,
     arguments: call.arguments,
     http_status: call.httpStatus,
-    error: call.error,
+    error: call.status === "pending" ? `cut off: no outcome within ${CUT_OFF_AFTER_MS / 1000} seconds` : call.error,
     duration_ms: call.durationMs,
     created_at: call.createdAt,
   };
@@ -62,6 +80,7 @@ export async function createAction(
   input: { name: string; title: string; description: string; url: string; parameters?: ActionParameters },
 ) {
   assertRegistrableUrl(policy, input.url);
+  if (input.parameters) assertNoContactParameters(input.parameters);
   const now = isoNow();
   const secret = randomToken("actsec_");
   let action: Action | undefined;
@@ -107,14 +126,20 @@ export async function findAction(db: Database, businessId: string, id: number) {
   return action;
 }
 
-/** The action and its 10 most recent calls, in one round trip. */
-export async function getAction(db: Database, businessId: string, id: number) {
+/** The action and its 10 most recent calls, in one round trip; calls still under way are not listed yet. */
+export async function getAction(db: Database, businessId: string, id: number, now: EpochMs = Date.now()) {
   const [found, calls] = await db.batch([
     db.select().from(actions).where(ofBusiness(businessId, id)),
     db
       .select()
       .from(actionCalls)
-      .where(and(eq(actionCalls.actionId, id), eq(actionCalls.businessId, businessId)))
+      .where(
+        and(
+          eq(actionCalls.actionId, id),
+          eq(actionCalls.businessId, businessId),
+          or(ne(actionCalls.status, "pending"), lt(actionCalls.createdAt, cutOffBefore(now))),
+        ),
+      )
       .orderBy(desc(actionCalls.id))
       .limit(RECENT_CALLS),
   ]);
@@ -135,13 +160,15 @@ export async function patchAction(
 ) {
   const action = await findAction(db, businessId, actionId);
   if (input.url !== undefined) assertRegistrableUrl(policy, input.url);
+  if (input.parameters) assertNoContactParameters(input.parameters);
   const changes: Partial<Action> = {};
   for (const key of ["title", "description", "url"] as const) {
     const value = input[key];
     if (value !== undefined && value !== action[key]) changes[key] = value;
   }
-  if (input.parameters && JSON.stringify(input.parameters) !== JSON.stringify(action.parameters)) {
-    changes.parameters = input.parameters;
+  const parameters = input.parameters && withRequiredList(input.parameters);
+  if (parameters && JSON.stringify(parameters) !== JSON.stringify(withRequiredList(action.parameters))) {
+    changes.parameters = parameters;
   }
   if (Object.keys(changes).length === 0) return toActionObject(action);
   if (changes.url !== undefined) changes.enabled = false;
@@ -159,15 +186,49 @@ export async function deleteAction(db: Database, businessId: string, id: number)
   if (deleted.length === 0) throw actionNotFound();
 }
 
-/** The owner switches an action on or off (spec: "Only the business owner can switch an action ... on or off"). */
-export async function switchAction(db: Database, businessId: string, actionId: number, enabled: boolean) {
+/**
+ * What the owner reviews before switching an action on (DESIGN.md, dashboard: "it applies only to the version (url,
+ * description, parameters) the owner reviewed"): a digest of exactly those three, which the dashboard's form carries.
+ */
+export function reviewedVersion(action: Pick<Action, "url" | "description" | "parameters">): string {
+  return sha256Hex(JSON.stringify([action.url, action.description, withRequiredList(action.parameters)]));
+}
+
+const changedSinceReview = () =>
+  conflict("The action has changed since it was reviewed: review it again before switching it on.");
+
+/**
+ * The owner switches an action on or off (spec: "Only the business owner can switch an action ... on or off").
+ * Switching on is guarded like an intake's: `reviewed`, when given, is the `reviewedVersion` the owner saw, and a
+ * different current version is a 409. The write is guarded by the url, description and parameters it read, in the
+ * same statement, so a PATCH landing between the read and the write is never switched on unseen.
+ */
+export async function switchAction(
+  db: Database,
+  businessId: string,
+  actionId: number,
+  enabled: boolean,
+  options: { reviewed?: string } = {},
+) {
+  let unchanged: SQL | undefined;
+  if (enabled) {
+    const action = await findAction(db, businessId, actionId);
+    if (options.reviewed !== undefined && options.reviewed !== reviewedVersion(action)) throw changedSinceReview();
+    unchanged = and(
+      eq(actions.url, action.url),
+      eq(actions.description, action.description),
+      eq(actions.parameters, action.parameters),
+    );
+  }
   const [updated] = await db
     .update(actions)
     .set({ enabled, updatedAt: isoNow() })
-    .where(ofBusiness(businessId, actionId))
+    .where(and(ofBusiness(businessId, actionId), unchanged))
     .returning();
-  if (!updated) throw actionNotFound();
-  return toActionObject(updated);
+  if (updated) return toActionObject(updated);
+  // Nothing matched: the action is gone (404), or it changed after it was read.
+  await findAction(db, businessId, actionId);
+  throw changedSinceReview();
 }
 
 /** What the Secretary may call on a channel (DESIGN.md, context endpoint): enabled actions, none on phone calls. */
@@ -178,5 +239,5 @@ export async function actionsForSecretary(db: Database, businessId: string, chan
     .from(actions)
     .where(and(eq(actions.businessId, businessId), eq(actions.enabled, true)))
     .orderBy(asc(actions.name));
-  return rows;
+  return rows.map((row) => ({ ...row, parameters: withRequiredList(row.parameters) }));
 }

@@ -29,10 +29,24 @@ const textsOf = (field: IntakeField) => [wordsOf(field.id.replaceAll("_", " ")),
 const EMAIL_WORDS = ["email", "e mail", "email address", "mail address"] as const;
 const PHONE_WORDS = ["phone", "telephone", "mobile", "cell", "cellphone", "tel", "whatsapp", "phone number"] as const;
 
+export type ContactKind = "email" | "phone";
+
+/**
+ * The contact detail that texts ask for by their wording, if any: an email address, else a phone number. The one
+ * detection, shared with connected actions, whose parameters may not ask for either (spec: "An intake may ask for
+ * email or phone, unlike an action").
+ */
+export function contactAskedFor(texts: string[]): ContactKind | undefined {
+  const words = texts.map(wordsOf);
+  if (words.some((each) => hasAny(each, EMAIL_WORDS))) return "email";
+  if (words.some((each) => hasAny(each, PHONE_WORDS))) return "phone";
+  return undefined;
+}
+
 export type ContactDetail = {
   id: string;
   label: string;
-  kind: "email" | "phone";
+  kind: ContactKind;
   required: boolean;
   /** `type`: an `email` or `phone` question; `wording`: a free-text question whose id or label asks for one. */
   detectedBy: "type" | "wording";
@@ -50,12 +64,8 @@ export function contactDetailsOf(fields: IntakeField[]): ContactDetail[] {
     if (field.type === "email" || field.type === "phone") {
       details.push({ ...base, kind: field.type, detectedBy: "type" });
     } else if (field.type === "text" || field.type === "textarea") {
-      const texts = textsOf(field);
-      if (texts.some((words) => hasAny(words, EMAIL_WORDS)))
-        details.push({ ...base, kind: "email", detectedBy: "wording" });
-      else if (texts.some((words) => hasAny(words, PHONE_WORDS))) {
-        details.push({ ...base, kind: "phone", detectedBy: "wording" });
-      }
+      const kind = contactAskedFor([field.id, field.label]);
+      if (kind) details.push({ ...base, kind, detectedBy: "wording" });
     }
   }
   return details;

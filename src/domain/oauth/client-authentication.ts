@@ -4,7 +4,7 @@ import { optionalParameter } from "../../lib/oauth-parameters";
 import { secretsEqual, sha256Hex } from "../../lib/secrets";
 import { findClient, type OAuthClient } from "./clients";
 
-/** Client authentication at the token and revocation endpoints (RFC 6749 §2.3, §3.2.1). */
+/** Client authentication at the token endpoint (RFC 6749 §2.3, §3.2.1), and identification at the revocation one. */
 
 type PresentedCredentials = {
   method: OAuthClient["tokenEndpointAuthMethod"];
@@ -58,12 +58,26 @@ function presentedCredentials(authorization: string | undefined, form: URLSearch
   return { method: "none", clientId: bodyId, secret: undefined };
 }
 
+/** The registered client a request names, or invalid_client. */
+async function namedClient(db: Database, presented: PresentedCredentials): Promise<OAuthClient> {
+  const client = await findClient(db, presented.clientId);
+  if (!client) throw invalidClient("No client is registered with this client_id.");
+  return client;
+}
+
+/** The secret compared as SHA-256 hashes in constant time; a public client has none to match. */
+const secretMatches = (client: OAuthClient, secret: string | undefined) =>
+  client.secretHash !== null && secret !== undefined && secretsEqual(sha256Hex(secret), client.secretHash);
+
+const WRONG_SECRET = "The client secret is not correct.";
+const PUBLIC_CLIENT =
+  "This client is public (token_endpoint_auth_method none): it must send its client_id and no secret.";
+
 /**
- * Authenticates the client of a token or revocation request (RFC 6749 §2.3, §3.2.1) by the method it registered
- * (RFC 7591 §2, `token_endpoint_auth_method`): a confidential client must present its secret that way, and a
- * public client (`none`) must not present a secret at all. The secret is compared as SHA-256 hashes in constant
- * time. Every failure is the same `invalid_client` (401), whose sentence says what was expected but never whether
- * a secret was close.
+ * Authenticates the client of a token request (RFC 6749 §2.3, §3.2.1) by the method it registered (RFC 7591 §2,
+ * `token_endpoint_auth_method`): a confidential client must present its secret that way, and a public client
+ * (`none`) must not present a secret at all. Every failure is the same `invalid_client` (401), whose sentence says
+ * what was expected but never whether a secret was close.
  */
 export async function authenticateClient(
   db: Database,
@@ -71,12 +85,11 @@ export async function authenticateClient(
   form: URLSearchParams,
 ): Promise<OAuthClient> {
   const presented = presentedCredentials(authorization, form);
-  const client = await findClient(db, presented.clientId);
-  if (!client) throw invalidClient("No client is registered with this client_id.");
+  const client = await namedClient(db, presented);
   if (client.tokenEndpointAuthMethod !== presented.method) {
     throw invalidClient(
       client.tokenEndpointAuthMethod === "none"
-        ? "This client is public (token_endpoint_auth_method none): it must send its client_id and no secret."
+        ? PUBLIC_CLIENT
         : `This client authenticates with ${client.tokenEndpointAuthMethod}: ${
             client.tokenEndpointAuthMethod === "client_secret_basic"
               ? "send client_id and client_secret in the Authorization: Basic header."
@@ -84,12 +97,25 @@ export async function authenticateClient(
           }`,
     );
   }
-  if (presented.method !== "none") {
-    const matches =
-      client.secretHash !== null &&
-      presented.secret !== undefined &&
-      secretsEqual(sha256Hex(presented.secret), client.secretHash);
-    if (!matches) throw invalidClient("The client secret is not correct.");
+  if (presented.method !== "none" && !secretMatches(client, presented.secret)) throw invalidClient(WRONG_SECRET);
+  return client;
+}
+
+/**
+ * The client of a revocation request. The spec (Partner sign-in, step 6: "POST either token as token with
+ * client_id") makes the client_id enough, for a confidential client too (DESIGN.md, Revocation request): revoking
+ * only ends access, and whoever holds a token could use it anyway. A secret that is sent, in the body or in Basic,
+ * must still be the client's, so a client with a wrong secret learns it here as at the token endpoint.
+ */
+export async function identifyRevokingClient(
+  db: Database,
+  authorization: string | undefined,
+  parameters: URLSearchParams,
+): Promise<OAuthClient> {
+  const presented = presentedCredentials(authorization, parameters);
+  const client = await namedClient(db, presented);
+  if (presented.secret !== undefined && !secretMatches(client, presented.secret)) {
+    throw invalidClient(client.secretHash === null ? PUBLIC_CLIENT : WRONG_SECRET);
   }
   return client;
 }

@@ -4,7 +4,7 @@ import { oauthGrants, oauthTokens } from "../../db/schema";
 import { optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
-import { authenticateClient } from "./client-authentication";
+import { identifyRevokingClient } from "./client-authentication";
 import { TOKEN_PATTERN } from "./token-format";
 
 /** Every live token of a connection, revoked (reuse detection, revocation, disconnection). */
@@ -15,22 +15,29 @@ export const revokeTokensOfGrant = (db: Database, grantId: number | SQL, now: Ep
     .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)));
 
 /**
+ * The parameters of a revocation request (RFC 7009 §2.1, with the client's own of RFC 6749 §2.3.1): the only members
+ * read from a JSON body (DESIGN.md, Revocation request); others are ignored like unknown form parameters.
+ */
+export const REVOCATION_PARAMETERS = ["token", "token_type_hint", "client_id", "client_secret"] as const;
+
+/**
  * Revocation (RFC 7009 §2.1; spec: OAuth artefacts, "both tokens ... token posted to the revocation endpoint →
- * stop working at once"): either token of the authenticated client revokes every token of its connection, access
- * and refresh alike. The connection stays, with its intakes: only the owner's disconnection switches those off.
+ * stop working at once"): either token of the identified client revokes every token of its connection, access
+ * and refresh alike. The client is identified by its client_id (spec: Partner sign-in, step 6), and a secret it sends
+ * must be right. The connection stays, with its intakes: only the owner's disconnection switches those off.
  * An unknown token, or one of another client, changes nothing and gets the same answer (RFC 7009 §2.2: "invalid
  * tokens do not cause an error response"), so that the endpoint tells nobody whether a token exists.
  */
 export async function revocationRequest(
   db: Database,
   authorization: string | undefined,
-  form: URLSearchParams,
+  parameters: URLSearchParams,
   now: EpochMs = Date.now(),
 ): Promise<void> {
-  const token = requiredParameter(form, "token");
-  const client = await authenticateClient(db, authorization, form);
+  const token = requiredParameter(parameters, "token");
+  const client = await identifyRevokingClient(db, authorization, parameters);
   // RFC 7009 §2.1: token_type_hint is only a hint; both kinds are found by the same lookup.
-  optionalParameter(form, "token_type_hint");
+  optionalParameter(parameters, "token_type_hint");
   if (!TOKEN_PATTERN.test(token)) return;
   const row = await db
     .select({ grantId: oauthTokens.grantId, clientId: oauthGrants.clientId })

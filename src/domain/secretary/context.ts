@@ -3,15 +3,30 @@ import type { Database } from "../../db/client";
 import { businesses } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import { toBusinessObject } from "../access/businesses";
+import { CALLS_PER_MESSAGE } from "../actions/calls";
 import { actionsForSecretary } from "../actions/registration";
 import { intakesForSecretary } from "../intakes/registration";
 import { secretaryKnowledge } from "../knowledge/sources";
 import type { Channel } from "./channels";
 
 /**
+ * Spec, Connected actions ("The Secretary asks the customer for a missing required parameter instead of calling.
+ * Actions are not considered on routine replies such as just a name, a phone number or a yes"), Limits and What the
+ * service does, as the runtime is to follow them (DESIGN.md, A missing required parameter at call time). On every
+ * channel, so that a phone call's context says why it has no actions.
+ */
+const ACTION_RULES = [
+  "Consider an action only when the customer asks for something its description covers; never on routine replies such as just a name, a phone number or a yes.",
+  "When a required parameter is missing, ask the customer for it instead of calling: a call without it is refused (422) and nothing is sent.",
+  `Make at most ${CALLS_PER_MESSAGE} action calls for one customer message.`,
+  "Never pass an email address or a phone number as an argument: actions do not receive contact details, and such a call is rejected.",
+  "Actions do not run on phone calls.",
+];
+
+/**
  * DESIGN.md, `GET /internal/v1/businesses/{id}/context?channel=C`: what the Secretary may use on channel C. The
  * settings first, then pushed knowledge marked as information (16,000 characters in all); enabled actions where
- * actions run; enabled intakes where intakes run.
+ * actions run, with the rules of calling them in words; enabled intakes where intakes run.
  */
 export async function secretaryContext(db: Database, businessId: string, channel: Channel) {
   const business = await db.select().from(businesses).where(eq(businesses.id, businessId)).get();
@@ -21,5 +36,12 @@ export async function secretaryContext(db: Database, businessId: string, channel
     actionsForSecretary(db, businessId, channel),
     intakesForSecretary(db, businessId, channel),
   ]);
-  return { business: toBusinessObject(business), channel, knowledge, actions, intakes };
+  return {
+    business: toBusinessObject(business),
+    channel,
+    knowledge,
+    actions,
+    action_rules: ACTION_RULES,
+    intakes,
+  };
 }

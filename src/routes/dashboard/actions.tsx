@@ -2,7 +2,14 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import { database } from "../../db/client";
 import { testAction } from "../../domain/actions/calls";
-import { actionNotFound, getAction, listActions, switchAction } from "../../domain/actions/registration";
+import {
+  actionNotFound,
+  getAction,
+  listActions,
+  reviewedVersion,
+  switchAction,
+} from "../../domain/actions/registration";
+import { ApiError } from "../../lib/errors";
 import { outboundPolicy } from "../../lib/outbound";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
@@ -14,6 +21,12 @@ const actionId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ??
 
 type Detail = Awaited<ReturnType<typeof getAction>>;
 type Tested = Awaited<ReturnType<typeof testAction>>;
+
+/** A refusal the action's page shows in place, above the action as it now is (any other error goes on). */
+function refusalShownInPlace(error: unknown, status: 409 | 422): string {
+  if (error instanceof ApiError && error.status === status) return error.message;
+  throw error;
+}
 
 /** Connected actions: review (description, url, parameters), Test, switch on/off, the 10 recent calls. */
 export const actionPages = new Hono<DashboardEnv>()
@@ -50,25 +63,48 @@ export const actionPages = new Hono<DashboardEnv>()
     const id = actionId(c);
     const body = await c.req.parseBody();
     let sample: Record<string, unknown> = {};
-    let problem: string | undefined;
     try {
       const parsed = JSON.parse(typeof body.arguments === "string" && body.arguments.trim() ? body.arguments : "{}");
       if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
       sample = parsed;
     } catch {
-      problem = 'The sample arguments must be a JSON object, such as {"date": "2026-12-24"}.';
+      const problem = 'The sample arguments must be a JSON object, such as {"date": "2026-12-24"}.';
+      const action = await getAction(db, business.id, id);
+      return renderPage(c, 400, <ActionPage session={c.var.session} action={action} problem={problem} />);
     }
-    const tested = problem ? undefined : await testAction(outboundPolicy(c.env), db, business, id, sample);
+    let tested: Tested | undefined;
+    let problem: string | undefined;
+    try {
+      tested = await testAction(outboundPolicy(c.env), db, business, id, sample);
+    } catch (error) {
+      // Sample arguments without a required parameter make no call, as for the Secretary.
+      problem = refusalShownInPlace(error, 422);
+    }
     const action = await getAction(db, business.id, id);
     return renderPage(
       c,
-      problem ? 400 : 200,
+      problem ? 422 : 200,
       <ActionPage session={c.var.session} action={action} tested={tested} problem={problem} />,
     );
   })
-  .post("/actions/:id/:switch{on|off}", async (c) => {
+  .post("/actions/:id/on", async (c) => {
+    const db = database(c.env.DB);
+    const { business } = c.var.session;
     const id = actionId(c);
-    await switchAction(database(c.env.DB), c.var.session.business.id, id, c.req.param("switch") === "on");
+    const { reviewed } = await c.req.parseBody();
+    try {
+      // The version the owner reviewed: a PATCH that landed meanwhile is shown to them, not switched on unseen.
+      await switchAction(db, business.id, id, true, { reviewed: typeof reviewed === "string" ? reviewed : "" });
+    } catch (error) {
+      const changed = refusalShownInPlace(error, 409);
+      const action = await getAction(db, business.id, id);
+      return renderPage(c, 409, <ActionPage session={c.var.session} action={action} changed={changed} />);
+    }
+    return c.redirect(`/dashboard/actions/${id}`, 303);
+  })
+  .post("/actions/:id/off", async (c) => {
+    const id = actionId(c);
+    await switchAction(database(c.env.DB), c.var.session.business.id, id, false);
     return c.redirect(`/dashboard/actions/${id}`, 303);
   });
 
@@ -77,6 +113,8 @@ function ActionPage(props: {
   action: Detail;
   tested?: Tested;
   problem?: string;
+  /** Why switching on was refused: the action changed since the page the owner switched it on from. */
+  changed?: string;
 }) {
   const { action, session } = props;
   return (
@@ -91,6 +129,11 @@ function ActionPage(props: {
         </p>
         <h2>Parameters</h2>
         <pre>{JSON.stringify(action.parameters, null, 2)}</pre>
+        {props.changed && (
+          <p class="error" data-testid="changed">
+            {props.changed} It is shown above as it now is.
+          </p>
+        )}
         {action.enabled ? (
           <ButtonForm session={session} action={`/dashboard/actions/${action.id}/off`} label="Switch off" />
         ) : (
@@ -99,6 +142,7 @@ function ActionPage(props: {
             action={`/dashboard/actions/${action.id}/on`}
             label="Switch on"
             kind="primary"
+            fields={{ reviewed: reviewedVersion(action) }}
           />
         )}
       </section>

@@ -88,8 +88,8 @@ function IntakePage(props: {
         <h2>What the Secretary will ask</h2>
         <p class="muted" data-testid="question-order">
           In this order, skipping what the customer has already said. The answers are sent as soon as every required
-          question is answered: an optional question after the last required one is asked only if the customer
-          answers it in the same message.
+          question is answered: an optional question after the last required one is asked only if the customer answers
+          it in the same message.
         </p>
         <ol>
           {summary.questions.map((question) => (

@@ -1,0 +1,60 @@
+import type { ActionParameters } from "../../db/schema";
+import { ApiError } from "../../lib/errors";
+import { contactArgumentProblem } from "./contact-details";
+
+/*
+ * The Secretary's arguments against the action's parameters. Names are looked up with `Object.hasOwn`, so that an
+ * argument or parameter named like an Object property (`constructor`) is never mistaken for one (DESIGN.md).
+ */
+
+/** A required parameter is missing when its argument is absent, null or blank. */
+function missingRequired(parameters: ActionParameters, args: Record<string, unknown>): string[] {
+  return (parameters.required ?? []).filter((name) => {
+    const value = Object.hasOwn(args, name) ? args[name] : undefined;
+    return value === undefined || value === null || (typeof value === "string" && value.trim() === "");
+  });
+}
+
+/**
+ * Spec, Connected actions: "The Secretary asks the customer for a missing required parameter instead of calling".
+ * A call without one is not a call (DESIGN.md): 422 naming every missing parameter, nothing sent, nothing recorded.
+ */
+export function assertRequiredArguments(parameters: ActionParameters, args: Record<string, unknown>) {
+  const missing = missingRequired(parameters, args);
+  if (missing.length === 0) return;
+  const names = missing.map((name) => `"${name}"`).join(", ");
+  throw new ApiError(
+    422,
+    missing.length === 1
+      ? `The required parameter ${names} is missing: ask the customer for it instead of calling.`
+      : `The required parameters ${names} are missing: ask the customer for them instead of calling.`,
+  );
+}
+
+/**
+ * Spec, call history: `rejected` when "the Secretary's values did not fit the action's parameter schema (enum
+ * values, types)". An unknown argument does not fit either (the schema is flat and closed), nor an email address or
+ * a phone number (spec: "An intake may ask for email or phone, unlike an action"). Answers the first problem, or
+ * undefined.
+ */
+export function argumentProblem(parameters: ActionParameters, args: Record<string, unknown>): string | undefined {
+  for (const [name, value] of Object.entries(args)) {
+    const definition = Object.hasOwn(parameters.properties, name) ? parameters.properties[name] : undefined;
+    if (!definition) return `"${name}" is not a parameter of this action`;
+    const fits =
+      definition.type === "string"
+        ? typeof value === "string"
+        : definition.type === "boolean"
+          ? typeof value === "boolean"
+          : typeof value === "number" &&
+            Number.isFinite(value) &&
+            (definition.type === "number" || Number.isInteger(value));
+    if (!fits) return `"${name}" must be ${definition.type === "integer" ? "an integer" : `a ${definition.type}`}`;
+    if (definition.enum && !definition.enum.includes(value as string | number | boolean)) {
+      return `"${name}" must be one of ${definition.enum.map((v) => JSON.stringify(v)).join(", ")}`;
+    }
+    const contact = contactArgumentProblem(name, value);
+    if (contact) return contact;
+  }
+  return undefined;
+}
