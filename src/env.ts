@@ -1,5 +1,6 @@
 import type { BusinessLimits } from "./durable-objects/business-limits";
 import type { IntakeConversation } from "./durable-objects/intake-conversation";
+import type { SignInThrottle } from "./durable-objects/sign-in-throttle";
 import type { DeliveryMessage } from "./queues/delivery-message";
 
 /** The Worker's bindings, as declared in wrangler.toml (and .dev.vars for local secrets). */
@@ -7,8 +8,12 @@ export interface Env {
   DB: D1Database;
   BUSINESS_LIMITS: DurableObjectNamespace<BusinessLimits>;
   INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation>;
+  SIGN_IN_THROTTLE: DurableObjectNamespace<SignInThrottle>;
   WEBHOOK_DELIVERIES: Queue<DeliveryMessage>;
   PRINCIPAL_RATE_LIMIT: RateLimit;
+  REGISTRATION_RATE_LIMIT: RateLimit;
+  /** Static files (assets/): the API reference's script, read by the /docs route only. */
+  ASSETS: Fetcher;
   SERVICE_NAME: string;
   BASE_URL: string;
   /** "true" only in local development and tests (DESIGN.md, Security notes). */

@@ -1,4 +1,6 @@
 import { app } from "./app";
+import { database } from "./db/client";
+import { removeUnapprovedClients } from "./domain/oauth/client-cleanup";
 import type { Env } from "./env";
 import { phraseZodMessages } from "./lib/zod-messages";
 import { deliverWebhooks } from "./queues/deliver-webhooks";
@@ -10,12 +12,15 @@ phraseZodMessages();
 
 export { BusinessLimits } from "./durable-objects/business-limits";
 export { IntakeConversation } from "./durable-objects/intake-conversation";
+export { SignInThrottle } from "./durable-objects/sign-in-throttle";
 export { RuntimeApi } from "./runtime/runtime-entrypoint";
 
 export default {
   fetch: app.fetch,
   queue: (batch, env) => deliverWebhooks(batch, env),
   scheduled: async (_controller, env) => {
-    await sweepOutbox(env);
+    // Independent chores: one failing does not keep the other from its run; the failure is still reported.
+    const chores = await Promise.allSettled([sweepOutbox(env), removeUnapprovedClients(database(env.DB))]);
+    for (const chore of chores) if (chore.status === "rejected") throw chore.reason;
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

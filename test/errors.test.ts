@@ -1,7 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { MAX_BODY_BYTES } from "../src/app";
 import { createBusiness } from "./helpers/fixtures";
 import { call, expectError, json, RUNTIME } from "./helpers/http";
+import { expectServerErrors } from "./helpers/server-errors";
+import { subscribe } from "./helpers/webhooks";
 
 describe("the one error mapping (spec: Errors)", async () => {
   const { apiKey } = await createBusiness();
@@ -150,5 +153,41 @@ describe("the statuses the OpenAPI document gives (spec: Errors)", async () => {
     const withBody = operations.filter(({ name }) => /^(post|put|patch) /.test(name));
     expect(withBody.length).toBeGreaterThanOrEqual(6);
     for (const { operation } of withBody) expect(operation.responses["400"]?.description).toMatch(/application\/json/);
+  });
+});
+
+describe("the log line of an unexpected error (DESIGN.md: never a query's bound parameters)", async () => {
+  const { business, apiKey } = await createBusiness();
+  const endpoint = await subscribe(apiKey, `${env.RECEIVER_URL}/hooks`);
+  const trigger = `fail_endpoint_delete_${endpoint.id}`;
+
+  it("names the error and D1's own words, with the request id, and no bound value", async () => {
+    expectServerErrors();
+    // A real failure of D1 inside the request: deleting this endpoint binds the business id and the endpoint id.
+    await env.DB.exec(
+      `CREATE TRIGGER ${trigger} BEFORE DELETE ON webhook_endpoints WHEN OLD.id = ${endpoint.id} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
+    );
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const response = await call(`/api/v1/webhooks/${endpoint.id}`, { key: apiKey, method: "DELETE" });
+      expect(response.status).toBe(500);
+      expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+      expect(logged).toHaveBeenCalledTimes(1);
+      const line = String(logged.mock.calls[0]?.[0]);
+      expect(JSON.parse(line)).toEqual({
+        level: "error",
+        requestId: response.headers.get("X-Request-Id"),
+        error: "DrizzleQueryError",
+        // The statement (with its placeholders), then D1's words once.
+        message: expect.stringMatching(
+          /^Failed query: delete from "webhook_endpoints" where .* = \? .*; cause: D1_ERROR: injected fault: SQLITE_CONSTRAINT \(extended: SQLITE_CONSTRAINT_TRIGGER\)$/,
+        ),
+      });
+      expect(line).not.toContain(business.id);
+      expect(line).not.toContain("params");
+    } finally {
+      logged.mockRestore();
+      await env.DB.exec(`DROP TRIGGER ${trigger}`);
+    }
   });
 });

@@ -36,17 +36,6 @@ async function expectErrorPage(response: Response, sentence: RegExp) {
   expect(await response.text()).toMatch(sentence);
 }
 
-function expectErrorRedirect(response: Response, error: string, state: string | undefined, description?: RegExp) {
-  expect(response.status).toBe(303);
-  const location = new URL(response.headers.get("Location") ?? "");
-  expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
-  expect(location.searchParams.get("error")).toBe(error);
-  expect(location.searchParams.get("state")).toBe(state ?? null);
-  expect(location.searchParams.get("iss")).toBe(ISSUER);
-  if (description) expect(location.searchParams.get("error_description")).toMatch(description);
-  expect(location.searchParams.has("code")).toBe(false);
-}
-
 const authorize = async (overrides: Record<string, string | undefined>, target = client) => {
   const { params } = await validAuthorizationParams(target, overrides);
   return { response: await call(`/oauth/authorize?${authorizeQuery(params)}`), params };
@@ -108,42 +97,96 @@ describe("a loopback redirect URI may change its port, nothing else (RFC 8252 §
   });
 });
 
-describe("other invalid parameters: an error redirect with state and iss (RFC 6749 §4.1.2.1, RFC 9207)", () => {
-  it.each([
-    ["no response_type", "invalid_request", { response_type: undefined }, /response_type is required/],
-    ["response_type=token", "unsupported_response_type", { response_type: "token" }, /response_type=code/],
-    ["another scope", "invalid_scope", { scope: "admin" }, /only scope/],
-    ["a scope beside api", "invalid_scope", { scope: "api admin" }, /only scope/],
-    ["no code_challenge", "invalid_request", { code_challenge: undefined }, /code_challenge is required/],
-    ["no code_challenge_method", "invalid_request", { code_challenge_method: undefined }, /S256 is required/],
-    ["code_challenge_method=plain", "invalid_request", { code_challenge_method: "plain" }, /plain is not accepted/],
-    ["a challenge that is no S256 hash", "invalid_request", { code_challenge: "short" }, /43-character/],
-  ])("%s → %s", async (_case, error, overrides, description) => {
-    const { response, params } = await authorize(overrides);
-    expectErrorRedirect(response, error, params.state, description);
+describe("other invalid parameters: an error page, never a redirect to the app (RFC 9700 §4.11.2)", async () => {
+  // Registration is open: anyone can register a phishing page as a redirect URI and send owners a broken request.
+  const phishing = await registerClient({ client_name: "Phish", redirect_uris: ["https://evil.example/phish"] });
+  const INVALID: Array<[string, Record<string, string | undefined>, RegExp]> = [
+    ["no response_type", { response_type: undefined }, /response_type is required/],
+    ["response_type=token", { response_type: "token" }, /Only response_type=code/],
+    ["response_type=x", { response_type: "x" }, /Only response_type=code/],
+    ["another scope", { scope: "admin" }, /only scope is &quot;api&quot;/],
+    ["a scope beside api", { scope: "api admin" }, /only scope/],
+    ["no code_challenge", { code_challenge: undefined }, /code_challenge is required/],
+    ["no code_challenge_method", { code_challenge_method: undefined }, /S256 is required/],
+    ["code_challenge_method=plain", { code_challenge_method: "plain" }, /plain is not accepted/],
+    ["a challenge that is no S256 hash", { code_challenge: "short" }, /43-character/],
+    ["a state over 1024 characters", { state: "s".repeat(1025) }, /state must be at most 1024/],
+    ["no state", { state: undefined }, /parameter state is required/],
+  ];
+  const REPEATED: Array<[string, string, RegExp]> = [
+    ["a repeated scope", "&scope=api", /scope is repeated/],
+    ["a repeated state", "&state=other", /state is repeated/],
+    ["a repeated response_type", "&response_type=code", /response_type is repeated/],
+  ];
+  /** Every invalid request above, as the query of a page or form of the flow. */
+  const invalidQueries = async () => [
+    ...(await Promise.all(
+      INVALID.map(async ([, overrides, sentence]) => {
+        const { params } = await validAuthorizationParams(phishing, overrides);
+        return { query: authorizeQuery(params), sentence };
+      }),
+    )),
+    ...(await Promise.all(
+      REPEATED.map(async ([, extra, sentence]) => {
+        const { params } = await validAuthorizationParams(phishing);
+        return { query: `${authorizeQuery(params)}${extra}`, sentence };
+      }),
+    )),
+  ];
+
+  it.each(INVALID)("without a session, %s: 400 page, no Location", async (_case, overrides, sentence) => {
+    const { response } = await authorize(overrides, phishing);
+    await expectErrorPage(response, sentence);
   });
 
-  it("a state over 1024 characters → invalid_request, without echoing it", async () => {
-    const { response } = await authorize({ state: "s".repeat(1025) });
-    expectErrorRedirect(response, "invalid_request", undefined, /state must be at most 1024/);
+  it.each(REPEATED)("without a session, %s: 400 page, no Location", async (_case, extra, sentence) => {
+    const { params } = await validAuthorizationParams(phishing);
+    await expectErrorPage(await call(`/oauth/authorize?${authorizeQuery(params)}${extra}`), sentence);
   });
 
-  it("no state → invalid_request (the spec's request always carries one)", async () => {
-    expectErrorRedirect((await authorize({ state: undefined })).response, "invalid_request", undefined, /state/);
+  it("with the owner signed in, who has not decided yet: the same page for every case, on GET and on every POST", async () => {
+    const jar = new CookieJar();
+    const { params } = await validAuthorizationParams(phishing);
+    const csrf = csrfTokenOf(await (await signIn(jar, authorizeQuery(params), owner.owner)).text());
+    for (const { query, sentence } of await invalidQueries()) {
+      await expectErrorPage(await browse(jar, `/oauth/authorize?${query}`), sentence);
+      // A decision posted with an invalid request (a forged form) redirects nowhere either, nor approves.
+      for (const decision of ["approve", "refuse"]) {
+        const posted = await browse(jar, `/oauth/authorize?${query}`, { form: { csrf_token: csrf, decision } });
+        await expectErrorPage(posted, sentence);
+      }
+      await expectErrorPage(
+        await browse(jar, `/oauth/authorize/sign-in?${query}`, {
+          form: { csrf_token: csrf, email: owner.owner.email, password: owner.owner.password },
+        }),
+        sentence,
+      );
+    }
+    expect(await codesOf(phishing.client_id)).toEqual([]);
   });
 
-  it("a repeated parameter → invalid_request, without echoing a repeated state", async () => {
-    const { params } = await validAuthorizationParams(client);
-    const scopeTwice = await call(`/oauth/authorize?${authorizeQuery(params)}&scope=api`);
-    expectErrorRedirect(scopeTwice, "invalid_request", params.state, /scope is repeated/);
-    const stateTwice = await call(`/oauth/authorize?${authorizeQuery(params)}&state=other`);
-    expectErrorRedirect(stateTwice, "invalid_request", undefined, /state is repeated/);
+  it("only the owner's decision sends the browser to the app: refuse and approve redirect with state and iss", async () => {
+    const { params: refused } = await validAuthorizationParams(phishing);
+    const back = await decide(authorizeQuery(refused), owner.owner, "refuse");
+    expect(`${back.origin}${back.pathname}`).toBe("https://evil.example/phish");
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({
+      error: "access_denied",
+      state: refused.state,
+      iss: ISSUER,
+    });
+    const { params: approved } = await validAuthorizationParams(phishing);
+    const granted = await decide(authorizeQuery(approved), owner.owner, "approve");
+    expect(`${granted.origin}${granted.pathname}`).toBe("https://evil.example/phish");
+    expect([...granted.searchParams.keys()]).toEqual(["code", "state", "iss"]);
+    expect(granted.searchParams.get("state")).toBe(approved.state);
+    expect(granted.searchParams.get("iss")).toBe(ISSUER);
   });
 
-  it("keeps the registered redirect URI's own query as written", async () => {
+  it("keeps the registered redirect URI's own query as written in the owner's answer", async () => {
     const withQuery = await registerClient({ redirect_uris: ["https://partner.example/cb?tenant=a%20b"] });
-    const { response } = await authorize({ response_type: "token" }, withQuery);
-    expect(response.headers.get("Location")).toMatch(/^https:\/\/partner\.example\/cb\?tenant=a%20b&error=/);
+    const { params } = await validAuthorizationParams(withQuery);
+    const location = await decide(authorizeQuery(params), owner.owner, "refuse");
+    expect(location.href).toMatch(/^https:\/\/partner\.example\/cb\?tenant=a%20b&error=access_denied&/);
   });
 
   it("treats a missing scope as api (RFC 6749 §3.3 default)", async () => {
@@ -161,6 +204,9 @@ describe("the sign-in page", () => {
     expect(html).toMatch(/^<!doctype html>/);
     expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt; &amp; Co");
     expect(html).not.toContain("<script>");
+    expect(html).toContain(
+      "The name “&lt;script&gt;alert(1)&lt;/script&gt; &amp; Co” is how the app describes itself; we have not verified it.",
+    );
     expect(html).toContain('name="password"');
     expect(csrfTokenOf(html)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(response.headers.get("X-Frame-Options")).toBe("DENY");
@@ -309,6 +355,9 @@ describe("the consent page and the owner's answer (spec: Partner sign-in, steps 
     }
     expect(html).toContain('value="approve"');
     expect(html).toContain('value="refuse"');
+    // DESIGN.md, Security notes: the redirect host, and the app's name as the app's own claim.
+    expect(html).toContain("Either way you go back to partner.example.");
+    expect(html).toContain("The name “Booking Tool” is how the app describes itself; we have not verified it.");
     expect(consent.headers.get("X-Frame-Options")).toBe("DENY");
     // The POST is followed by a redirect to the app, which form-action must allow.
     expect(consent.headers.get("Content-Security-Policy")).toContain(

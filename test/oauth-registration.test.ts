@@ -1,10 +1,12 @@
-import { eq } from "drizzle-orm";
+import { eq, like } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { oauthClients } from "../src/db/schema";
+import { REGISTRATIONS_PER_MINUTE } from "../src/domain/oauth/clients";
 import { sha256Hex } from "../src/lib/secrets";
 import { db } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
+import { call, expectError, json } from "./helpers/http";
 import { expectOAuthError, ISSUER, REDIRECT_URI, type RegisteredClient, register } from "./helpers/oauth";
+import { awayFromWindowEdge } from "./helpers/rate-limit-window";
 
 describe("discovery (RFC 8414; DESIGN.md, OAuth discovery)", () => {
   it("publishes the metadata DESIGN.md lists, with absolute endpoints and the base address as issuer", async () => {
@@ -183,5 +185,59 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
       headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "POST" },
     });
     expect(response.headers.get("Access-Control-Allow-Origin")).toBeNull();
+  });
+});
+
+describe("registration is limited per client address (DESIGN.md, Security notes)", () => {
+  // Fresh addresses and names per test: the binding's counts and the stored clients are shared with other tests.
+  const random = () => crypto.getRandomValues(new Uint16Array(1))[0] ?? 0;
+  const freshIPv4 = () => `198.18.${random() % 256}.${random() % 256}`;
+  const freshIPv6Network = () => `2001:db8:${random().toString(16)}:${random().toString(16)}`;
+  const freshName = () => `Limited ${crypto.randomUUID()}`;
+  const registerFrom = (address: string | undefined, clientName: string) =>
+    register(
+      { client_name: clientName, redirect_uris: [REDIRECT_URI] },
+      address === undefined ? {} : { "CF-Connecting-IP": address },
+    );
+  const storedNamed = (name: string) => db.$count(oauthClients, like(oauthClients.clientName, `${name}%`));
+
+  it(`answers 429 with Retry-After past ${REGISTRATIONS_PER_MINUTE} registrations a minute from one address, storing nothing`, async () => {
+    await awayFromWindowEdge();
+    const address = freshIPv4();
+    const name = freshName();
+    for (let i = 0; i < REGISTRATIONS_PER_MINUTE; i++) {
+      expect((await registerFrom(address, `${name} ${i}`)).status).toBe(201);
+    }
+    const refused = await registerFrom(address, `${name} refused`);
+    expect(refused.headers.get("Retry-After")).toBe("60");
+    expect(refused.headers.get("RateLimit-Policy")).toBe(`${REGISTRATIONS_PER_MINUTE};w=60`);
+    expect(refused.headers.get("Cache-Control")).toBe("no-store");
+    // The service's 429 (spec: Errors), as every rate limit here answers: a rate limit is no RFC 7591 error.
+    await expectError(
+      refused,
+      429,
+      `Too many registrations from this address: at most ${REGISTRATIONS_PER_MINUTE} a minute. Register once and keep the client_id.`,
+    );
+    expect(await storedNamed(name)).toBe(REGISTRATIONS_PER_MINUTE);
+    expect((await registerFrom(freshIPv4(), `${name} elsewhere`)).status).toBe(201);
+  });
+
+  it("counts an IPv6 client by its /64, which one host usually holds whole", async () => {
+    await awayFromWindowEdge();
+    const network = freshIPv6Network();
+    const name = freshName();
+    for (let i = 1; i <= REGISTRATIONS_PER_MINUTE; i++) {
+      expect((await registerFrom(`${network}::${i}`, `${name} ${i}`)).status).toBe(201);
+    }
+    expect((await registerFrom(`${network}:ffff:ffff:ffff:ffff`, `${name} refused`)).status).toBe(429);
+    expect((await registerFrom(`${freshIPv6Network()}::1`, `${name} elsewhere`)).status).toBe(201);
+  });
+
+  it("does not limit a request without CF-Connecting-IP: it did not come from the internet (a service binding, a test)", async () => {
+    await awayFromWindowEdge();
+    const name = freshName();
+    for (let i = 0; i <= REGISTRATIONS_PER_MINUTE; i++) {
+      expect((await registerFrom(undefined, `${name} ${i}`)).status).toBe(201);
+    }
   });
 });

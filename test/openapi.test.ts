@@ -1,3 +1,4 @@
+import { encodeBase64 } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
 import { partnerApi } from "../src/routes/partner-api";
 import { call, json } from "./helpers/http";
@@ -62,12 +63,27 @@ describe("the OpenAPI document and the reference page", async () => {
     );
   });
 
-  it("serves the interactive reference at /docs, reading this document", async () => {
+  it("serves the interactive reference at /docs, reading this document with a script of this origin", async () => {
     const page = await call("/docs");
     expect(page.status).toBe(200);
     expect(page.headers.get("Content-Type")).toContain("text/html");
     const html = await page.text();
     expect(html).toContain('data-url="/api/v1/openapi.json"');
-    expect(html).toContain("@scalar/api-reference@");
+    // One script runs, from this origin and pinned; the other element only carries the reference's settings.
+    const tags = [...html.matchAll(/<script\b[^>]*>/g)].map(([tag]) => tag);
+    expect(tags).toHaveLength(2);
+    expect(tags[0]).toMatch(/^<script id="api-reference" type="application\/json" /);
+    expect(tags[1]).toMatch(/^<script src="\/docs\/reference\.js" integrity="sha256-[A-Za-z0-9+/]{43}=">$/);
+  });
+
+  it("pins the reference's script: the file served is the one whose hash the page's CSP and integrity name", async () => {
+    const page = await call("/docs");
+    const integrity = /<script src="\/docs\/reference\.js" integrity="([^"]+)">/.exec(await page.text())?.[1];
+    const script = await call("/docs/reference.js");
+    expect(script.status).toBe(200);
+    expect(script.headers.get("Content-Type")).toMatch(/^text\/javascript/);
+    const served = `sha256-${encodeBase64(new Uint8Array(await crypto.subtle.digest("SHA-256", await script.arrayBuffer())))}`;
+    expect(integrity).toBe(served);
+    expect(page.headers.get("Content-Security-Policy")).toContain(`script-src 'self' '${served}';`);
   });
 });

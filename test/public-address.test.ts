@@ -24,6 +24,7 @@ describe("isPrivateAddress: IPv4 ranges of DESIGN.md, at their edges", () => {
     ["172.16.0.0/12", "172.16.0.0", "172.31.255.255", ["172.15.255.255", "172.32.0.0"]],
     ["192.0.0.0/24", "192.0.0.0", "192.0.0.255", ["191.255.255.255", "192.0.1.0"]],
     ["192.0.2.0/24", "192.0.2.0", "192.0.2.255", ["192.0.1.255", "192.0.3.0"]],
+    ["192.88.99.0/24", "192.88.99.0", "192.88.99.255", ["192.88.98.255", "192.88.100.0"]],
     ["192.168.0.0/16", "192.168.0.0", "192.168.255.255", ["192.167.255.255", "192.169.0.0"]],
     ["198.18.0.0/15", "198.18.0.0", "198.19.255.255", ["198.17.255.255", "198.20.0.0"]],
     ["198.51.100.0/24", "198.51.100.0", "198.51.100.255", ["198.51.99.255", "198.51.101.0"]],
@@ -78,6 +79,14 @@ describe("isPrivateAddress: IPv6 ranges of DESIGN.md", () => {
     ["64:ff9b::8.8.8.8", "64:ff9b::/96, dotted tail"],
     ["2002::1", "2002::/16, 6to4"],
     ["2002:c000:0204::1", "2002::/16, 6to4 of a public address"],
+    ["64:ff9b:1::", "64:ff9b:1::/48, NAT64 local use, first"],
+    ["64:ff9b:1::a00:1", "64:ff9b:1::/48, NAT64 local use of 10.0.0.1"],
+    ["64:ff9b:1:ffff:ffff:ffff:ffff:ffff", "64:ff9b:1::/48, last"],
+    ["2001::", "2001::/32, Teredo, first"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001::/32, a Teredo address of a public client"],
+    ["2001:0:ffff:ffff:ffff:ffff:ffff:ffff", "2001::/32, last"],
+    ["100::", "100::/64, discard-only, first"],
+    ["100::ffff:ffff:ffff:ffff", "100::/64, last"],
     ["[::1]", "loopback in brackets, as URL.hostname writes it"],
   ])("%s is private (%s)", (address) => {
     expect(isPrivateAddress(address)).toBe(true);
@@ -90,7 +99,14 @@ describe("isPrivateAddress: IPv6 ranges of DESIGN.md", () => {
     ["2001:db9::1", "just after 2001:db8::/32"],
     ["2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "just before 2001:db8::/32"],
     ["2003::1", "just after 2002::/16"],
-    ["2001::1", "just before 2002::/16"],
+    ["2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "just before 2002::/16"],
+    ["64:ff9b:0:ffff:ffff:ffff:ffff:ffff", "just before 64:ff9b:1::/48, outside 64:ff9b::/96"],
+    ["64:ff9b:2::", "just after 64:ff9b:1::/48"],
+    ["2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "just before 2001::/32"],
+    ["2001:1::", "just after 2001::/32"],
+    ["ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "just before 100::/64"],
+    ["100:0:0:1::", "just after 100::/64"],
+    ["::1:0:0", "just after ::/96"],
   ])("%s is public (%s)", (address) => {
     expect(isPrivateAddress(address)).toBe(false);
   });
@@ -108,6 +124,25 @@ describe("isPrivateAddress: IPv6 ranges of DESIGN.md", () => {
     ["::ffff:808:808", false],
     ["::ffff:1.1.1.1", false],
   ])("IPv4-mapped %s is judged by its embedded IPv4 address (private: %s)", (address, isPrivate) => {
+    expect(isPrivateAddress(address)).toBe(isPrivate);
+  });
+
+  it.each([
+    ["::a00:1", true],
+    ["[::a00:1]", true],
+    ["::10.0.0.1", true],
+    ["::7f00:1", true],
+    ["::a9fe:a9fe", true],
+    ["::c0a8:101", true],
+    ["::6440:1", true],
+    ["::2", true],
+    ["::ffff", true],
+    ["::808:808", false],
+    ["::8.8.8.8", false],
+    ["[::808:808]", false],
+    ["::101:101", false],
+    ["::dfff:ffff", false],
+  ])("IPv4-compatible (::/96) %s is judged by its embedded IPv4 address (private: %s)", (address, isPrivate) => {
     expect(isPrivateAddress(address)).toBe(isPrivate);
   });
 

@@ -2,17 +2,7 @@ import { describe, expect, it } from "vitest";
 import { REQUESTS_PER_MINUTE } from "../src/middleware/principal-rate-limit";
 import { createApiKey, createBusiness } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";
-
-/**
- * The Rate Limiting binding counts in fixed windows of the wall clock (a minute here). A burst that crossed a window's
- * end would start counting afresh and never be refused: when less than BURST_MS remain in the current window, wait
- * for the next one (at most BURST_MS; the burst of 605 takes about 0.6 s).
- */
-const BURST_MS = 5000;
-async function awayFromWindowEdge() {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < BURST_MS) await new Promise((resolve) => setTimeout(resolve, left + 50));
-}
+import { awayFromWindowEdge } from "./helpers/rate-limit-window";
 
 describe("the per-credential request budget", async () => {
   const { business, apiKey } = await createBusiness();

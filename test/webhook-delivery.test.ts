@@ -3,7 +3,8 @@ import { eq } from "drizzle-orm";
 import Stripe from "stripe";
 import { describe, expect, it, vi } from "vitest";
 import { app } from "../src/app";
-import { webhookDeliveries } from "../src/db/schema";
+import { oauthClients, webhookDeliveries } from "../src/db/schema";
+import { UNAPPROVED_CLIENT_LIFETIME_MS } from "../src/domain/oauth/client-cleanup";
 import {
   endpointHistory,
   RETRY_DELAYS_SECONDS,
@@ -16,6 +17,7 @@ import { ANSWER_TIMEOUT_MS } from "../src/queues/deliver-webhooks";
 import { sweepOutbox } from "../src/queues/outbox-sweep";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { RUNTIME } from "./helpers/http";
+import { registerClient } from "./helpers/oauth";
 import { bookingObject } from "./helpers/platform";
 import { receiverBox } from "./helpers/receiver";
 import { verifyWebhookSignature } from "./helpers/verify-signature";
@@ -265,12 +267,16 @@ describe("the consumer: attempts, the retry schedule and idempotence", async () 
     expect(await box.recorded()).toHaveLength(1);
   });
 
-  it("runs the sweep from the Worker's cron trigger (the scheduled handler)", async () => {
+  it("runs the sweep and the client cleanup from the Worker's cron trigger (the scheduled handler)", async () => {
     const box = receiverBox("cron");
     const id = await deliveryTo(box.url("/ok"));
     const written = new Date(Date.now() - UNENQUEUED_AFTER_MS - 1000).toISOString();
     await db.update(webhookDeliveries).set({ createdAt: written }).where(eq(webhookDeliveries.id, id));
+    const abandoned = await registerClient();
+    const longAgo = new Date(Date.now() - UNAPPROVED_CLIENT_LIFETIME_MS - 60_000).toISOString();
+    await db.update(oauthClients).set({ createdAt: longAgo }).where(eq(oauthClients.id, abandoned.client_id));
     await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: Date.now() }), env);
+    expect(await db.$count(oauthClients, eq(oauthClients.id, abandoned.client_id))).toBe(0);
     expect((await deliveryRow(id))?.enqueuedAt).not.toBeNull();
     await vi.waitFor(async () => expect((await deliveryRow(id))?.status).toBe("delivered"), { timeout: 10_000 });
     expect(await box.recorded()).toHaveLength(1);

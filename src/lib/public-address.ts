@@ -18,6 +18,7 @@ const PRIVATE_V4: Range[] = [
   [[172, 16, 0, 0], 12],
   [[192, 0, 0, 0], 24],
   [[192, 0, 2, 0], 24],
+  [[192, 88, 99, 0], 24], // the retired 6to4 relay anycast (RFC 7526)
   [[192, 168, 0, 0], 16],
   [[198, 18, 0, 0], 15],
   [[198, 51, 100, 0], 24],
@@ -26,16 +27,28 @@ const PRIVATE_V4: Range[] = [
   [[240, 0, 0, 0], 4],
 ];
 
-// IPv6 ranges, as 16-bit groups. ::/96 covers ::, ::1 and the deprecated IPv4-compatible form.
+// IPv6 ranges, as 16-bit groups. `::` and `::1` are named although ::/96 below would refuse them by their embedded
+// 0.0.0.0 and 0.0.0.1 too: they are the unspecified and loopback addresses in their own right.
 const PRIVATE_V6: Range[] = [
-  [[0, 0, 0, 0, 0, 0, 0, 0], 96],
+  [[0, 0, 0, 0, 0, 0, 0, 0], 128], // ::
+  [[0, 0, 0, 0, 0, 0, 0, 1], 128], // ::1
   [[0xfc00, 0, 0, 0, 0, 0, 0, 0], 7],
   [[0xfe80, 0, 0, 0, 0, 0, 0, 0], 10],
   [[0xfec0, 0, 0, 0, 0, 0, 0, 0], 10],
   [[0xff00, 0, 0, 0, 0, 0, 0, 0], 8],
   [[0x2001, 0x0db8, 0, 0, 0, 0, 0, 0], 32],
-  [[0x0064, 0xff9b, 0, 0, 0, 0, 0, 0], 96],
-  [[0x2002, 0, 0, 0, 0, 0, 0, 0], 16],
+  [[0x0064, 0xff9b, 0, 0, 0, 0, 0, 0], 96], // NAT64, well-known prefix
+  [[0x0064, 0xff9b, 0x0001, 0, 0, 0, 0, 0], 48], // NAT64, local use (RFC 8215)
+  [[0x2002, 0, 0, 0, 0, 0, 0, 0], 16], // 6to4
+  [[0x2001, 0, 0, 0, 0, 0, 0, 0], 32], // Teredo
+  [[0x0100, 0, 0, 0, 0, 0, 0, 0], 64], // discard-only (RFC 6666)
+];
+
+// The two ranges that carry an IPv4 address in their last 32 bits and are judged by it (DESIGN.md): IPv4-mapped
+// ::ffff:0:0/96 and the deprecated IPv4-compatible ::/96, so `[::a00:1]` is 10.0.0.1 and `[::808:808]` is 8.8.8.8.
+const EMBEDDING_V4: Range[] = [
+  [[0, 0, 0, 0, 0, 0xffff, 0, 0], 96],
+  [[0, 0, 0, 0, 0, 0, 0, 0], 96],
 ];
 
 function inRange(parts: number[], [network, prefixBits]: Range, bitsPerPart: number): boolean {
@@ -83,12 +96,12 @@ export function isPrivateAddress(address: string): boolean {
   if (v4) return PRIVATE_V4.some((range) => inRange(v4, range, 8));
   const v6 = parseIPv6(address);
   if (!v6) return true;
-  // ::ffff:0:0/96 is judged by the IPv4 address it embeds.
-  if (v6.slice(0, 5).every((group) => group === 0) && v6[5] === 0xffff) {
+  if (PRIVATE_V6.some((range) => inRange(v6, range, 16))) return true;
+  if (EMBEDDING_V4.some((range) => inRange(v6, range, 16))) {
     const [high = 0, low = 0] = v6.slice(6);
     return isPrivateAddress(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`);
   }
-  return PRIVATE_V6.some((range) => inRange(v6, range, 16));
+  return false;
 }
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);

@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../app-env";
 import { ApiError } from "../lib/errors";
+import { loggableError } from "../lib/loggable-error";
 import { OAuthError } from "../lib/oauth-errors";
 
 /** Spec, Conventions: "JSON is used for all bodies" of the API; the sentence of a body of another type. */
@@ -45,7 +46,7 @@ export const respondToError: ErrorHandler<AppEnv> = (err, c) => {
       ? errorBody(c, answer.status, answer.error)
       : errorBody(c, err.status as ContentfulStatusCode, "The request cannot be processed.");
   }
-  console.error(JSON.stringify({ level: "error", requestId: c.get("requestId"), error: String(err) }));
+  console.error(JSON.stringify({ level: "error", requestId: c.get("requestId"), ...loggableError(err) }));
   return errorBody(c, 500, "Something failed on our side; retry with a short backoff.");
 };
 

@@ -4,11 +4,15 @@ import { database } from "../db/client";
 import {
   csrfTokenMatches,
   findOwnerSession,
+  MAX_EMAIL_LENGTH,
   newSignInCsrfToken,
+  normaliseEmail,
   SESSION_LIFETIME_MS,
   signInOwner,
 } from "../domain/access/owner-sign-in";
+import type { AttemptOutcome, ThrottledKey } from "../durable-objects/sign-in-throttle";
 import type { Env } from "../env";
+import { clientAddressOf } from "../lib/client-address";
 
 /**
  * The owner's browser session, shared by the dashboard and the OAuth consent page (DESIGN.md: HttpOnly, Secure,
@@ -53,11 +57,39 @@ export function signInCsrfToken(c: AnyContext): string {
 export const signInCsrfValid = (c: AnyContext, submitted: unknown) =>
   csrfTokenMatches(getCookie(c, SIGN_IN_CSRF_COOKIE, "host"), submitted);
 
-export type SignInOutcome = { signedIn: true } | { signedIn: false; status: 401 | 403; error: string };
+const throttleOf = (env: Env, key: ThrottledKey, name: string) => ({
+  key,
+  stub: env.SIGN_IN_THROTTLE.get(env.SIGN_IN_THROTTLE.idFromName(`${key}:${name}`)),
+});
 
 /**
- * The one sign-in flow of the dashboard and the consent page: the form's double-submit CSRF token, then the email and
- * password (never saying which was wrong); on success the session cookie is set. The caller shows its own page.
+ * The counts a sign-in passes (DESIGN.md, Security notes: Sign-in): its email address, normalised as sign-in
+ * compares it, when it could be an account's (no object for an empty or oversized one), and the client's address.
+ */
+function throttlesOf(c: AnyContext, email: string) {
+  const normalised = normaliseEmail(email);
+  const address = clientAddressOf(c);
+  return [
+    ...(normalised.length > 0 && normalised.length <= MAX_EMAIL_LENGTH ? [throttleOf(c.env, "email", normalised)] : []),
+    ...(address === undefined ? [] : [throttleOf(c.env, "address", address)]),
+  ];
+}
+
+const tryAgainLater = (seconds: number) => {
+  const minutes = Math.ceil(seconds / 60);
+  return `Too many sign-in attempts have failed. Please try again later, in ${minutes === 1 ? "a minute" : `${minutes} minutes`}.`;
+};
+
+export type SignInOutcome = { signedIn: true } | { signedIn: false; status: 401 | 403 | 429; error: string };
+
+/**
+ * The one sign-in flow of the dashboard and the consent page: the form's double-submit CSRF token, then the failure
+ * counts, then the email and password (never saying which was wrong); on success the session cookie is set. The
+ * caller shows its own page; a 429 carries `Retry-After`.
+ *
+ * Each attempt counts before its password is checked (SignInThrottle says why), so a locked email or client address
+ * costs no PBKDF2. A success clears the email's count but not the client address's: whoever owns one account cannot
+ * sign into it between guesses at others to reset the address's count.
  */
 export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
   const body = await c.req.parseBody();
@@ -65,7 +97,27 @@ export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
     return { signedIn: false, status: 403, error: "The form expired. Please sign in again." };
   }
   const text = (value: unknown) => (typeof value === "string" ? value : "");
-  const result = await signInOwner(database(c.env.DB), { email: text(body.email), password: text(body.password) });
+  const credentials = { email: text(body.email), password: text(body.password) };
+  const throttles = throttlesOf(c, credentials.email);
+  const attempts = await Promise.all(throttles.map(({ key, stub }) => stub.attempt(key)));
+  /** Reports the outcome to every count that let the attempt through. */
+  const settle = (outcome: AttemptOutcome) =>
+    Promise.all(
+      throttles.map(({ key, stub }, i) => {
+        const attempt = attempts[i];
+        return attempt?.allowed ? stub.settle(key, attempt.attemptId, outcome) : undefined;
+      }),
+    );
+  const waits = attempts.flatMap((attempt) => (attempt.allowed ? [] : [attempt.retryAfterSeconds]));
+  if (waits.length > 0) {
+    c.executionCtx.waitUntil(settle("unchecked"));
+    const retryAfter = Math.max(...waits);
+    c.header("Retry-After", String(retryAfter));
+    return { signedIn: false, status: 429, error: tryAgainLater(retryAfter) };
+  }
+  const result = await signInOwner(database(c.env.DB), credentials);
+  // The answer need not wait for the report: until it lands, the attempt counts as pending, which is a failure.
+  c.executionCtx.waitUntil(settle(result ? "succeeded" : "failed"));
   if (!result) return { signedIn: false, status: 401, error: "The email address or password is not correct." };
   startOwnerSession(c, result.token);
   return { signedIn: true };

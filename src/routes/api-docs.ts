@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
+import { setPageHeaders } from "./page-shell";
 import { partnerApi } from "./partner-api";
 
 let documentJson: { baseUrl: string; body: string } | undefined;
@@ -23,9 +24,47 @@ function openApiDocument(baseUrl: string): string {
 }
 
 /**
- * The interactive reference is Scalar's standalone bundle, pinned, reading the document above. (Its Hono wrapper,
- * @scalar/hono-api-reference, renders this same page but requires Node 22 to install: docs/decisions.md.)
+ * The interactive reference: Scalar's standalone bundle, byte for byte the file dist/browser/standalone.js of the npm
+ * package @scalar/api-reference 1.72.1, kept in assets/docs/reference.js and served from this origin, so that the page
+ * works offline and no other origin's script runs where an owner is signed in (DESIGN.md, Security notes: Pages). It
+ * is 4.3 MB: a static asset, outside the Worker's bundle (docs/security.md says how to update it).
  */
+const REFERENCE_SCRIPT = "/docs/reference.js";
+
+/**
+ * Its SHA-256, which pins it: the `integrity` attribute makes every browser refuse other bytes (Subresource
+ * Integrity). The CSP names it beside 'self', since not every browser matches an external script by its hash alone
+ * (CSP 3); 'self' admits no other script, as every other answer of this origin is sent with `nosniff` and a type that
+ * is not JavaScript. A test checks the hash against the file served.
+ */
+const REFERENCE_SCRIPT_HASH = "sha256-vwkQBr3Dr2Bnr3fC9TSBLj5jPpSpTocTgGn1cPM7diw=";
+
+/**
+ * What the reference needs besides its script, from this origin only: the document (connect-src), the styles it
+ * injects at run time (no nonce or hash can be known for them beforehand), and its inline SVG icons (data:).
+ */
+const REFERENCE_POLICY = {
+  "script-src": `'self' '${REFERENCE_SCRIPT_HASH}'`,
+  "style-src": "'unsafe-inline'",
+  "img-src": "'self' data:",
+  "connect-src": "'self'",
+  "form-action": "'none'",
+};
+
+/**
+ * Scalar's features that reach its own services are off: the default web fonts (from its font host), the AI agent,
+ * and the MCP, developer tools and "Open API Client" link (which hand the document to Scalar's cloud). The CSP would
+ * block the loads anyway; switched off, the page neither tries nor offers them.
+ */
+const REFERENCE_CONFIGURATION = JSON.stringify({
+  withDefaultFonts: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: "never",
+  hideClientButton: true,
+});
+
+/** The `application/json` element only carries the settings: a script of that type is never run, so CSP need not allow it. */
 const REFERENCE_PAGE = `<!doctype html>
 <html lang="en">
   <head>
@@ -34,8 +73,8 @@ const REFERENCE_PAGE = `<!doctype html>
     <title>Secretary Partner API reference</title>
   </head>
   <body>
-    <script id="api-reference" data-url="/api/v1/openapi.json"></script>
-    <script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference@1.72.1"></script>
+    <script id="api-reference" type="application/json" data-url="/api/v1/openapi.json" data-configuration='${REFERENCE_CONFIGURATION}'></script>
+    <script src="${REFERENCE_SCRIPT}" integrity="${REFERENCE_SCRIPT_HASH}"></script>
   </body>
 </html>`;
 
@@ -46,4 +85,13 @@ export const apiDocs = new Hono<AppEnv>()
     c.header("Cache-Control", "public, max-age=300");
     return c.body(openApiDocument(c.env.BASE_URL));
   })
-  .get("/docs", (c) => c.html(REFERENCE_PAGE));
+  .get("/docs", (c) => {
+    setPageHeaders(c, REFERENCE_POLICY);
+    return c.html(REFERENCE_PAGE);
+  })
+  // Through c.body, so that the file's answer (its type, ETag, or a 304 without a body) also carries the headers
+  // middleware prepared for it (X-Request-Id).
+  .get(REFERENCE_SCRIPT, async (c) => {
+    const asset = await c.env.ASSETS.fetch(c.req.raw);
+    return asset.body ? c.body(asset.body, asset) : c.body(null, asset);
+  });

@@ -1,9 +1,10 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { database } from "../db/client";
-import { parseClientMetadata, registerClient } from "../domain/oauth/clients";
+import { limitRegistrations, parseClientMetadata, registerClient } from "../domain/oauth/clients";
 import { REVOCATION_PARAMETERS, revocationRequest } from "../domain/oauth/revocation";
 import { tokenRequest } from "../domain/oauth/tokens";
+import { clientAddressOf } from "../lib/client-address";
 import { invalidRequest, OAuthError } from "../lib/oauth-errors";
 import { doNotStore, respondToOAuthError } from "../middleware/error-responses";
 
@@ -66,9 +67,11 @@ async function jsonBody(c: Context): Promise<unknown> {
  */
 export const oauthApi = new Hono<AppEnv>()
   .post("/register", async (c) => {
+    // Set first, so that the 429 of the rate limit carries it too.
+    doNotStore(c);
+    await limitRegistrations(c.env.REGISTRATION_RATE_LIMIT, clientAddressOf(c));
     const metadata = parseClientMetadata(await jsonBody(c));
     const client = await registerClient(database(c.env.DB), metadata);
-    doNotStore(c);
     return c.json(client, 201);
   })
   .post("/token", async (c) => {

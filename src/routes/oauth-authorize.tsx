@@ -43,15 +43,13 @@ import { renderPage } from "./page-shell";
 const page = (c: Context<AppEnv>, status: ContentfulStatusCode, body: Child, formRedirectUri?: string) =>
   renderPage(c, status, body, formRedirectUri ? new URL(formRedirectUri).origin : undefined);
 
-/** The authorization request of the URL, checked; an invalid one answers at once (error page or redirect). */
+/**
+ * The authorization request of the URL, checked; an invalid one is answered at once with an error page, never a
+ * redirect to the app (RFC 9700 §4.11.2: see checkAuthorizationRequest), whether or not the owner is signed in.
+ */
 async function checkedRequest(c: Context<AppEnv>) {
-  const check = await checkAuthorizationRequest(
-    database(c.env.DB),
-    new URL(c.req.url).searchParams,
-    oauthIssuer(c.env.BASE_URL),
-  );
+  const check = await checkAuthorizationRequest(database(c.env.DB), new URL(c.req.url).searchParams);
   if (check.outcome === "valid") return { request: check.request };
-  if (check.outcome === "error_redirect") return { response: c.redirect(check.location, 303) };
   return {
     response: page(c, 400, <ErrorPage title="This sign-in link is not valid" message={check.message} />),
   };

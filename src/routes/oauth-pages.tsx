@@ -25,6 +25,14 @@ const Layout: FC<{ title: string; children?: Child }> = ({ title, children }) =>
 
 const hostOf = (uri: string) => new URL(uri).host;
 
+/**
+ * Apps register themselves and choose their own name (DESIGN.md, Security notes: the consent page shows "that the
+ * app's name is the app's own claim"), so a name such as "Secretary Support" must not read as our word.
+ */
+const NameClaim: FC<{ request: AuthorizationRequest }> = ({ request }) => (
+  <p class="muted">The name “{request.client.clientName}” is how the app describes itself; we have not verified it.</p>
+);
+
 export const SignInPage: FC<{
   request: AuthorizationRequest;
   serviceName: string;
@@ -37,6 +45,7 @@ export const SignInPage: FC<{
       <strong>{request.client.clientName}</strong> asks to connect to your business on {serviceName}. Sign in with your
       business owner account to continue.
     </p>
+    <NameClaim request={request} />
     <SignInForm
       action={`/oauth/authorize/sign-in?${authorizationQuery(request)}`}
       csrfToken={csrfToken}
@@ -79,6 +88,7 @@ export const ConsentPage: FC<{ request: AuthorizationRequest; session: OwnerSess
         Refuse
       </button>
     </form>
+    <NameClaim request={request} />
     <p class="muted">Either way you go back to {hostOf(request.redirectUri)}.</p>
   </Layout>
 );

@@ -50,21 +50,39 @@ export function Page(props: { title: string; narrow?: boolean; header?: Child; c
 }
 
 /**
- * Answers a page with the headers every page carries: no framing (X-Frame-Options and CSP frame-ancestors, against
- * clickjacking), no script at all, no sniffing, no referrer, never cached (pages show keys and customers' answers),
- * and forms posting only to this service, plus `formOrigin` where a form's answer redirects the browser there
- * (browsers apply form-action to the redirect that follows a POST: the consent page leads back to the app).
+ * A page's Content-Security-Policy: nothing but what the page names in `allow` (which loads nothing from another
+ * origin), and never framed (against clickjacking) nor given another base URL, whatever the page allows.
  */
-export function renderPage(c: Context, status: ContentfulStatusCode, page: Child, formOrigin?: string) {
-  const formAction = formOrigin ? `'self' ${formOrigin}` : "'self'";
-  c.header(
-    "Content-Security-Policy",
-    `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
-  );
+function contentSecurityPolicy(allow: Record<string, string>): string {
+  const directives = { "default-src": "'none'", ...allow, "frame-ancestors": "'none'", "base-uri": "'none'" };
+  return Object.entries(directives)
+    .map(([directive, sources]) => `${directive} ${sources}`)
+    .join("; ");
+}
+
+/**
+ * The headers every HTML page carries (DESIGN.md, Security notes: Pages) with the page's own CSP: no framing
+ * (X-Frame-Options beside frame-ancestors, for browsers without CSP 2), no referrer, never cached (pages show keys and
+ * customers' answers). `X-Content-Type-Options` and HSTS come with every response (middleware/response-headers.ts).
+ */
+export function setPageHeaders(c: Context, allow: Record<string, string>) {
+  c.header("Content-Security-Policy", contentSecurityPolicy(allow));
   c.header("X-Frame-Options", "DENY");
-  c.header("X-Content-Type-Options", "nosniff");
   c.header("Referrer-Policy", "no-referrer");
   c.header("Cache-Control", "no-store");
+}
+
+/**
+ * Answers an owner's page: no script at all, this stylesheet only, and forms posting only to this service, plus
+ * `formOrigin` where a form's answer redirects the browser there (browsers apply form-action to the redirect that
+ * follows a POST: the consent page leads back to the app).
+ */
+export function renderPage(c: Context, status: ContentfulStatusCode, page: Child, formOrigin?: string) {
+  setPageHeaders(c, {
+    "style-src": STYLE_HASH,
+    "img-src": "'self'",
+    "form-action": formOrigin ? `'self' ${formOrigin}` : "'self'",
+  });
   return c.html(`<!doctype html>${page}`, status);
 }
 

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ACTION_CALL_STATUSES } from "../db/schema";
+import { isNotDataName } from "../domain/actions/arguments";
 import { characterCount } from "../lib/text";
 import { timestamp } from "../lib/validation";
 
@@ -31,21 +32,40 @@ const ParameterDefinition = z
     });
   });
 
+const NOT_DATA = "a name every object inherits, which a parameter may not have";
+
+/**
+ * Parameter names are names of data (DESIGN.md, Everywhere): `constructor`, `toString`, `__proto__` and the like are
+ * refused, naming the parameter. Checked on the object as sent, before `z.record`, which skips a `__proto__` key
+ * without a word (it cannot be set on the object the record builds): the parameter would vanish and the rest be
+ * stored as if the partner had not sent it.
+ */
+const ParameterNames = z.preprocess(
+  (properties, ctx) => {
+    if (typeof properties === "object" && properties !== null) {
+      for (const name of Object.keys(properties).filter(isNotDataName)) {
+        ctx.addIssue({ code: "custom", path: [name], message: `is ${NOT_DATA}`, input: properties });
+      }
+    }
+    return properties;
+  },
+  z.record(
+    z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, {
+      error: "names a parameter that is not 1 to 64 letters, digits or underscores starting with a letter",
+    }),
+    ParameterDefinition,
+  ),
+);
+
 /** Spec, Connected action: `parameters` is a flat object schema of at most 8 parameters. */
 export const ActionParameters = z
   .object({
     type: z.literal("object", { error: 'must be "object"' }),
-    properties: z.record(
-      z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, {
-        error: "names a parameter that is not 1 to 64 letters, digits or underscores starting with a letter",
-      }),
-      ParameterDefinition,
-    ),
+    properties: ParameterNames,
     required: z.array(z.string()).default([]).openapi({ description: "Omitted means none" }),
   })
   .superRefine((parameters, ctx) => {
-    const names = Object.keys(parameters.properties);
-    if (names.length > MAX_PARAMETERS) {
+    if (Object.keys(parameters.properties).length > MAX_PARAMETERS) {
       ctx.addIssue({
         code: "custom",
         path: ["properties"],
@@ -53,7 +73,9 @@ export const ActionParameters = z
       });
     }
     parameters.required.forEach((name, index) => {
-      if (!names.includes(name)) {
+      if (isNotDataName(name)) {
+        ctx.addIssue({ code: "custom", path: ["required", index], message: `names "${name}", ${NOT_DATA}` });
+      } else if (!Object.hasOwn(parameters.properties, name)) {
         ctx.addIssue({
           code: "custom",
           path: ["required", index],
@@ -126,6 +148,18 @@ export const ActionObject = z
 export const CreatedActionObject = ActionObject.extend({
   secret: z.string().openapi({ description: "Shown once: it keys X-Service-Signature on every call" }),
 }).openapi("CreatedAction");
+
+/**
+ * The Secretary's arguments (DESIGN.md, Secretary runtime API) exactly as sent: a plain object with every own name
+ * kept. Not `z.record`, which skips a `__proto__` key without a word: `{"__proto__": …}` would arrive as `{}` and be
+ * sent on as a call without it. Kept, that name is judged like any other by `argumentProblem` (names checked with
+ * `Object.hasOwn`: DESIGN.md, Everywhere), and the call is `rejected`.
+ */
+export const ActionArguments = z.custom<Record<string, unknown>>(
+  (value) =>
+    typeof value === "object" && value !== null && [Object.prototype, null].includes(Object.getPrototypeOf(value)),
+  { error: "must be an object" },
+);
 
 /** DESIGN.md, Action call record: never `pending` (a call cut off mid-way is an error after 30 s). */
 export const ActionCallObject = z

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { PLANS } from "../db/schema";
 import { CHANNELS } from "../domain/secretary/channels";
+import { ActionArguments } from "./actions";
 
 /** Inputs of the Secretary runtime API, shared by its HTTP routes and its RPC methods. */
 export const BusinessIdParam = z.object({ id: z.uuid({ error: "must be a business id (a UUID)" }) });
@@ -14,7 +15,7 @@ export const ActionCallBody = z.object({
   conversation_id: z.string().min(1).max(200),
   message_id: z.string().min(1).max(200),
   channel: z.enum(CHANNELS),
-  arguments: z.record(z.string(), z.unknown()).default({}),
+  arguments: ActionArguments.default({}),
 });
 
 export type ActionCallBody = z.infer<typeof ActionCallBody>;

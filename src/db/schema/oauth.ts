@@ -1,18 +1,29 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
 import { createdAt, timestamp } from "./columns";
 
 export const TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_post", "client_secret_basic", "none"] as const;
 
-export const oauthClients = sqliteTable("oauth_clients", {
-  id: text("id").primaryKey(),
-  clientName: text("client_name").notNull(),
-  redirectUris: text("redirect_uris", { mode: "json" }).$type<string[]>().notNull(),
-  tokenEndpointAuthMethod: text("token_endpoint_auth_method", { enum: TOKEN_ENDPOINT_AUTH_METHODS }).notNull(),
-  /** SHA-256 of the client secret, for the two secret methods; null for public clients. */
-  secretHash: text("secret_hash"),
-  createdAt: createdAt(),
-});
+export const oauthClients = sqliteTable(
+  "oauth_clients",
+  {
+    id: text("id").primaryKey(),
+    clientName: text("client_name").notNull(),
+    redirectUris: text("redirect_uris", { mode: "json" }).$type<string[]>().notNull(),
+    tokenEndpointAuthMethod: text("token_endpoint_auth_method", { enum: TOKEN_ENDPOINT_AUTH_METHODS }).notNull(),
+    /** SHA-256 of the client secret, for the two secret methods; null for public clients. */
+    secretHash: text("secret_hash"),
+    createdAt: createdAt(),
+    /**
+     * When an owner first approved the client; never cleared, so a client stays "used" when its connections end.
+     * A client still without one 30 days after registration is removed (domain/oauth/client-cleanup.ts).
+     */
+    firstApprovedAt: timestamp("first_approved_at"),
+  },
+  // Exactly the clients the cleanup looks for, in registration order: its query is a range scan of this index.
+  (t) => [index("oauth_clients_unapproved").on(t.createdAt).where(sql`${t.firstApprovedAt} is null`)],
+);
 
 /**
  * An app connection: one client approved by the owner of one business, at most one row per (client, business)

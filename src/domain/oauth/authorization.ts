@@ -1,6 +1,6 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { oauthCodes, oauthGrants } from "../../db/schema";
+import { oauthClients, oauthCodes, oauthGrants } from "../../db/schema";
 import { readParameter, S256_CHALLENGE_PATTERN } from "../../lib/oauth-parameters";
 import { matchRedirectUri } from "../../lib/redirect-uris";
 import { randomToken, sha256Hex } from "../../lib/secrets";
@@ -25,20 +25,20 @@ export type AuthorizationRequest = {
   scope: typeof API_SCOPE;
 };
 
+/**
+ * An invalid request is only ever shown on a page (`message`), never sent to the client's redirect URI: see
+ * `checkAuthorizationRequest`.
+ */
 export type AuthorizationRequestCheck =
   | { outcome: "valid"; request: AuthorizationRequest }
-  /** RFC 6749 §4.1.2.1: with an unknown client or redirect URI the server "MUST NOT automatically redirect". */
-  | { outcome: "error_page"; message: string }
-  | { outcome: "error_redirect"; location: string };
-
-type RedirectError = "invalid_request" | "unsupported_response_type" | "invalid_scope" | "access_denied";
+  | { outcome: "invalid"; message: string };
 
 /**
  * Appends the response parameters to the redirect URI, keeping its own query exactly as written (RFC 6749 §3.1.2:
  * "MUST retain the query component"). The URI has no fragment: registration refuses one. `iss` is in every
- * authorization response, success or error (RFC 9207 §2; DESIGN.md, Security notes: OAuth).
+ * authorization response (RFC 9207 §2; DESIGN.md, Security notes: OAuth).
  */
-export function authorizationResponseLocation(
+function authorizationResponseLocation(
   redirectUri: string,
   parameters: Record<string, string | undefined>,
   issuer: string,
@@ -50,82 +50,66 @@ export function authorizationResponseLocation(
   return `${redirectUri}${separator}${query.toString()}`;
 }
 
-const errorLocation = (
-  redirectUri: string,
-  error: RedirectError,
-  description: string,
-  state: string | undefined,
-  issuer: string,
-) => authorizationResponseLocation(redirectUri, { error, error_description: description, state }, issuer);
-
 /**
  * Checks an authorization request (spec: Partner sign-in, step 2; RFC 6749 §4.1.1 with OAuth 2.1's PKCE rule).
- * The client and its redirect URI are checked first, and a problem with either is shown on a page: redirecting to
- * a URI that is not the client's would make this service an open redirector (RFC 6749 §4.1.2.1). Every other
- * problem is sent back to the client's redirect URI as `error` with `state` and `iss`.
+ *
+ * Every problem is answered on a page, never by a redirect, even those RFC 6749 §4.1.2.1 would send back to a
+ * registered redirect URI: clients register themselves, so a registered URI is not trusted until the owner acts.
+ * RFC 9700 §4.11.2: an attacker can register a client and "intentionally send an erroneous authorization request
+ * (...) thus instructing the authorization server to redirect the user agent to its phishing site"; the server
+ * "SHOULD only automatically redirect the user agent if it trusts the redirection URI". Only the owner's own
+ * decision on the consent page (approve or refuse) sends the browser to the client (DESIGN.md, Security notes).
  */
 export async function checkAuthorizationRequest(
   db: Database,
   params: URLSearchParams,
-  issuer: string,
 ): Promise<AuthorizationRequestCheck> {
-  const page = (message: string): AuthorizationRequestCheck => ({ outcome: "error_page", message });
+  const invalid = (message: string): AuthorizationRequestCheck => ({ outcome: "invalid", message });
   const clientId = readParameter(params, "client_id");
-  if (clientId.repeated) return page("The request names client_id more than once.");
-  if (!clientId.value) return page("The request does not say which app it is for (client_id is missing).");
+  if (clientId.repeated) return invalid("The request names client_id more than once.");
+  if (!clientId.value) return invalid("The request does not say which app it is for (client_id is missing).");
   const client = await findClient(db, clientId.value);
-  if (!client) return page("No app is registered with this client_id.");
+  if (!client) return invalid("No app is registered with this client_id.");
 
   const requestedUri = readParameter(params, "redirect_uri");
-  if (requestedUri.repeated) return page("The request names redirect_uri more than once.");
+  if (requestedUri.repeated) return invalid("The request names redirect_uri more than once.");
   // The spec's request always carries redirect_uri; requiring it keeps the token request's check meaningful.
-  if (!requestedUri.value) return page("The request has no redirect_uri.");
+  if (!requestedUri.value) return invalid("The request has no redirect_uri.");
   if (!matchRedirectUri(client.redirectUris, requestedUri.value)) {
-    return page("The redirect_uri is not one that this app registered.");
+    return invalid("The redirect_uri is not one that this app registered.");
   }
-  const redirectUri = requestedUri.value;
-
-  const state = readParameter(params, "state");
-  const stateValue = state.repeated ? undefined : state.value;
-  // A repeated or overlong state is not echoed: it is what the error is about.
-  const echoedState = stateValue !== undefined && stateValue.length <= MAX_STATE_LENGTH ? stateValue : undefined;
-  const fail = (error: RedirectError, description: string): AuthorizationRequestCheck => ({
-    outcome: "error_redirect",
-    location: errorLocation(redirectUri, error, description, echoedState, issuer),
-  });
 
   for (const name of ["response_type", "state", "scope", "code_challenge", "code_challenge_method"]) {
-    if (readParameter(params, name).repeated) return fail("invalid_request", `The parameter ${name} is repeated.`);
+    if (readParameter(params, name).repeated) return invalid(`The parameter ${name} is repeated.`);
   }
   // None is repeated from here on.
   const value = (name: string) => (readParameter(params, name) as { value: string | undefined }).value;
   const responseType = value("response_type");
-  if (!responseType) return fail("invalid_request", "The parameter response_type is required.");
-  if (responseType !== "code") return fail("unsupported_response_type", "Only response_type=code is supported.");
+  if (!responseType) return invalid("The parameter response_type is required.");
+  if (responseType !== "code") return invalid("Only response_type=code is supported.");
   // The spec lists state among the request's parameters and tells the client to check it: we require it.
-  if (!stateValue) return fail("invalid_request", "The parameter state is required.");
-  if (!echoedState) {
-    return fail("invalid_request", `The parameter state must be at most ${MAX_STATE_LENGTH} characters long.`);
+  const state = value("state");
+  if (!state) return invalid("The parameter state is required.");
+  if (state.length > MAX_STATE_LENGTH) {
+    return invalid(`The parameter state must be at most ${MAX_STATE_LENGTH} characters long.`);
   }
   // PKCE with S256 is required (OAuth 2.1 §4.1.1; RFC 9700 §2.1.1): `plain` and a missing challenge are refused.
   const codeChallenge = value("code_challenge");
   const method = value("code_challenge_method");
-  if (!codeChallenge) return fail("invalid_request", "The parameter code_challenge is required (PKCE with S256).");
-  if (!method) return fail("invalid_request", "The parameter code_challenge_method=S256 is required.");
-  if (method !== "S256") {
-    return fail("invalid_request", "Only code_challenge_method=S256 is supported; plain is not accepted.");
-  }
+  if (!codeChallenge) return invalid("The parameter code_challenge is required (PKCE with S256).");
+  if (!method) return invalid("The parameter code_challenge_method=S256 is required.");
+  if (method !== "S256") return invalid("Only code_challenge_method=S256 is supported; plain is not accepted.");
   if (!S256_CHALLENGE_PATTERN.test(codeChallenge)) {
-    return fail("invalid_request", "The code_challenge must be the 43-character base64url SHA-256 of the verifier.");
+    return invalid("The code_challenge must be the 43-character base64url SHA-256 of the verifier.");
   }
   // RFC 6749 §3.3: a missing scope means the default, which is the only scope there is.
   const scopes = (value("scope") ?? API_SCOPE).split(" ").filter(Boolean);
   if (scopes.length === 0 || scopes.some((scope) => scope !== API_SCOPE)) {
-    return fail("invalid_scope", `The only scope is "${API_SCOPE}".`);
+    return invalid(`The only scope is "${API_SCOPE}".`);
   }
   return {
     outcome: "valid",
-    request: { client, redirectUri, state: echoedState, codeChallenge, scope: API_SCOPE },
+    request: { client, redirectUri: requestedUri.value, state, codeChallenge, scope: API_SCOPE },
   };
 }
 
@@ -159,11 +143,9 @@ export type Decision = { outcome: "redirect"; location: string } | { outcome: "r
 
 /** The owner refuses (spec: Partner sign-in, step 3): `error=access_denied` with `state` and `iss`. */
 export function refuseAuthorization(request: AuthorizationRequest, issuer: string): string {
-  return errorLocation(
+  return authorizationResponseLocation(
     request.redirectUri,
-    "access_denied",
-    "The owner did not approve the app.",
-    request.state,
+    { error: "access_denied", error_description: "The owner did not approve the app.", state: request.state },
     issuer,
   );
 }
@@ -172,7 +154,8 @@ export function refuseAuthorization(request: AuthorizationRequest, issuer: strin
  * The owner approves: the connection of this client and business is created, or reactivated if the owner had
  * disconnected it (one per client and business: issue 8), and a code is issued for it, single use, valid
  * 10 minutes, bound to the client (through the connection), the redirect URI as requested, and the PKCE challenge
- * (RFC 6749 §4.1.2, RFC 7636 §4.4). Both writes are one D1 batch. Only the code's SHA-256 is stored.
+ * (RFC 6749 §4.1.2, RFC 7636 §4.4). The client's first approval is recorded, which keeps it from the cleanup of
+ * unused clients (client-cleanup.ts). The writes are one D1 batch. Only the code's SHA-256 is stored.
  */
 export async function approveAuthorization(
   db: Database,
@@ -207,6 +190,10 @@ export async function approveAuthorization(
       expiresAt: iso(now + AUTHORIZATION_CODE_LIFETIME_MS),
       createdAt: at,
     }),
+    db
+      .update(oauthClients)
+      .set({ firstApprovedAt: at })
+      .where(and(eq(oauthClients.id, request.client.id), isNull(oauthClients.firstApprovedAt))),
   ]);
   return {
     outcome: "redirect",

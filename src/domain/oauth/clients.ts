@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { oauthClients } from "../../db/schema";
+import { tooManyRequests } from "../../lib/errors";
 import { OAuthError } from "../../lib/oauth-errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
@@ -13,6 +14,27 @@ export type OAuthClient = typeof oauthClients.$inferSelect;
 export const CLIENT_ID_PREFIX = "cl_";
 /** `cs_live_` + 32 random bytes: 256 bits, above RFC 9700's 128 (DESIGN.md, Security notes: OAuth). */
 export const CLIENT_SECRET_PREFIX = "cs_live_";
+
+/** `[[ratelimits]] REGISTRATION_RATE_LIMIT` in wrangler.toml: registrations per client address and minute. */
+export const REGISTRATIONS_PER_MINUTE = 10;
+
+/**
+ * DESIGN.md, Security notes: "Registration is limited per client address", since it is open and each client is a
+ * row that stays for 30 days unless an owner approves it. Counted through the Rate Limiting binding (no round
+ * trip), keyed by the client's address as Cloudflare reports it; a request without one did not come from the
+ * internet (a service binding, a test) and is not limited. Past the limit: the service's 429 (spec: Errors) with
+ * `Retry-After`, like every other rate limit here; it is no OAuth protocol error, so it keeps the API's
+ * `{ "error": <sentence> }` as `/api/oauth` does for every error outside RFC 6749 and RFC 7591.
+ */
+export async function limitRegistrations(limiter: RateLimit, clientAddress: string | undefined): Promise<void> {
+  if (clientAddress === undefined) return;
+  const { success } = await limiter.limit({ key: clientAddress });
+  if (success) return;
+  throw tooManyRequests(
+    `Too many registrations from this address: at most ${REGISTRATIONS_PER_MINUTE} a minute. Register once and keep the client_id.`,
+    { limit: REGISTRATIONS_PER_MINUTE, remaining: 0, resetInSeconds: 60, policy: `${REGISTRATIONS_PER_MINUTE};w=60` },
+  );
+}
 
 /**
  * RFC 7591 §3.2.2: a problem with `redirect_uris` is `invalid_redirect_uri`, any other metadata problem

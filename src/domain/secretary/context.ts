@@ -25,8 +25,9 @@ const ACTION_RULES = [
 
 /**
  * DESIGN.md, `GET /internal/v1/businesses/{id}/context?channel=C`: what the Secretary may use on channel C. The
- * settings first, then pushed knowledge marked as information (16,000 characters in all); enabled actions where
- * actions run, with the rules of calling them in words; enabled intakes where intakes run.
+ * settings first, then pushed knowledge marked as information, each text its own value and fenced by this context's
+ * boundary token (16,000 characters in all: `secretaryKnowledge`); enabled actions where actions run, with the rules
+ * of calling them in words; enabled intakes where intakes run.
  */
 export async function secretaryContext(db: Database, businessId: string, channel: Channel) {
   const business = await db.select().from(businesses).where(eq(businesses.id, businessId)).get();

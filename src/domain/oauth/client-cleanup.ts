@@ -1,0 +1,36 @@
+import { and, inArray, isNull, lt } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { oauthClients } from "../../db/schema";
+import { type EpochMs, iso } from "../../lib/time";
+
+/** DESIGN.md, Security notes: registration is open, so "clients never used within 30 days are removed". */
+export const UNAPPROVED_CLIENT_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
+/** How many clients one run removes at most; the cron runs every minute and the next run takes the rest. */
+export const CLIENT_CLEANUP_LIMIT = 500;
+
+/**
+ * The statement of one run: removes clients that no owner approved within 30 days of their registration, oldest
+ * first, at most `limit` (a client has nothing else to remove: without an approval it has no connection, code or
+ * token). The candidates are a range scan of the partial index `oauth_clients_unapproved`, which holds only
+ * never-approved clients, so approved clients, however many, cost the run nothing.
+ */
+export function unapprovedClientsRemoval(db: Database, now: EpochMs, limit: number) {
+  const oldest = db
+    .select({ id: oauthClients.id })
+    .from(oauthClients)
+    .where(
+      and(isNull(oauthClients.firstApprovedAt), lt(oauthClients.createdAt, iso(now - UNAPPROVED_CLIENT_LIFETIME_MS))),
+    )
+    .orderBy(oauthClients.createdAt)
+    .limit(limit);
+  return db.delete(oauthClients).where(inArray(oauthClients.id, oldest)).returning({ id: oauthClients.id });
+}
+
+/** The cron's chore (src/index.ts): one chunk of unapproved clients; answers how many were removed. */
+export async function removeUnapprovedClients(
+  db: Database,
+  now: EpochMs = Date.now(),
+  limit = CLIENT_CLEANUP_LIMIT,
+): Promise<number> {
+  return (await unapprovedClientsRemoval(db, now, limit)).length;
+}

@@ -1,0 +1,96 @@
+import { mkdirSync } from "node:fs";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { otherOriginSources } from "../test/helpers/csp";
+import { startWorker } from "./local-worker";
+
+/**
+ * The API reference at /docs in a real browser against a real `wrangler dev`, with the network closed to every
+ * other origin (DESIGN.md, Security notes: Pages): the page's script comes from the Worker itself, so the reference
+ * must render and work with nothing else.
+ */
+const PORT = 8798;
+const BASE = `http://localhost:${PORT}`;
+const SHOTS = "test-artifacts/screenshots";
+
+let browser: Browser;
+let stopWorker: () => Promise<void>;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  stopWorker = await startWorker(PORT);
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stopWorker?.();
+});
+
+describe("the API reference at /docs", () => {
+  it("renders the operations offline, from this origin only, within its CSP", async () => {
+    const context = await browser.newContext();
+    // Every request to another origin is recorded and refused: the page must not need one.
+    const elsewhere: string[] = [];
+    await context.route("**/*", (route) => {
+      const url = route.request().url();
+      if (new URL(url).origin === BASE) return route.continue();
+      elsewhere.push(url);
+      return route.abort();
+    });
+    const page = await context.newPage();
+    // What the CSP refused, as the page saw it (a script of the page's own, so written in the browser's terms).
+    await page.addInitScript(`
+      window.refused = [];
+      document.addEventListener("securitypolicyviolation", (event) =>
+        window.refused.push(event.effectiveDirective + " " + event.blockedURI));
+    `);
+
+    const response = await page.goto(`${BASE}/docs`);
+    const csp = (await response?.allHeaders())?.["content-security-policy"] ?? "";
+    expect(csp).toMatch(/^default-src 'none'; script-src 'self' 'sha256-[A-Za-z0-9+/]{43}='; /);
+    expect(otherOriginSources(csp)).toEqual([]);
+
+    // Every operation of the document, shown as "GET /me" in its tag's section (drawn when reached).
+    const openApi = (await (await fetch(`${BASE}/api/v1/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { tags: string[] }>>;
+    };
+    const operations = Object.entries(openApi.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({
+        line: `${method.toUpperCase()} ${path}`,
+        tag: operation.tags[0],
+      })),
+    );
+    const listed: string[] = [];
+    for (const tag of new Set(operations.map((operation) => operation.tag))) {
+      await page.getByRole("complementary").getByRole("link", { name: tag, exact: true }).click();
+      const list = page.getByRole("list", { name: `${tag} endpoints` });
+      await list.waitFor();
+      listed.push(...(await list.getByRole("listitem").allInnerTexts()));
+    }
+    expect(listed.map((text) => text.replace(/\s+/g, " ").trim()).sort()).toEqual(
+      operations.map((operation) => operation.line).sort(),
+    );
+    // The script works, not only draws: going to a tag from the sidebar opened its operations' documentation.
+    await page.getByRole("heading", { name: "Subscribe an endpoint", exact: true }).waitFor();
+    await page.screenshot({ path: `${SHOTS}/api-reference.png` });
+
+    expect(elsewhere).toEqual([]);
+    // zod, inside the bundle, probes whether it may compile validators with Function() and goes on without when
+    // refused: the one refusal expected. Anything else refused would be a part of the reference that does not work.
+    const refused = (await page.evaluate("window.refused")) as string[];
+    expect(new Set(refused)).toEqual(new Set(["script-src eval"]));
+    await context.close();
+  });
+});
