@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import constants from "../src/shared-constants.json" with { type: "json" };
 import demo from "./demo-data.json" with { type: "json" };
-import { ensureDevVars, runWranglerCaptured } from "./wrangler.mjs";
+import { ensureDevVars, persistArgs, runWranglerCaptured } from "./wrangler.mjs";
 
 export const DEMO_HANDLE = demo.business.handle;
 export const DEMO_PASSWORD = "demo-password";
@@ -344,7 +344,7 @@ export async function seed(options = {}) {
   const devVars = ensureDevVars({ log });
 
   log("Applying the local D1 migrations...");
-  await runWranglerCaptured(["d1", "migrations", "apply", "DB", "--local"]);
+  await runWranglerCaptured(["d1", "migrations", "apply", "DB", "--local", ...persistArgs()]);
 
   const ownerEmail = `owner@${handle}.example`;
   const apiKey = newApiKey();
@@ -367,7 +367,16 @@ export async function seed(options = {}) {
     const file = join(directory, "seed.sql");
     writeFileSync(file, sql, { mode: 0o600 });
     log(`Seeding ${handle}...`);
-    const output = await runWranglerCaptured(["d1", "execute", "DB", "--local", "--file", file, "--json"]);
+    const output = await runWranglerCaptured([
+      "d1",
+      "execute",
+      "DB",
+      "--local",
+      ...persistArgs(),
+      "--file",
+      file,
+      "--json",
+    ]);
     rows = lastResultRows(output.stdout);
   } finally {
     rmSync(directory, { recursive: true, force: true });

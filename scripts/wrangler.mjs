@@ -21,6 +21,16 @@ export const OFFLINE_ENV = Object.freeze({
   WRANGLER_HIDE_BANNER: "true",
 });
 
+/**
+ * Where the local state (D1, Durable Objects) lives: `.wrangler/state` unless `SECRETARY_PERSIST_TO` names another
+ * folder, as the browser tests do so that each run starts from an empty database.
+ * @returns {string[]}
+ */
+export function persistArgs() {
+  const folder = process.env.SECRETARY_PERSIST_TO;
+  return folder ? ["--persist-to", folder] : [];
+}
+
 /** @returns {NodeJS.ProcessEnv} */
 export function offlineEnv() {
   return { ...process.env, ...OFFLINE_ENV };

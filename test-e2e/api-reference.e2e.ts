@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { otherOriginSources } from "../test/helpers/csp";
-import { startWorker } from "./local-worker";
+import { launchChromium, startWorker } from "./local-worker";
 
 /**
  * The API reference at /docs in a real browser against a real `wrangler dev`, with the network closed to every
@@ -19,18 +19,7 @@ let stopWorker: () => Promise<void>;
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   stopWorker = await startWorker(PORT);
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {

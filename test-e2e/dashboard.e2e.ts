@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Seeded, seed, startReceiver, startWorker } from "./local-worker";
+import { launchChromium, type Seeded, seed, startReceiver, startWorker } from "./local-worker";
 
 /**
  * The owner's dashboard in a real browser (Debian's Chromium driven by playwright-core) against a real `wrangler dev`
@@ -48,18 +48,7 @@ beforeAll(async () => {
   demo = await seed();
   receiver = await startReceiver();
   stopWorker = await startWorker(PORT);
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
   // A phone-sized screen: the layout must work there.
   page = await browser.newPage({ viewport: { width: 390, height: 844 } });
 }, 120_000);

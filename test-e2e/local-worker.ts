@@ -1,10 +1,25 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
+import { chromium } from "playwright-core";
 
 const run = promisify(execFile);
-const OFFLINE = { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_HIDE_BANNER: "true" };
+/**
+ * Each browser test file runs on a local state of its own, empty at the start: the seed and `wrangler dev` both use
+ * it, and the developer's `.wrangler/state` is never touched (a run leaves keys and intakes behind, and the limits
+ * of 10 keys and 5 intakes would fail the fifth run).
+ */
+const STATE = mkdtempSync(join(tmpdir(), "secretary-e2e-"));
+const OFFLINE = {
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  WRANGLER_HIDE_BANNER: "true",
+  SECRETARY_PERSIST_TO: STATE,
+};
 
 export type Seeded = {
   base_url: string;
@@ -25,7 +40,17 @@ export async function seed(): Promise<Seeded> {
 export async function startWorker(port: number): Promise<() => Promise<void>> {
   const child: ChildProcess = spawn(
     "node_modules/.bin/wrangler",
-    ["dev", "--port", String(port), "--ip", "127.0.0.1", "--var", `BASE_URL:http://localhost:${port}`],
+    [
+      "dev",
+      "--port",
+      String(port),
+      "--ip",
+      "127.0.0.1",
+      "--persist-to",
+      STATE,
+      "--var",
+      `BASE_URL:http://localhost:${port}`,
+    ],
     { env: { ...process.env, ...OFFLINE }, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   let output = "";
@@ -69,4 +94,23 @@ export async function startReceiver() {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, requests, stop: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/**
+ * Debian's Chromium (TOOLCHAIN.md, Browser tests), headless, with the background networking that a closed network
+ * would refuse switched off.
+ */
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
 }

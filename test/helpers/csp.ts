@@ -6,4 +6,4 @@ export const otherOriginSources = (csp: string): string[] =>
   csp
     .split(";")
     .flatMap((directive) => directive.trim().split(/\s+/).slice(1))
-    .filter((source) => !/^'[^']+'$/.test(source) && source !== "data:");
+    .filter((source) => source.match(/^'[^']+'$/) === null && source !== "data:");
