@@ -1,6 +1,14 @@
 import { database } from "../db/client";
-import { type AttemptOutcome, claimDelivery, recordAttempt } from "../domain/webhooks/deliveries";
+import {
+  type Attempt,
+  type AttemptOutcome,
+  type ClaimedDelivery,
+  claimDeliveries,
+  LEASE_MS,
+  recordAttempts,
+} from "../domain/webhooks/attempts";
 import type { Env } from "../env";
+import { loggableError } from "../lib/loggable-error";
 import { type OutboundOutcome, type OutboundPolicy, outboundPolicy, signedPost } from "../lib/outbound";
 import type { Clock } from "../lib/time";
 import type { DeliveryMessage } from "./delivery-message";
@@ -8,37 +16,91 @@ import type { DeliveryMessage } from "./delivery-message";
 /** Spec, Answering a delivery: "Answer with any 2xx within 10 seconds". */
 export const ANSWER_TIMEOUT_MS = 10_000;
 
+/**
+ * After a failed record, the messages come back once the leases taken at the claim have run out: sooner, the claim
+ * would find them leased, ack, and leave the deliveries to the sweep 15 minutes later.
+ */
+const RETRY_AFTER_UNRECORDED_SECONDS = LEASE_MS / 1000;
+
 /** What tests drive instead of waiting: the clock, and the answer time (the spec's 10 s unless shortened). */
 export type ConsumerOptions = { now?: Clock; answerTimeoutMs?: number };
 
+type Send = { message: Message<DeliveryMessage>; delivery: ClaimedDelivery };
+
 /**
- * The queue consumer (DESIGN.md, Queue WEBHOOK_DELIVERIES), one delivery per message, as named steps:
- * claim → send signed (lib/outbound.ts: address check, POST, timeout) → record the attempt → ack, or retry after
- * the schedule's delay.
+ * The queue consumer (DESIGN.md, Queue WEBHOOK_DELIVERIES), one delivery per message, a whole queue batch at a time
+ * in two D1 round trips (DESIGN.md, Performance budget), as named steps: claim every message's delivery in one D1
+ * batch → send the claimed ones signed, concurrently (lib/outbound.ts: address check, POST, timeout) → record every
+ * attempt in one D1 batch → ack each message, or retry it after its delivery's delay of the schedule.
  */
 export async function deliverWebhooks(
   batch: MessageBatch<DeliveryMessage>,
   env: Env,
-  options: ConsumerOptions = {},
+  { now = Date.now, answerTimeoutMs = ANSWER_TIMEOUT_MS }: ConsumerOptions = {},
 ): Promise<void> {
+  const db = database(env.DB);
+  // Claim: D1 round trip 1.
+  const claimed = await claimDeliveries(
+    db,
+    batch.messages.map((message) => message.body.deliveryId),
+    now(),
+  );
+  const sends = sendsOf(batch.messages, claimed);
+  // Send: no D1 at all, so a slow receiver holds up only the batch's record, never another delivery's POST.
   const policy = outboundPolicy(env);
-  await Promise.all(batch.messages.map((message) => deliverOne(message, env.DB, policy, options)));
-}
-
-async function deliverOne(
-  message: Message<DeliveryMessage>,
-  d1: D1Database,
-  policy: OutboundPolicy,
-  { now = Date.now, answerTimeoutMs = ANSWER_TIMEOUT_MS }: ConsumerOptions,
-): Promise<void> {
-  const db = database(d1);
-  const startedAt = now();
-  const delivery = await claimDelivery(db, message.body.deliveryId, startedAt);
-  if (!delivery) {
-    // Delivered, failed, deleted with its endpoint, not yet due, or being attempted elsewhere: nothing to send.
-    message.ack();
+  const attempts = await Promise.all(sends.map(({ delivery }) => attempt(delivery, policy, now, answerTimeoutMs)));
+  // Record: D1 round trip 2.
+  let retryDelays: Array<number | undefined>;
+  try {
+    retryDelays = await recordAttempts(db, attempts);
+  } catch (error) {
+    // Nothing of the batch is recorded (one transaction): every delivery is still pending, under its lease.
+    console.error(
+      JSON.stringify({
+        level: "error",
+        step: "record delivery attempts",
+        deliveries: sends.length,
+        retryInSeconds: RETRY_AFTER_UNRECORDED_SECONDS,
+        ...loggableError(error as Error),
+      }),
+    );
+    for (const { message } of sends) message.retry({ delaySeconds: RETRY_AFTER_UNRECORDED_SECONDS });
     return;
   }
+  // Ack or retry, each message by its own delivery's outcome.
+  sends.forEach(({ message }, i) => {
+    const delaySeconds = retryDelays[i];
+    if (delaySeconds === undefined) message.ack();
+    else message.retry({ delaySeconds });
+  });
+}
+
+/**
+ * The messages to send: the first message of each claimed delivery. Every other one is acked now, as it sends
+ * nothing: a duplicate within the batch, or a delivery delivered, failed, deleted with its endpoint, not yet due, or
+ * being attempted elsewhere.
+ */
+function sendsOf(messages: readonly Message<DeliveryMessage>[], claimed: Map<number, ClaimedDelivery>): Send[] {
+  const sends: Send[] = [];
+  const sending = new Set<number>();
+  for (const message of messages) {
+    const delivery = claimed.get(message.body.deliveryId);
+    if (delivery && !sending.has(delivery.id)) {
+      sending.add(delivery.id);
+      sends.push({ message, delivery });
+    } else message.ack();
+  }
+  return sends;
+}
+
+/** One signed POST, timed on its own, as the attempt the history shows. */
+async function attempt(
+  delivery: ClaimedDelivery,
+  policy: OutboundPolicy,
+  now: Clock,
+  answerTimeoutMs: number,
+): Promise<Attempt> {
+  const attemptedAt = now();
   const outcome = await signedPost(policy, {
     kind: "Webhooks",
     url: delivery.url,
@@ -46,13 +108,14 @@ async function deliverOne(
     // Spec, Delivery request: the event and the delivery id (the same for every attempt of one delivery).
     headers: { "X-Service-Event": delivery.event, "X-Service-Delivery": String(delivery.id) },
     secret: delivery.secret,
-    unixSeconds: Math.floor(startedAt / 1000),
+    unixSeconds: Math.floor(attemptedAt / 1000),
     timeoutMs: answerTimeoutMs,
   });
-  const attempt = attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - startedAt));
-  const retryInSeconds = await recordAttempt(db, delivery, attempt, startedAt);
-  if (retryInSeconds === undefined) message.ack();
-  else message.retry({ delaySeconds: retryInSeconds });
+  return {
+    delivery,
+    attemptedAt,
+    outcome: attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - attemptedAt)),
+  };
 }
 
 /** The attempt as the endpoint's history shows it (spec: any 2xx is a success; a redirect is a failure). */

@@ -24,15 +24,38 @@ export async function outboxOnly(business: Business, drafts: EventDraft[]) {
 
 /** Runs the real consumer on one message for the delivery, at the given clock; answers what it did with it. */
 export async function consume(deliveryId: number, now: number, options: { answerTimeoutMs?: number } = {}) {
-  const batch = createMessageBatch<DeliveryMessage>("webhook-deliveries", [
-    { id: `msg-${deliveryId}-${now}`, timestamp: new Date(now), attempts: 1, body: { deliveryId } },
-  ]);
-  const [message] = batch.messages;
-  if (!message) throw new Error("no message");
-  const retry = vi.spyOn(message, "retry");
-  const ack = vi.spyOn(message, "ack");
-  await deliverWebhooks(batch, env, { now: () => now, ...options });
-  return { acked: ack.mock.calls.length === 1, retryDelay: retry.mock.calls[0]?.[0]?.delaySeconds };
+  const [outcome] = await consumeBatch([deliveryId], now, options);
+  if (!outcome) throw new Error("no message");
+  return outcome;
+}
+
+/**
+ * Runs the real consumer on one queue batch, a message per delivery id (an id given twice is two messages), at the
+ * given clock and on the given bindings; answers what it did with each message, in order.
+ */
+export async function consumeBatch(
+  deliveryIds: number[],
+  now: number,
+  options: { answerTimeoutMs?: number; env?: typeof env } = {},
+) {
+  const batch = createMessageBatch<DeliveryMessage>(
+    "webhook-deliveries",
+    deliveryIds.map((deliveryId, i) => ({
+      id: `msg-${deliveryId}-${now}-${i}`,
+      timestamp: new Date(now),
+      attempts: 1,
+      body: { deliveryId },
+    })),
+  );
+  const spies = batch.messages.map((message) => ({
+    ack: vi.spyOn(message, "ack"),
+    retry: vi.spyOn(message, "retry"),
+  }));
+  await deliverWebhooks(batch, options.env ?? env, { now: () => now, answerTimeoutMs: options.answerTimeoutMs });
+  return spies.map(({ ack, retry }) => ({
+    acked: ack.mock.calls.length === 1,
+    retryDelay: retry.mock.calls[0]?.[0]?.delaySeconds,
+  }));
 }
 
 export async function deliveryRow(id: number) {

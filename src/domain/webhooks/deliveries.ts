@@ -1,108 +1,15 @@
-import { and, desc, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lte, sql } from "drizzle-orm";
 import { runBatch, selectIn, statementsThatFit } from "../../db/batches";
 import type { Database } from "../../db/client";
-import { deliveryAttempts, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import { deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 import { findEndpoint } from "./endpoints";
 
-/**
- * Spec, Answering a delivery: "Retries after 1, 5, 30, 120 and 720 minutes: six attempts in all". The delay after
- * failed attempt n is RETRY_DELAYS_SECONDS[n - 1]; 43,200 s is also Cloudflare Queues' largest delay.
- */
-export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 7200, 43_200] as const;
-export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
-
-/** Longer than the 10-second answer time plus the recording: a crashed attempt frees its delivery after this. */
-export const LEASE_MS = 30_000;
-/** Queue delays are not exact: a message this early still counts as due. */
-const DUE_TOLERANCE_MS = 5_000;
-
-export type ClaimedDelivery = {
-  id: number;
-  attemptCount: number;
-  event: string;
-  envelope: string;
-  url: string;
-  secret: string;
-};
-
-export type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null; durationMs: number };
+// The consumer's side (the lease, the claim, the record, the retry schedule) is in attempts.ts; these names are
+// exported here too, where the outbox's readers have always found them.
+export { claimDelivery, LEASE_MS, RETRY_DELAYS_SECONDS } from "./attempts";
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/**
- * Takes the lease of a delivery that is pending and due, so that a duplicate message, or a message of a delivery
- * already delivered, failed or deleted with its endpoint, sends nothing (DESIGN.md: the consumer is idempotent).
- * One round trip: the conditional update and the read of what to send run in one batch.
- */
-export async function claimDelivery(db: Database, deliveryId: number, now: number) {
-  const leaseUntil = iso(now + LEASE_MS);
-  const [claimed, rows] = await db.batch([
-    db
-      .update(webhookDeliveries)
-      .set({ leaseUntil })
-      .where(
-        and(
-          eq(webhookDeliveries.id, deliveryId),
-          eq(webhookDeliveries.status, "pending"),
-          lte(webhookDeliveries.nextAttemptAt, iso(now + DUE_TOLERANCE_MS)),
-          or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, iso(now))),
-        ),
-      )
-      .returning({ id: webhookDeliveries.id }),
-    db
-      .select({
-        id: webhookDeliveries.id,
-        attemptCount: webhookDeliveries.attemptCount,
-        event: events.type,
-        envelope: events.envelope,
-        url: webhookEndpoints.url,
-        secret: webhookEndpoints.secret,
-      })
-      .from(webhookDeliveries)
-      .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-      .where(eq(webhookDeliveries.id, deliveryId)),
-  ]);
-  return claimed.length > 0 ? (rows[0] as ClaimedDelivery | undefined) : undefined;
-}
-
-/**
- * Records an attempt and moves the delivery on (spec: Webhook delivery states): 2xx → delivered; a failure before
- * the sixth attempt → pending, due after the next delay of the schedule; the sixth failure → failed.
- * Answers the delay before the next attempt, or undefined when the delivery is finished.
- */
-export async function recordAttempt(
-  db: Database,
-  delivery: ClaimedDelivery,
-  outcome: AttemptOutcome,
-  attemptedAt: number,
-): Promise<number | undefined> {
-  const attemptCount = delivery.attemptCount + 1;
-  const retryInSeconds =
-    outcome.ok || attemptCount >= MAX_ATTEMPTS ? undefined : RETRY_DELAYS_SECONDS[attemptCount - 1];
-  const finishedAt = attemptedAt + outcome.durationMs;
-  await db.batch([
-    db.insert(deliveryAttempts).values({
-      deliveryId: delivery.id,
-      attemptedAt: iso(attemptedAt),
-      statusCode: outcome.statusCode,
-      error: outcome.error,
-      durationMs: outcome.durationMs,
-    }),
-    db
-      .update(webhookDeliveries)
-      .set({
-        attemptCount,
-        status: outcome.ok ? "delivered" : retryInSeconds === undefined ? "failed" : "pending",
-        nextAttemptAt: iso(finishedAt + (retryInSeconds ?? 0) * 1000),
-        completedAt: retryInSeconds === undefined ? iso(finishedAt) : null,
-        leaseUntil: null,
-      })
-      .where(eq(webhookDeliveries.id, delivery.id)),
-  ]);
-  return retryInSeconds;
-}
 
 /** Never enqueued (the send failed) for this long: the sweep sends it. */
 export const UNENQUEUED_AFTER_MS = 60_000;

@@ -1,0 +1,137 @@
+import { and, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { runBatch, statementsThatFit } from "../../db/batches";
+import type { Database } from "../../db/client";
+import { deliveryAttempts, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
+
+/**
+ * Spec, Answering a delivery: "Retries after 1, 5, 30, 120 and 720 minutes: six attempts in all". The delay after
+ * failed attempt n is RETRY_DELAYS_SECONDS[n - 1]; 43,200 s is also Cloudflare Queues' largest delay.
+ */
+export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 7200, 43_200] as const;
+export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
+
+/** Longer than the 10-second answer time plus the recording: a crashed attempt frees its delivery after this. */
+export const LEASE_MS = 30_000;
+/** Queue delays are not exact: a message this early still counts as due. */
+const DUE_TOLERANCE_MS = 5_000;
+
+export type ClaimedDelivery = {
+  id: number;
+  attemptCount: number;
+  event: string;
+  envelope: string;
+  url: string;
+  secret: string;
+};
+
+export type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null; durationMs: number };
+
+/** One attempt as the consumer made it: the delivery it claimed, when it sent it, and what came back. */
+export type Attempt = { delivery: ClaimedDelivery; attemptedAt: number; outcome: AttemptOutcome };
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * Takes the lease of every delivery of `ids` that is pending and due, so that a duplicate message, or a message of a
+ * delivery already delivered, failed, deleted with its endpoint, or leased by another consumer, sends nothing
+ * (DESIGN.md: the consumer is idempotent). One round trip for a whole queue batch (DESIGN.md, Performance budget):
+ * the conditional updates and the reads of what to send run in one D1 batch, so one transaction. Answers the
+ * deliveries this call claimed, by id; an id given twice is claimed once.
+ */
+export async function claimDeliveries(db: Database, ids: number[], now: number): Promise<Map<number, ClaimedDelivery>> {
+  const unique = [...new Set(ids)];
+  const leaseUntil = iso(now + LEASE_MS);
+  const leases = statementsThatFit(unique, (slice) =>
+    db
+      .update(webhookDeliveries)
+      .set({ leaseUntil })
+      .where(
+        and(
+          inArray(webhookDeliveries.id, slice),
+          eq(webhookDeliveries.status, "pending"),
+          lte(webhookDeliveries.nextAttemptAt, iso(now + DUE_TOLERANCE_MS)),
+          or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, iso(now))),
+        ),
+      )
+      .returning({ id: webhookDeliveries.id }),
+  );
+  // Every id is read, not only the leased ones: a read cannot tell this call's lease from another consumer's taken
+  // in the same millisecond. The lease updates' own answers say which rows are ours.
+  const reads = statementsThatFit(unique, (slice) =>
+    db
+      .select({
+        id: webhookDeliveries.id,
+        attemptCount: webhookDeliveries.attemptCount,
+        event: events.type,
+        envelope: events.envelope,
+        url: webhookEndpoints.url,
+        secret: webhookEndpoints.secret,
+      })
+      .from(webhookDeliveries)
+      .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+      .where(inArray(webhookDeliveries.id, slice)),
+  );
+  const answers = (await runBatch(db, [...leases, ...reads])) as unknown[][];
+  const leased = new Set((answers.slice(0, leases.length).flat() as Array<{ id: number }>).map((row) => row.id));
+  const rows = answers.slice(leases.length).flat() as ClaimedDelivery[];
+  return new Map(rows.filter((row) => leased.has(row.id)).map((row) => [row.id, row]));
+}
+
+/** One delivery's claim: what a consumer that dies right after claiming has done (test/outbox-faults.test.ts). */
+export async function claimDelivery(db: Database, deliveryId: number, now: number) {
+  return (await claimDeliveries(db, [deliveryId], now)).get(deliveryId);
+}
+
+/** The delay before the attempt after this one, or undefined when this one finishes the delivery. */
+function retryDelayAfter({ delivery, outcome }: Attempt): number | undefined {
+  const attemptCount = delivery.attemptCount + 1;
+  return outcome.ok || attemptCount >= MAX_ATTEMPTS ? undefined : RETRY_DELAYS_SECONDS[attemptCount - 1];
+}
+
+/**
+ * Records every attempt of a queue batch and moves each delivery on (spec: Webhook delivery states), in ONE D1 batch:
+ * 2xx → delivered; a failure before the sixth attempt → pending, due after the next delay of the schedule; the sixth
+ * failure → failed. Answers, in the order of `attempts`, the delay before each delivery's next attempt, or undefined
+ * when it is finished. The batch is one transaction: if it fails, no attempt of it is recorded and every delivery
+ * stays pending under its lease (docs/reliability.md, A D1 error while recording attempts).
+ */
+export async function recordAttempts(db: Database, attempts: Attempt[]): Promise<Array<number | undefined>> {
+  const retryDelays = attempts.map(retryDelayAfter);
+  const statements: BatchItem<"sqlite">[] = attempts.flatMap((attempt, i) => {
+    const { delivery, outcome, attemptedAt } = attempt;
+    const retryInSeconds = retryDelays[i];
+    const finishedAt = attemptedAt + outcome.durationMs;
+    return [
+      // Written only while the delivery exists: one deleted with its endpoint during the send would otherwise fail
+      // the foreign key, and with it the records of the whole batch. Each statement binds 6 parameters.
+      db.insert(deliveryAttempts).select(
+        db
+          .select({
+            // Every column, in the table's order (drizzle's rule for an insert from a select); null numbers the row.
+            id: sql<number>`null`.as("id"),
+            deliveryId: webhookDeliveries.id,
+            attemptedAt: sql<string>`${iso(attemptedAt)}`.as("attempted_at"),
+            statusCode: sql<number | null>`${outcome.statusCode}`.as("status_code"),
+            error: sql<string | null>`${outcome.error}`.as("error"),
+            durationMs: sql<number>`${outcome.durationMs}`.as("duration_ms"),
+          })
+          .from(webhookDeliveries)
+          .where(eq(webhookDeliveries.id, delivery.id)),
+      ),
+      db
+        .update(webhookDeliveries)
+        .set({
+          attemptCount: delivery.attemptCount + 1,
+          status: outcome.ok ? "delivered" : retryInSeconds === undefined ? "failed" : "pending",
+          nextAttemptAt: iso(finishedAt + (retryInSeconds ?? 0) * 1000),
+          completedAt: retryInSeconds === undefined ? iso(finishedAt) : null,
+          leaseUntil: null,
+        })
+        .where(eq(webhookDeliveries.id, delivery.id)),
+    ];
+  });
+  await runBatch(db, statements);
+  return retryDelays;
+}
