@@ -8,43 +8,8 @@ import { authenticatePartner } from "../src/domain/access/principals";
 import { appointmentsPage } from "../src/domain/platform/bookings";
 import { ordersPage } from "../src/domain/platform/orders";
 import { sha256Hex } from "../src/lib/secrets";
+import { countingD1 } from "./helpers/counting-d1";
 import { bookingRow, createBusiness, insertAll, orderRow } from "./helpers/fixtures";
-
-/**
- * Wraps the real D1 binding to count round trips: every statement executed, and every batch, is one trip to D1.
- * The app runs unchanged on top of it.
- */
-function countingD1(real: D1Database) {
-  const trips: string[] = [];
-  const wrapStatement = (statement: D1PreparedStatement, sql: string): D1PreparedStatement =>
-    new Proxy(statement, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
-        if (property === "bind") return (...args: unknown[]) => wrapStatement(value.apply(target, args), sql);
-        if (["all", "raw", "first", "run"].includes(String(property))) {
-          return (...args: unknown[]) => {
-            trips.push(sql);
-            return value.apply(target, args);
-          };
-        }
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-  const d1 = new Proxy(real, {
-    get(target, property) {
-      const value = Reflect.get(target, property);
-      if (property === "prepare") return (sql: string) => wrapStatement(value.call(target, sql), sql);
-      if (property === "batch") {
-        return (statements: D1PreparedStatement[]) => {
-          trips.push(`batch of ${statements.length}`);
-          return value.call(target, statements);
-        };
-      }
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { d1, trips };
-}
 
 async function rowsRead(query: { toSQL(): { sql: string; params: unknown[] } }) {
   const { sql, params } = query.toSQL();

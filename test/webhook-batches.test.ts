@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { app } from "../src/app";
 import { webhookDeliveries } from "../src/db/schema";
 import { claimDelivery, LEASE_MS, sendDeliveries } from "../src/domain/webhooks/deliveries";
+import { countingD1 } from "./helpers/counting-d1";
 import { createBusiness, db } from "./helpers/fixtures";
 import { receiverBox } from "./helpers/receiver";
 import { expectServerErrors, takeServerErrors } from "./helpers/server-errors";
@@ -14,39 +15,6 @@ import { attemptsOf, consumeBatch, deliveryRow, outboxOnly, subscribe } from "./
 
 // The consumer's clock: in the future, so that a sweep (on the real clock) never takes these deliveries for lost ones.
 const T0 = Date.parse("2030-01-07T10:00:00.000Z");
-
-/** The real D1 binding, counting round trips: every statement executed, and every batch, is one trip to D1. */
-function countingD1(real: D1Database) {
-  const trips: string[] = [];
-  const wrapStatement = (statement: D1PreparedStatement, sql: string): D1PreparedStatement =>
-    new Proxy(statement, {
-      get(target, property) {
-        const value = Reflect.get(target, property);
-        if (property === "bind") return (...args: unknown[]) => wrapStatement(value.apply(target, args), sql);
-        if (["all", "raw", "first", "run"].includes(String(property))) {
-          return (...args: unknown[]) => {
-            trips.push(sql);
-            return value.apply(target, args);
-          };
-        }
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-  const d1 = new Proxy(real, {
-    get(target, property) {
-      const value = Reflect.get(target, property);
-      if (property === "prepare") return (sql: string) => wrapStatement(value.call(target, sql), sql);
-      if (property === "batch") {
-        return (statements: D1PreparedStatement[]) => {
-          trips.push(`batch of ${statements.length}`);
-          return value.call(target, statements);
-        };
-      }
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { d1, trips };
-}
 
 /** A business with one endpoint per path, and one event to all of them: its deliveries, in the paths' order. */
 async function deliveriesTo(prefix: string, paths: string[]) {
