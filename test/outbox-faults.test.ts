@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { and, eq, isNull } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
-import { bookings, events, webhookDeliveries } from "../src/db/schema";
+import { bookings, events, webhookDeliveries, webhookEndpoints } from "../src/db/schema";
 import {
   claimDelivery,
   LEASE_MS,
@@ -10,6 +10,8 @@ import {
   STUCK_AFTER_MS,
   UNENQUEUED_AFTER_MS,
 } from "../src/domain/webhooks/deliveries";
+import { endpointsOf } from "../src/domain/webhooks/endpoints";
+import { writeEvents } from "../src/domain/webhooks/events";
 import { SWEEP_LIMIT, sweepOutbox } from "../src/queues/outbox-sweep";
 import { createBusiness, db } from "./helpers/fixtures";
 import { json } from "./helpers/http";
@@ -175,6 +177,30 @@ describe("the consumer's faults, on a driven clock", async () => {
     expect(await sweepOutbox(env)).toBe(0);
     expect(await box.recorded()).toHaveLength(1);
     expect(await attemptsOf(id)).toHaveLength(1);
+  });
+});
+
+describe("an endpoint removed while a report is on its way", async () => {
+  const { business, receivers } = await businessWithEndpoints(3);
+
+  it("stores the event with the other endpoints' deliveries, and none for the removed one", async () => {
+    // The report read the three endpoints; the owner removes one before its batch is written.
+    const endpoints = await endpointsOf(db, business.id);
+    expect(endpoints).toHaveLength(3);
+    const removed = receivers[1]?.endpoint.id ?? 0;
+    await db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, removed));
+    const { emitted, deliveryIds } = await writeEvents(db, business, endpoints, [
+      { event: "review.created", data: { review: { id: 3 } } },
+    ]);
+    expect(emitted).toHaveLength(1);
+    const rows = await db
+      .select()
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.eventId, emitted[0]?.id ?? ""));
+    expect(rows.map((row) => row.id).sort()).toEqual([...deliveryIds].sort());
+    expect(rows.map((row) => row.endpointId).sort()).toEqual(
+      [receivers[0]?.endpoint.id, receivers[2]?.endpoint.id].sort(),
+    );
   });
 });
 

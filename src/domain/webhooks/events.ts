@@ -1,8 +1,8 @@
-import { type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { insertMany, runBatch, statementsThatFit } from "../../db/batches";
 import type { Database } from "../../db/client";
-import { events, webhookDeliveries } from "../../db/schema";
+import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { randomToken } from "../../lib/secrets";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { Business } from "../access/businesses";
@@ -73,20 +73,36 @@ export async function writeEvents(
     envelope: storedEnvelope(JSON.stringify(envelope), draft.dataFromSql),
     createdAt: now,
   }));
-  const deliveryRows = envelopes.flatMap(({ draft, envelope }) =>
-    endpoints
-      .filter((endpoint) => receives(endpoint, draft))
-      .map((endpoint) => ({
-        businessId: business.id,
-        eventId: envelope.id,
-        endpointId: endpoint.id,
-        status: "pending" as const,
-        nextAttemptAt: now,
-        createdAt: now,
-      })),
-  );
-  const deliveryInserts = statementsThatFit(deliveryRows, (rows) =>
-    db.insert(webhookDeliveries).values(rows).returning({ id: webhookDeliveries.id }),
+  // One delivery per receiving endpoint, inserted from the endpoint's own row: an endpoint deleted since it was read
+  // (its owner removed it while this report was on its way) gets no delivery, instead of failing the foreign key and
+  // with it the whole batch (the event, the snapshot). Each statement binds 4 values and the endpoints' ids.
+  const deliveryInserts = envelopes.flatMap(({ draft, envelope }) =>
+    statementsThatFit(
+      endpoints.filter((endpoint) => receives(endpoint, draft)).map((endpoint) => endpoint.id),
+      (ids) =>
+        db
+          .insert(webhookDeliveries)
+          .select(
+            db
+              .select({
+                // Every column, in the table's order (drizzle's rule for an insert from a select).
+                id: sql<number>`null`.as("id"),
+                businessId: webhookEndpoints.businessId,
+                eventId: sql<string>`${envelope.id}`.as("event_id"),
+                endpointId: webhookEndpoints.id,
+                status: sql<"pending">`'pending'`.as("status"),
+                attemptCount: sql<number>`0`.as("attempt_count"),
+                nextAttemptAt: sql<string>`${now}`.as("next_attempt_at"),
+                enqueuedAt: sql<string | null>`null`.as("enqueued_at"),
+                leaseUntil: sql<string | null>`null`.as("lease_until"),
+                completedAt: sql<string | null>`null`.as("completed_at"),
+                createdAt: sql<string>`${now}`.as("created_at"),
+              })
+              .from(webhookEndpoints)
+              .where(and(inArray(webhookEndpoints.id, ids), eq(webhookEndpoints.businessId, business.id))),
+          )
+          .returning({ id: webhookDeliveries.id }),
+    ),
   );
   const writes = [...statements, ...insertMany(db, events, eventRows), ...deliveryInserts];
   const results = await runBatch(db, writes);
