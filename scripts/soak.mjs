@@ -84,6 +84,7 @@ function soakConfig() {
   const replacements = [
     [/^main = .*$/m, `main = ${JSON.stringify(join(PROJECT_ROOT, "src", "index.ts"))}`],
     [/^migrations_dir = .*$/m, `migrations_dir = ${JSON.stringify(join(PROJECT_ROOT, "migrations"))}`],
+    [/^directory = .*$/m, `directory = ${JSON.stringify(join(PROJECT_ROOT, "assets"))}`],
     // The per-credential budget of 600 a minute would refuse most of the load: raised for the run only.
     [/simple = \{ limit = \d+, period = 60 \}/, "simple = { limit = 1000000, period = 60 }"],
   ];
