@@ -2,14 +2,8 @@ import { env } from "cloudflare:test";
 import { and, eq, isNull } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { bookings, events, webhookDeliveries, webhookEndpoints } from "../src/db/schema";
-import {
-  claimDelivery,
-  LEASE_MS,
-  markSwept,
-  RETRY_DELAYS_SECONDS,
-  STUCK_AFTER_MS,
-  UNENQUEUED_AFTER_MS,
-} from "../src/domain/webhooks/deliveries";
+import { LEASE_MS, RETRY_DELAYS_SECONDS } from "../src/domain/webhooks/attempts";
+import { markSwept, STUCK_AFTER_MS, UNENQUEUED_AFTER_MS } from "../src/domain/webhooks/deliveries";
 import { endpointsOf } from "../src/domain/webhooks/endpoints";
 import { writeEvents } from "../src/domain/webhooks/events";
 import { SWEEP_LIMIT, sweepOutbox } from "../src/queues/outbox-sweep";
@@ -18,7 +12,7 @@ import { json } from "./helpers/http";
 import { bookingObject, reportChange } from "./helpers/platform";
 import { receiverBox } from "./helpers/receiver";
 import { expectServerErrors, takeServerErrors } from "./helpers/server-errors";
-import { attemptsOf, consume, deliveryRow, outboxOnly, subscribe } from "./helpers/webhooks";
+import { attemptsOf, claimOne, consume, deliveryRow, outboxOnly, subscribe } from "./helpers/webhooks";
 
 // Every fault the outbox exists for (DESIGN.md, Outbox), produced for real and survived with nothing lost.
 const ENDPOINTS = 20;
@@ -150,7 +144,7 @@ describe("the consumer's faults, on a driven clock", async () => {
     const box = receiverBox("crash");
     const id = await deliveryTo(box.url("/ok"));
     // The dying consumer: it took the lease and never recorded anything.
-    expect(await claimDelivery(db, id, T0)).toMatchObject({ id, attemptCount: 0 });
+    expect(await claimOne(id, T0)).toMatchObject({ id, attemptCount: 0 });
     // The queue's redelivery while the lease still runs sends nothing...
     expect(await consume(id, T0 + LEASE_MS - 1000)).toEqual({ acked: true, retryDelay: undefined });
     expect(await box.recorded()).toHaveLength(0);
@@ -171,7 +165,7 @@ describe("the consumer's faults, on a driven clock", async () => {
       .update(webhookDeliveries)
       .set({ nextAttemptAt: new Date(crashedAt).toISOString(), enqueuedAt: new Date(crashedAt).toISOString() })
       .where(eq(webhookDeliveries.id, id));
-    expect(await claimDelivery(db, id, crashedAt)).toMatchObject({ id });
+    expect(await claimOne(id, crashedAt)).toMatchObject({ id });
     expect(await sweepOutbox(env)).toBe(1);
     await vi.waitFor(async () => expect((await deliveryRow(id))?.status).toBe("delivered"), { timeout: 10_000 });
     expect(await sweepOutbox(env)).toBe(0);

@@ -3,12 +3,13 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { app } from "../src/app";
 import { webhookDeliveries } from "../src/db/schema";
-import { claimDelivery, LEASE_MS, sendDeliveries } from "../src/domain/webhooks/deliveries";
+import { LEASE_MS } from "../src/domain/webhooks/attempts";
+import { sendDeliveries } from "../src/domain/webhooks/deliveries";
 import { countingD1 } from "./helpers/counting-d1";
 import { createBusiness, db } from "./helpers/fixtures";
 import { receiverBox } from "./helpers/receiver";
 import { expectServerErrors, takeServerErrors } from "./helpers/server-errors";
-import { attemptsOf, consumeBatch, deliveryRow, outboxOnly, subscribe } from "./helpers/webhooks";
+import { attemptsOf, claimOne, consumeBatch, deliveryRow, outboxOnly, subscribe } from "./helpers/webhooks";
 
 // The consumer takes a queue batch at a time (DESIGN.md, Performance budget: "two round trips per queue batch, not
 // per delivery"): one D1 batch claims every message's delivery, one more records every attempt.
@@ -74,7 +75,7 @@ describe("the consumer, a queue batch at a time", () => {
   it("sends the others when one delivery of the batch is leased by another consumer", async () => {
     const { ids, boxes } = await deliveriesTo("leased", ["/ok", "/ok", "/ok"]);
     const leased = ids[1] ?? 0;
-    expect(await claimDelivery(db, leased, T0)).toMatchObject({ id: leased });
+    expect(await claimOne(leased, T0)).toMatchObject({ id: leased });
     const results = await consumeBatch(ids, T0 + 1000);
     expect(results.every((result) => result.acked && result.retryDelay === undefined)).toBe(true);
     expect(await sentCounts(boxes)).toEqual([1, 0, 1]);

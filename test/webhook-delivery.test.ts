@@ -5,12 +5,8 @@ import { describe, expect, it, vi } from "vitest";
 import { app } from "../src/app";
 import { oauthClients, webhookDeliveries } from "../src/db/schema";
 import { UNAPPROVED_CLIENT_LIFETIME_MS } from "../src/domain/oauth/client-cleanup";
-import {
-  endpointHistory,
-  RETRY_DELAYS_SECONDS,
-  STUCK_AFTER_MS,
-  UNENQUEUED_AFTER_MS,
-} from "../src/domain/webhooks/deliveries";
+import { RETRY_DELAYS_SECONDS } from "../src/domain/webhooks/attempts";
+import { endpointHistory, STUCK_AFTER_MS, UNENQUEUED_AFTER_MS } from "../src/domain/webhooks/deliveries";
 import { sendPing } from "../src/domain/webhooks/events";
 import worker from "../src/index";
 import { ANSWER_TIMEOUT_MS } from "../src/queues/deliver-webhooks";

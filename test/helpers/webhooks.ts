@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { vi } from "vitest";
 import { deliveryAttempts, webhookDeliveries } from "../../src/db/schema";
 import type { Business } from "../../src/domain/access/businesses";
+import { claimDeliveries } from "../../src/domain/webhooks/attempts";
 import { endpointsOf } from "../../src/domain/webhooks/endpoints";
 import { type EventDraft, writeEvents } from "../../src/domain/webhooks/events";
 import { deliverWebhooks } from "../../src/queues/deliver-webhooks";
@@ -64,4 +65,9 @@ export async function deliveryRow(id: number) {
 
 export async function attemptsOf(id: number) {
   return db.select().from(deliveryAttempts).where(eq(deliveryAttempts.deliveryId, id)).orderBy(deliveryAttempts.id);
+}
+
+/** One delivery's claim, and nothing after it: what a consumer that dies right after claiming has done. */
+export async function claimOne(deliveryId: number, now: number) {
+  return (await claimDeliveries(db, [deliveryId], now)).get(deliveryId);
 }

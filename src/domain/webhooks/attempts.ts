@@ -79,11 +79,6 @@ export async function claimDeliveries(db: Database, ids: number[], now: number):
   return new Map(rows.filter((row) => leased.has(row.id)).map((row) => [row.id, row]));
 }
 
-/** One delivery's claim: what a consumer that dies right after claiming has done (test/outbox-faults.test.ts). */
-export async function claimDelivery(db: Database, deliveryId: number, now: number) {
-  return (await claimDeliveries(db, [deliveryId], now)).get(deliveryId);
-}
-
 /** The delay before the attempt after this one, or undefined when this one finishes the delivery. */
 function retryDelayAfter({ delivery, outcome }: Attempt): number | undefined {
   const attemptCount = delivery.attemptCount + 1;

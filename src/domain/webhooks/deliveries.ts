@@ -7,7 +7,6 @@ import { findEndpoint } from "./endpoints";
 
 // The consumer's side (the lease, the claim, the record, the retry schedule) is in attempts.ts; these names are
 // exported here too, where the outbox's readers have always found them.
-export { claimDelivery, LEASE_MS, RETRY_DELAYS_SECONDS } from "./attempts";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
