@@ -1,9 +1,9 @@
 import type { RequestIdVariables } from "hono/request-id";
-import type { Principal } from "./domain/access/principals";
+import type { Credential, Principal } from "./domain/access/principals";
 import type { Env } from "./env";
 
 /** The Hono environment of every route: the Worker's bindings and what middleware sets per request. */
 export type AppEnv = {
   Bindings: Env;
-  Variables: RequestIdVariables & { principal: Principal };
+  Variables: RequestIdVariables & { credential: Credential; principal: Principal };
 };

@@ -1,10 +1,14 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { API_KEY_PREFIX } from "../src/domain/access/principals";
+import worker from "../src/index";
 import { randomToken } from "../src/lib/secrets";
 import { partnerApi } from "../src/routes/partner-api";
+import { countingD1 } from "./helpers/counting-d1";
 import { createApiKey, createBusiness } from "./helpers/fixtures";
-import { call, expectError, expectMissingCredential, json } from "./helpers/http";
+import { BASE, call, expectError, expectMissingCredential, json } from "./helpers/http";
 import { createIntake, intakeBody } from "./helpers/intakes";
+import { connectApp, createOwnerBusiness } from "./helpers/oauth";
 import { subscribe } from "./helpers/webhooks";
 
 // Spec, Authentication ("A missing, malformed or revoked key returns 401") and What the service does ("The API
@@ -107,6 +111,24 @@ describe("authentication and the plan rule on every partner route", async () => 
     expect(answered.status, await answered.clone().text()).toBe(ok);
   });
 
+  // The routes that take a path parameter or a query, each sent one that names nothing or is out of range.
+  const CHECKED = ROUTES.filter(([, path]) => path.includes("{") || ["/appointments", "/orders"].includes(path));
+  it.each(CHECKED)(
+    "%s %s: a refused credential is answered before the request's own 400 or 404",
+    async (method, path) => {
+      const { business, apiKey } = await createBusiness();
+      const revoked = await createApiKey(business.id, { revoked: true });
+      const url = await realPath(path, apiKey);
+      // A query parameter that no route accepts as it is, and an id or key that names nothing.
+      const wrong = `${url.replace(/\/\d+(?=\/|$)/, "/999999999").replace(/partner-auth-hours/, "nothing-here")}?limit=0`;
+      const body = method === "GET" || method === "DELETE" ? undefined : { title: "" };
+      await expectError(await call(wrong, { method, body, key: revoked.apiKey }), 401, /revoked/);
+      await expectError(await call(wrong, { method, body, key: lapsed.apiKey }), 403, /lapsed/);
+      // With the business's own key, the same request is refused for what it is.
+      expect([400, 404]).toContain((await call(wrong, { method, body, key: apiKey })).status);
+    },
+  );
+
   it("has a row for every route of the OpenAPI document and of the router", async () => {
     const response = await call("/api/v1/openapi.json");
     expect(response.status).toBe(200);
@@ -123,5 +145,36 @@ describe("authentication and the plan rule on every partner route", async () => 
     expect(new Set(table).size).toBe(table.length);
     expect([...table].sort()).toEqual([...new Set(documented)].sort());
     expect([...table].sort()).toEqual([...new Set(routed)].sort());
+  });
+});
+
+/** The D1 round trips made before the response is answered (work left to `waitUntil` is not waited for). */
+async function roundTrips(url: string, method: Method, credential: string, body?: unknown) {
+  const { d1, trips } = countingD1(env.DB);
+  const ctx = createExecutionContext();
+  const headers: Record<string, string> = { Authorization: `Bearer ${credential}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const request = new Request(`${BASE}${url}`, { method, headers, body: payload });
+  const response = await worker.fetch(request, { ...env, DB: d1 }, ctx);
+  const count = trips.length;
+  await waitOnExecutionContext(ctx);
+  return { status: response.status, count, trips: [...trips.slice(0, count)] };
+}
+
+// DESIGN.md, Performance budget: a partner read makes exactly one D1 round trip (the credential and the data in one
+// batch), a write at most two; with an API key and with an OAuth access token.
+describe("D1 round trips of every partner route", () => {
+  it.each(ROUTES)("%s %s: one for a read, at most two for a write", async (method, path, ok, body) => {
+    // A business of its own per credential, since a record a path names is created with the credential itself.
+    const withKey = await createBusiness();
+    const withToken = await connectApp(await createOwnerBusiness());
+    for (const credential of [withKey.apiKey, withToken.tokens.access_token]) {
+      const url = await realPath(path, credential);
+      const { status, count, trips } = await roundTrips(url, method, credential, body);
+      expect(status).toBe(ok);
+      if (method === "GET") expect(trips, "a read").toHaveLength(1);
+      else expect(count, `a write: ${trips.join(" | ")}`).toBeLessThanOrEqual(2);
+    }
   });
 });

@@ -1,16 +1,70 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
 import { database } from "../db/client";
+import type { Read } from "../db/reads";
 import { assertPlanIncludesApi } from "../domain/access/businesses";
-import { authenticatePartner } from "../domain/access/principals";
+import { authenticateWith, type Principal, readCredential } from "../domain/access/principals";
+import { credentialScope, type Scope } from "../domain/access/scope";
+import { spendRequestBudget } from "./principal-rate-limit";
 
 /**
- * Every `/api/v1` call (spec: Authentication, and "When the plan lapses, calls return 403"): one D1 round trip that
- * finds the credential and its business together, then the plan rule, then the principal for the handler.
+ * Every `/api/v1` call (spec: Authentication, and "When the plan lapses, calls return 403"), in this order: the
+ * credential (401), the plan rule (403), the request budget (429); only then the request's own checks (400, 404).
  */
-export const requirePartner = createMiddleware<AppEnv>(async (c, next) => {
-  const principal = await authenticatePartner(database(c.env.DB), c.req.header("Authorization"));
+async function admit(c: Context<AppEnv>, principal: Principal): Promise<void> {
   assertPlanIncludesApi(principal.business);
+  await spendRequestBudget(c, principal);
   c.set("principal", principal);
+}
+
+/**
+ * The principal of a request whose handler has nothing to read before it writes (a create, a delete): the credential
+ * alone, one round trip, then the plan and the budget. The write makes at most one more (DESIGN.md, Performance
+ * budget).
+ */
+export async function admitted(c: Context<AppEnv>): Promise<Principal> {
+  const { principal } = await authenticateWith(database(c.env.DB), c.var.credential, []);
+  await admit(c, principal);
+  return principal;
+}
+
+/**
+ * Every partner route: the credential's shape is checked here (401 before anything else); its lookup waits for the
+ * handler, which admits it either alone (`admitted`) or in the same D1 batch as its first read (`readAsPartner`).
+ */
+export const partnerCredential = createMiddleware<AppEnv>(async (c, next) => {
+  c.set("credential", readCredential(c.req.header("Authorization")));
   await next();
 });
+
+/**
+ * The handler's first read and the credential's lookup in one D1 batch (a partner read's one round trip; a change's
+ * first of two), the read scoped by sub-selects on the credential's hash. The answer is computed only once the principal is admitted, so a refused credential gets its 401 (or 403,
+ * 429) and never the read's 404. A read that fails while being built (a path id that is not one) is answered
+ * after the credential alone.
+ */
+export async function readAsPartner<T>(c: Context<AppEnv>, build: (scope: Scope) => Read<T>): Promise<T> {
+  const db = database(c.env.DB);
+  let read: Read<T>;
+  try {
+    read = build(credentialScope(db, c.var.credential));
+  } catch (error) {
+    await admitted(c);
+    throw error;
+  }
+  const { principal, results } = await authenticateWith(db, c.var.credential, read.statements);
+  await admit(c, principal);
+  return read.answer(results);
+}
+
+/**
+ * A validation hook for partner routes: a request the schema refuses is refused once its credential is admitted
+ * (validation runs before the handler, which admits the credential of every valid request itself).
+ */
+export const admittedFirst =
+  <R extends { success: boolean }>(hook: (result: R, c: Context) => undefined) =>
+  async (result: R, c: Context<AppEnv>): Promise<undefined> => {
+    if (!result.success) await admitted(c);
+    return hook(result, c);
+  };

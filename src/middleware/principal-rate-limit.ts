@@ -1,6 +1,6 @@
-import { createMiddleware } from "hono/factory";
+import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
-import { principalKey } from "../domain/access/principals";
+import { type Principal, principalKey } from "../domain/access/principals";
 import { tooManyRequests } from "../lib/errors";
 
 /** The general budget of every partner credential: `[[ratelimits]] PRINCIPAL_RATE_LIMIT` in wrangler.toml. */
@@ -12,8 +12,7 @@ const POLICY = `${REQUESTS_PER_MINUTE};w=60`;
  * which answers in the same location without a round trip. It says only yes or no, so responses state the policy
  * (`RateLimit-Policy`) rather than an exact remainder; exact per-business counts live in BusinessLimits.
  */
-export const limitPrincipalRate = createMiddleware<AppEnv>(async (c, next) => {
-  const { principal } = c.var;
+export async function spendRequestBudget(c: Context<AppEnv>, principal: Principal): Promise<void> {
   // One budget per API key, and one per app connection (all the tokens of one app and business together).
   const { success } = await c.env.PRINCIPAL_RATE_LIMIT.limit({ key: principalKey(principal) });
   if (!success) {
@@ -25,5 +24,4 @@ export const limitPrincipalRate = createMiddleware<AppEnv>(async (c, next) => {
     });
   }
   c.header("RateLimit-Policy", POLICY);
-  await next();
-});
+}

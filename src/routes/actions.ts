@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import {
   actionNotFound,
+  actionRow,
   createAction,
   deleteAction,
   getAction,
@@ -10,6 +11,7 @@ import {
 } from "../domain/actions/registration";
 import { outboundPolicy } from "../lib/outbound";
 import { idOrNotFound, pathId } from "../lib/validation";
+import { admitted, readAsPartner } from "../middleware/authenticate-partner";
 import {
   ActionObject,
   ActionWithCallsObject,
@@ -85,26 +87,28 @@ const deleteRoute = partnerRoute({
 });
 
 export const actions = createPartnerRouter()
-  .openapi(listRoute, async (c) =>
-    c.json({ data: await listActions(database(c.env.DB), c.var.principal.business.id) }, 200),
-  )
+  .openapi(listRoute, async (c) => {
+    const data = await readAsPartner(c, (scope) => listActions(database(c.env.DB), scope.businessId));
+    return c.json({ data }, 200);
+  })
   .openapi(createRoute, async (c) =>
-    c.json(await createAction(outboundPolicy(c.env), database(c.env.DB), c.var.principal, c.req.valid("json")), 201),
+    c.json(await createAction(outboundPolicy(c.env), database(c.env.DB), await admitted(c), c.req.valid("json")), 201),
   )
-  .openapi(getRoute, async (c) =>
-    c.json(await getAction(database(c.env.DB), c.var.principal.business.id, actionId(c.req.valid("param").id)), 200),
-  )
-  .openapi(patchRoute, async (c) => {
-    const action = await patchAction(
-      outboundPolicy(c.env),
-      database(c.env.DB),
-      c.var.principal.business.id,
-      actionId(c.req.valid("param").id),
-      c.req.valid("json"),
+  .openapi(getRoute, async (c) => {
+    const action = await readAsPartner(c, (scope) =>
+      getAction(database(c.env.DB), scope.businessId, actionId(c.req.valid("param").id)),
     );
     return c.json(action, 200);
   })
+  .openapi(patchRoute, async (c) => {
+    const db = database(c.env.DB);
+    const current = await readAsPartner(c, (scope) =>
+      actionRow(db, scope.businessId, actionId(c.req.valid("param").id)),
+    );
+    return c.json(await patchAction(outboundPolicy(c.env), db, current, c.req.valid("json")), 200);
+  })
   .openapi(deleteRoute, async (c) => {
-    await deleteAction(database(c.env.DB), c.var.principal.business.id, actionId(c.req.valid("param").id));
+    const { business } = await admitted(c);
+    await deleteAction(database(c.env.DB), business.id, actionId(c.req.valid("param").id));
     return c.body(null, 204);
   });

@@ -3,6 +3,7 @@ import { database } from "../db/client";
 import { BOOKING_STATUSES } from "../db/schema";
 import { listAppointments } from "../domain/platform/bookings";
 import { isoDate, queryInteger } from "../lib/validation";
+import { readAsPartner } from "../middleware/authenticate-partner";
 import { BookingObject } from "../schemas/booking";
 import { errorResponses } from "../schemas/errors";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
@@ -30,6 +31,7 @@ const listAppointmentsRoute = partnerRoute({
 });
 
 export const appointments = createPartnerRouter().openapi(listAppointmentsRoute, async (c) => {
-  const data = await listAppointments(database(c.env.DB), c.var.principal.business.id, c.req.valid("query"));
+  const filters = c.req.valid("query");
+  const data = await readAsPartner(c, (scope) => listAppointments(database(c.env.DB), scope.businessId, filters));
   return c.json({ data }, 200);
 });

@@ -7,10 +7,12 @@ import {
   intakeNotFound,
   listIntakes,
   MAX_INTAKES_PER_BUSINESS,
+  ownedIntakeRow,
   patchIntake,
 } from "../domain/intakes/registration";
 import { listResponses, RESPONSES_PER_PAGE } from "../domain/intakes/responses";
 import { idOrNotFound, pathId, rejectInvalidNamingField } from "../lib/validation";
+import { admitted, readAsPartner } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
 import { ResponsesPage, ResponsesQuery } from "../schemas/intake-responses";
 import { CreateIntakeBody, IntakeObject, PatchIntakeBody } from "../schemas/intakes";
@@ -93,44 +95,33 @@ const responsesRoute = partnerRoute({
 });
 
 /** Spec, Intakes. Validation failures name the member (`field`), as the spec requires of intake errors. */
-export const intakes = createPartnerRouter()
-  .openapi(
-    listRoute,
-    async (c) => c.json({ data: await listIntakes(database(c.env.DB), c.var.principal) }, 200),
-    rejectInvalidNamingField,
+export const intakes = createPartnerRouter(rejectInvalidNamingField)
+  .openapi(listRoute, async (c) => {
+    const data = await readAsPartner(c, (scope) => listIntakes(database(c.env.DB), scope));
+    return c.json({ data }, 200);
+  })
+  .openapi(createRoute, async (c) =>
+    c.json(await createIntake(database(c.env.DB), await admitted(c), c.req.valid("json")), 201),
   )
-  .openapi(
-    createRoute,
-    async (c) => c.json(await createIntake(database(c.env.DB), c.var.principal, c.req.valid("json")), 201),
-    rejectInvalidNamingField,
-  )
-  .openapi(
-    getRoute,
-    async (c) => c.json(await getIntake(database(c.env.DB), c.var.principal, intakeId(c.req.valid("param").id)), 200),
-    rejectInvalidNamingField,
-  )
-  .openapi(
-    patchRoute,
-    async (c) => {
-      const id = intakeId(c.req.valid("param").id);
-      return c.json(await patchIntake(database(c.env.DB), c.var.principal, id, c.req.valid("json")), 200);
-    },
-    rejectInvalidNamingField,
-  )
-  .openapi(
-    deleteRoute,
-    async (c) => {
-      await deleteIntake(database(c.env.DB), c.var.principal, intakeId(c.req.valid("param").id));
-      return c.body(null, 204);
-    },
-    rejectInvalidNamingField,
-  )
-  .openapi(
-    responsesRoute,
-    async (c) => {
-      const id = intakeId(c.req.valid("param").id);
-      const { before } = c.req.valid("query");
-      return c.json(await listResponses(database(c.env.DB), c.var.principal, id, before), 200);
-    },
-    rejectInvalidNamingField,
-  );
+  .openapi(getRoute, async (c) => {
+    const intake = await readAsPartner(c, (scope) =>
+      getIntake(database(c.env.DB), scope, intakeId(c.req.valid("param").id)),
+    );
+    return c.json(intake, 200);
+  })
+  .openapi(patchRoute, async (c) => {
+    const db = database(c.env.DB);
+    const current = await readAsPartner(c, (scope) => ownedIntakeRow(db, scope, intakeId(c.req.valid("param").id)));
+    return c.json(await patchIntake(db, c.var.principal, current.id, c.req.valid("json"), current), 200);
+  })
+  .openapi(deleteRoute, async (c) => {
+    await deleteIntake(database(c.env.DB), await admitted(c), intakeId(c.req.valid("param").id));
+    return c.body(null, 204);
+  })
+  .openapi(responsesRoute, async (c) => {
+    const { before } = c.req.valid("query");
+    const page = await readAsPartner(c, (scope) =>
+      listResponses(database(c.env.DB), scope, intakeId(c.req.valid("param").id), before),
+    );
+    return c.json(page, 200);
+  });

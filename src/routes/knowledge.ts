@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { deleteKnowledge, listKnowledge, pushKnowledge } from "../domain/knowledge/items";
+import { deleteKnowledge, listKnowledge, pushKnowledge, storedItem } from "../domain/knowledge/items";
 import { rateLimitHeaders } from "../lib/errors";
+import { admitted, readAsPartner } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
 import { KnowledgeItemObject, KnowledgeKey, PushedKnowledgeObject, PushKnowledgeBody } from "../schemas/knowledge";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
@@ -51,21 +52,19 @@ const deleteRoute = partnerRoute({
 
 export const knowledge = createPartnerRouter()
   .openapi(listRoute, async (c) => {
-    return c.json({ data: await listKnowledge(database(c.env.DB), c.var.principal.business.id) }, 200);
+    const data = await readAsPartner(c, (scope) => listKnowledge(database(c.env.DB), scope.businessId));
+    return c.json({ data }, 200);
   })
   .openapi(putRoute, async (c) => {
     const { key } = c.req.valid("param");
-    const result = await pushKnowledge(
-      c.env.BUSINESS_LIMITS,
-      database(c.env.DB),
-      c.var.principal,
-      key,
-      c.req.valid("json"),
-    );
+    const db = database(c.env.DB);
+    const existing = await readAsPartner(c, (scope) => storedItem(db, scope.businessId, key));
+    const result = await pushKnowledge(c.env.BUSINESS_LIMITS, db, c.var.principal, key, c.req.valid("json"), existing);
     for (const [name, value] of Object.entries(rateLimitHeaders(result.budget))) c.header(name, value);
     return result.created ? c.json(result.item, 201) : c.json(result.item, 200);
   })
   .openapi(deleteRoute, async (c) => {
-    await deleteKnowledge(database(c.env.DB), c.var.principal.business.id, c.req.valid("param").key);
+    const { business } = await admitted(c);
+    await deleteKnowledge(database(c.env.DB), business.id, c.req.valid("param").key);
     return c.body(null, 204);
   });

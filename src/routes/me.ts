@@ -1,4 +1,6 @@
+import { nothingMore } from "../db/reads";
 import { toBusinessObject } from "../domain/access/businesses";
+import { readAsPartner } from "../middleware/authenticate-partner";
 import { BusinessObject } from "../schemas/business";
 import { errorResponses } from "../schemas/errors";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
@@ -14,5 +16,8 @@ const getMe = partnerRoute({
   },
 });
 
-// The business was read with the credential, so `GET /me` costs no further query.
-export const me = createPartnerRouter().openapi(getMe, (c) => c.json(toBusinessObject(c.var.principal.business), 200));
+// The business is read with the credential, so `GET /me` reads nothing more: one round trip.
+export const me = createPartnerRouter().openapi(getMe, async (c) => {
+  await readAsPartner(c, () => nothingMore);
+  return c.json(toBusinessObject(c.var.principal.business), 200);
+});

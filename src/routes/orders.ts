@@ -3,6 +3,7 @@ import { database } from "../db/client";
 import { ORDER_STATUSES } from "../db/schema";
 import { listOrders } from "../domain/platform/orders";
 import { queryInteger } from "../lib/validation";
+import { readAsPartner } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
 import { OrderObject } from "../schemas/order";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
@@ -29,6 +30,7 @@ const listOrdersRoute = partnerRoute({
 });
 
 export const orders = createPartnerRouter().openapi(listOrdersRoute, async (c) => {
-  const data = await listOrders(database(c.env.DB), c.var.principal.business.id, c.req.valid("query"));
+  const filters = c.req.valid("query");
+  const data = await readAsPartner(c, (scope) => listOrders(database(c.env.DB), scope.businessId, filters));
   return c.json({ data }, 200);
 });

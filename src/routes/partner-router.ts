@@ -1,15 +1,19 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env";
 import { rejectInvalid } from "../lib/validation";
-import { requirePartner } from "../middleware/authenticate-partner";
-import { limitPrincipalRate } from "../middleware/principal-rate-limit";
-
-/** A router of the partner API: its routes are validated by their zod schemas and documented in the OpenAPI document. */
-export const createPartnerRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: rejectInvalid });
+import { admittedFirst, partnerCredential } from "../middleware/authenticate-partner";
 
 /**
- * A partner route (spec: Endpoints, "All need Authorization: Bearer <API_KEY or ACCESS_TOKEN>"): authentication,
- * the plan rule and the request budget run before validation, and the document states the bearer requirement.
+ * A router of the partner API: its routes are validated by their zod schemas (`hook` says how a failure reads) and
+ * documented in the OpenAPI document. A request the schema refuses gets its 400 only once its credential is admitted.
+ */
+export const createPartnerRouter = (hook: typeof rejectInvalid = rejectInvalid) =>
+  new OpenAPIHono<AppEnv>({ defaultHook: admittedFirst(hook) });
+
+/**
+ * A partner route (spec: Endpoints, "All need Authorization: Bearer <API_KEY or ACCESS_TOKEN>"), and the document
+ * states the bearer requirement. The credential's shape is checked first; its handler admits it (credential, plan,
+ * request budget), with its first read through `readAsPartner` or alone through `admitted`, before anything else.
  * Declared per route rather than on `/api/v1/*`, so that a public path under `/api/v1` (the OpenAPI document) keeps
  * its 404 and 405 answers.
  */
@@ -17,6 +21,6 @@ export function partnerRoute<const Config extends Omit<RouteConfig, "middleware"
   return createRoute({
     ...config,
     security: [{ bearerAuth: [] }],
-    middleware: [requirePartner, limitPrincipalRate] as const,
+    middleware: [partnerCredential] as const,
   });
 }

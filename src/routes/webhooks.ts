@@ -4,6 +4,7 @@ import { EVENT_NAMES } from "../domain/platform/event-catalog";
 import { createEndpoint, deleteEndpoint, endpointNotFound, listEndpoints } from "../domain/webhooks/endpoints";
 import { outboundPolicy } from "../lib/outbound";
 import { idOrNotFound, pathId } from "../lib/validation";
+import { admitted, readAsPartner } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
 import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookEndpointObject } from "../schemas/webhooks";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
@@ -50,20 +51,17 @@ const deleteRoute = partnerRoute({
 
 export const webhooks = createPartnerRouter()
   .openapi(listRoute, async (c) => {
-    const data = await listEndpoints(database(c.env.DB), c.var.principal.business.id);
+    const data = await readAsPartner(c, (scope) => listEndpoints(database(c.env.DB), scope.businessId));
     return c.json({ data, events: [...EVENT_NAMES] }, 200);
   })
   .openapi(createRoute, async (c) => {
     return c.json(
-      await createEndpoint(outboundPolicy(c.env), database(c.env.DB), c.var.principal, c.req.valid("json")),
+      await createEndpoint(outboundPolicy(c.env), database(c.env.DB), await admitted(c), c.req.valid("json")),
       201,
     );
   })
   .openapi(deleteRoute, async (c) => {
-    await deleteEndpoint(
-      database(c.env.DB),
-      c.var.principal.business.id,
-      idOrNotFound(c.req.valid("param").id, endpointNotFound),
-    );
+    const { business } = await admitted(c);
+    await deleteEndpoint(database(c.env.DB), business.id, idOrNotFound(c.req.valid("param").id, endpointNotFound));
     return c.body(null, 204);
   });

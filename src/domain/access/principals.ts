@@ -1,4 +1,6 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../../db/client";
 import { apiKeys, businesses, oauthGrants, oauthTokens } from "../../db/schema";
 import { ApiError, unauthorized } from "../../lib/errors";
@@ -22,65 +24,109 @@ export const API_KEY_PREFIX = sharedConstants.API_KEY_PREFIX;
 const API_KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 
 /**
- * Spec, Authentication: "A missing, malformed or revoked key returns 401", and "The access token is used exactly
- * like an API key". A malformed credential is refused before any query; a well-formed one is recognised by its
- * prefix and costs one indexed lookup by its SHA-256, joined with its business (and, for a token, its connection).
- * API keys and access tokens never share a lookup.
+ * A partner credential as the request presents it, recognised by its shape before any query (API keys and access
+ * tokens never share a lookup) and found later by its SHA-256.
  */
-export async function authenticatePartner(db: Database, authorization: string | undefined): Promise<Principal> {
+export type Credential = { kind: "api_key" | "access_token"; hash: string };
+
+/**
+ * Spec, Authentication: "A missing, malformed or revoked key returns 401", and "The access token is used exactly
+ * like an API key". A missing or malformed credential is refused here, before any query.
+ */
+export function readCredential(authorization: string | undefined): Credential {
   if (!authorization) {
     throw unauthorized("An API key is required: send the header Authorization: Bearer <API key>.");
   }
   const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
   const credential = match?.[1];
-  if (credential && ACCESS_TOKEN_PATTERN.test(credential)) return authenticateAccessToken(db, credential);
+  if (credential && ACCESS_TOKEN_PATTERN.test(credential)) return { kind: "access_token", hash: sha256Hex(credential) };
   if (!credential || !API_KEY_PATTERN.test(credential)) {
     throw unauthorized(
       "The Authorization header is malformed: it must be Bearer followed by an API key or an access token.",
     );
   }
-  const row = await db
-    .select({ apiKeyId: apiKeys.id, revokedAt: apiKeys.revokedAt, business: businesses })
-    .from(apiKeys)
-    .innerJoin(businesses, eq(businesses.id, apiKeys.businessId))
-    .where(eq(apiKeys.keyHash, sha256Hex(credential)))
-    .get();
-  if (!row) throw unauthorized("The API key is not recognised.");
-  if (row.revokedAt) throw unauthorized("The API key has been revoked.");
-  return { kind: "api_key", apiKeyId: row.apiKeyId, business: row.business };
+  return { kind: "api_key", hash: sha256Hex(credential) };
 }
 
-/** RFC 6750 §3.1: a token that is expired, revoked or unknown is `invalid_token`. */
-const invalidToken = (message: string) =>
-  new ApiError(401, message, { headers: { "WWW-Authenticate": 'Bearer realm="api", error="invalid_token"' } });
-
 /**
- * An OAuth access token (spec: OAuth artefacts): found by its SHA-256 (primary key) joined with its connection and
- * business in one query, three rows read. Refused when unknown, expired (1 hour), revoked (revocation endpoint,
- * reuse detection, code replay) or when the owner disconnected the app: each stops it at once, since nothing is
- * cached.
+ * A column under a name of its own: D1's batch answers rows as objects, so two selected columns of one name (the
+ * joined tables' `id`s) would collapse into one and shift every value after them.
  */
-async function authenticateAccessToken(db: Database, token: string, now: EpochMs = Date.now()): Promise<Principal> {
-  const row = await db
+const renamed = <T extends SQLiteColumn>(column: T, name: string) =>
+  sql<T["_"]["data"] | (T["_"]["notNull"] extends true ? never : null)>`${column}`.mapWith(column).as(name);
+
+/** An API key by its hash's unique index, joined with its business: two rows read. */
+const keyLookup = (db: Database, hash: string) =>
+  db
+    .select({ apiKeyId: renamed(apiKeys.id, "api_key_id"), revokedAt: apiKeys.revokedAt, business: businesses })
+    .from(apiKeys)
+    .innerJoin(businesses, eq(businesses.id, apiKeys.businessId))
+    .where(eq(apiKeys.keyHash, hash));
+
+/** An OAuth access token by its hash (primary key), joined with its connection and business: three rows read. */
+const tokenLookup = (db: Database, hash: string) =>
+  db
     .select({
       kind: oauthTokens.kind,
       expiresAt: oauthTokens.expiresAt,
       revokedAt: oauthTokens.revokedAt,
-      grantId: oauthGrants.id,
+      grantId: renamed(oauthGrants.id, "grant_id"),
       clientId: oauthGrants.clientId,
-      disconnectedAt: oauthGrants.revokedAt,
+      disconnectedAt: renamed(oauthGrants.revokedAt, "disconnected_at"),
       business: businesses,
     })
     .from(oauthTokens)
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
     .innerJoin(businesses, eq(businesses.id, oauthGrants.businessId))
-    .where(eq(oauthTokens.tokenHash, sha256Hex(token)))
-    .get();
+    .where(eq(oauthTokens.tokenHash, hash));
+
+type KeyRow = Awaited<ReturnType<typeof keyLookup>>[number];
+type TokenRow = Awaited<ReturnType<typeof tokenLookup>>[number];
+
+/** RFC 6750 §3.1: a token that is expired, revoked or unknown is `invalid_token`. */
+const invalidToken = (message: string) =>
+  new ApiError(401, message, { headers: { "WWW-Authenticate": 'Bearer realm="api", error="invalid_token"' } });
+
+function keyPrincipal(row: KeyRow | undefined): Principal {
+  if (!row) throw unauthorized("The API key is not recognised.");
+  if (row.revokedAt) throw unauthorized("The API key has been revoked.");
+  return { kind: "api_key", apiKeyId: row.apiKeyId, business: row.business };
+}
+
+/**
+ * An access token is refused when unknown, expired (1 hour), revoked (revocation endpoint, reuse detection, code
+ * replay) or when the owner disconnected the app: each stops it at once, since nothing is cached.
+ */
+function tokenPrincipal(row: TokenRow | undefined, now: EpochMs): Principal {
   if (row?.kind !== "access") throw invalidToken("The access token is not recognised.");
   if (row.disconnectedAt) throw invalidToken("The access token has been revoked: the owner disconnected the app.");
   if (row.revokedAt) throw invalidToken("The access token has been revoked.");
   if (row.expiresAt <= iso(now)) throw invalidToken("The access token has expired: refresh it.");
   return { kind: "oauth_app", grantId: row.grantId, clientId: row.clientId, business: row.business };
+}
+
+/**
+ * The credential's principal and the results of `statements`, in one D1 batch: one round trip (DESIGN.md,
+ * Performance budget). The statements are scoped by `credentialScope`, so a refused credential selects nothing; the
+ * refusal is thrown before anyone sees their results all the same.
+ */
+export async function authenticateWith(
+  db: Database,
+  credential: Credential,
+  statements: BatchItem<"sqlite">[],
+  now: EpochMs = Date.now(),
+): Promise<{ principal: Principal; results: unknown[] }> {
+  if (credential.kind === "api_key") {
+    const [rows, ...results] = await db.batch([keyLookup(db, credential.hash), ...statements]);
+    return { principal: keyPrincipal(rows[0]), results };
+  }
+  const [rows, ...results] = await db.batch([tokenLookup(db, credential.hash), ...statements]);
+  return { principal: tokenPrincipal(rows[0], now), results };
+}
+
+/** The principal of an `Authorization` header, alone: one indexed lookup. */
+export async function authenticatePartner(db: Database, authorization: string | undefined): Promise<Principal> {
+  return (await authenticateWith(db, readCredential(authorization), [])).principal;
 }
 
 /** One string per credential, for per-principal budgets (the rate limit). */

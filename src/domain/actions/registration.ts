@@ -2,12 +2,14 @@ import { and, asc, desc, eq, lt, ne, or, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
+import { type Read, read, readTwo, runRead } from "../../db/reads";
 import { type ActionParameters, actionCalls, actions } from "../../db/schema";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso, isoNow } from "../../lib/time";
 import { type Principal, principalRef } from "../access/principals";
+import type { ScopeValue } from "../access/scope";
 import { actionsRunOn, type Channel } from "../secretary/channels";
 import { assertNoContactParameters } from "./contact-details";
 
@@ -113,22 +115,28 @@ export async function createAction(
   return { ...toActionObject(action), secret };
 }
 
-export async function listActions(db: Database, businessId: string) {
-  const rows = await db.select().from(actions).where(eq(actions.businessId, businessId)).orderBy(asc(actions.id));
-  return rows.map(toActionObject);
+export function listActions(db: Database, businessId: ScopeValue<string>) {
+  return read(db.select().from(actions).where(eq(actions.businessId, businessId)).orderBy(asc(actions.id)), (rows) =>
+    rows.map(toActionObject),
+  );
 }
 
-const ofBusiness = (businessId: string, id: number) => and(eq(actions.id, id), eq(actions.businessId, businessId));
+const ofBusiness = (businessId: ScopeValue<string>, id: number) =>
+  and(eq(actions.id, id), eq(actions.businessId, businessId));
 
-export async function findAction(db: Database, businessId: string, id: number) {
-  const action = await db.select().from(actions).where(ofBusiness(businessId, id)).get();
-  if (!action) throw actionNotFound();
-  return action;
+/** The action `id` of the business, or the 404. */
+export function actionRow(db: Database, businessId: ScopeValue<string>, id: number): Read<Action> {
+  return read(db.select().from(actions).where(ofBusiness(businessId, id)), ([action]) => {
+    if (!action) throw actionNotFound();
+    return action;
+  });
 }
 
-/** The action and its 10 most recent calls, in one round trip; calls still under way are not listed yet. */
-export async function getAction(db: Database, businessId: string, id: number, now: EpochMs = Date.now()) {
-  const [found, calls] = await db.batch([
+export const findAction = (db: Database, businessId: string, id: number) => runRead(db, actionRow(db, businessId, id));
+
+/** The action and its 10 most recent calls, read together; calls still under way are not listed yet. */
+export function getAction(db: Database, businessId: ScopeValue<string>, id: number, now: EpochMs = Date.now()) {
+  return readTwo(
     db.select().from(actions).where(ofBusiness(businessId, id)),
     db
       .select()
@@ -142,9 +150,11 @@ export async function getAction(db: Database, businessId: string, id: number, no
       )
       .orderBy(desc(actionCalls.id))
       .limit(RECENT_CALLS),
-  ]);
-  if (!found[0]) throw actionNotFound();
-  return { ...toActionObject(found[0]), calls: calls.map(toCallObject) };
+    ([action], calls) => {
+      if (!action) throw actionNotFound();
+      return { ...toActionObject(action), calls: calls.map(toCallObject) };
+    },
+  );
 }
 
 /**
@@ -154,11 +164,9 @@ export async function getAction(db: Database, businessId: string, id: number, no
 export async function patchAction(
   policy: AddressPolicy,
   db: Database,
-  businessId: string,
-  actionId: number,
+  action: Action,
   input: { title?: string; description?: string; url?: string; parameters?: ActionParameters },
 ) {
-  const action = await findAction(db, businessId, actionId);
   if (input.url !== undefined) assertRegistrableUrl(policy, input.url);
   if (input.parameters) assertNoContactParameters(input.parameters);
   const changes: Partial<Action> = {};
@@ -175,8 +183,9 @@ export async function patchAction(
   const [updated] = await db
     .update(actions)
     .set({ ...changes, updatedAt: isoNow() })
-    .where(ofBusiness(businessId, action.id))
+    .where(ofBusiness(action.businessId, action.id))
     .returning();
+  // Deleted between the read and this write.
   if (!updated) throw actionNotFound();
   return toActionObject(updated);
 }

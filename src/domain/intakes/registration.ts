@@ -2,11 +2,13 @@ import { and, asc, eq, isNull, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
+import { mapRead, type Read, read, runRead } from "../../db/reads";
 import { type IntakeContent, type IntakeField, intakes } from "../../db/schema";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import type { CreateIntakeInput, IntakeFieldInput, IntakeObject, PatchIntakeInput } from "../../schemas/intakes";
 import { type Principal, principalRef } from "../access/principals";
+import { type Scope, scopeOf } from "../access/scope";
 import { type Channel, intakesRunOn } from "../secretary/channels";
 
 /** Spec, Limits: "Intakes per business: 5 (all keys and apps together)". */
@@ -57,12 +59,11 @@ export function toIntakeObject(row: IntakeRow): IntakeObject {
  * Spec, Intakes: "Intakes are never shared: each belongs to the key or app that made it." Every partner query of an
  * intake carries this condition, so an intake of another key or app of the business is simply not found.
  */
-function ownedBy(principal: Principal): SQL | undefined {
-  const owner = principalRef(principal);
+function ownedBy(scope: Scope): SQL | undefined {
   return and(
-    eq(intakes.businessId, principal.business.id),
-    owner.apiKeyId === null ? isNull(intakes.apiKeyId) : eq(intakes.apiKeyId, owner.apiKeyId),
-    owner.oauthGrantId === null ? isNull(intakes.oauthGrantId) : eq(intakes.oauthGrantId, owner.oauthGrantId),
+    eq(intakes.businessId, scope.businessId),
+    scope.apiKeyId === null ? isNull(intakes.apiKeyId) : eq(intakes.apiKeyId, scope.apiKeyId),
+    scope.oauthGrantId === null ? isNull(intakes.oauthGrantId) : eq(intakes.oauthGrantId, scope.oauthGrantId),
   );
 }
 
@@ -72,14 +73,18 @@ function ownedBy(principal: Principal): SQL | undefined {
  */
 export const intakeNotFound = () => notFound("No intake with that id exists for this credential.");
 
-export const ownedIntake = (principal: Principal, id: number) => and(eq(intakes.id, id), ownedBy(principal));
+export const ownedIntake = (scope: Scope, id: number) => and(eq(intakes.id, id), ownedBy(scope));
 
 /** The intake `id` of the principal, or the 404. */
-export async function findOwnedIntake(db: Database, principal: Principal, id: number) {
-  const row = await db.select().from(intakes).where(ownedIntake(principal, id)).get();
-  if (!row) throw intakeNotFound();
-  return row;
+export function ownedIntakeRow(db: Database, scope: Scope, id: number): Read<IntakeRow> {
+  return read(db.select().from(intakes).where(ownedIntake(scope, id)), ([row]) => {
+    if (!row) throw intakeNotFound();
+    return row;
+  });
 }
+
+const findOwnedIntake = (db: Database, principal: Principal, id: number) =>
+  runRead(db, ownedIntakeRow(db, scopeOf(principal), id));
 
 /**
  * Spec, Intakes: `POST /intakes` → the intake with `enabled` false. The 5-intake limit counts every key and app of
@@ -124,14 +129,14 @@ export async function createIntake(db: Database, principal: Principal, input: Cr
 }
 
 /** DESIGN.md: `GET /intakes` lists the calling principal's own intakes, oldest first. */
-export async function listIntakes(db: Database, principal: Principal) {
-  const rows = await db.select().from(intakes).where(ownedBy(principal)).orderBy(asc(intakes.id));
-  return rows.map(toIntakeObject);
+export function listIntakes(db: Database, scope: Scope): Read<IntakeObject[]> {
+  return read(db.select().from(intakes).where(ownedBy(scope)).orderBy(asc(intakes.id)), (rows) =>
+    rows.map(toIntakeObject),
+  );
 }
 
-export async function getIntake(db: Database, principal: Principal, intakeId: number) {
-  return toIntakeObject(await findOwnedIntake(db, principal, intakeId));
-}
+export const getIntake = (db: Database, scope: Scope, intakeId: number): Read<IntakeObject> =>
+  mapRead(ownedIntakeRow(db, scope, intakeId), toIntakeObject);
 
 /** How many times a PATCH re-reads when another write got in between its read and its write. */
 const PATCH_ATTEMPTS = 3;
@@ -143,11 +148,19 @@ const PATCH_ATTEMPTS = 3;
  * switched off, and the last approved version is kept for the owner's question-by-question view.
  *
  * The write is guarded by the version it was computed from (`WHERE version = <read>`): if a concurrent PATCH got in
- * between, the comparison is made again against what that one stored.
+ * between, the comparison is made again against what that one stored. `current` is the row as the request read it
+ * with its credential (one round trip for both); without it, the row is read here.
  */
-export async function patchIntake(db: Database, principal: Principal, intakeId: number, input: PatchIntakeInput) {
+export async function patchIntake(
+  db: Database,
+  principal: Principal,
+  intakeId: number,
+  input: PatchIntakeInput,
+  current?: IntakeRow,
+) {
+  let row = current ?? (await findOwnedIntake(db, principal, intakeId));
   for (let attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
-    const row = await findOwnedIntake(db, principal, intakeId);
+    if (attempt > 0) row = await findOwnedIntake(db, principal, intakeId);
     if (input.name !== undefined && input.name !== row.name) {
       throw invalid(
         `The field "name" cannot be changed after creation: send it back as ${JSON.stringify(row.name)} or leave it out.`,
@@ -178,7 +191,10 @@ export async function patchIntake(db: Database, principal: Principal, intakeId: 
 
 /** Spec, Intakes: `DELETE /intakes/{id}` removes the intake and, by the foreign key's cascade, its responses. */
 export async function deleteIntake(db: Database, principal: Principal, id: number) {
-  const deleted = await db.delete(intakes).where(ownedIntake(principal, id)).returning({ id: intakes.id });
+  const deleted = await db
+    .delete(intakes)
+    .where(ownedIntake(scopeOf(principal), id))
+    .returning({ id: intakes.id });
   if (deleted.length === 0) throw intakeNotFound();
 }
 

@@ -1,8 +1,9 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { type Read, readTwo } from "../../db/reads";
 import { type Answer, intakeResponses, intakes } from "../../db/schema";
 import type { IntakeResponseObject } from "../../schemas/intake-responses";
-import type { Principal } from "../access/principals";
+import type { Scope } from "../access/scope";
 import { intakeNotFound, ownedIntake } from "./registration";
 
 /** Spec, Limits: "Intake responses page: 50". */
@@ -15,8 +16,8 @@ export const RESPONSES_PER_PAGE = 50;
  * principal's own intake, found by a scalar subquery on its primary key: for another credential's intake it is
  * NULL, and the page reads no response at all (measured in test/intake-responses.test.ts).
  */
-export function responsesPage(db: Database, principal: Principal, intakeId: number, before?: number) {
-  const ownIntakeId = db.select({ id: intakes.id }).from(intakes).where(ownedIntake(principal, intakeId));
+export function responsesPage(db: Database, scope: Scope, intakeId: number, before?: number) {
+  const ownIntakeId = db.select({ id: intakes.id }).from(intakes).where(ownedIntake(scope, intakeId));
   return db
     .select()
     .from(intakeResponses)
@@ -29,26 +30,28 @@ export function responsesPage(db: Database, principal: Principal, intakeId: numb
 
 /**
  * Spec, `GET /intakes/{id}/responses`: `{ data, next_before }`, newest first, 50 a page; `next_before` is the id of
- * the page's last response when more follow, null on the last page. The ownership check and the page are one batch:
- * one round trip.
+ * the page's last response when more follow, null on the last page. The ownership check and the page are read
+ * together: one round trip.
  */
-export async function listResponses(
+export function listResponses(
   db: Database,
-  principal: Principal,
+  scope: Scope,
   id: number,
   before?: number,
-): Promise<{ data: IntakeResponseObject[]; next_before: number | null }> {
-  const [owned, rows] = await db.batch([
-    db.select({ id: intakes.id }).from(intakes).where(ownedIntake(principal, id)),
-    responsesPage(db, principal, id, before),
-  ]);
-  if (owned.length === 0) throw intakeNotFound();
-  const page = rows.slice(0, RESPONSES_PER_PAGE);
-  const last = page.at(-1);
-  return {
-    data: page.map(toResponseObject),
-    next_before: rows.length > RESPONSES_PER_PAGE && last ? last.id : null,
-  };
+): Read<{ data: IntakeResponseObject[]; next_before: number | null }> {
+  return readTwo(
+    db.select({ id: intakes.id }).from(intakes).where(ownedIntake(scope, id)),
+    responsesPage(db, scope, id, before),
+    (owned, rows) => {
+      if (owned.length === 0) throw intakeNotFound();
+      const page = rows.slice(0, RESPONSES_PER_PAGE);
+      const last = page.at(-1);
+      return {
+        data: page.map(toResponseObject),
+        next_before: rows.length > RESPONSES_PER_PAGE && last ? last.id : null,
+      };
+    },
+  );
 }
 
 /** Spec: Resources, Intake response, exactly. */

@@ -2,6 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
+import { type Read, read, runRead } from "../../db/reads";
 import { knowledgeItems, ownerKnowledgeSources } from "../../db/schema";
 import type { BusinessLimits } from "../../durable-objects/business-limits";
 import { ApiError, forbidden, invalid, notFound, tooManyRequests } from "../../lib/errors";
@@ -9,6 +10,7 @@ import { characterCount } from "../../lib/text";
 import { isoNow } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { type Principal, principalRef } from "../access/principals";
+import type { ScopeValue } from "../access/scope";
 
 /** Spec, Limits: "Knowledge sources: 3 on Pro, 5 on Business, counting PDFs and websites the owner added". */
 export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;
@@ -38,8 +40,16 @@ export async function takeKnowledgePush(namespace: BusinessLimitsNamespace, busi
   return use;
 }
 
-const itemOf = (businessId: string, key: string) =>
+const itemOf = (businessId: ScopeValue<string>, key: string) =>
   and(eq(knowledgeItems.businessId, businessId), eq(knowledgeItems.key, key));
+
+/** What is stored under `key`, if anything: read with the credential by a push (one round trip for both). */
+export const storedItem = (
+  db: Database,
+  businessId: ScopeValue<string>,
+  key: string,
+): Read<KnowledgeItem | undefined> =>
+  read(db.select().from(knowledgeItems).where(itemOf(businessId, key)), ([item]) => item);
 
 /** Spec, Knowledge item: "content is plain text of 20 to 8,000 characters"; Errors: longer than 8,000 → 413. */
 export function checkContentLength(content: string): void {
@@ -54,7 +64,8 @@ export function checkContentLength(content: string): void {
 
 /**
  * A push (spec: Knowledge, `PUT /knowledge/{key}`): the content's length, then the hourly budget (every push counts,
- * replacements too), then the store. Answers what was stored and the budget left, for the RateLimit headers.
+ * replacements too), then the store. `existing` is what the request read under the key with its credential.
+ * Answers what was stored and the budget left, for the RateLimit headers.
  */
 export async function pushKnowledge(
   limits: BusinessLimitsNamespace,
@@ -62,26 +73,27 @@ export async function pushKnowledge(
   principal: Principal,
   key: string,
   input: { title: string; content: string },
+  existing: KnowledgeItem | undefined,
 ) {
   checkContentLength(input.content);
   const budget = await takeKnowledgePush(limits, principal.business.id);
-  return { ...(await storeKnowledge(db, principal, key, input)), budget };
+  return { ...(await storeKnowledge(db, principal, key, input, existing)), budget };
 }
 
 /**
  * Spec, Knowledge: `PUT /knowledge/{key}` creates (201) or replaces (200). "Replacing an existing key always works
  * even when the source limit is reached"; a new key beyond it is refused with 403. A push that changes nothing
  * writes nothing and says `unchanged: true`. The count and the insert are one transaction, so concurrent pushes of
- * new keys never pass the limit.
+ * new keys never pass the limit. One write in the usual case; a push that raced another on the same key reads again.
  */
 async function storeKnowledge(
   db: Database,
   principal: Principal,
   key: string,
   input: { title: string; content: string },
+  existing: KnowledgeItem | undefined,
 ): Promise<{ created: boolean; item: ReturnType<typeof toKnowledgeObject> & { unchanged: boolean } }> {
   const { business } = principal;
-  const existing = await db.select().from(knowledgeItems).where(itemOf(business.id, key)).get();
   const now = isoNow();
   if (existing) {
     if (existing.title === input.title && existing.content === input.content) {
@@ -104,7 +116,9 @@ async function storeKnowledge(
     updatedAt: now,
   });
   // A concurrent push created the same key first: this push is a replacement of it.
-  if (inserted === "exists") return storeKnowledge(db, principal, key, input);
+  if (inserted === "exists") {
+    return storeKnowledge(db, principal, key, input, await runRead(db, storedItem(db, business.id, key)));
+  }
   return { created: true, item: { ...toKnowledgeObject(inserted), unchanged: false } };
 }
 
@@ -126,13 +140,11 @@ async function insertNewItem(db: Database, business: Business, row: typeof knowl
 const sourcesOf = (businessId: string) =>
   sql`${rowsOfBusiness(knowledgeItems, businessId)} + ${rowsOfBusiness(ownerKnowledgeSources, businessId)}`;
 
-export async function listKnowledge(db: Database, businessId: string) {
-  const items = await db
-    .select()
-    .from(knowledgeItems)
-    .where(eq(knowledgeItems.businessId, businessId))
-    .orderBy(asc(knowledgeItems.key));
-  return items.map(toKnowledgeObject);
+export function listKnowledge(db: Database, businessId: ScopeValue<string>) {
+  return read(
+    db.select().from(knowledgeItems).where(eq(knowledgeItems.businessId, businessId)).orderBy(asc(knowledgeItems.key)),
+    (items) => items.map(toKnowledgeObject),
+  );
 }
 
 export async function deleteKnowledge(db: Database, businessId: string, key: string) {

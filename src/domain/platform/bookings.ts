@@ -1,7 +1,9 @@
 import { and, desc, eq, gte } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { type Read, read } from "../../db/reads";
 import { bookings } from "../../db/schema";
 import type { BookingObject } from "../../schemas/booking";
+import type { ScopeValue } from "../access/scope";
 
 export type BookingRow = typeof bookings.$inferSelect;
 
@@ -12,7 +14,7 @@ export type AppointmentFilters = { limit: number; status?: BookingRow["status"];
  * own date and time (docs/decisions.md), the order of the indexes `bookings_business_date` and
  * `bookings_business_status_date`, so a page reads only the rows it returns.
  */
-export function appointmentsPage(db: Database, businessId: string, filters: AppointmentFilters) {
+export function appointmentsPage(db: Database, businessId: ScopeValue<string>, filters: AppointmentFilters) {
   return db
     .select()
     .from(bookings)
@@ -27,9 +29,12 @@ export function appointmentsPage(db: Database, businessId: string, filters: Appo
     .limit(filters.limit);
 }
 
-export async function listAppointments(db: Database, businessId: string, filters: AppointmentFilters) {
-  const rows = await appointmentsPage(db, businessId, filters);
-  return rows.map(toBookingObject);
+export function listAppointments(
+  db: Database,
+  businessId: ScopeValue<string>,
+  filters: AppointmentFilters,
+): Read<BookingObject[]> {
+  return read(appointmentsPage(db, businessId, filters), (rows) => rows.map(toBookingObject));
 }
 
 /** Spec: Resources, Booking object: exactly its fields, nested as the spec nests them. */

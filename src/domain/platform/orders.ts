@@ -1,14 +1,16 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { type Read, read } from "../../db/reads";
 import { orders } from "../../db/schema";
 import type { OrderObject } from "../../schemas/order";
+import type { ScopeValue } from "../access/scope";
 
 export type OrderRow = typeof orders.$inferSelect;
 
 export type OrderFilters = { limit: number; status?: OrderRow["status"] };
 
 /** Spec, GET /orders: newest (most recently placed) first; served by `orders_business_created` / `..._status_created`. */
-export function ordersPage(db: Database, businessId: string, filters: OrderFilters) {
+export function ordersPage(db: Database, businessId: ScopeValue<string>, filters: OrderFilters) {
   return db
     .select()
     .from(orders)
@@ -22,9 +24,8 @@ export function ordersPage(db: Database, businessId: string, filters: OrderFilte
     .limit(filters.limit);
 }
 
-export async function listOrders(db: Database, businessId: string, filters: OrderFilters) {
-  const rows = await ordersPage(db, businessId, filters);
-  return rows.map(toOrderObject);
+export function listOrders(db: Database, businessId: ScopeValue<string>, filters: OrderFilters): Read<OrderObject[]> {
+  return read(ordersPage(db, businessId, filters), (rows) => rows.map(toOrderObject));
 }
 
 /** Spec: Resources, Order object: exactly its fields. */

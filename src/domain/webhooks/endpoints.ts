@@ -1,12 +1,14 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
+import { read } from "../../db/reads";
 import { webhookEndpoints } from "../../db/schema";
 import { forbidden, notFound } from "../../lib/errors";
 import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
 import { randomToken } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
 import { type Principal, principalRef } from "../access/principals";
+import type { ScopeValue } from "../access/scope";
 import { ALL_EVENTS } from "../platform/event-catalog";
 
 /** Spec, Limits: "Webhook endpoints per business: 20". */
@@ -57,7 +59,7 @@ export async function createEndpoint(
   return { ...toEndpointObject(endpoint), secret };
 }
 
-export function endpointsOf(db: Database, businessId: string) {
+export function endpointsOf(db: Database, businessId: ScopeValue<string>) {
   return db
     .select()
     .from(webhookEndpoints)
@@ -65,8 +67,8 @@ export function endpointsOf(db: Database, businessId: string) {
     .orderBy(asc(webhookEndpoints.id));
 }
 
-export async function listEndpoints(db: Database, businessId: string) {
-  return (await endpointsOf(db, businessId)).map(toEndpointObject);
+export function listEndpoints(db: Database, businessId: ScopeValue<string>) {
+  return read(endpointsOf(db, businessId), (rows) => rows.map(toEndpointObject));
 }
 
 /** An endpoint of another business, or an id that is not one, is the same 404 as one that does not exist. */

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { database } from "../../db/client";
+import { runRead } from "../../db/reads";
 import { testAction } from "../../domain/actions/calls";
 import {
   actionNotFound,
@@ -19,7 +20,7 @@ import { ButtonForm, Csrf, Layout, OnOff } from "./layout";
 /** The page's id as the domain takes it, or the 404 page. */
 const actionId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", actionNotFound);
 
-type Detail = Awaited<ReturnType<typeof getAction>>;
+type Detail = ReturnType<ReturnType<typeof getAction>["answer"]>;
 type Tested = Awaited<ReturnType<typeof testAction>>;
 
 /** A refusal the action's page shows in place, above the action as it now is (any other error goes on). */
@@ -32,7 +33,7 @@ function refusalShownInPlace(error: unknown, status: 409 | 422): string {
 export const actionPages = new Hono<DashboardEnv>()
   .get("/actions", async (c) => {
     const session = c.var.session;
-    const actions = await listActions(database(c.env.DB), session.business.id);
+    const actions = await runRead(database(c.env.DB), listActions(database(c.env.DB), session.business.id));
     return renderPage(
       c,
       200,
@@ -54,7 +55,10 @@ export const actionPages = new Hono<DashboardEnv>()
     );
   })
   .get("/actions/:id", async (c) => {
-    const action = await getAction(database(c.env.DB), c.var.session.business.id, actionId(c));
+    const action = await runRead(
+      database(c.env.DB),
+      getAction(database(c.env.DB), c.var.session.business.id, actionId(c)),
+    );
     return renderPage(c, 200, <ActionPage session={c.var.session} action={action} />);
   })
   .post("/actions/:id/test", async (c) => {
@@ -69,7 +73,7 @@ export const actionPages = new Hono<DashboardEnv>()
       sample = parsed;
     } catch {
       const problem = 'The sample arguments must be a JSON object, such as {"date": "2026-12-24"}.';
-      const action = await getAction(db, business.id, id);
+      const action = await runRead(db, getAction(db, business.id, id));
       return renderPage(c, 400, <ActionPage session={c.var.session} action={action} problem={problem} />);
     }
     let tested: Tested | undefined;
@@ -80,7 +84,7 @@ export const actionPages = new Hono<DashboardEnv>()
       // Sample arguments without a required parameter make no call, as for the Secretary.
       problem = refusalShownInPlace(error, 422);
     }
-    const action = await getAction(db, business.id, id);
+    const action = await runRead(db, getAction(db, business.id, id));
     return renderPage(
       c,
       problem ? 422 : 200,
@@ -97,7 +101,7 @@ export const actionPages = new Hono<DashboardEnv>()
       await switchAction(db, business.id, id, true, { reviewed: typeof reviewed === "string" ? reviewed : "" });
     } catch (error) {
       const changed = refusalShownInPlace(error, 409);
-      const action = await getAction(db, business.id, id);
+      const action = await runRead(db, getAction(db, business.id, id));
       return renderPage(c, 409, <ActionPage session={c.var.session} action={action} changed={changed} />);
     }
     return c.redirect(`/dashboard/actions/${id}`, 303);

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { database } from "../../db/client";
+import { runRead } from "../../db/reads";
 import { endpointHistory } from "../../domain/webhooks/deliveries";
 import { endpointNotFound, findEndpoint, listEndpoints } from "../../domain/webhooks/endpoints";
 import { sendPing } from "../../domain/webhooks/events";
@@ -12,7 +13,7 @@ import { ButtonForm, Layout, Tag } from "./layout";
 export const webhookPages = new Hono<DashboardEnv>()
   .get("/webhooks", async (c) => {
     const session = c.var.session;
-    const endpoints = await listEndpoints(database(c.env.DB), session.business.id);
+    const endpoints = await runRead(database(c.env.DB), listEndpoints(database(c.env.DB), session.business.id));
     return renderPage(
       c,
       200,

@@ -1,0 +1,58 @@
+import { and, eq, gt, isNull, type SQLWrapper } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { apiKeys, oauthGrants, oauthTokens } from "../../db/schema";
+import { type EpochMs, iso } from "../../lib/time";
+import type { Credential, Principal } from "./principals";
+
+/** An id known already, or a sub-select that finds it inside the statement that uses it. */
+export type ScopeValue<T> = T | SQLWrapper;
+
+/**
+ * Whose records a query may touch (DESIGN.md, Principals and ownership): the business, and the principal, for the
+ * records that belong to one key or one app (exactly one of `apiKeyId` and `oauthGrantId` is set). A write's scope
+ * holds the ids of the principal it authenticated first; a read's holds sub-selects on the credential's hash, so
+ * that the read goes in the same D1 batch as the authentication (DESIGN.md, Performance budget). The sub-selects
+ * find only a credential that is accepted, so for a refused one they are NULL and the read selects nothing.
+ */
+export type Scope = {
+  businessId: ScopeValue<string>;
+  apiKeyId: ScopeValue<number> | null;
+  oauthGrantId: ScopeValue<number> | null;
+};
+
+export function scopeOf(principal: Principal): Scope {
+  return principal.kind === "api_key"
+    ? { businessId: principal.business.id, apiKeyId: principal.apiKeyId, oauthGrantId: null }
+    : { businessId: principal.business.id, apiKeyId: null, oauthGrantId: principal.grantId };
+}
+
+export function credentialScope(db: Database, credential: Credential, now: EpochMs = Date.now()): Scope {
+  if (credential.kind === "api_key") {
+    const activeKey = and(eq(apiKeys.keyHash, credential.hash), isNull(apiKeys.revokedAt));
+    return {
+      businessId: db.select({ id: apiKeys.businessId }).from(apiKeys).where(activeKey),
+      apiKeyId: db.select({ id: apiKeys.id }).from(apiKeys).where(activeKey),
+      oauthGrantId: null,
+    };
+  }
+  // The token's connection, found as authenticateWith finds it, and only while the token is accepted.
+  const ofAcceptedToken = <T extends typeof oauthGrants.id | typeof oauthGrants.businessId>(column: T) =>
+    db
+      .select({ id: column })
+      .from(oauthTokens)
+      .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+      .where(
+        and(
+          eq(oauthTokens.tokenHash, credential.hash),
+          eq(oauthTokens.kind, "access"),
+          isNull(oauthTokens.revokedAt),
+          gt(oauthTokens.expiresAt, iso(now)),
+          isNull(oauthGrants.revokedAt),
+        ),
+      );
+  return {
+    businessId: ofAcceptedToken(oauthGrants.businessId),
+    apiKeyId: null,
+    oauthGrantId: ofAcceptedToken(oauthGrants.id),
+  };
+}
