@@ -2,7 +2,7 @@
 // credentials, then runs `wrangler dev` offline in the foreground until it exits or is stopped.
 import { constants } from "node:os";
 import { seed } from "./seed.mjs";
-import { spawnWranglerInherited } from "./wrangler.mjs";
+import { persistArgs, spawnWranglerInherited } from "./wrangler.mjs";
 
 const PORT = 8787;
 const HOST = "127.0.0.1";
@@ -37,7 +37,7 @@ async function main() {
   }
   process.stdout.write(credentialsBlock(credentials));
 
-  const child = spawnWranglerInherited(["dev", "--port", String(PORT), "--ip", HOST]);
+  const child = spawnWranglerInherited(["dev", "--port", String(PORT), "--ip", HOST, ...persistArgs()]);
 
   /** @param {NodeJS.Signals} signal */
   const forward = (signal) => {
