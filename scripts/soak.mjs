@@ -3,16 +3,20 @@
 // runs whose completions reach the same 20. It runs on its own copy of the configuration (the request budget
 // raised, loopback URLs allowed) and its own local state in a temporary folder, so the dev database is untouched.
 // Exits non-zero on any 5xx, any delivery lost, or any duplicate that a retry does not explain.
-import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import bookingSample from "../test/fixtures/booking.json" with { type: "json" };
-import { businessIdFor, DEMO_PASSWORD, hashPassword, newApiKey, seedSql, sqlLiteral } from "./seed.mjs";
-import { offlineEnv, PROJECT_ROOT, runWranglerCaptured, WRANGLER_BIN } from "./wrangler.mjs";
+import {
+  appConfigForLoad,
+  businessSeedSql,
+  log,
+  makeTempDir,
+  removeDir,
+  reportedBooking,
+  sha256Hex,
+  sleep,
+  startLocalWorker,
+  startReceiver,
+} from "./local-worker.mjs";
+import { businessIdFor, newApiKey, sqlLiteral } from "./seed.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -40,11 +44,6 @@ const DRAIN_MS = 240_000;
 const RETRY_GAP_MS = 55_000;
 const RUNTIME_TOKEN = "soak-runtime-token-0123456789abcdef";
 
-/** @param {string} message */
-const log = (message) => process.stderr.write(`${message}\n`);
-/** @param {number} ms */
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 // ---- The receiver: every delivery, by endpoint path and event id, and every delivery id's arrival times.
 /** @type {Map<string, number>} */
 const received = new Map(); // `${path} ${eventId}` → count
@@ -52,53 +51,20 @@ const received = new Map(); // `${path} ${eventId}` → count
 const arrivals = new Map(); // delivery id → [ms, ...]
 /** @type {Map<string, Set<string>>} */
 const intakeEventsByPath = new Map(); // path → Set of intake.completed event ids
-const receiver = createServer((request, response) => {
-  /** @type {Buffer[]} */
-  const chunks = [];
-  request.on("data", (chunk) => chunks.push(chunk));
-  request.on("end", () => {
-    const path = request.url ?? "/";
-    try {
-      const envelope = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      const key = `${path} ${envelope.id}`;
-      received.set(key, (received.get(key) ?? 0) + 1);
-      const deliveryId = String(request.headers["x-service-delivery"]);
-      arrivals.set(deliveryId, [...(arrivals.get(deliveryId) ?? []), Date.now()]);
-      if (envelope.event === "intake.completed") {
-        const ids = intakeEventsByPath.get(path) ?? new Set();
-        ids.add(envelope.id);
-        intakeEventsByPath.set(path, ids);
-      }
-    } catch {
-      // Not an envelope: counted by nobody, answered all the same.
-    }
-    response.writeHead(200, { "Content-Type": "application/json" });
-    response.end('{"ok":true}');
-  });
-});
-
-// ---- The Worker, on its own configuration and state.
-function soakConfig() {
-  const original = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8");
-  /** @type {Array<[RegExp, string]>} */
-  const replacements = [
-    [/^main = .*$/m, `main = ${JSON.stringify(join(PROJECT_ROOT, "src", "index.ts"))}`],
-    [/^migrations_dir = .*$/m, `migrations_dir = ${JSON.stringify(join(PROJECT_ROOT, "migrations"))}`],
-    [/^directory = .*$/m, `directory = ${JSON.stringify(join(PROJECT_ROOT, "assets"))}`],
-    // The per-credential budget of 600 a minute would refuse most of the load: raised for the run only.
-    [/simple = \{ limit = \d+, period = 60 \}/, "simple = { limit = 1000000, period = 60 }"],
-  ];
-  let config = original;
-  for (const [pattern, replacement] of replacements) {
-    if (!pattern.test(config)) throw new Error(`wrangler.toml no longer has ${pattern}: update scripts/soak.mjs.`);
-    config = config.replace(pattern, replacement);
+/** @param {import("./local-worker.mjs").Delivery} delivery */
+function record({ path, envelope, headers, arrivedAt }) {
+  const key = `${path} ${envelope.id}`;
+  received.set(key, (received.get(key) ?? 0) + 1);
+  const deliveryId = String(headers["x-service-delivery"]);
+  arrivals.set(deliveryId, [...(arrivals.get(deliveryId) ?? []), arrivedAt]);
+  if (envelope.event === "intake.completed") {
+    const ids = intakeEventsByPath.get(path) ?? new Set();
+    ids.add(envelope.id);
+    intakeEventsByPath.set(path, ids);
   }
-  return config;
 }
 
-/** @param {string} text */
-const sha256Hex = (text) => createHash("sha256").update(text, "utf8").digest("hex");
-
+// ---- The Worker, on its own configuration and state (scripts/local-worker.mjs).
 /**
  * One business per handle, with an API key and an intake already switched on by its owner.
  * @param {string} handle
@@ -106,15 +72,7 @@ const sha256Hex = (text) => createHash("sha256").update(text, "utf8").digest("he
  */
 function businessSql(handle, apiKey) {
   const now = new Date();
-  const keyHash = sha256Hex(apiKey);
-  const seeded = seedSql({
-    handle,
-    plan: "business",
-    ownerEmail: `owner@${handle}.example`,
-    passwordHash: hashPassword(DEMO_PASSWORD),
-    apiKey: { hash: keyHash, displayPrefix: apiKey.slice(0, 12) },
-    now,
-  });
+  const seeded = businessSeedSql(handle, apiKey, now);
   const fields = [{ id: "full_name", label: "What is your name?", type: "text", required: true }];
   const content = { title: "Quote", description: "When a customer asks for a quote.", fields };
   const intake = `INSERT INTO intakes (business_id, name, title, description, fields, enabled, version, approved_version,
@@ -122,63 +80,29 @@ function businessSql(handle, apiKey) {
 SELECT ${sqlLiteral(businessIdFor(handle))}, 'soak_quote', ${sqlLiteral(content.title)}, ${sqlLiteral(content.description)},
   ${sqlLiteral(JSON.stringify(fields))}, 1, 1, 1, ${sqlLiteral(JSON.stringify(content))}, id, ${sqlLiteral(now.toISOString())},
   ${sqlLiteral(now.toISOString())}
-FROM api_keys WHERE key_hash = ${sqlLiteral(keyHash)};`;
+FROM api_keys WHERE key_hash = ${sqlLiteral(sha256Hex(apiKey))};`;
   return `${seeded}\n${intake}\n`;
 }
 
 /** @param {string} directory */
 async function startWorker(directory) {
-  const configPath = join(directory, "wrangler.toml");
-  const state = join(directory, "state");
-  writeFileSync(configPath, soakConfig());
-  writeFileSync(
-    join(directory, ".dev.vars"),
-    `BASE_URL=${BASE}\nALLOW_LOOPBACK_URLS=true\nRUNTIME_TOKEN=${RUNTIME_TOKEN}\n`,
-  );
-  const where = ["-c", configPath, "--persist-to", state];
-  await runWranglerCaptured(["d1", "migrations", "apply", "DB", "--local", ...where]);
   /** @type {Business[]} */
   const businesses = [];
   for (let i = 1; i <= BUSINESSES; i++) {
     const handle = `soak-shop-${i}`;
-    const apiKey = newApiKey();
-    const file = join(directory, `${handle}.sql`);
-    writeFileSync(file, businessSql(handle, apiKey));
-    await runWranglerCaptured(["d1", "execute", "DB", "--local", ...where, "--file", file]);
-    businesses.push({ index: i, id: businessIdFor(handle), apiKey });
+    businesses.push({ index: i, id: businessIdFor(handle), apiKey: newApiKey(), handle });
   }
-  const logFile = join(directory, "wrangler-dev.log");
-  /** @type {Buffer[]} */
-  const output = [];
-  const child = spawn(
-    WRANGLER_BIN,
-    ["dev", ...where, "--port", String(PORT), "--ip", "127.0.0.1", "--test-scheduled", "--log-level", "warn"],
-    { cwd: PROJECT_ROOT, env: offlineEnv(), stdio: ["ignore", "pipe", "pipe"] },
-  );
-  child.stdout.on("data", (chunk) => output.push(chunk));
-  child.stderr.on("data", (chunk) => output.push(chunk));
-  const saveLog = () => writeFileSync(logFile, Buffer.concat(output));
-  for (let waited = 0; ; waited += 250) {
-    if (child.exitCode !== null) {
-      saveLog();
-      throw new Error(`wrangler dev exited early; see ${logFile}`);
-    }
-    try {
-      if ((await fetch(`${BASE}/api/v1/openapi.json`)).ok) break;
-    } catch {
-      // Not listening yet.
-    }
-    if (waited > 60_000) throw new Error("wrangler dev did not answer within 60 s");
-    await sleep(250);
-  }
-  const stop = () =>
-    new Promise((resolve) => {
-      saveLog();
-      if (child.exitCode !== null) return resolve(undefined);
-      child.on("exit", () => resolve(undefined));
-      child.kill("SIGTERM");
-    });
-  return { businesses, stop, logFile };
+  const worker = await startLocalWorker({
+    directory,
+    // The per-credential budget of 600 a minute would refuse most of the load: raised for the run only.
+    config: appConfigForLoad().config,
+    port: PORT,
+    readyPath: "/api/v1/openapi.json",
+    devVars: { BASE_URL: BASE, ALLOW_LOOPBACK_URLS: "true", RUNTIME_TOKEN },
+    seeds: businesses.map((business) => businessSql(business.handle, business.apiKey)),
+    devArgs: ["--test-scheduled"],
+  });
+  return { businesses, ...worker };
 }
 
 // ---- The load.
@@ -225,11 +149,6 @@ const runtime = (path, body) =>
   });
 
 let nextBookingId = 700_000_000;
-/** @param {number} id a new booking, created now, of the sample the tests report too */
-function booking(id) {
-  const { $comment: _, ...sample } = bookingSample;
-  return { ...sample, id, created_at: new Date().toISOString() };
-}
 
 /** A token bucket per kind, so that reports and intake runs come at a steady rate whatever the connections do. */
 /**
@@ -250,7 +169,7 @@ function pacer(perSecond, startedAt) {
 /** @param {Business} business */
 async function report(business) {
   const { status, body } = await runtime(`/internal/v1/businesses/${business.id}/events`, {
-    booking: booking(nextBookingId++),
+    booking: reportedBooking(nextBookingId++),
   });
   counts.reports += 1;
   if (status === 201)
@@ -274,7 +193,7 @@ async function intakeRun(business) {
   if (done.body?.status === "completed") completions.set(business.index, (completions.get(business.index) ?? 0) + 1);
 }
 
-/** @typedef {{ index: number, id: string, apiKey: string, intakeId?: number }} Business */
+/** @typedef {{ index: number, id: string, apiKey: string, handle: string, intakeId?: number }} Business */
 
 const READS = ["/api/v1/me", "/api/v1/appointments?limit=100", "/api/v1/orders", "/api/v1/knowledge"];
 
@@ -334,10 +253,9 @@ function tally(businesses) {
 }
 
 async function main() {
-  await new Promise((resolve) => receiver.listen(0, "127.0.0.1", () => resolve(undefined)));
-  const { port } = /** @type {import("node:net").AddressInfo} */ (receiver.address());
-  const receiverUrl = `http://127.0.0.1:${port}`;
-  const directory = mkdtempSync(join(tmpdir(), "secretary-soak-"));
+  const receiver = await startReceiver(record);
+  const receiverUrl = receiver.url;
+  const directory = makeTempDir("secretary-soak-");
   log(`Starting wrangler dev on ${BASE} (state in ${directory})...`);
   const worker = await startWorker(directory);
   let exitCode = 1;
@@ -403,8 +321,8 @@ async function main() {
     exitCode = ok ? 0 : 1;
   } finally {
     await worker.stop();
-    receiver.close();
-    if (exitCode === 0) rmSync(directory, { recursive: true, force: true });
+    await receiver.close();
+    if (exitCode === 0) removeDir(directory);
   }
   process.exitCode = exitCode;
 }
