@@ -24,15 +24,6 @@ export default defineConfig({
           ALLOW_LOOPBACK_URLS: "true",
           RUNTIME_TOKEN: "test-runtime-token-0123456789abcdef",
         },
-        // wrangler.toml waits up to 1 s to fill a batch of deliveries; tests that wait for a delivery need not.
-        queueConsumers: {
-          "webhook-deliveries": {
-            maxBatchSize: 10,
-            maxBatchTimeout: 0,
-            maxRetries: 10,
-            deadLetterQueue: "webhook-deliveries-dlq",
-          },
-        },
       },
     })),
   ],
