@@ -1,11 +1,13 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
-import { database } from "../db/client";
+import { type Database, database } from "../db/client";
 import type { Read } from "../db/reads";
 import { assertPlanIncludesApi } from "../domain/access/businesses";
+import { recordUse, useToRecord } from "../domain/access/last-use";
 import { authenticateWith, type Principal, readCredential } from "../domain/access/principals";
 import { credentialScope, type Scope } from "../domain/access/scope";
+import { loggableError } from "../lib/loggable-error";
 import { spendRequestBudget } from "./principal-rate-limit";
 
 /**
@@ -16,6 +18,17 @@ async function admit(c: Context<AppEnv>, principal: Principal): Promise<void> {
   assertPlanIncludesApi(principal.business);
   await spendRequestBudget(c, principal);
   c.set("principal", principal);
+  const now = Date.now();
+  if (useToRecord(principal, now)) c.executionCtx.waitUntil(recordUseQuietly(database(c.env.DB), principal, now));
+}
+
+/** A failed record of use costs the overview an hour's precision, never the request: it is logged, not thrown. */
+async function recordUseQuietly(db: Database, principal: Principal, now: number): Promise<void> {
+  try {
+    await recordUse(db, principal, now);
+  } catch (error) {
+    console.error(JSON.stringify({ level: "error", step: "record credential use", ...loggableError(error as Error) }));
+  }
 }
 
 /**

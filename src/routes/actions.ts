@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { scopeOf } from "../domain/access/scope";
 import {
   actionNotFound,
   actionRow,
@@ -88,7 +89,7 @@ const deleteRoute = partnerRoute({
 
 export const actions = createPartnerRouter()
   .openapi(listRoute, async (c) => {
-    const data = await readAsPartner(c, (scope) => listActions(database(c.env.DB), scope.businessId));
+    const data = await readAsPartner(c, (scope) => listActions(database(c.env.DB), scope));
     return c.json({ data }, 200);
   })
   .openapi(createRoute, async (c) =>
@@ -96,19 +97,17 @@ export const actions = createPartnerRouter()
   )
   .openapi(getRoute, async (c) => {
     const action = await readAsPartner(c, (scope) =>
-      getAction(database(c.env.DB), scope.businessId, actionId(c.req.valid("param").id)),
+      getAction(database(c.env.DB), scope, actionId(c.req.valid("param").id)),
     );
     return c.json(action, 200);
   })
   .openapi(patchRoute, async (c) => {
     const db = database(c.env.DB);
-    const current = await readAsPartner(c, (scope) =>
-      actionRow(db, scope.businessId, actionId(c.req.valid("param").id)),
-    );
+    const current = await readAsPartner(c, (scope) => actionRow(db, scope, actionId(c.req.valid("param").id)));
     return c.json(await patchAction(outboundPolicy(c.env), db, current, c.req.valid("json")), 200);
   })
   .openapi(deleteRoute, async (c) => {
-    const { business } = await admitted(c);
-    await deleteAction(database(c.env.DB), business.id, actionId(c.req.valid("param").id));
+    const scope = scopeOf(await admitted(c));
+    await deleteAction(database(c.env.DB), scope, actionId(c.req.valid("param").id));
     return c.body(null, 204);
   });

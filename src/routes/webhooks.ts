@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { scopeOf } from "../domain/access/scope";
 import { EVENT_NAMES } from "../domain/platform/event-catalog";
 import { createEndpoint, deleteEndpoint, endpointNotFound, listEndpoints } from "../domain/webhooks/endpoints";
 import { outboundPolicy } from "../lib/outbound";
@@ -51,7 +52,7 @@ const deleteRoute = partnerRoute({
 
 export const webhooks = createPartnerRouter()
   .openapi(listRoute, async (c) => {
-    const data = await readAsPartner(c, (scope) => listEndpoints(database(c.env.DB), scope.businessId));
+    const data = await readAsPartner(c, (scope) => listEndpoints(database(c.env.DB), scope));
     return c.json({ data, events: [...EVENT_NAMES] }, 200);
   })
   .openapi(createRoute, async (c) => {
@@ -61,7 +62,7 @@ export const webhooks = createPartnerRouter()
     );
   })
   .openapi(deleteRoute, async (c) => {
-    const { business } = await admitted(c);
-    await deleteEndpoint(database(c.env.DB), business.id, idOrNotFound(c.req.valid("param").id, endpointNotFound));
+    const scope = scopeOf(await admitted(c));
+    await deleteEndpoint(database(c.env.DB), scope, idOrNotFound(c.req.valid("param").id, endpointNotFound));
     return c.body(null, 204);
   });

@@ -34,7 +34,11 @@ export const actions = sqliteTable(
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at").notNull(),
   },
-  (t) => [uniqueIndex("actions_business_name").on(t.businessId, t.name)],
+  (t) => [
+    uniqueIndex("actions_business_name").on(t.businessId, t.name),
+    // The owner side, as for webhook endpoints: the app connection, or the API keys when `oauth_grant_id` is null.
+    index("actions_business_side").on(t.businessId, t.oauthGrantId),
+  ],
 );
 
 /** `pending` while a call is under way; then one of the outcomes of the spec's call history table. */

@@ -63,6 +63,8 @@ export const apiKeys = sqliteTable(
     label: text("label").notNull(),
     createdAt: createdAt(),
     revokedAt: timestamp("revoked_at"),
+    /** When a request last used the key, recorded at most once an hour (the owner's overview). */
+    lastUsedAt: timestamp("last_used_at"),
   },
   (t) => [
     uniqueIndex("api_keys_key_hash").on(t.keyHash),

@@ -43,6 +43,8 @@ export const oauthGrants = sqliteTable(
     scope: text("scope").notNull(),
     createdAt: createdAt(),
     revokedAt: timestamp("revoked_at"),
+    /** When a request last used one of the connection's tokens, recorded at most once an hour (the owner's overview). */
+    lastUsedAt: timestamp("last_used_at"),
   },
   (t) => [
     index("oauth_grants_business").on(t.businessId, t.revokedAt),

@@ -19,7 +19,9 @@ export const webhookEndpoints = sqliteTable(
     ...principalColumns(),
     createdAt: createdAt(),
   },
-  (t) => [index("webhook_endpoints_business").on(t.businessId)],
+  // An endpoint's owner side (DESIGN.md, Principals and ownership) is its app connection, or the business's API keys
+  // when `oauth_grant_id` is null: the partner's list is one range of this index, the business's all of its prefix.
+  (t) => [index("webhook_endpoints_business_side").on(t.businessId, t.oauthGrantId)],
 );
 
 /** Every event emitted, with the envelope exactly as delivered. */

@@ -1,7 +1,7 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, notExists, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
-import { apiKeys, intakes } from "../../db/schema";
+import { apiKeys, intakes, webhookEndpoints } from "../../db/schema";
 import { forbidden, notFound } from "../../lib/errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
@@ -15,12 +15,14 @@ export const apiKeyNotFound = () => notFound("No API key with that id exists for
  * "Revoking a key switches that key's intakes off"). The revocation and the switch-off are one D1 batch, one
  * transaction: there is no moment at which the key is revoked and one of its intakes still on. Revoking a revoked
  * key keeps its first revocation time (and switches off anything still on, which cannot happen: the owner cannot
- * switch on an intake of a revoked key). A key of another business, or an id that is not one, is a 404.
- * Answers the key's id, when it was revoked and how many intakes this call switched off.
+ * switch on an intake of a revoked key). When it was the business's last active key, the API-key side's webhook
+ * endpoints are deleted in the same batch. A key of another business, or an id that is not one, is a 404.
+ * Answers the key's id, when it was revoked, how many intakes this call switched off and how many endpoints it
+ * deleted.
  */
 export async function revokeApiKey(db: Database, businessId: string, id: number) {
   const now = isoNow();
-  const [revoked, switchedOff] = await db.batch([
+  const [revoked, switchedOff, endpointsDeleted] = await db.batch([
     db
       .update(apiKeys)
       .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${now})` })
@@ -32,10 +34,33 @@ export async function revokeApiKey(db: Database, businessId: string, id: number)
       .set({ enabled: false, updatedAt: now })
       .where(and(eq(intakes.apiKeyId, id), eq(intakes.businessId, businessId), eq(intakes.enabled, true)))
       .returning({ id: intakes.id }),
+    // DESIGN.md, What happens when access ends: the endpoints of the API-key side stop receiving once the business has
+    // no active key left, deleted with their pending deliveries (cascade). Decided after the revocation above, in the
+    // same transaction, so two last keys revoked at once still leave none behind.
+    db
+      .delete(webhookEndpoints)
+      .where(
+        and(
+          eq(webhookEndpoints.businessId, businessId),
+          isNull(webhookEndpoints.oauthGrantId),
+          notExists(
+            db
+              .select({ id: apiKeys.id })
+              .from(apiKeys)
+              .where(and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt))),
+          ),
+        ),
+      )
+      .returning({ id: webhookEndpoints.id }),
   ]);
   const [key] = revoked;
   if (!key) throw apiKeyNotFound();
-  return { id: key.id, revokedAt: key.revokedAt ?? now, intakesSwitchedOff: switchedOff.length };
+  return {
+    id: key.id,
+    revokedAt: key.revokedAt ?? now,
+    intakesSwitchedOff: switchedOff.length,
+    endpointsDeleted: endpointsDeleted.length,
+  };
 }
 
 /** Spec, Authentication: "At most 10 active keys per business." */

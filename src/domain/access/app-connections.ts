@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { intakes, oauthClients, oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
+import { intakes, oauthClients, oauthCodes, oauthGrants, oauthTokens, webhookEndpoints } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 
@@ -39,15 +39,17 @@ export const connectionNotFound = () => notFound("No connected app with that id 
  * switched off; actions and knowledge it added remain until the owner removes them"; OAuth artefacts, "refresh
  * fails with invalid_grant"). One D1 batch, one transaction: the connection is marked disconnected, every token of
  * it revoked, its unused codes spent (so that a code issued just before cannot be redeemed after a reconnection),
- * and its intakes switched off. Nothing else is touched: actions, knowledge and webhook endpoints the app added stay,
- * as they do for a revoked API key. Each statement is scoped by the business too, so that a connection id of
- * another business changes nothing (404). Disconnecting twice keeps the first time.
- * Answers the connection's id, when it was disconnected and how many intakes this call switched off.
+ * its intakes switched off, and its webhook endpoints deleted with their pending deliveries (DESIGN.md, What happens
+ * when access ends: no customer data leaves for it any more). Its actions and knowledge stay until the owner removes
+ * them (spec). Each statement is scoped by the business too, so that a connection id of another business changes
+ * nothing (404). Disconnecting twice keeps the first time.
+ * Answers the connection's id, when it was disconnected, how many intakes this call switched off and how many
+ * endpoints it deleted.
  */
 export async function disconnectApp(db: Database, businessId: string, id: number, now: EpochMs = Date.now()) {
   const at = iso(now);
   const ofThisBusiness = sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${id} and ${oauthGrants.businessId} = ${businessId})`;
-  const [disconnected, , , switchedOff] = await db.batch([
+  const [disconnected, , , switchedOff, endpointsDeleted] = await db.batch([
     db
       .update(oauthGrants)
       .set({ revokedAt: sql`coalesce(${oauthGrants.revokedAt}, ${at})` })
@@ -66,8 +68,18 @@ export async function disconnectApp(db: Database, businessId: string, id: number
       .set({ enabled: false, updatedAt: at })
       .where(and(eq(intakes.oauthGrantId, id), eq(intakes.businessId, businessId), eq(intakes.enabled, true)))
       .returning({ id: intakes.id }),
+    // The deliveries go with them (foreign key cascade): a queued message then finds nothing to claim.
+    db
+      .delete(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.oauthGrantId, id), eq(webhookEndpoints.businessId, businessId)))
+      .returning({ id: webhookEndpoints.id }),
   ]);
   const [connection] = disconnected;
   if (!connection) throw connectionNotFound();
-  return { id: connection.id, disconnectedAt: connection.revokedAt ?? at, intakesSwitchedOff: switchedOff.length };
+  return {
+    id: connection.id,
+    disconnectedAt: connection.revokedAt ?? at,
+    intakesSwitchedOff: switchedOff.length,
+    endpointsDeleted: endpointsDeleted.length,
+  };
 }

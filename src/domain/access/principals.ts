@@ -15,9 +15,13 @@ import type { Business } from "./businesses";
  * client approved by the owner of one business). Every partner query is scoped by `business.id`; intakes belong to
  * the principal itself.
  */
-export type Principal =
+export type Principal = (
   | { kind: "api_key"; apiKeyId: number; business: Business }
-  | { kind: "oauth_app"; grantId: number; clientId: string; business: Business };
+  | { kind: "oauth_app"; grantId: number; clientId: string; business: Business }
+) & {
+  /** When the credential (the key, or the app connection) was last recorded as used: the owner's overview. */
+  lastUsedAt: string | null;
+};
 
 /** `sk_live_` + 32 random bytes in base64url (DESIGN.md, API key format). */
 export const API_KEY_PREFIX = sharedConstants.API_KEY_PREFIX;
@@ -58,7 +62,12 @@ const renamed = <T extends SQLiteColumn>(column: T, name: string) =>
 /** An API key by its hash's unique index, joined with its business: two rows read. */
 const keyLookup = (db: Database, hash: string) =>
   db
-    .select({ apiKeyId: renamed(apiKeys.id, "api_key_id"), revokedAt: apiKeys.revokedAt, business: businesses })
+    .select({
+      apiKeyId: renamed(apiKeys.id, "api_key_id"),
+      revokedAt: apiKeys.revokedAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+      business: businesses,
+    })
     .from(apiKeys)
     .innerJoin(businesses, eq(businesses.id, apiKeys.businessId))
     .where(eq(apiKeys.keyHash, hash));
@@ -73,6 +82,7 @@ const tokenLookup = (db: Database, hash: string) =>
       grantId: renamed(oauthGrants.id, "grant_id"),
       clientId: oauthGrants.clientId,
       disconnectedAt: renamed(oauthGrants.revokedAt, "disconnected_at"),
+      lastUsedAt: oauthGrants.lastUsedAt,
       business: businesses,
     })
     .from(oauthTokens)
@@ -90,7 +100,7 @@ const invalidToken = (message: string) =>
 function keyPrincipal(row: KeyRow | undefined): Principal {
   if (!row) throw unauthorized("The API key is not recognised.");
   if (row.revokedAt) throw unauthorized("The API key has been revoked.");
-  return { kind: "api_key", apiKeyId: row.apiKeyId, business: row.business };
+  return { kind: "api_key", apiKeyId: row.apiKeyId, business: row.business, lastUsedAt: row.lastUsedAt };
 }
 
 /**
@@ -102,7 +112,13 @@ function tokenPrincipal(row: TokenRow | undefined, now: EpochMs): Principal {
   if (row.disconnectedAt) throw invalidToken("The access token has been revoked: the owner disconnected the app.");
   if (row.revokedAt) throw invalidToken("The access token has been revoked.");
   if (row.expiresAt <= iso(now)) throw invalidToken("The access token has expired: refresh it.");
-  return { kind: "oauth_app", grantId: row.grantId, clientId: row.clientId, business: row.business };
+  return {
+    kind: "oauth_app",
+    grantId: row.grantId,
+    clientId: row.clientId,
+    business: row.business,
+    lastUsedAt: row.lastUsedAt,
+  };
 }
 
 /**

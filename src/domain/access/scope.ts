@@ -1,4 +1,5 @@
-import { and, eq, gt, isNull, type SQLWrapper } from "drizzle-orm";
+import { and, eq, gt, isNull, type SQL, type SQLWrapper } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../../db/client";
 import { apiKeys, oauthGrants, oauthTokens } from "../../db/schema";
 import { type EpochMs, iso } from "../../lib/time";
@@ -56,3 +57,27 @@ export function credentialScope(db: Database, credential: Credential, now: Epoch
     oauthGrantId: ofAcceptedToken(oauthGrants.id),
   };
 }
+
+type SidedTable = { businessId: SQLiteColumn; oauthGrantId: SQLiteColumn };
+
+/**
+ * The records of the scope's owner side (DESIGN.md, Principals and ownership): those its app connection created, or,
+ * for an API key, those the business's keys created together (`oauth_grant_id` null). Another side's record is the
+ * same 404 as a missing one. Served by the (business_id, oauth_grant_id) indexes.
+ */
+export const onSide = (table: SidedTable, scope: Scope): SQL | undefined =>
+  and(
+    eq(table.businessId, scope.businessId),
+    scope.oauthGrantId === null ? isNull(table.oauthGrantId) : eq(table.oauthGrantId, scope.oauthGrantId),
+  );
+
+/**
+ * Whose records a call reaches: a business id is the owner's reach (the dashboard: every side of the business); a
+ * scope is a partner's (its own side only).
+ */
+export type Reach = ScopeValue<string> | Scope;
+
+const isScope = (reach: Reach): reach is Scope => typeof reach === "object" && "oauthGrantId" in reach;
+
+export const reached = (table: SidedTable, reach: Reach): SQL | undefined =>
+  isScope(reach) ? onSide(table, reach) : eq(table.businessId, reach);

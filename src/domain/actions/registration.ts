@@ -9,7 +9,7 @@ import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../.
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso, isoNow } from "../../lib/time";
 import { type Principal, principalRef } from "../access/principals";
-import type { ScopeValue } from "../access/scope";
+import { type Reach, reached } from "../access/scope";
 import { actionsRunOn, type Channel } from "../secretary/channels";
 import { assertNoContactParameters } from "./contact-details";
 
@@ -115,18 +115,18 @@ export async function createAction(
   return { ...toActionObject(action), secret };
 }
 
-export function listActions(db: Database, businessId: ScopeValue<string>) {
-  return read(db.select().from(actions).where(eq(actions.businessId, businessId)).orderBy(asc(actions.id)), (rows) =>
+/** `GET /actions` (a partner's scope: its own side) and the owner's list (a business id: every side). */
+export function listActions(db: Database, reach: Reach) {
+  return read(db.select().from(actions).where(reached(actions, reach)).orderBy(asc(actions.id)), (rows) =>
     rows.map(toActionObject),
   );
 }
 
-const ofBusiness = (businessId: ScopeValue<string>, id: number) =>
-  and(eq(actions.id, id), eq(actions.businessId, businessId));
+const ofBusiness = (reach: Reach, id: number) => and(eq(actions.id, id), reached(actions, reach));
 
 /** The action `id` of the business, or the 404. */
-export function actionRow(db: Database, businessId: ScopeValue<string>, id: number): Read<Action> {
-  return read(db.select().from(actions).where(ofBusiness(businessId, id)), ([action]) => {
+export function actionRow(db: Database, reach: Reach, id: number): Read<Action> {
+  return read(db.select().from(actions).where(ofBusiness(reach, id)), ([action]) => {
     if (!action) throw actionNotFound();
     return action;
   });
@@ -135,16 +135,16 @@ export function actionRow(db: Database, businessId: ScopeValue<string>, id: numb
 export const findAction = (db: Database, businessId: string, id: number) => runRead(db, actionRow(db, businessId, id));
 
 /** The action and its 10 most recent calls, read together; calls still under way are not listed yet. */
-export function getAction(db: Database, businessId: ScopeValue<string>, id: number, now: EpochMs = Date.now()) {
+export function getAction(db: Database, reach: Reach, id: number, now: EpochMs = Date.now()) {
   return readTwo(
-    db.select().from(actions).where(ofBusiness(businessId, id)),
+    db.select().from(actions).where(ofBusiness(reach, id)),
     db
       .select()
       .from(actionCalls)
       .where(
         and(
-          eq(actionCalls.actionId, id),
-          eq(actionCalls.businessId, businessId),
+          // The calls of the action only when it is within reach: another side's calls are not even read.
+          eq(actionCalls.actionId, db.select({ id: actions.id }).from(actions).where(ofBusiness(reach, id))),
           or(ne(actionCalls.status, "pending"), lt(actionCalls.createdAt, cutOffBefore(now))),
         ),
       )
@@ -190,8 +190,8 @@ export async function patchAction(
   return toActionObject(updated);
 }
 
-export async function deleteAction(db: Database, businessId: string, id: number) {
-  const deleted = await db.delete(actions).where(ofBusiness(businessId, id)).returning({ id: actions.id });
+export async function deleteAction(db: Database, reach: Reach, id: number) {
+  const deleted = await db.delete(actions).where(ofBusiness(reach, id)).returning({ id: actions.id });
   if (deleted.length === 0) throw actionNotFound();
 }
 

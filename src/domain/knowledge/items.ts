@@ -99,9 +99,11 @@ async function storeKnowledge(
     if (existing.title === input.title && existing.content === input.content) {
       return { created: false, item: { ...toKnowledgeObject(existing), unchanged: true } };
     }
+    // DESIGN.md, Knowledge item: a replace records its principal as the author of the current text, whom the owner's
+    // list and the Secretary's context name.
     const [updated] = await db
       .update(knowledgeItems)
-      .set({ ...input, chars: characterCount(input.content), updatedAt: now })
+      .set({ ...input, chars: characterCount(input.content), updatedAt: now, ...principalRef(principal) })
       .where(itemOf(business.id, key))
       .returning();
     if (updated) return { created: false, item: { ...toKnowledgeObject(updated), unchanged: false } };

@@ -7,8 +7,13 @@ import { characterCount } from "../../lib/text";
 import type { Business } from "../access/businesses";
 import { deleteKnowledge, SOURCE_LIMITS } from "./items";
 
-/** Who pushed an item: the key (its label and first characters) or the connected app (its name). */
-export type AddedBy = { kind: "api_key"; label: string; keyPrefix: string } | { kind: "oauth_app"; appName: string };
+/**
+ * Who pushed an item's current text: the key (its label and first characters) or the connected app (its name, and
+ * whether the owner has disconnected it since: its knowledge stays until the owner removes it, spec).
+ */
+export type AddedBy =
+  | { kind: "api_key"; label: string; keyPrefix: string }
+  | { kind: "oauth_app"; appName: string; disconnected: boolean };
 
 /** Pushed items with the principal that added them, newest change first: one query, two left joins. */
 async function pushedItems(db: Database, businessId: string) {
@@ -18,6 +23,7 @@ async function pushedItems(db: Database, businessId: string) {
       keyLabel: apiKeys.label,
       keyPrefix: apiKeys.displayPrefix,
       appName: oauthClients.clientName,
+      disconnectedAt: oauthGrants.revokedAt,
     })
     .from(knowledgeItems)
     .leftJoin(apiKeys, eq(apiKeys.id, knowledgeItems.apiKeyId))
@@ -25,10 +31,10 @@ async function pushedItems(db: Database, businessId: string) {
     .leftJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
     .where(eq(knowledgeItems.businessId, businessId))
     .orderBy(desc(knowledgeItems.updatedAt), asc(knowledgeItems.key));
-  return rows.map(({ item, keyLabel, keyPrefix, appName }) => ({
+  return rows.map(({ item, keyLabel, keyPrefix, appName, disconnectedAt }) => ({
     item,
     addedBy: (appName !== null
-      ? { kind: "oauth_app", appName }
+      ? { kind: "oauth_app", appName, disconnected: disconnectedAt !== null }
       : { kind: "api_key", label: keyLabel ?? "API key", keyPrefix: keyPrefix ?? "" }) satisfies AddedBy as AddedBy,
   }));
 }

@@ -8,7 +8,7 @@ import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../.
 import { randomToken } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
 import { type Principal, principalRef } from "../access/principals";
-import type { ScopeValue } from "../access/scope";
+import { type Reach, reached } from "../access/scope";
 import { ALL_EVENTS } from "../platform/event-catalog";
 
 /** Spec, Limits: "Webhook endpoints per business: 20". */
@@ -59,16 +59,13 @@ export async function createEndpoint(
   return { ...toEndpointObject(endpoint), secret };
 }
 
-export function endpointsOf(db: Database, businessId: ScopeValue<string>) {
-  return db
-    .select()
-    .from(webhookEndpoints)
-    .where(eq(webhookEndpoints.businessId, businessId))
-    .orderBy(asc(webhookEndpoints.id));
+export function endpointsOf(db: Database, reach: Reach) {
+  return db.select().from(webhookEndpoints).where(reached(webhookEndpoints, reach)).orderBy(asc(webhookEndpoints.id));
 }
 
-export function listEndpoints(db: Database, businessId: ScopeValue<string>) {
-  return read(endpointsOf(db, businessId), (rows) => rows.map(toEndpointObject));
+/** `GET /webhooks` (a partner's scope: its own side) and the owner's list (a business id: every side). */
+export function listEndpoints(db: Database, reach: Reach) {
+  return read(endpointsOf(db, reach), (rows) => rows.map(toEndpointObject));
 }
 
 /** An endpoint of another business, or an id that is not one, is the same 404 as one that does not exist. */
@@ -77,11 +74,14 @@ export const endpointNotFound = () => notFound("No webhook endpoint with that id
 const ofBusiness = (businessId: string, id: number) =>
   and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId));
 
-/** Deleting an endpoint deletes its pending deliveries with it (cascade): the consumer then finds nothing to send. */
-export async function deleteEndpoint(db: Database, businessId: string, id: number) {
+/**
+ * Deleting an endpoint deletes its pending deliveries with it (cascade): the consumer then finds nothing to send.
+ * A partner deletes on its own side; the owner anywhere in the business.
+ */
+export async function deleteEndpoint(db: Database, reach: Reach, id: number) {
   const deleted = await db
     .delete(webhookEndpoints)
-    .where(ofBusiness(businessId, id))
+    .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach)))
     .returning({ id: webhookEndpoints.id });
   if (deleted.length === 0) throw endpointNotFound();
 }
