@@ -161,7 +161,7 @@ describe("GET /api/v1/intakes/{id}/responses", async () => {
 
   it("reads only the rows of the page (and one index entry more), whatever else is stored", async () => {
     // Scoped as the route scopes it: by sub-selects on the credential's hash.
-    const scope = credentialScope(db, readCredential(`Bearer ${apiKey}`));
+    const scope = credentialScope(db, await readCredential(`Bearer ${apiKey}`));
     for (const before of [undefined, allIds[49], allIds[99]]) {
       const { sql, params } = responsesPage(db, scope, intake.id, before).toSQL();
       const result = await env.DB.prepare(sql)
@@ -175,7 +175,7 @@ describe("GET /api/v1/intakes/{id}/responses", async () => {
     }
     // Another key's principal reads nothing at all.
     const sibling = await createApiKey(business.id);
-    const stranger = credentialScope(db, readCredential(`Bearer ${sibling.apiKey}`));
+    const stranger = credentialScope(db, await readCredential(`Bearer ${sibling.apiKey}`));
     const { sql, params } = responsesPage(db, stranger, intake.id).toSQL();
     const result = await env.DB.prepare(sql)
       .bind(...params)

@@ -88,8 +88,11 @@ describe("hot paths: D1 round trips and rows read", async () => {
   it("scopes a partner read by sub-selects that find only an accepted credential", async () => {
     const revoked = await createApiKey(business.id, { revoked: true });
     const filters = { limit: 100 };
-    const pageFor = (apiKey: string) =>
-      runRead(db, listAppointments(db, credentialScope(db, readCredential(`Bearer ${apiKey}`)).businessId, filters));
+    const pageFor = async (apiKey: string) =>
+      runRead(
+        db,
+        listAppointments(db, credentialScope(db, await readCredential(`Bearer ${apiKey}`)).businessId, filters),
+      );
     expect(await pageFor(apiKey)).toHaveLength(100);
     // The read is discarded when the credential is refused; it also selects nothing by itself.
     expect(await pageFor(revoked.apiKey)).toEqual([]);

@@ -47,7 +47,7 @@ export async function admitted(c: Context<AppEnv>): Promise<Principal> {
  * handler, which admits it either alone (`admitted`) or in the same D1 batch as its first read (`readAsPartner`).
  */
 export const partnerCredential = createMiddleware<AppEnv>(async (c, next) => {
-  c.set("credential", readCredential(c.req.header("Authorization")));
+  c.set("credential", await readCredential(c.req.header("Authorization")));
   await next();
 });
 

@@ -4,7 +4,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../../db/client";
 import { apiKeys, businesses, oauthGrants, oauthTokens } from "../../db/schema";
 import { ApiError, unauthorized } from "../../lib/errors";
-import { sha256Hex } from "../../lib/secrets";
+import { sha256HexNative } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import sharedConstants from "../../shared-constants.json";
 import { ACCESS_TOKEN_PATTERN } from "../oauth/token-format";
@@ -37,19 +37,21 @@ export type Credential = { kind: "api_key" | "access_token"; hash: string };
  * Spec, Authentication: "A missing, malformed or revoked key returns 401", and "The access token is used exactly
  * like an API key". A missing or malformed credential is refused here, before any query.
  */
-export function readCredential(authorization: string | undefined): Credential {
+export async function readCredential(authorization: string | undefined): Promise<Credential> {
   if (!authorization) {
     throw unauthorized("An API key is required: send the header Authorization: Bearer <API key>.");
   }
   const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
   const credential = match?.[1];
-  if (credential && ACCESS_TOKEN_PATTERN.test(credential)) return { kind: "access_token", hash: sha256Hex(credential) };
+  if (credential && ACCESS_TOKEN_PATTERN.test(credential)) {
+    return { kind: "access_token", hash: await sha256HexNative(credential) };
+  }
   if (!credential || !API_KEY_PATTERN.test(credential)) {
     throw unauthorized(
       "The Authorization header is malformed: it must be Bearer followed by an API key or an access token.",
     );
   }
-  return { kind: "api_key", hash: sha256Hex(credential) };
+  return { kind: "api_key", hash: await sha256HexNative(credential) };
 }
 
 /**
@@ -142,7 +144,7 @@ export async function authenticateWith(
 
 /** The principal of an `Authorization` header, alone: one indexed lookup. */
 export async function authenticatePartner(db: Database, authorization: string | undefined): Promise<Principal> {
-  return (await authenticateWith(db, readCredential(authorization), [])).principal;
+  return (await authenticateWith(db, await readCredential(authorization), [])).principal;
 }
 
 /** One string per credential, for per-principal budgets (the rate limit). */
