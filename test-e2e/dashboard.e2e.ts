@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, type Seeded, seed, startReceiver, startWorker } from "./local-worker";
 
@@ -33,6 +33,13 @@ const apiJson = async <T = Record<string, unknown>>(path: string, init: Paramete
 
 const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 const text = async () => (await page.textContent("main")) ?? "";
+/**
+ * Clicks a form's button and waits for the page its answer leads to (the POST, then the 303's GET), so that a reload
+ * right after cannot land in the middle of that navigation.
+ */
+const submitWith = async (button: Locator) => {
+  await Promise.all([page.waitForEvent("load"), button.click()]);
+};
 const unique = () => Math.random().toString(36).slice(2, 8);
 
 async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000) {
@@ -112,7 +119,19 @@ describe("the business owner's dashboard", () => {
     expect(key).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
     await shot("keys");
     expect((await api("/api/v1/me", { token: key })).status).toBe(200);
-    await page.getByRole("button", { name: `Revoke ${label}` }).click();
+    // DESIGN.md, Principals and ownership: the owner first sees what will stop and what remains.
+    await page.getByRole("link", { name: `Revoke ${label}` }).click();
+    expect(page.url()).toMatch(/\/dashboard\/keys\/\d+\/revoke$/);
+    expect((await api("/api/v1/me", { token: key })).status).toBe(200);
+    const stops = (await page.getByTestId("stops").textContent()) ?? "";
+    expect(stops).toContain("Every request made with this key is refused");
+    // The seeded key stays active: the endpoints created with API keys keep receiving.
+    expect(stops).toMatch(
+      /\d+ other active keys? remains?: the webhook endpoints created with API keys keep receiving/,
+    );
+    await shot("key-revoke-confirmation");
+    await page.getByRole("button", { name: "Revoke the key" }).click();
+    expect(page.url()).toBe(`${BASE}/dashboard/keys`);
     expect((await api("/api/v1/me", { token: key })).status).toBe(401);
     await page.goto(`${BASE}/dashboard/keys`);
     expect(await page.getByTestId("new-key").count()).toBe(0);
@@ -202,7 +221,7 @@ describe("the business owner's dashboard", () => {
       body: { url: `${receiver.url}/hooks`, events: ["booking.created"] },
     });
     await page.goto(`${BASE}/dashboard/webhooks/${endpoint.id}`);
-    await page.getByRole("button", { name: "Send a test event" }).click();
+    await submitWith(page.getByRole("button", { name: "Send a test event" }));
     await eventually(async () =>
       receiver.requests.some((r) => r.url === "/hooks" && r.headers["x-service-event"] === "ping"),
     );
@@ -214,6 +233,61 @@ describe("the business owner's dashboard", () => {
     await shot("webhook-history");
     await page.goto(`${BASE}/dashboard/webhooks`);
     await shot("webhooks");
+  });
+
+  it("sends a delivery again, then removes the endpoint after its confirmation", async () => {
+    const endpoint = await apiJson<{ id: number }>("/api/v1/webhooks", {
+      method: "POST",
+      body: { url: `${receiver.url}/again`, events: ["booking.created"] },
+    });
+    const pings = () => receiver.requests.filter((r) => r.url === "/again" && r.headers["x-service-event"] === "ping");
+    await page.goto(`${BASE}/dashboard/webhooks/${endpoint.id}`);
+    await submitWith(page.getByRole("button", { name: "Send a test event" }));
+    await eventually(async () => pings().length === 1);
+    const eventId = JSON.parse(pings()[0]?.body ?? "{}").id;
+
+    await submitWith(page.getByTestId("deliveries").getByRole("button", { name: "Send again" }).first());
+    expect(page.url()).toBe(`${BASE}/dashboard/webhooks/${endpoint.id}`);
+    // A new delivery of the same event, through the queue to the receiver.
+    await eventually(async () => pings().length === 2);
+    expect(JSON.parse(pings()[1]?.body ?? "{}").id).toBe(eventId);
+    expect(pings()[1]?.headers["x-service-delivery"]).not.toBe(pings()[0]?.headers["x-service-delivery"]);
+    await eventually(async () => {
+      await page.reload();
+      const deliveries = (await page.getByTestId("deliveries").textContent()) ?? "";
+      return deliveries.split("delivered").length - 1 === 2;
+    });
+    await shot("webhook-send-again");
+
+    await page.getByRole("link", { name: "Remove this endpoint" }).click();
+    expect(await page.getByTestId("stops").textContent()).toContain("No delivery is waiting to be sent to it.");
+    expect(await text()).toContain(`${receiver.url}/again`);
+    await shot("webhook-remove-confirmation");
+    await page.getByRole("button", { name: "Remove the endpoint" }).click();
+    expect(page.url()).toBe(`${BASE}/dashboard/webhooks`);
+    expect(await text()).not.toContain(`${receiver.url}/again`);
+    const left = await apiJson<{ data: Array<{ id: number }> }>("/api/v1/webhooks");
+    expect(left.data.map((item) => item.id)).not.toContain(endpoint.id);
+  });
+
+  it("removes an action after its confirmation", async () => {
+    const created = await apiJson<{ id: number; name: string }>("/api/v1/actions", {
+      method: "POST",
+      body: {
+        name: `remove_${unique()}`,
+        title: "Old price list",
+        description: "Tells the price of a hair product, from a list that is no longer kept.",
+        url: `${receiver.url}/prices`,
+      },
+    });
+    await page.goto(`${BASE}/dashboard/actions/${created.id}`);
+    await page.getByRole("link", { name: "Remove this action" }).click();
+    expect(await page.getByTestId("stops").textContent()).toContain("The Secretary no longer calls it");
+    await shot("action-remove-confirmation");
+    await page.getByRole("button", { name: "Remove the action" }).click();
+    expect(page.url()).toBe(`${BASE}/dashboard/actions`);
+    expect(await text()).not.toContain(created.name);
+    expect((await api(`/api/v1/actions/${created.id}`)).status).toBe(404);
   });
 
   it("removes a text pushed by an app", async () => {
@@ -288,12 +362,49 @@ describe("the business owner's dashboard", () => {
       })
     ).json()) as { access_token: string };
     expect((await api("/api/v1/me", { token: tokens.access_token })).status).toBe(200);
+    // What the app added: an endpoint (deleted with the disconnection) and a text (kept, marked).
+    const hooks = `${receiver.url}/app-hooks`;
+    const endpoint = await apiJson<{ id: number }>("/api/v1/webhooks", {
+      method: "POST",
+      token: tokens.access_token,
+      body: { url: hooks },
+    });
+    expect(endpoint.id).toBeGreaterThan(0);
+    const pushed = await api("/api/v1/knowledge/app-notes", {
+      method: "PUT",
+      token: tokens.access_token,
+      body: { title: "Notes from the booking tool", content: "Bookings for colour need a patch test 48 hours before." },
+    });
+    expect([201, 403]).toContain(pushed.status);
 
     await page.goto(`${BASE}/dashboard/apps`);
     expect(await text()).toContain("E2E Booking Tool");
     await shot("apps");
-    await page.getByRole("button", { name: "Disconnect" }).first().click();
+    await page.getByRole("link", { name: "Disconnect E2E Booking Tool" }).click();
+    expect((await api("/api/v1/me", { token: tokens.access_token })).status).toBe(200);
+    const stops = (await page.getByTestId("stops").textContent()) ?? "";
+    expect(stops).toContain("every token it holds is refused");
+    expect(stops).toContain(hooks);
+    expect(await page.getByTestId("remains").textContent()).toContain("marked as from a disconnected app");
+    await shot("app-disconnect-confirmation");
+    await page.getByRole("button", { name: "Disconnect E2E Booking Tool" }).click();
+    expect(page.url()).toBe(`${BASE}/dashboard/apps`);
     expect((await api("/api/v1/me", { token: tokens.access_token })).status).toBe(401);
+    await page.goto(`${BASE}/dashboard/webhooks`);
+    expect(await text()).not.toContain(hooks);
+    if (pushed.status === 201) {
+      await page.goto(`${BASE}/dashboard/knowledge`);
+      expect(await text()).toContain("disconnected app");
+    }
+  });
+
+  it("shows on the overview what needs the owner", async () => {
+    await page.goto(`${BASE}/dashboard`);
+    // The intake a PATCH switched off, above, waits for the owner again.
+    expect(await page.getByTestId("waiting").textContent()).toContain("changed by the partner since you approved it");
+    expect(await page.getByTestId("credentials").textContent()).toContain("Last used:");
+    expect(await page.getByTestId("knowledge-use").textContent()).toMatch(/\d+ of \d+ sources used/);
+    await shot("overview-needs");
   });
 
   it("signs out", async () => {

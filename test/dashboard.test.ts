@@ -1,28 +1,11 @@
 import { and, asc, eq, isNull } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { apiKeys } from "../src/db/schema";
+import { post, signedIn } from "./helpers/dashboard";
 import { db } from "./helpers/fixtures";
-import { BASE, call, json } from "./helpers/http";
-import { browse, CookieJar, createOwnerBusiness, csrfTokenOf, type OwnerBusiness } from "./helpers/oauth";
+import { call, json } from "./helpers/http";
+import { browse, CookieJar, createOwnerBusiness, csrfTokenOf } from "./helpers/oauth";
 import { receiverBox } from "./helpers/receiver";
-
-/** A form post as the browser sends it: with the page's own Origin (hono/csrf refuses any other). */
-const post = (jar: CookieJar, path: string, form: Record<string, string | undefined>, origin = BASE) =>
-  browse(jar, path, { form, headers: { Origin: origin } });
-
-/** Signs the owner in on the dashboard's own sign-in page; answers the jar that holds the session. */
-async function signedIn(owner: OwnerBusiness) {
-  const jar = new CookieJar();
-  const page = await browse(jar, "/dashboard/sign-in");
-  const posted = await post(jar, "/dashboard/sign-in", {
-    csrf_token: csrfTokenOf(await page.text()),
-    email: owner.owner.email,
-    password: owner.owner.password,
-  });
-  expect(posted.status).toBe(303);
-  expect(posted.headers.get("Location")).toBe("/dashboard");
-  return jar;
-}
 
 describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e/)", async () => {
   const mine = await createOwnerBusiness();

@@ -323,7 +323,12 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
     await switchIntakeOn(db, shop.business.id, keyIntake.id);
 
     const result = await disconnectApp(db, shop.business.id, grantId);
-    expect(result).toEqual({ id: grantId, disconnectedAt: expect.any(String), intakesSwitchedOff: 1, endpointsDeleted: 0 });
+    expect(result).toEqual({
+      id: grantId,
+      disconnectedAt: expect.any(String),
+      intakesSwitchedOff: 1,
+      endpointsDeleted: 0,
+    });
 
     const refused = await me(tokens.access_token);
     expect(refused.status).toBe(401);

@@ -18,7 +18,7 @@ import { contentOf, intakeNotFound, normalizeField, toIntakeObject } from "./reg
  * revoked, or owner disconnects the app → false"). Written as SQL so that it can guard the switch-on in the same
  * statement as the write: a revocation that lands first always wins.
  */
-const registeredByRevokedCredential = sql<boolean>`(exists (select 1 from ${apiKeys} where ${apiKeys.id} = ${intakes.apiKeyId} and ${apiKeys.revokedAt} is not null) or exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${intakes.oauthGrantId} and ${oauthGrants.revokedAt} is not null))`;
+export const registeredByRevokedCredential = sql<boolean>`(exists (select 1 from ${apiKeys} where ${apiKeys.id} = ${intakes.apiKeyId} and ${apiKeys.revokedAt} is not null) or exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${intakes.oauthGrantId} and ${oauthGrants.revokedAt} is not null))`;
 
 const ofBusiness = (businessId: string, id: number) => and(eq(intakes.id, id), eq(intakes.businessId, businessId));
 

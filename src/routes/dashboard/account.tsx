@@ -1,41 +1,20 @@
 import { Hono } from "hono";
 import { database } from "../../db/client";
+import { appDisconnectionPreview, keyRevocationPreview } from "../../domain/access/access-ending";
 import { apiKeyNotFound, createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/access/api-keys";
 import { connectionNotFound, disconnectApp, listConnections } from "../../domain/access/app-connections";
-import { planRefusal } from "../../domain/access/businesses";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
+import { AppDisconnectionPage, KeyRevocationPage } from "./access-ending";
 import type { DashboardEnv } from "./dashboard-env";
-import { ButtonForm, Csrf, Layout, Tag } from "./layout";
+import { Csrf, Layout, Tag } from "./layout";
 
-const PLAN_NAMES = { free: "Free", pro: "Pro", business: "Business" } as const;
-
-/** The overview (the plan), API keys and connected apps. */
+/**
+ * API keys and connected apps (DESIGN.md, dashboard: "Integration holds API keys, Connected apps and Webhooks"):
+ * create a key (shown once); revoke a key or disconnect an app after a page that says what will stop and what
+ * remains (DESIGN.md, Principals and ownership).
+ */
 export const account = new Hono<DashboardEnv>()
-  .get("/", (c) => {
-    const session = c.var.session;
-    const { plan, planActive } = session.business;
-    const included = planRefusal(session.business) === undefined;
-    return renderPage(
-      c,
-      200,
-      <Layout title="Overview" session={session}>
-        <section>
-          <h2>Plan</h2>
-          <p>
-            <strong>{PLAN_NAMES[plan]}</strong> <Tag good={included}>{planActive ? "active" : "lapsed"}</Tag>
-          </p>
-          <p class="muted">
-            {included
-              ? "Your plan includes the partner API: connected apps and API keys work."
-              : plan === "free"
-                ? "The Free plan does not include the partner API: apps and keys are refused until you move to Pro or Business."
-                : "Your plan has lapsed: apps and keys are refused until it is active again."}
-          </p>
-        </section>
-      </Layout>,
-    );
-  })
   .get("/keys", async (c) =>
     renderPage(
       c,
@@ -53,6 +32,15 @@ export const account = new Hono<DashboardEnv>()
       201,
       <KeysPage session={c.var.session} keys={await listApiKeys(db, business.id)} created={created} />,
     );
+  })
+  .get("/keys/:id/revoke", async (c) => {
+    const session = c.var.session;
+    const preview = await keyRevocationPreview(
+      database(c.env.DB),
+      session.business.id,
+      idOrNotFound(c.req.param("id"), apiKeyNotFound),
+    );
+    return renderPage(c, 200, <KeyRevocationPage session={session} preview={preview} />);
   })
   .post("/keys/:id/revoke", async (c) => {
     await revokeApiKey(database(c.env.DB), c.var.session.business.id, idOrNotFound(c.req.param("id"), apiKeyNotFound));
@@ -77,23 +65,27 @@ export const account = new Hono<DashboardEnv>()
                 {connection.disconnectedAt ? (
                   <span class="tag off">disconnected {connection.disconnectedAt.slice(0, 10)}</span>
                 ) : (
-                  <ButtonForm
-                    session={session}
-                    action={`/dashboard/apps/${connection.id}/disconnect`}
-                    label="Disconnect"
-                    kind="danger"
-                  />
+                  <a href={`/dashboard/apps/${connection.id}/disconnect`}>Disconnect {connection.appName}</a>
                 )}
               </td>
             </tr>
           ))}
         </table>
         <p class="muted">
-          Disconnecting stops the app's access at once and switches its intakes off; its actions and knowledge stay
-          until you remove them.
+          Disconnecting stops the app's access at once, switches its intakes off and removes its webhook endpoints; its
+          actions and knowledge stay until you remove them. You see each of them before you confirm.
         </p>
       </Layout>,
     );
+  })
+  .get("/apps/:id/disconnect", async (c) => {
+    const session = c.var.session;
+    const preview = await appDisconnectionPreview(
+      database(c.env.DB),
+      session.business.id,
+      idOrNotFound(c.req.param("id"), connectionNotFound),
+    );
+    return renderPage(c, 200, <AppDisconnectionPage session={session} preview={preview} />);
   })
   .post("/apps/:id/disconnect", async (c) => {
     await disconnectApp(
@@ -136,7 +128,8 @@ function KeysPage(props: {
             </button>
           </p>
           <p class="muted">
-            {active.length} of {MAX_ACTIVE_KEYS} active keys. Revoking a key switches its intakes off.
+            {active.length} of {MAX_ACTIVE_KEYS} active keys. Revoking a key switches its intakes off; you see what else
+            stops before you confirm.
           </p>
         </form>
       </section>
@@ -151,12 +144,7 @@ function KeysPage(props: {
               {key.revokedAt ? (
                 <Tag good={false}>revoked</Tag>
               ) : (
-                <ButtonForm
-                  session={props.session}
-                  action={`/dashboard/keys/${key.id}/revoke`}
-                  label={`Revoke ${key.label}`}
-                  kind="danger"
-                />
+                <a href={`/dashboard/keys/${key.id}/revoke`}>Revoke {key.label}</a>
               )}
             </td>
           </tr>

@@ -1,12 +1,14 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { database } from "../../db/client";
+import { type Database, database } from "../../db/client";
 import { runRead } from "../../db/reads";
+import type { Creator } from "../../domain/access/creators";
 import { testAction } from "../../domain/actions/calls";
+import { actionCreator, listActionsForOwner } from "../../domain/actions/owner-actions";
 import {
   actionNotFound,
+  deleteAction,
   getAction,
-  listActions,
   reviewedVersion,
   switchAction,
 } from "../../domain/actions/registration";
@@ -14,6 +16,8 @@ import { ApiError } from "../../lib/errors";
 import { outboundPolicy } from "../../lib/outbound";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
+import { Confirmation } from "./confirmation";
+import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Csrf, Layout, OnOff } from "./layout";
 
@@ -29,11 +33,23 @@ function refusalShownInPlace(error: unknown, status: 409 | 422): string {
   throw error;
 }
 
-/** Connected actions: review (description, url, parameters), Test, switch on/off, the 10 recent calls. */
+/** The action and who registered it, read together (the action's page). */
+async function actionWithCreator(db: Database, businessId: string, id: number) {
+  const [action, creator] = await Promise.all([
+    runRead(db, getAction(db, businessId, id)),
+    actionCreator(db, businessId, id),
+  ]);
+  return { action, creator };
+}
+
+/**
+ * Connected actions: review (description, url, parameters), Test, switch on/off, the 10 recent calls, and the
+ * owner's removal of any action, whoever registered it (DESIGN.md, Principals and ownership).
+ */
 export const actionPages = new Hono<DashboardEnv>()
   .get("/actions", async (c) => {
     const session = c.var.session;
-    const actions = await runRead(database(c.env.DB), listActions(database(c.env.DB), session.business.id));
+    const actions = await listActionsForOwner(database(c.env.DB), session.business.id);
     return renderPage(
       c,
       200,
@@ -44,6 +60,8 @@ export const actionPages = new Hono<DashboardEnv>()
             <tr>
               <td>
                 <a href={`/dashboard/actions/${action.id}`}>{action.title}</a> <code>{action.name}</code>
+                <br />
+                <CreatedBy creator={action.creator} />
               </td>
               <td>
                 <OnOff enabled={action.enabled} />
@@ -55,11 +73,8 @@ export const actionPages = new Hono<DashboardEnv>()
     );
   })
   .get("/actions/:id", async (c) => {
-    const action = await runRead(
-      database(c.env.DB),
-      getAction(database(c.env.DB), c.var.session.business.id, actionId(c)),
-    );
-    return renderPage(c, 200, <ActionPage session={c.var.session} action={action} />);
+    const shown = await actionWithCreator(database(c.env.DB), c.var.session.business.id, actionId(c));
+    return renderPage(c, 200, <ActionPage session={c.var.session} {...shown} />);
   })
   .post("/actions/:id/test", async (c) => {
     const db = database(c.env.DB);
@@ -73,8 +88,8 @@ export const actionPages = new Hono<DashboardEnv>()
       sample = parsed;
     } catch {
       const problem = 'The sample arguments must be a JSON object, such as {"date": "2026-12-24"}.';
-      const action = await runRead(db, getAction(db, business.id, id));
-      return renderPage(c, 400, <ActionPage session={c.var.session} action={action} problem={problem} />);
+      const shown = await actionWithCreator(db, business.id, id);
+      return renderPage(c, 400, <ActionPage session={c.var.session} {...shown} problem={problem} />);
     }
     let tested: Tested | undefined;
     let problem: string | undefined;
@@ -84,11 +99,11 @@ export const actionPages = new Hono<DashboardEnv>()
       // Sample arguments without a required parameter make no call, as for the Secretary.
       problem = refusalShownInPlace(error, 422);
     }
-    const action = await runRead(db, getAction(db, business.id, id));
+    const shown = await actionWithCreator(db, business.id, id);
     return renderPage(
       c,
       problem ? 422 : 200,
-      <ActionPage session={c.var.session} action={action} tested={tested} problem={problem} />,
+      <ActionPage session={c.var.session} {...shown} tested={tested} problem={problem} />,
     );
   })
   .post("/actions/:id/on", async (c) => {
@@ -101,8 +116,8 @@ export const actionPages = new Hono<DashboardEnv>()
       await switchAction(db, business.id, id, true, { reviewed: typeof reviewed === "string" ? reviewed : "" });
     } catch (error) {
       const changed = refusalShownInPlace(error, 409);
-      const action = await runRead(db, getAction(db, business.id, id));
-      return renderPage(c, 409, <ActionPage session={c.var.session} action={action} changed={changed} />);
+      const shown = await actionWithCreator(db, business.id, id);
+      return renderPage(c, 409, <ActionPage session={c.var.session} {...shown} changed={changed} />);
     }
     return c.redirect(`/dashboard/actions/${id}`, 303);
   })
@@ -110,11 +125,47 @@ export const actionPages = new Hono<DashboardEnv>()
     const id = actionId(c);
     await switchAction(database(c.env.DB), c.var.session.business.id, id, false);
     return c.redirect(`/dashboard/actions/${id}`, 303);
+  })
+  .get("/actions/:id/remove", async (c) => {
+    const session = c.var.session;
+    const { action, creator } = await actionWithCreator(database(c.env.DB), session.business.id, actionId(c));
+    return renderPage(
+      c,
+      200,
+      <Layout title={`Remove the action “${action.title}”?`} session={session}>
+        <p>
+          <code>{action.name}</code> <CreatedBy creator={creator} />
+        </p>
+        <Confirmation
+          session={session}
+          stops={
+            <ul>
+              <li>The Secretary no longer calls it, from now on.</li>
+              <li>Its secret stops signing, and its call history is deleted with it.</li>
+            </ul>
+          }
+          remains={
+            <p>
+              Every other action. The partner can register it again with its key or app, if it still has access; it is
+              then off until you switch it on.
+            </p>
+          }
+          action={`/dashboard/actions/${action.id}/remove`}
+          confirm="Remove the action"
+          back={`/dashboard/actions/${action.id}`}
+        />
+      </Layout>,
+    );
+  })
+  .post("/actions/:id/remove", async (c) => {
+    await deleteAction(database(c.env.DB), c.var.session.business.id, actionId(c));
+    return c.redirect("/dashboard/actions", 303);
   });
 
 function ActionPage(props: {
   session: DashboardEnv["Variables"]["session"];
   action: Detail;
+  creator: Creator;
   tested?: Tested;
   problem?: string;
   /** Why switching on was refused: the action changed since the page the owner switched it on from. */
@@ -125,7 +176,7 @@ function ActionPage(props: {
     <Layout title={action.title} session={session}>
       <section>
         <p>
-          <OnOff enabled={action.enabled} /> <code>{action.name}</code>
+          <OnOff enabled={action.enabled} /> <code>{action.name}</code> <CreatedBy creator={props.creator} />
         </p>
         <p>{action.description}</p>
         <p>
@@ -149,6 +200,9 @@ function ActionPage(props: {
             fields={{ reviewed: reviewedVersion(action) }}
           />
         )}
+        <p>
+          <a href={`/dashboard/actions/${action.id}/remove`}>Remove this action</a>
+        </p>
       </section>
       <section>
         <h2>Test</h2>

@@ -19,6 +19,7 @@ import type { DashboardEnv } from "./dashboard-env";
 import { intakePages } from "./intakes";
 import { knowledgePages } from "./knowledge";
 import { Layout } from "./layout";
+import { overviewPage } from "./overview";
 import { webhookPages } from "./webhooks";
 
 function SignInPage(props: { csrfToken: string; error?: string }) {
@@ -45,6 +46,7 @@ const requireOwner = createMiddleware<DashboardEnv>(async (c, next) => {
 
 const signedIn = new Hono<DashboardEnv>()
   .use(requireOwner)
+  .route("/", overviewPage)
   .route("/", account)
   .route("/", actionPages)
   .route("/", intakePages)

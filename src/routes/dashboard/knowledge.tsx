@@ -1,10 +1,17 @@
 import { Hono } from "hono";
 import { database } from "../../db/client";
-import { listKnowledgeSources, removeKnowledgeSource } from "../../domain/knowledge/sources";
+import { type AddedBy, listKnowledgeSources, removeKnowledgeSource } from "../../domain/knowledge/sources";
 import { numericId } from "../../lib/validation";
 import { renderPage } from "../page-shell";
+import { DisconnectedApp } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout } from "./layout";
+
+/**
+ * DESIGN.md, Disconnecting an app: "its actions and knowledge remain until the owner removes them, marked in the
+ * dashboard as coming from a disconnected app".
+ */
+const fromDisconnectedApp = (addedBy: AddedBy) => addedBy.kind === "oauth_app" && addedBy.disconnected;
 
 /** Knowledge sources: the owner's own, and pushed texts marked as added by a connected app; remove any. */
 export const knowledgePages = new Hono<DashboardEnv>()
@@ -51,6 +58,12 @@ export const knowledgePages = new Hono<DashboardEnv>()
                   <span class="muted">
                     {item.addedByText} · {item.chars} characters
                   </span>
+                  {fromDisconnectedApp(item.addedBy) && (
+                    <>
+                      {" "}
+                      <DisconnectedApp />
+                    </>
+                  )}
                 </td>
                 <td>
                   <ButtonForm

@@ -1,19 +1,31 @@
+import type { Context } from "hono";
 import { Hono } from "hono";
 import { database } from "../../db/client";
-import { runRead } from "../../db/reads";
 import { endpointHistory } from "../../domain/webhooks/deliveries";
-import { endpointNotFound, findEndpoint, listEndpoints } from "../../domain/webhooks/endpoints";
+import { deleteEndpoint, endpointNotFound } from "../../domain/webhooks/endpoints";
 import { sendPing } from "../../domain/webhooks/events";
+import { endpointForOwner, listEndpointsForOwner } from "../../domain/webhooks/owner-endpoints";
+import { deliveryNotFound, sendDeliveryAgain } from "../../domain/webhooks/redelivery";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
+import { Confirmation } from "./confirmation";
+import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout, Tag } from "./layout";
 
-/** Webhook endpoints: their events, the Test button (`ping`), and each delivery with every attempt. */
+/** The page's endpoint id as the domain takes it, or the 404 page. */
+const endpointId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", endpointNotFound);
+
+const secondText = (at: string) => at.replace("T", " ").slice(0, 19);
+
+/**
+ * Webhook endpoints: their events and who added them, the Test button (`ping`), each delivery with every attempt
+ * and a Send again, and the owner's removal of any endpoint, whoever added it (DESIGN.md, Principals and ownership).
+ */
 export const webhookPages = new Hono<DashboardEnv>()
   .get("/webhooks", async (c) => {
     const session = c.var.session;
-    const endpoints = await runRead(database(c.env.DB), listEndpoints(database(c.env.DB), session.business.id));
+    const endpoints = await listEndpointsForOwner(database(c.env.DB), session.business.id);
     return renderPage(
       c,
       200,
@@ -26,6 +38,8 @@ export const webhookPages = new Hono<DashboardEnv>()
                 <a href={`/dashboard/webhooks/${endpoint.id}`}>{endpoint.url}</a>
                 <br />
                 <span class="muted">{endpoint.events.join(", ")}</span>
+                <br />
+                <CreatedBy creator={endpoint.creator} />
               </td>
             </tr>
           ))}
@@ -36,8 +50,11 @@ export const webhookPages = new Hono<DashboardEnv>()
   .get("/webhooks/:id", async (c) => {
     const db = database(c.env.DB);
     const session = c.var.session;
-    const endpoint = await findEndpoint(db, session.business.id, idOrNotFound(c.req.param("id"), endpointNotFound));
-    const history = await endpointHistory(db, session.business.id, endpoint.id);
+    const id = endpointId(c);
+    const [endpoint, history] = await Promise.all([
+      endpointForOwner(db, session.business.id, id),
+      endpointHistory(db, session.business.id, id),
+    ]);
     return renderPage(
       c,
       200,
@@ -48,30 +65,41 @@ export const webhookPages = new Hono<DashboardEnv>()
           </p>
           <p>Events: {endpoint.events.join(", ")}</p>
           {endpoint.description && <p>{endpoint.description}</p>}
+          <p>
+            <CreatedBy creator={endpoint.creator} />
+          </p>
           <ButtonForm
             session={session}
             action={`/dashboard/webhooks/${endpoint.id}/ping`}
             label="Send a test event"
             kind="primary"
           />
+          <p>
+            <a href={`/dashboard/webhooks/${endpoint.id}/remove`}>Remove this endpoint</a>
+          </p>
         </section>
         <section data-testid="deliveries">
           <h2>Deliveries</h2>
           {history.length === 0 && <p>None yet.</p>}
           {history.map((delivery) => (
-            <div class="card">
+            <div class="card" data-testid={`delivery-${delivery.id}`}>
               <p>
                 <strong>{delivery.event}</strong> <Tag good={delivery.status !== "failed"}>{delivery.status}</Tag>{" "}
-                <span class="muted">{delivery.createdAt.replace("T", " ").slice(0, 19)}</span>
+                <span class="muted">{secondText(delivery.createdAt)}</span>
               </p>
               <ul>
                 {delivery.attempts.map((attempt) => (
                   <li>
-                    {attempt.attemptedAt.replace("T", " ").slice(0, 19)}: {attempt.statusCode ?? "no answer"}
+                    {secondText(attempt.attemptedAt)}: {attempt.statusCode ?? "no answer"}
                     {attempt.error && ` — ${attempt.error}`} ({attempt.durationMs} ms)
                   </li>
                 ))}
               </ul>
+              <ButtonForm
+                session={session}
+                action={`/dashboard/webhooks/${endpoint.id}/deliveries/${delivery.id}/send-again`}
+                label="Send again"
+              />
             </div>
           ))}
         </section>
@@ -79,11 +107,60 @@ export const webhookPages = new Hono<DashboardEnv>()
     );
   })
   .post("/webhooks/:id/ping", async (c) => {
-    const endpoint = await findEndpoint(
+    const id = endpointId(c);
+    await sendPing(c.env.WEBHOOK_DELIVERIES, database(c.env.DB), c.var.session.business, id);
+    return c.redirect(`/dashboard/webhooks/${id}`, 303);
+  })
+  .post("/webhooks/:id/deliveries/:deliveryId/send-again", async (c) => {
+    const id = endpointId(c);
+    await sendDeliveryAgain(
+      c.env.WEBHOOK_DELIVERIES,
       database(c.env.DB),
       c.var.session.business.id,
-      idOrNotFound(c.req.param("id"), endpointNotFound),
+      id,
+      idOrNotFound(c.req.param("deliveryId"), deliveryNotFound),
     );
-    await sendPing(c.env.WEBHOOK_DELIVERIES, database(c.env.DB), c.var.session.business, endpoint.id);
-    return c.redirect(`/dashboard/webhooks/${endpoint.id}`, 303);
+    return c.redirect(`/dashboard/webhooks/${id}`, 303);
+  })
+  .get("/webhooks/:id/remove", async (c) => {
+    const session = c.var.session;
+    const endpoint = await endpointForOwner(database(c.env.DB), session.business.id, endpointId(c));
+    const pending = endpoint.pendingDeliveries;
+    return renderPage(
+      c,
+      200,
+      <Layout title="Remove this webhook endpoint?" session={session}>
+        <p>
+          <code>{endpoint.url}</code> <CreatedBy creator={endpoint.creator} />
+        </p>
+        <Confirmation
+          session={session}
+          stops={
+            <ul>
+              <li>No event is sent to this address any more, from now on.</li>
+              <li data-testid="pending">
+                {pending === 0
+                  ? "No delivery is waiting to be sent to it."
+                  : `${pending} ${pending === 1 ? "delivery that is" : "deliveries that are"} still waiting to be sent will not be sent.`}
+              </li>
+              <li>Its delivery history is deleted with it.</li>
+            </ul>
+          }
+          remains={
+            <p>
+              The events themselves, and every other endpoint. The partner can subscribe an endpoint again with its key
+              or app, if it still has access.
+            </p>
+          }
+          action={`/dashboard/webhooks/${endpoint.id}/remove`}
+          confirm="Remove the endpoint"
+          back={`/dashboard/webhooks/${endpoint.id}`}
+        />
+      </Layout>,
+    );
+  })
+  .post("/webhooks/:id/remove", async (c) => {
+    // Its deliveries go with it (foreign key cascade), so a message already on the queue finds nothing to send.
+    await deleteEndpoint(database(c.env.DB), c.var.session.business.id, endpointId(c));
+    return c.redirect("/dashboard/webhooks", 303);
   });

@@ -1,0 +1,117 @@
+import { and, asc, count, eq, isNull, ne, type SQL } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import {
+  actions,
+  apiKeys,
+  intakes,
+  knowledgeItems,
+  oauthClients,
+  oauthGrants,
+  webhookEndpoints,
+} from "../../db/schema";
+import { apiKeyNotFound } from "./api-keys";
+import { connectionNotFound } from "./app-connections";
+
+/*
+ * What the owner sees before ending a partner's access (DESIGN.md, Principals and ownership: the owner "sees before
+ * revoking a key or disconnecting an app what will stop and what remains"). Each preview is one D1 batch, one query
+ * per list, each through an index of the business or of the credential; nothing is changed here: revokeApiKey and
+ * disconnectApp do that, and these previews say what they do.
+ */
+
+/** Which records of the business a credential's access touches, each list by its own condition. */
+type Touched = Record<"intakes" | "endpoints" | "actions" | "knowledge", SQL>;
+
+/** The four lists of a preview, as statements of its batch: intakes, endpoints, actions, knowledge items. */
+function touchedRecords(db: Database, businessId: string, touched: Touched) {
+  return [
+    db
+      .select({ id: intakes.id, name: intakes.name, title: intakes.title, enabled: intakes.enabled })
+      .from(intakes)
+      .where(and(eq(intakes.businessId, businessId), touched.intakes))
+      .orderBy(asc(intakes.name)),
+    db
+      .select({ id: webhookEndpoints.id, url: webhookEndpoints.url })
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.businessId, businessId), touched.endpoints))
+      .orderBy(asc(webhookEndpoints.id)),
+    db
+      .select({ id: actions.id, name: actions.name, title: actions.title })
+      .from(actions)
+      .where(and(eq(actions.businessId, businessId), touched.actions))
+      .orderBy(asc(actions.name)),
+    db
+      .select({ key: knowledgeItems.key, title: knowledgeItems.title })
+      .from(knowledgeItems)
+      .where(and(eq(knowledgeItems.businessId, businessId), touched.knowledge))
+      .orderBy(asc(knowledgeItems.key)),
+  ] as const;
+}
+
+/**
+ * Before revoking the API key `id` (DESIGN.md, Revoking a key): its own intakes are switched off (spec); when it is
+ * the business's last active key, the endpoints created with API keys are deleted with their pending deliveries,
+ * else they keep receiving through the other keys; the actions created with API keys and the texts this key pushed
+ * remain. `endpoints` is therefore empty unless this revocation deletes them. The 404 for a key of another business.
+ */
+export async function keyRevocationPreview(db: Database, businessId: string, id: number) {
+  const [[key], [others], keyIntakes, keySideEndpoints, keySideActions, knowledge] = await db.batch([
+    db
+      .select({
+        id: apiKeys.id,
+        label: apiKeys.label,
+        displayPrefix: apiKeys.displayPrefix,
+        revokedAt: apiKeys.revokedAt,
+      })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.id, id), eq(apiKeys.businessId, businessId))),
+    db
+      .select({ count: count() })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt), ne(apiKeys.id, id))),
+    ...touchedRecords(db, businessId, {
+      intakes: eq(intakes.apiKeyId, id),
+      // The API keys' side: what any of the business's keys created (DESIGN.md, Principals and ownership).
+      endpoints: isNull(webhookEndpoints.oauthGrantId),
+      actions: isNull(actions.oauthGrantId),
+      knowledge: eq(knowledgeItems.apiKeyId, id),
+    }),
+  ]);
+  if (!key) throw apiKeyNotFound();
+  const otherActiveKeys = others?.count ?? 0;
+  const lastActiveKey = key.revokedAt === null && otherActiveKeys === 0;
+  return {
+    key,
+    otherActiveKeys,
+    lastActiveKey,
+    intakes: keyIntakes,
+    endpoints: lastActiveKey ? keySideEndpoints : [],
+    /** The key side's endpoints that keep receiving through the other keys (none when this is the last key). */
+    endpointsKept: lastActiveKey ? [] : keySideEndpoints,
+    actions: keySideActions,
+    knowledge,
+  };
+}
+
+/**
+ * Before disconnecting the app connection `id` (DESIGN.md, Disconnecting an app): its tokens stop at once and its
+ * intakes are switched off (spec); its webhook endpoints are deleted with their pending deliveries; its actions and
+ * knowledge remain, marked as coming from a disconnected app. The 404 for a connection of another business.
+ */
+export async function appDisconnectionPreview(db: Database, businessId: string, id: number) {
+  const [[connection], appIntakes, appEndpoints, appActions, knowledge] = await db.batch([
+    db
+      .select({ id: oauthGrants.id, appName: oauthClients.clientName, disconnectedAt: oauthGrants.revokedAt })
+      .from(oauthGrants)
+      .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
+      .where(and(eq(oauthGrants.id, id), eq(oauthGrants.businessId, businessId))),
+    ...touchedRecords(db, businessId, {
+      intakes: eq(intakes.oauthGrantId, id),
+      endpoints: eq(webhookEndpoints.oauthGrantId, id),
+      actions: eq(actions.oauthGrantId, id),
+      knowledge: eq(knowledgeItems.oauthGrantId, id),
+    }),
+  ]);
+  if (!connection) throw connectionNotFound();
+  return { connection, intakes: appIntakes, endpoints: appEndpoints, actions: appActions, knowledge };
+}

@@ -1,0 +1,43 @@
+import { and, asc, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { actions } from "../../db/schema";
+import { type Creator, creatorColumns, creatorOf, withCreator } from "../access/creators";
+import { actionNotFound } from "./registration";
+
+/*
+ * The owner's side of connected actions (DESIGN.md, Principals and ownership): scoped by the business alone, never by
+ * a partner principal, since "the owner can remove any webhook endpoint, action or pushed text, whoever created it".
+ */
+
+const ofBusiness = (businessId: string, id: number) => and(eq(actions.id, id), eq(actions.businessId, businessId));
+
+/**
+ * Every action of the business, whoever registered it, with its creator, so that the list marks an action of a
+ * disconnected app as such (DESIGN.md, Disconnecting an app). One query through the (business, name) index.
+ */
+export async function listActionsForOwner(db: Database, businessId: string) {
+  const rows = await db
+    .select({
+      id: actions.id,
+      name: actions.name,
+      title: actions.title,
+      enabled: actions.enabled,
+      oauthGrantId: actions.oauthGrantId,
+      ...creatorColumns(actions.oauthGrantId),
+    })
+    .from(actions)
+    .where(eq(actions.businessId, businessId))
+    .orderBy(asc(actions.id));
+  return rows.map(withCreator);
+}
+
+/** Who registered the action `id` of the business, or the 404 (its page, and the confirmation of its removal). */
+export async function actionCreator(db: Database, businessId: string, id: number): Promise<Creator> {
+  const row = await db
+    .select({ oauthGrantId: actions.oauthGrantId, ...creatorColumns(actions.oauthGrantId) })
+    .from(actions)
+    .where(ofBusiness(businessId, id))
+    .get();
+  if (!row) throw actionNotFound();
+  return creatorOf(row);
+}

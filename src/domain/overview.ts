@@ -1,0 +1,179 @@
+import { and, asc, count, desc, eq, gt, gte, isNull, max, ne, not, or, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import {
+  actions,
+  apiKeys,
+  businesses,
+  deliveryAttempts,
+  intakes,
+  knowledgeItems,
+  oauthClients,
+  oauthGrants,
+  ownerKnowledgeSources,
+  webhookDeliveries,
+  webhookEndpoints,
+} from "../db/schema";
+import { type EpochMs, iso } from "../lib/time";
+import type { Business } from "./access/businesses";
+import { creatorColumns, withCreator } from "./access/creators";
+import { registeredByRevokedCredential } from "./intakes/approval";
+import { SOURCE_LIMITS } from "./knowledge/items";
+
+/** How far back a failed delivery makes its endpoint one that needs the owner. */
+const FAILING_WINDOW_MS = 24 * 3_600_000;
+
+/**
+ * Intakes waiting for the owner (spec: Intake `enabled`): off and never approved (`approved_version` null), or
+ * switched off by a partner's PATCH (every change raises `version` and switches the intake off, while
+ * `approved_version` keeps the version the owner approved). One the owner switched off themselves has
+ * `version = approved_version` and is not listed. At most 5 per business, through the (business, name) index.
+ */
+const intakesWaiting = (db: Database, businessId: string) =>
+  db
+    .select({
+      id: intakes.id,
+      name: intakes.name,
+      title: intakes.title,
+      approvedVersion: intakes.approvedVersion,
+    })
+    .from(intakes)
+    .where(
+      and(
+        eq(intakes.businessId, businessId),
+        eq(intakes.enabled, false),
+        or(isNull(intakes.approvedVersion), ne(intakes.version, intakes.approvedVersion)),
+        // An intake of a revoked key or a disconnected app cannot be switched on again: it waits for nobody.
+        not(registeredByRevokedCredential),
+      ),
+    )
+    .orderBy(asc(intakes.name));
+
+/**
+ * Actions that are off (spec: Connected action `enabled`: off from `POST /actions` until the owner switches it on,
+ * and off again after a PATCH with a new `url`). Actions record no approval, so an action the owner switched off
+ * themselves is listed too; its page says which version the owner would switch on. At most 10 per business.
+ */
+const actionsOff = (db: Database, businessId: string) =>
+  db
+    .select({
+      id: actions.id,
+      name: actions.name,
+      title: actions.title,
+      oauthGrantId: actions.oauthGrantId,
+      ...creatorColumns(actions.oauthGrantId),
+    })
+    .from(actions)
+    .where(and(eq(actions.businessId, businessId), eq(actions.enabled, false)))
+    .orderBy(asc(actions.name));
+
+/**
+ * Endpoints whose recent deliveries fail: a delivery that failed (its sixth attempt) within the window, or one still
+ * pending after a failed attempt (its next one is due within the window by the retry schedule). Both are ranges of
+ * the (status, next attempt) index, so only recent failures are read; per endpoint, how many, and the last attempt
+ * of the newest of them (its status code or error).
+ */
+function failingEndpoints(db: Database, businessId: string, now: EpochMs) {
+  const since = iso(now - FAILING_WINDOW_MS);
+  const failing = db
+    .select({
+      endpointId: webhookDeliveries.endpointId,
+      deliveries: count().as("deliveries"),
+      newestId: max(webhookDeliveries.id).as("newest_id"),
+    })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.businessId, businessId),
+        or(
+          and(eq(webhookDeliveries.status, "failed"), gte(webhookDeliveries.nextAttemptAt, since)),
+          and(
+            eq(webhookDeliveries.status, "pending"),
+            gte(webhookDeliveries.nextAttemptAt, since),
+            gt(webhookDeliveries.attemptCount, 0),
+          ),
+        ),
+      ),
+    )
+    .groupBy(webhookDeliveries.endpointId)
+    .as("failing");
+  return db
+    .select({
+      id: webhookEndpoints.id,
+      url: webhookEndpoints.url,
+      deliveries: failing.deliveries,
+      lastAttemptAt: deliveryAttempts.attemptedAt,
+      lastStatusCode: deliveryAttempts.statusCode,
+      lastError: deliveryAttempts.error,
+    })
+    .from(failing)
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, failing.endpointId))
+    .leftJoin(
+      deliveryAttempts,
+      eq(
+        deliveryAttempts.id,
+        sql`(select max(${deliveryAttempts.id}) from ${deliveryAttempts} where ${eq(deliveryAttempts.deliveryId, failing.newestId)})`,
+      ),
+    )
+    .orderBy(asc(webhookEndpoints.id));
+}
+
+/** Knowledge sources used (spec, Limits: "counting PDFs and websites the owner added"): one row by primary key. */
+const sourcesUsed = (db: Database, businessId: string) =>
+  db
+    .select({
+      pushed: sql<number>`(select count(*) from ${knowledgeItems} where ${eq(knowledgeItems.businessId, businessId)})`,
+      own: sql<number>`(select count(*) from ${ownerKnowledgeSources} where ${eq(ownerKnowledgeSources.businessId, businessId)})`,
+    })
+    .from(businesses)
+    .where(eq(businesses.id, businessId));
+
+/** The active API keys and when each was last used (recorded at most once an hour; null: never). */
+const activeKeys = (db: Database, businessId: string) =>
+  db
+    .select({
+      id: apiKeys.id,
+      label: apiKeys.label,
+      displayPrefix: apiKeys.displayPrefix,
+      lastUsedAt: apiKeys.lastUsedAt,
+    })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt)))
+    .orderBy(desc(apiKeys.id));
+
+/** The connected apps (not disconnected) and when each last called (recorded at most once an hour; null: never). */
+const connectedApps = (db: Database, businessId: string) =>
+  db
+    .select({ id: oauthGrants.id, appName: oauthClients.clientName, lastUsedAt: oauthGrants.lastUsedAt })
+    .from(oauthGrants)
+    .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
+    .where(and(eq(oauthGrants.businessId, businessId), isNull(oauthGrants.revokedAt)))
+    .orderBy(desc(oauthGrants.id));
+
+/**
+ * The overview: what needs the owner (DESIGN.md, dashboard: "actions and intakes waiting for approval (and those a
+ * partner's change switched off), endpoints whose recent deliveries fail, knowledge sources used against the plan's
+ * limit, connected apps and when each last called"). One D1 batch, one query per list, each scoped by the business
+ * and read through its index: the page costs one round trip, whatever the business holds.
+ */
+export async function ownerOverview(db: Database, business: Business, now: EpochMs = Date.now()) {
+  const [waitingIntakes, offActions, failing, [sources], keys, apps] = await db.batch([
+    intakesWaiting(db, business.id),
+    actionsOff(db, business.id),
+    failingEndpoints(db, business.id, now),
+    sourcesUsed(db, business.id),
+    activeKeys(db, business.id),
+    connectedApps(db, business.id),
+  ]);
+  return {
+    intakes: waitingIntakes.map(({ approvedVersion, ...intake }) => ({
+      ...intake,
+      /** `new`: never approved; `changed`: a partner's change switched it off after the owner approved it. */
+      waiting: approvedVersion === null ? ("new" as const) : ("changed" as const),
+    })),
+    actions: offActions.map(withCreator),
+    failingEndpoints: failing,
+    knowledge: { used: (sources?.pushed ?? 0) + (sources?.own ?? 0), limit: SOURCE_LIMITS[business.plan] },
+    keys,
+    apps,
+  };
+}

@@ -1,0 +1,55 @@
+import { and, asc, count, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import { creatorColumns, withCreator } from "../access/creators";
+import { endpointNotFound } from "./endpoints";
+
+/*
+ * The owner's side of webhook endpoints (DESIGN.md, Principals and ownership): scoped by the business alone, since
+ * "the owner can remove any webhook endpoint ... whoever created it".
+ */
+
+const endpointColumns = {
+  id: webhookEndpoints.id,
+  url: webhookEndpoints.url,
+  events: webhookEndpoints.events,
+  description: webhookEndpoints.description,
+  oauthGrantId: webhookEndpoints.oauthGrantId,
+  ...creatorColumns(webhookEndpoints.oauthGrantId),
+};
+
+/** Every endpoint of the business, whoever subscribed it, with its creator: one range of the (business, side) index. */
+export async function listEndpointsForOwner(db: Database, businessId: string) {
+  const rows = await db
+    .select(endpointColumns)
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.businessId, businessId))
+    .orderBy(asc(webhookEndpoints.id));
+  return rows.map(withCreator);
+}
+
+/**
+ * One endpoint of the business with its creator and how many of its deliveries are still pending: what removing it
+ * would stop (its deliveries go with it, so the consumer finds nothing to send: DESIGN.md, Outbox). The 404 for an
+ * endpoint of another business or an id that is none.
+ */
+export async function endpointForOwner(db: Database, businessId: string, id: number) {
+  const [[endpoint], [pending]] = await db.batch([
+    db
+      .select(endpointColumns)
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId))),
+    db
+      .select({ count: count() })
+      .from(webhookDeliveries)
+      .where(
+        and(
+          eq(webhookDeliveries.endpointId, id),
+          eq(webhookDeliveries.businessId, businessId),
+          eq(webhookDeliveries.status, "pending"),
+        ),
+      ),
+  ]);
+  if (!endpoint) throw endpointNotFound();
+  return { ...withCreator(endpoint), pendingDeliveries: pending?.count ?? 0 };
+}
