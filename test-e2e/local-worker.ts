@@ -50,6 +50,9 @@ export async function startWorker(port: number): Promise<() => Promise<void>> {
       STATE,
       "--var",
       `BASE_URL:http://localhost:${port}`,
+      // Each file's own debugger port: wrangler's default (9229) is shared, and a second run on the machine failed.
+      "--inspector-port",
+      String(port + 1000),
     ],
     { env: { ...process.env, ...OFFLINE }, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );

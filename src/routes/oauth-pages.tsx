@@ -16,10 +16,10 @@ const LIMITS =
   "It cannot sign in to your dashboard, use your assistant tools, change bookings, orders or payments, or switch " +
   "an action or intake on. You can disconnect it at any time.";
 
-/** A page of the authorization flow: on its own, outside the dashboard. */
+/** A page of the authorization flow: on its own, outside the dashboard; its content is the page's main landmark. */
 const Layout: FC<{ title: string; children?: Child }> = ({ title, children }) => (
   <Page title={title} narrow>
-    {children}
+    <main>{children}</main>
   </Page>
 );
 

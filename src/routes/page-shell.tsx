@@ -14,6 +14,7 @@ const STYLES = [
   "header{background:#1b2a4a;color:#fff;padding:.8rem 1rem}header a{color:#fff}nav{display:flex;flex-wrap:wrap;gap:.3rem 1rem;margin-top:.4rem}",
   "main{max-width:52rem;margin:0 auto;padding:1rem}h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:1.6rem}",
   "section,.card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:1rem;margin:1rem 0}",
+  "section>h2:first-child,.card>h2:first-child{margin-top:0}",
   "table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.35rem .4rem;border-bottom:1px solid #eee;vertical-align:top}",
   "label{display:block;margin:.6rem 0 .2rem;font-weight:600}input,textarea{width:100%;padding:.5rem;font:inherit}",
   "button{padding:.45rem 1rem;font:inherit;cursor:pointer;border-radius:4px;border:1px solid #888;background:#fff}",
@@ -21,9 +22,14 @@ const STYLES = [
   "form.inline{display:inline}.notice{background:#e8f3ea;border-color:#9cc9a5}.warning{background:#fff4e0;border-color:#e2b25c}",
   ".error{color:#a40000;font-weight:600}.muted{color:#555;font-size:.9rem}code,.secret{font-family:ui-monospace,monospace;word-break:break-all}",
   ".tag{display:inline-block;padding:0 .4rem;border-radius:3px;background:#eef;font-size:.85rem}.on{background:#dff5e3}.off{background:#f3e3e3}",
+  // Long lines (JSON, URLs) wrap rather than widen the page on a phone (WCAG 1.4.10, Reflow).
+  "pre{white-space:pre-wrap;overflow-wrap:anywhere}",
+  // Where the keyboard is, always visible (WCAG 2.4.7), white on the dark header; the skip link shows when focused.
+  ":focus-visible{outline:3px solid #1b4fd8;outline-offset:2px}header :focus-visible{outline-color:#fff}",
+  ".skip{position:absolute;left:-100vw}.skip:focus{position:static;display:block;width:max-content;margin-bottom:.4rem}",
   "@media (max-width:40rem){td,th{display:block;border:0}tr{display:block;border-bottom:1px solid #ddd;padding:.4rem 0}}",
   // A page on its own, outside the dashboard (the OAuth pages): narrow, centred, larger buttons.
-  "body.narrow{max-width:34rem;margin:3rem auto;padding:0 1rem;background:#fff}",
+  "body.narrow{max-width:34rem;margin:3rem auto;padding:0 1rem;background:#fff}.narrow main{padding:0}",
   ".narrow button{margin:1rem .5rem 0 0;padding:.55rem 1.2rem;font-size:1rem}",
   "button.link{background:none;border:0;padding:0;margin:0;color:#1b4fd8;text-decoration:underline;font-size:inherit}",
 ].join("");

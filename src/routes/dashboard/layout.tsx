@@ -20,6 +20,10 @@ const INTEGRATION = [
 export function Layout(props: { title: string; session?: OwnerSession; children: Child }) {
   const header = (
     <header>
+      {/* The first thing a keyboard reaches: past the navigation, to the page's own content (shown when focused). */}
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <strong>{props.session ? props.session.business.name : "Secretary"}</strong>
       {props.session && (
         <nav aria-label="Dashboard">
@@ -44,7 +48,7 @@ export function Layout(props: { title: string; session?: OwnerSession; children:
   );
   return (
     <Page title={`${props.title} · Secretary`} header={header}>
-      <main>
+      <main id="main">
         <h1>{props.title}</h1>
         {props.children}
       </main>
