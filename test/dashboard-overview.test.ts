@@ -79,12 +79,28 @@ describe("the overview: what needs the owner", async () => {
   expect((await submit(jar, "/dashboard/keys", `/dashboard/keys/${revokedKey.apiKeyId}/revoke`)).status).toBe(303);
   await createIntake(theirs.apiKey, "Their intake");
 
-  // Actions: one off (listed), one on (not listed).
+  // Actions: one never switched on (listed), one on (not listed), one the owner switched off (not listed), one a
+  // partner's new url switched off (listed, as changed).
+  const switchOn = async (id: number) => {
+    const path = `/dashboard/actions/${id}`;
+    const reviewed = /name="reviewed" value="([0-9a-f]{64})"/.exec((await page(jar, path)).html)?.[1] ?? "";
+    expect((await submit(jar, path, `${path}/on`, { reviewed })).status).toBe(303);
+  };
   const offAction = await registerAction(mine.apiKey, "stock_off", "Stock, off");
   const onAction = await registerAction(mine.apiKey, "stock_on", "Stock, on");
-  const onPath = `/dashboard/actions/${onAction.id}`;
-  const reviewed = /name="reviewed" value="([0-9a-f]{64})"/.exec((await page(jar, onPath)).html)?.[1] ?? "";
-  expect((await submit(jar, onPath, `${onPath}/on`, { reviewed })).status).toBe(303);
+  await switchOn(onAction.id);
+  const ownerOffAction = await registerAction(mine.apiKey, "stock_owner_off", "Stock, switched off by the owner");
+  await switchOn(ownerOffAction.id);
+  const ownerOffPath = `/dashboard/actions/${ownerOffAction.id}`;
+  expect((await submit(jar, ownerOffPath, `${ownerOffPath}/off`)).status).toBe(303);
+  const movedAction = await registerAction(mine.apiKey, "stock_moved", "Stock, moved");
+  await switchOn(movedAction.id);
+  const moved = await call(`/api/v1/actions/${movedAction.id}`, {
+    key: mine.apiKey,
+    method: "PATCH",
+    body: { url: "https://partner.example/b" },
+  });
+  expect(await json(moved)).toMatchObject({ enabled: false });
 
   // Endpoints: one retrying after a 500, one whose delivery failed an hour ago, one that failed two days ago, one
   // healthy; and another business's failing one.
@@ -133,7 +149,7 @@ describe("the overview: what needs the owner", async () => {
 
   const overview = await page(jar, "/dashboard");
 
-  it("lists the intakes never approved and those a partner's change switched off, and the actions that are off", () => {
+  it("lists the intakes and actions never approved and those a partner's change switched off", () => {
     expect(overview.status).toBe(200);
     const waiting = testIdText(overview.html, "waiting");
     expect(waiting).toContain("Intake Fresh intake : new, never approved");
@@ -141,8 +157,10 @@ describe("the overview: what needs the owner", async () => {
     expect(waiting).not.toContain("Owner switched off");
     expect(waiting).not.toContain("Of a revoked key");
     expect(waiting).not.toContain("Their intake");
-    expect(waiting).toContain("Action Stock, off : off until you review it");
+    expect(waiting).toContain("Action Stock, off : new, never switched on");
+    expect(waiting).toContain("Action Stock, moved : its address was changed by the partner since you switched it on");
     expect(waiting).not.toContain("Stock, on");
+    expect(waiting).not.toContain("switched off by the owner");
     expect(overview.html).toContain(`href="/dashboard/intakes/${fresh.id}"`);
     expect(overview.html).toContain(`href="/dashboard/actions/${offAction.id}"`);
   });

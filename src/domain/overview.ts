@@ -49,9 +49,9 @@ const intakesWaiting = (db: Database, businessId: string) =>
     .orderBy(asc(intakes.name));
 
 /**
- * Actions that are off (spec: Connected action `enabled`: off from `POST /actions` until the owner switches it on,
- * and off again after a PATCH with a new `url`). Actions record no approval, so an action the owner switched off
- * themselves is listed too; its page says which version the owner would switch on. At most 10 per business.
+ * Actions waiting for the owner (spec: Connected action `enabled`: off from `POST /actions` until the owner switches
+ * it on, and off again after a PATCH with a new `url`): never switched on, or switched off by a partner's change;
+ * not those the owner switched off. At most 10 per business.
  */
 const actionsOff = (db: Database, businessId: string) =>
   db
@@ -59,11 +59,18 @@ const actionsOff = (db: Database, businessId: string) =>
       id: actions.id,
       name: actions.name,
       title: actions.title,
+      offReason: actions.offReason,
       oauthGrantId: actions.oauthGrantId,
       ...creatorColumns(actions.oauthGrantId),
     })
     .from(actions)
-    .where(and(eq(actions.businessId, businessId), eq(actions.enabled, false)))
+    .where(
+      and(
+        eq(actions.businessId, businessId),
+        eq(actions.enabled, false),
+        or(isNull(actions.offReason), eq(actions.offReason, "changed")),
+      ),
+    )
     .orderBy(asc(actions.name));
 
 /**

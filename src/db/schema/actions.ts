@@ -26,6 +26,12 @@ export const actions = sqliteTable(
     /** Kept in clear: it keys the HMAC of every call. Shown to the partner once. */
     secret: text("secret").notNull(),
     enabled: flag("enabled").notNull().default(false),
+    /**
+     * Why an action that was on is off: the owner switched it off, or a partner's PATCH with a new url did (spec:
+     * Connected action `enabled`). Null while on, and for an action never switched on. The owner's overview lists
+     * the second kind and the never-approved ones, not the first.
+     */
+    offReason: text("off_reason", { enum: ["owner", "changed"] }),
     ...principalColumns(),
     failureCount: integer("failure_count").notNull().default(0),
     lastCalledAt: timestamp("last_called_at"),

@@ -180,9 +180,11 @@ export async function patchAction(
   }
   if (Object.keys(changes).length === 0) return toActionObject(action);
   if (changes.url !== undefined) changes.enabled = false;
+  // An action that was on, switched off by this change, waits for the owner's review (the overview lists it).
+  const offReason = changes.url !== undefined && action.enabled ? { offReason: "changed" as const } : {};
   const [updated] = await db
     .update(actions)
-    .set({ ...changes, updatedAt: isoNow() })
+    .set({ ...changes, ...offReason, updatedAt: isoNow() })
     .where(ofBusiness(action.businessId, action.id))
     .returning();
   // Deleted between the read and this write.
@@ -231,7 +233,7 @@ export async function switchAction(
   }
   const [updated] = await db
     .update(actions)
-    .set({ enabled, updatedAt: isoNow() })
+    .set({ enabled, offReason: enabled ? null : "owner", updatedAt: isoNow() })
     .where(and(ofBusiness(businessId, actionId), unchanged))
     .returning();
   if (updated) return toActionObject(updated);

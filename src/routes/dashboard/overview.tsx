@@ -61,7 +61,7 @@ function Plan(props: { business: DashboardEnv["Variables"]["session"]["business"
   );
 }
 
-/** Intakes never approved or switched off by a partner's change, and actions that are off: each links to its review. */
+/** Intakes and actions never approved or switched off by a partner's change: each links to its review. */
 function Waiting(props: { overview: Overview }) {
   const { intakes, actions } = props.overview;
   return (
@@ -79,8 +79,11 @@ function Waiting(props: { overview: Overview }) {
         ))}
         {actions.map((action) => (
           <li>
-            Action <a href={`/dashboard/actions/${action.id}`}>{action.title}</a>: off until you review it and switch it
-            on <CreatedBy creator={action.creator} />
+            Action <a href={`/dashboard/actions/${action.id}`}>{action.title}</a>:{" "}
+            {action.offReason === "changed"
+              ? "its address was changed by the partner since you switched it on, so it was switched off"
+              : "new, never switched on"}{" "}
+            <CreatedBy creator={action.creator} />
           </li>
         ))}
       </ul>
