@@ -2,7 +2,17 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import AxeBuilder from "@axe-core/playwright";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, type Seeded, seed, startReceiver, startWorker } from "./local-worker";
+import {
+  eventually,
+  launchChromium,
+  type Seeded,
+  sampleAction,
+  sampleIntake,
+  seed,
+  startReceiver,
+  startWorker,
+  unique,
+} from "./local-worker";
 
 /**
  * Accessibility of every page an owner sees (issue 15): axe-core (WCAG 2.0 and 2.1, A and AA) in a real browser
@@ -65,16 +75,6 @@ async function apiJson<T>(path: string, init: Parameters<typeof api>[1] = {}): P
   const body = await response.text();
   if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${body}`);
   return JSON.parse(body) as T;
-}
-
-const unique = () => Math.random().toString(36).slice(2, 8);
-
-async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
 }
 
 /**
@@ -214,31 +214,12 @@ beforeAll(async () => {
   // One of each kind with a detail page, and a text pushed by an app, so that every list has a row to link from.
   const action = await apiJson<{ id: number }>("/api/v1/actions", {
     method: "POST",
-    body: {
-      name: `stock_${unique()}`,
-      title: "Check stock",
-      description: "Tells whether a hair product is in stock in the salon today.",
-      url: `${receiver.url}/stock`,
-      parameters: {
-        type: "object",
-        properties: { sku: { type: "string", description: "Product code" } },
-        required: ["sku"],
-      },
-    },
+    body: sampleAction(receiver.url),
   });
   created.action = action.id;
   const intake = await apiJson<{ id: number }>("/api/v1/intakes", {
     method: "POST",
-    body: {
-      name: `quote_${unique()}`,
-      title: "Colour consultation",
-      description: "When a customer asks about hair colour advice before booking. Not for haircuts.",
-      fields: [
-        { id: "full_name", label: "What is your full name?", type: "text", required: true },
-        { id: "email", label: "Which email should we use?", type: "email", required: true },
-        { id: "hair", label: "Your hair type?", type: "select", options: ["Fine", "Thick"] },
-      ],
-    },
+    body: sampleIntake(),
   });
   created.intake = intake.id;
   const endpoint = await apiJson<{ id: number }>("/api/v1/webhooks", {

@@ -1,7 +1,17 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, type Seeded, seed, startReceiver, startWorker } from "./local-worker";
+import {
+  eventually,
+  launchChromium,
+  type Seeded,
+  sampleAction,
+  sampleIntake,
+  seed,
+  startReceiver,
+  startWorker,
+  unique,
+} from "./local-worker";
 
 /**
  * The owner's dashboard in a real browser (Debian's Chromium driven by playwright-core) against a real `wrangler dev`
@@ -40,15 +50,6 @@ const text = async () => (await page.textContent("main")) ?? "";
 const submitWith = async (button: Locator) => {
   await Promise.all([page.waitForEvent("load"), button.click()]);
 };
-const unique = () => Math.random().toString(36).slice(2, 8);
-
-async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-}
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -140,16 +141,7 @@ describe("the business owner's dashboard", () => {
   it("approves an intake after reading its approval screen, then shows a PATCH's change list", async () => {
     const created = await apiJson<{ id: number }>("/api/v1/intakes", {
       method: "POST",
-      body: {
-        name: `quote_${unique()}`,
-        title: "Colour consultation",
-        description: "When a customer asks about hair colour advice before booking. Not for haircuts.",
-        fields: [
-          { id: "full_name", label: "What is your full name?", type: "text", required: true },
-          { id: "email", label: "Which email should we use?", type: "email", required: true },
-          { id: "hair", label: "Your hair type?", type: "select", options: ["Fine", "Thick"] },
-        ],
-      },
+      body: sampleIntake(),
     });
     await page.goto(`${BASE}/dashboard/intakes/${created.id}`);
     const approval = (await page.getByTestId("approval").textContent()) ?? "";
@@ -183,17 +175,7 @@ describe("the business owner's dashboard", () => {
   it("switches an action on after a Test", async () => {
     const created = await apiJson<{ id: number }>("/api/v1/actions", {
       method: "POST",
-      body: {
-        name: `stock_${unique()}`,
-        title: "Check stock",
-        description: "Tells whether a hair product is in stock in the salon today.",
-        url: `${receiver.url}/stock`,
-        parameters: {
-          type: "object",
-          properties: { sku: { type: "string", description: "Product code" } },
-          required: ["sku"],
-        },
-      },
+      body: sampleAction(receiver.url),
     });
     await page.goto(`${BASE}/dashboard/actions/${created.id}`);
     await page.getByLabel("Sample arguments (JSON)").fill('{"sku": "SHAMPOO-1"}');

@@ -117,3 +117,40 @@ export function launchChromium() {
     ],
   });
 }
+
+/** A short random suffix for names that must be unique in a file's local state. */
+export const unique = () => Math.random().toString(36).slice(2, 8);
+
+/** Polls `check` until it holds: work the Worker finishes after its answer (a delivery, an action call). */
+export async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+}
+
+/** The connected action the browser tests register: the e2e receiver answers its calls. */
+export const sampleAction = (receiverUrl: string) => ({
+  name: `stock_${unique()}`,
+  title: "Check stock",
+  description: "Tells whether a hair product is in stock in the salon today.",
+  url: `${receiverUrl}/stock`,
+  parameters: {
+    type: "object",
+    properties: { sku: { type: "string", description: "Product code" } },
+    required: ["sku"],
+  },
+});
+
+/** The intake the browser tests register: a name, an email (contact details) and a choice. */
+export const sampleIntake = () => ({
+  name: `quote_${unique()}`,
+  title: "Colour consultation",
+  description: "When a customer asks about hair colour advice before booking. Not for haircuts.",
+  fields: [
+    { id: "full_name", label: "What is your full name?", type: "text", required: true },
+    { id: "email", label: "Which email should we use?", type: "email", required: true },
+    { id: "hair", label: "Your hair type?", type: "select", options: ["Fine", "Thick"] },
+  ],
+});
