@@ -3,6 +3,7 @@ import AxeBuilder from "@axe-core/playwright";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  callApi,
   eventually,
   launchChromium,
   type Seeded,
@@ -60,15 +61,7 @@ const report: Array<{
   violations: Array<{ id: string; impact: string; tags: string[]; help: string; targets: string[] }>;
 }> = [];
 
-const api = (path: string, init: { method?: string; body?: unknown } = {}) =>
-  fetch(`${BASE}${path}`, {
-    method: init.method ?? "GET",
-    headers: {
-      Authorization: `Bearer ${demo.api_key}`,
-      ...(init.body === undefined ? {} : { "Content-Type": "application/json" }),
-    },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
+const api = (path: string, init: { method?: string; body?: unknown } = {}) => callApi(BASE, demo.api_key, path, init);
 
 async function apiJson<T>(path: string, init: Parameters<typeof api>[1] = {}): Promise<T> {
   const response = await api(path, init);

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  callApi,
   eventually,
   launchChromium,
   type Seeded,
@@ -29,14 +30,7 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let demo: Seeded;
 
 const api = (path: string, init: { method?: string; body?: unknown; token?: string } = {}) =>
-  fetch(`${BASE}${path}`, {
-    method: init.method ?? "GET",
-    headers: {
-      Authorization: `Bearer ${init.token ?? demo.api_key}`,
-      ...(init.body === undefined ? {} : { "Content-Type": "application/json" }),
-    },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
+  callApi(BASE, init.token ?? demo.api_key, path, init);
 
 const apiJson = async <T = Record<string, unknown>>(path: string, init: Parameters<typeof api>[1] = {}) =>
   (await (await api(path, init)).json()) as T;

@@ -154,3 +154,19 @@ export const sampleIntake = () => ({
     { id: "hair", label: "Your hair type?", type: "select", options: ["Fine", "Thick"] },
   ],
 });
+
+/** A partner API call to the local Worker at `base` with `credential` as the bearer; a body goes as JSON. */
+export const callApi = (
+  base: string,
+  credential: string,
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+) =>
+  fetch(`${base}${path}`, {
+    method: init.method ?? "GET",
+    headers: {
+      Authorization: `Bearer ${credential}`,
+      ...(init.body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
