@@ -9,7 +9,7 @@ import { call, json } from "./helpers/http";
 import { connectApp, createOwnerBusiness } from "./helpers/oauth";
 import { bookingObject, reportChange } from "./helpers/platform";
 import { receiverBox } from "./helpers/receiver";
-import { claimOne, consume, outboxOnly } from "./helpers/webhooks";
+import { claimOne, consume, consumeBatch, outboxOnly } from "./helpers/webhooks";
 
 // DESIGN.md, What happens when access ends: deliveries follow access. Each case against the real receiver, through
 // the real queue and consumer.
@@ -104,4 +104,49 @@ describe("deliveries follow access", () => {
     expect(await consume(deliveryId, now + LEASE_MS + 1_000)).toEqual({ acked: true, retryDelay: undefined });
     expect(await appSide.box.recorded()).toEqual([]);
   });
+
+  // At the spec's maximum: 20 endpoints on one event, 10 on each side, every delivery written and pending when access
+  // ends. The side whose access ended gets none of its 10; the other side gets all of its 10.
+  it.each(["the app is disconnected", "the last key is revoked"])(
+    "20 endpoints with a pending delivery each: when %s, only the other side's 10 are sent",
+    async (ending) => {
+      const shop = await createOwnerBusiness();
+      const app = await connectApp(shop);
+      const keyBox = receiverBox("max-keys");
+      const appBox = receiverBox("max-app");
+      for (let i = 0; i < 10; i++) {
+        const body = (box: ReturnType<typeof receiverBox>) => ({ url: box.url(`/${i}`), events: ["booking.created"] });
+        expect((await call("/api/v1/webhooks", { key: shop.apiKey, method: "POST", body: body(keyBox) })).status).toBe(
+          201,
+        );
+        const appSide = await call("/api/v1/webhooks", {
+          key: app.tokens.access_token,
+          method: "POST",
+          body: body(appBox),
+        });
+        expect(appSide.status).toBe(201);
+      }
+      const { deliveryIds } = await outboxOnly(shop.business, [
+        { event: "booking.created", data: { booking: bookingObject(nextBooking++) } },
+      ]);
+      expect(deliveryIds).toHaveLength(20);
+
+      let ended: { endpointsDeleted: number };
+      if (ending === "the app is disconnected") {
+        ended = await disconnectApp(db, shop.business.id, app.grantId);
+      } else {
+        const key = await db.query.apiKeys.findFirst({ where: (k, { eq }) => eq(k.businessId, shop.business.id) });
+        ended = await revokeApiKey(db, shop.business.id, key?.id ?? 0);
+      }
+      expect(ended.endpointsDeleted).toBe(10);
+
+      const outcomes = await consumeBatch(deliveryIds, Date.now());
+      expect(outcomes.every((outcome) => outcome.acked)).toBe(true);
+      const [sent, notSent] = ending === "the app is disconnected" ? [keyBox, appBox] : [appBox, keyBox];
+      expect(
+        (await sent.recorded()).map((request) => request.path.slice(request.path.lastIndexOf("/"))).sort(),
+      ).toEqual(Array.from({ length: 10 }, (_, i) => `/${i}`).sort());
+      expect(await notSent.recorded()).toEqual([]);
+    },
+  );
 });

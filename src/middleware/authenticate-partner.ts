@@ -53,9 +53,9 @@ export const partnerCredential = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * The handler's first read and the credential's lookup in one D1 batch (a partner read's one round trip; a change's
- * first of two), the read scoped by sub-selects on the credential's hash. The answer is computed only once the principal is admitted, so a refused credential gets its 401 (or 403,
- * 429) and never the read's 404. A read that fails while being built (a path id that is not one) is answered
- * after the credential alone.
+ * first of two), the read scoped by sub-selects on the credential's hash. The answer is computed only once the
+ * principal is admitted, so a refused credential gets its 401 (or 403, 429) and never the read's 404. A read that
+ * fails while being built (a path id that is not one) is answered after the credential alone.
  */
 export async function readAsPartner<T>(c: Context<AppEnv>, build: (scope: Scope) => Read<T>): Promise<T> {
   const db = database(c.env.DB);
