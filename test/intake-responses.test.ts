@@ -1,13 +1,12 @@
-import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { intakeResponses, intakes } from "../src/db/schema";
 import { readCredential } from "../src/domain/access/principals";
-import { credentialScope } from "../src/domain/access/scope";
-import { responsesPage } from "../src/domain/intakes/responses";
+import { listResponses } from "../src/domain/intakes/responses";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { json } from "./helpers/http";
 import { createIntake, deleteIntake, getResponses, insertResponses, TIMESTAMP } from "./helpers/intakes";
+import { runAlone } from "./helpers/statements";
 
 type ResponseObject = {
   id: number;
@@ -161,27 +160,21 @@ describe("GET /api/v1/intakes/{id}/responses", async () => {
 
   it("reads only the rows of the page (and one index entry more), whatever else is stored", async () => {
     // Scoped as the route scopes it: by sub-selects on the credential's hash.
-    const scope = credentialScope(db, await readCredential(`Bearer ${apiKey}`));
+    const scope = { credential: await readCredential(`Bearer ${apiKey}`), now: Date.now() };
     for (const before of [undefined, allIds[49], allIds[99]]) {
-      const { sql, params } = responsesPage(db, scope, intake.id, before).toSQL();
-      const result = await env.DB.prepare(sql)
-        .bind(...params)
-        .all();
-      const rows = result.results.length;
+      // The page itself: the read's second statement (the first checks that the intake is the key's own).
+      const { rows, rowsRead } = await runAlone(listResponses(scope, intake.id, before).statements[1]);
       // The page's rows, plus the owner check (the intake, and the key twice: business and key id), plus the entry
       // that ends a last page.
       expect(rows).toBe(before === allIds[99] ? 20 : 51);
-      expect(result.meta.rows_read).toBeLessThanOrEqual(rows + 4);
+      expect(rowsRead).toBeLessThanOrEqual(rows + 4);
     }
     // Another key's principal reads nothing at all.
     const sibling = await createApiKey(business.id);
-    const stranger = credentialScope(db, await readCredential(`Bearer ${sibling.apiKey}`));
-    const { sql, params } = responsesPage(db, stranger, intake.id).toSQL();
-    const result = await env.DB.prepare(sql)
-      .bind(...params)
-      .all();
-    expect(result.results).toHaveLength(0);
-    expect(result.meta.rows_read).toBeLessThanOrEqual(3);
+    const stranger = { credential: await readCredential(`Bearer ${sibling.apiKey}`), now: Date.now() };
+    const { rows, rowsRead } = await runAlone(listResponses(stranger, intake.id).statements[1]);
+    expect(rows).toBe(0);
+    expect(rowsRead).toBeLessThanOrEqual(3);
   });
 });
 

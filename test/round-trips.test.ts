@@ -5,11 +5,11 @@ import { database } from "../src/db/client";
 import { runRead } from "../src/db/reads";
 import { apiKeys, bookings, businesses, orders } from "../src/db/schema";
 import { API_KEY_PREFIX, authenticatePartner, readCredential } from "../src/domain/access/principals";
-import { credentialScope } from "../src/domain/access/scope";
-import { appointmentsPage, listAppointments } from "../src/domain/platform/bookings";
-import { ordersPage } from "../src/domain/platform/orders";
+import { listAppointments } from "../src/domain/platform/bookings";
+import { listOrders } from "../src/domain/platform/orders";
 import { randomToken, sha256Hex } from "../src/lib/secrets";
 import { bookingRow, createApiKey, createBusiness, insertAll, orderRow } from "./helpers/fixtures";
+import { runAlone } from "./helpers/statements";
 
 async function rowsRead(query: { toSQL(): { sql: string; params: unknown[] } }) {
   const { sql, params } = query.toSQL();
@@ -60,7 +60,7 @@ describe("hot paths: D1 round trips and rows read", async () => {
     ["50 appointments since a date", { limit: 50, since: "2026-06-01" }],
     ["20 confirmed appointments since a date", { limit: 20, status: "confirmed" as const, since: "2026-06-01" }],
   ])("listing %s (a full page) reads exactly the rows it returns", async (_case, filters) => {
-    const { rows, rowsRead: read } = await rowsRead(appointmentsPage(db, business.id, filters));
+    const { rows, rowsRead: read } = await runAlone(listAppointments(business.id, filters).statements[0]);
     expect(rows).toBe(filters.limit);
     expect(read).toBe(rows);
   });
@@ -69,7 +69,7 @@ describe("hot paths: D1 round trips and rows read", async () => {
     ["every confirmed appointment", { limit: 100, status: "confirmed" as const }],
     ["every appointment since a date", { limit: 100, since: "2026-10-01" }],
   ])("listing %s (the last page) reads one index entry more: the one that ends the range", async (_case, filters) => {
-    const { rows, rowsRead: read } = await rowsRead(appointmentsPage(db, business.id, filters));
+    const { rows, rowsRead: read } = await runAlone(listAppointments(business.id, filters).statements[0]);
     expect(rows).toBeGreaterThan(0);
     expect(rows).toBeLessThan(filters.limit);
     expect(read).toBe(rows + 1);
@@ -80,7 +80,9 @@ describe("hot paths: D1 round trips and rows read", async () => {
       orders,
       Array.from({ length: 30 }, (_, i) => orderRow(business.id, { status: i % 2 ? "pending" : "fulfilled" })),
     );
-    const { rowsRead: read, rows } = await rowsRead(ordersPage(db, business.id, { limit: 10, status: "pending" }));
+    const { rowsRead: read, rows } = await runAlone(
+      listOrders(business.id, { limit: 10, status: "pending" }).statements[0],
+    );
     expect(rows).toBe(10);
     expect(read).toBe(10);
   });
@@ -89,10 +91,7 @@ describe("hot paths: D1 round trips and rows read", async () => {
     const revoked = await createApiKey(business.id, { revoked: true });
     const filters = { limit: 100 };
     const pageFor = async (apiKey: string) =>
-      runRead(
-        db,
-        listAppointments(db, credentialScope(db, await readCredential(`Bearer ${apiKey}`)).businessId, filters),
-      );
+      runRead(db, listAppointments({ credential: await readCredential(`Bearer ${apiKey}`), now: Date.now() }, filters));
     expect(await pageFor(apiKey)).toHaveLength(100);
     // The read is discarded when the credential is refused; it also selects nothing by itself.
     expect(await pageFor(revoked.apiKey)).toEqual([]);

@@ -1,7 +1,7 @@
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import * as schema from "./schema";
 
-export type Database = DrizzleD1Database<typeof schema>;
+export type Database = DrizzleD1Database<typeof schema> & { $client: D1Database };
 
 const instances = new WeakMap<D1Database, Database>();
 

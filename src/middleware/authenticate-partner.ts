@@ -6,7 +6,7 @@ import type { Read } from "../db/reads";
 import { assertPlanIncludesApi } from "../domain/access/businesses";
 import { recordUse, useToRecord } from "../domain/access/last-use";
 import { authenticateWith, type Principal, readCredential } from "../domain/access/principals";
-import { credentialScope, type Scope } from "../domain/access/scope";
+import type { CredentialScope } from "../domain/access/scope";
 import { loggableError } from "../lib/loggable-error";
 import { spendRequestBudget } from "./principal-rate-limit";
 
@@ -57,16 +57,16 @@ export const partnerCredential = createMiddleware<AppEnv>(async (c, next) => {
  * principal is admitted, so a refused credential gets its 401 (or 403, 429) and never the read's 404. A read that
  * fails while being built (a path id that is not one) is answered after the credential alone.
  */
-export async function readAsPartner<T>(c: Context<AppEnv>, build: (scope: Scope) => Read<T>): Promise<T> {
-  const db = database(c.env.DB);
+export async function readAsPartner<T>(c: Context<AppEnv>, build: (scope: CredentialScope) => Read<T>): Promise<T> {
+  const now = Date.now();
   let read: Read<T>;
   try {
-    read = build(credentialScope(db, c.var.credential));
+    read = build({ credential: c.var.credential, now });
   } catch (error) {
     await admitted(c);
     throw error;
   }
-  const { principal, results } = await authenticateWith(db, c.var.credential, read.statements);
+  const { principal, results } = await authenticateWith(database(c.env.DB), c.var.credential, read.statements, now);
   await admit(c, principal);
   return read.answer(results);
 }

@@ -89,22 +89,19 @@ const deleteRoute = partnerRoute({
 
 export const actions = createPartnerRouter()
   .openapi(listRoute, async (c) => {
-    const data = await readAsPartner(c, (scope) => listActions(database(c.env.DB), scope));
+    const data = await readAsPartner(c, listActions);
     return c.json({ data }, 200);
   })
   .openapi(createRoute, async (c) =>
     c.json(await createAction(outboundPolicy(c.env), database(c.env.DB), await admitted(c), c.req.valid("json")), 201),
   )
   .openapi(getRoute, async (c) => {
-    const action = await readAsPartner(c, (scope) =>
-      getAction(database(c.env.DB), scope, actionId(c.req.valid("param").id)),
-    );
+    const action = await readAsPartner(c, (scope) => getAction(scope, actionId(c.req.valid("param").id)));
     return c.json(action, 200);
   })
   .openapi(patchRoute, async (c) => {
-    const db = database(c.env.DB);
-    const current = await readAsPartner(c, (scope) => actionRow(db, scope, actionId(c.req.valid("param").id)));
-    return c.json(await patchAction(outboundPolicy(c.env), db, current, c.req.valid("json")), 200);
+    const current = await readAsPartner(c, (scope) => actionRow(scope, actionId(c.req.valid("param").id)));
+    return c.json(await patchAction(outboundPolicy(c.env), database(c.env.DB), current, c.req.valid("json")), 200);
   })
   .openapi(deleteRoute, async (c) => {
     const scope = scopeOf(await admitted(c));

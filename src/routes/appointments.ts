@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../db/client";
 import { BOOKING_STATUSES } from "../db/schema";
 import { listAppointments } from "../domain/platform/bookings";
 import { isoDate, queryInteger } from "../lib/validation";
@@ -32,6 +31,6 @@ const listAppointmentsRoute = partnerRoute({
 
 export const appointments = createPartnerRouter().openapi(listAppointmentsRoute, async (c) => {
   const filters = c.req.valid("query");
-  const data = await readAsPartner(c, (scope) => listAppointments(database(c.env.DB), scope.businessId, filters));
+  const data = await readAsPartner(c, (scope) => listAppointments(scope, filters));
   return c.json({ data }, 200);
 });

@@ -97,22 +97,22 @@ const responsesRoute = partnerRoute({
 /** Spec, Intakes. Validation failures name the member (`field`), as the spec requires of intake errors. */
 export const intakes = createPartnerRouter(rejectInvalidNamingField)
   .openapi(listRoute, async (c) => {
-    const data = await readAsPartner(c, (scope) => listIntakes(database(c.env.DB), scope));
+    const data = await readAsPartner(c, listIntakes);
     return c.json({ data }, 200);
   })
   .openapi(createRoute, async (c) =>
     c.json(await createIntake(database(c.env.DB), await admitted(c), c.req.valid("json")), 201),
   )
   .openapi(getRoute, async (c) => {
-    const intake = await readAsPartner(c, (scope) =>
-      getIntake(database(c.env.DB), scope, intakeId(c.req.valid("param").id)),
-    );
+    const intake = await readAsPartner(c, (scope) => getIntake(scope, intakeId(c.req.valid("param").id)));
     return c.json(intake, 200);
   })
   .openapi(patchRoute, async (c) => {
-    const db = database(c.env.DB);
-    const current = await readAsPartner(c, (scope) => ownedIntakeRow(db, scope, intakeId(c.req.valid("param").id)));
-    return c.json(await patchIntake(db, c.var.principal, current.id, c.req.valid("json"), current), 200);
+    const current = await readAsPartner(c, (scope) => ownedIntakeRow(scope, intakeId(c.req.valid("param").id)));
+    return c.json(
+      await patchIntake(database(c.env.DB), c.var.principal, current.id, c.req.valid("json"), current),
+      200,
+    );
   })
   .openapi(deleteRoute, async (c) => {
     await deleteIntake(database(c.env.DB), await admitted(c), intakeId(c.req.valid("param").id));
@@ -120,8 +120,6 @@ export const intakes = createPartnerRouter(rejectInvalidNamingField)
   })
   .openapi(responsesRoute, async (c) => {
     const { before } = c.req.valid("query");
-    const page = await readAsPartner(c, (scope) =>
-      listResponses(database(c.env.DB), scope, intakeId(c.req.valid("param").id), before),
-    );
+    const page = await readAsPartner(c, (scope) => listResponses(scope, intakeId(c.req.valid("param").id), before));
     return c.json(page, 200);
   });

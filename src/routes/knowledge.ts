@@ -52,14 +52,20 @@ const deleteRoute = partnerRoute({
 
 export const knowledge = createPartnerRouter()
   .openapi(listRoute, async (c) => {
-    const data = await readAsPartner(c, (scope) => listKnowledge(database(c.env.DB), scope.businessId));
+    const data = await readAsPartner(c, listKnowledge);
     return c.json({ data }, 200);
   })
   .openapi(putRoute, async (c) => {
     const { key } = c.req.valid("param");
-    const db = database(c.env.DB);
-    const existing = await readAsPartner(c, (scope) => storedItem(db, scope.businessId, key));
-    const result = await pushKnowledge(c.env.BUSINESS_LIMITS, db, c.var.principal, key, c.req.valid("json"), existing);
+    const existing = await readAsPartner(c, (scope) => storedItem(scope, key));
+    const result = await pushKnowledge(
+      c.env.BUSINESS_LIMITS,
+      database(c.env.DB),
+      c.var.principal,
+      key,
+      c.req.valid("json"),
+      existing,
+    );
     for (const [name, value] of Object.entries(rateLimitHeaders(result.budget))) c.header(name, value);
     return result.created ? c.json(result.item, 201) : c.json(result.item, 200);
   })

@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../db/client";
 import { ORDER_STATUSES } from "../db/schema";
 import { listOrders } from "../domain/platform/orders";
 import { queryInteger } from "../lib/validation";
@@ -31,6 +30,6 @@ const listOrdersRoute = partnerRoute({
 
 export const orders = createPartnerRouter().openapi(listOrdersRoute, async (c) => {
   const filters = c.req.valid("query");
-  const data = await readAsPartner(c, (scope) => listOrders(database(c.env.DB), scope.businessId, filters));
+  const data = await readAsPartner(c, (scope) => listOrders(scope, filters));
   return c.json({ data }, 200);
 });

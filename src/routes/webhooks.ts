@@ -52,7 +52,7 @@ const deleteRoute = partnerRoute({
 
 export const webhooks = createPartnerRouter()
   .openapi(listRoute, async (c) => {
-    const data = await readAsPartner(c, (scope) => listEndpoints(database(c.env.DB), scope));
+    const data = await readAsPartner(c, listEndpoints);
     return c.json({ data, events: [...EVENT_NAMES] }, 200);
   })
   .openapi(createRoute, async (c) => {

@@ -1,8 +1,8 @@
 import { eq, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../../db/client";
 import { apiKeys, businesses, oauthGrants, oauthTokens } from "../../db/schema";
+import { type Bound, runBatch, statement } from "../../db/statements";
 import { ApiError, unauthorized } from "../../lib/errors";
 import { sha256HexNative } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
@@ -62,7 +62,7 @@ const renamed = <T extends SQLiteColumn>(column: T, name: string) =>
   sql<T["_"]["data"] | (T["_"]["notNull"] extends true ? never : null)>`${column}`.mapWith(column).as(name);
 
 /** An API key by its hash's unique index, joined with its business: two rows read. */
-const keyLookup = (db: Database, hash: string) =>
+const keyLookup = statement<{ credential: string }>()((db, { credential }) =>
   db
     .select({
       apiKeyId: renamed(apiKeys.id, "api_key_id"),
@@ -72,10 +72,11 @@ const keyLookup = (db: Database, hash: string) =>
     })
     .from(apiKeys)
     .innerJoin(businesses, eq(businesses.id, apiKeys.businessId))
-    .where(eq(apiKeys.keyHash, hash));
+    .where(eq(apiKeys.keyHash, credential)),
+);
 
 /** An OAuth access token by its hash (primary key), joined with its connection and business: three rows read. */
-const tokenLookup = (db: Database, hash: string) =>
+const tokenLookup = statement<{ credential: string }>()((db, { credential }) =>
   db
     .select({
       kind: oauthTokens.kind,
@@ -90,10 +91,12 @@ const tokenLookup = (db: Database, hash: string) =>
     .from(oauthTokens)
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
     .innerJoin(businesses, eq(businesses.id, oauthGrants.businessId))
-    .where(eq(oauthTokens.tokenHash, hash));
+    .where(eq(oauthTokens.tokenHash, credential)),
+);
 
-type KeyRow = Awaited<ReturnType<typeof keyLookup>>[number];
-type TokenRow = Awaited<ReturnType<typeof tokenLookup>>[number];
+type RowOf<S> = S extends (args: never) => Bound<(infer R)[]> ? R : never;
+type KeyRow = RowOf<typeof keyLookup>;
+type TokenRow = RowOf<typeof tokenLookup>;
 
 /** RFC 6750 §3.1: a token that is expired, revoked or unknown is `invalid_token`. */
 const invalidToken = (message: string) =>
@@ -125,21 +128,21 @@ function tokenPrincipal(row: TokenRow | undefined, now: EpochMs): Principal {
 
 /**
  * The credential's principal and the results of `statements`, in one D1 batch: one round trip (DESIGN.md,
- * Performance budget). The statements are scoped by `credentialScope`, so a refused credential selects nothing; the
+ * Performance budget). The statements are scoped by the credential's `reachArgument`, so a refused credential selects nothing; the
  * refusal is thrown before anyone sees their results all the same.
  */
 export async function authenticateWith(
   db: Database,
   credential: Credential,
-  statements: BatchItem<"sqlite">[],
+  statements: Bound<unknown>[],
   now: EpochMs = Date.now(),
 ): Promise<{ principal: Principal; results: unknown[] }> {
   if (credential.kind === "api_key") {
-    const [rows, ...results] = await db.batch([keyLookup(db, credential.hash), ...statements]);
-    return { principal: keyPrincipal(rows[0]), results };
+    const [rows, ...results] = await runBatch(db, [keyLookup({ credential: credential.hash }), ...statements]);
+    return { principal: keyPrincipal((rows as KeyRow[])[0]), results };
   }
-  const [rows, ...results] = await db.batch([tokenLookup(db, credential.hash), ...statements]);
-  return { principal: tokenPrincipal(rows[0], now), results };
+  const [rows, ...results] = await runBatch(db, [tokenLookup({ credential: credential.hash }), ...statements]);
+  return { principal: tokenPrincipal((rows as TokenRow[])[0], now), results };
 }
 
 /** The principal of an `Authorization` header, alone: one indexed lookup. */

@@ -1,7 +1,8 @@
-import { and, eq, gt, isNull, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, eq, gt, isNull, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../../db/client";
 import { apiKeys, oauthGrants, oauthTokens } from "../../db/schema";
+import { type ShapedArgument, shapedArgument } from "../../db/statements";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Credential, Principal } from "./principals";
 
@@ -21,15 +22,62 @@ export type Scope = {
   oauthGrantId: ScopeValue<number> | null;
 };
 
-export function scopeOf(principal: Principal): Scope {
+/** A principal's scope by its ids: the scope of a write, which authenticated its principal first. */
+export type PrincipalScope = { businessId: string; apiKeyId: number | null; oauthGrantId: number | null };
+
+export function scopeOf(principal: Principal): PrincipalScope {
   return principal.kind === "api_key"
     ? { businessId: principal.business.id, apiKeyId: principal.apiKeyId, oauthGrantId: null }
     : { businessId: principal.business.id, apiKeyId: null, oauthGrantId: principal.grantId };
 }
 
-export function credentialScope(db: Database, credential: Credential, now: EpochMs = Date.now()): Scope {
-  if (credential.kind === "api_key") {
-    const activeKey = and(eq(apiKeys.keyHash, credential.hash), isNull(apiKeys.revokedAt));
+/**
+ * A partner read's scope while its credential is looked up in the same D1 batch (DESIGN.md, Performance budget):
+ * the credential itself, which the read's statements find by sub-selects on its hash.
+ */
+export type CredentialScope = { credential: Credential; now: EpochMs };
+
+/** Whose records a read reaches: a principal's side or a credential's, or (a business id) the owner's: every side. */
+export type PartnerReach = PrincipalScope | CredentialScope;
+export type ReadReach = string | PartnerReach;
+
+/**
+ * A read's reach as a statement argument (src/db/statements.ts): its shape, and the values of the placeholders its
+ * SQL is rendered with once per shape. The credential's sub-selects find only a credential that is accepted, so for
+ * a refused one they are NULL and the read selects nothing.
+ */
+export const reachArgument = (reach: ReadReach): ShapedArgument<Reach> =>
+  typeof reach === "string"
+    ? shapedArgument("owner", { business: reach }, () => sql.placeholder("business"))
+    : sideArgument(reach);
+
+/** A partner's side as a statement argument: see `reachArgument`. */
+export function sideArgument(reach: PartnerReach): ShapedArgument<Scope> {
+  if ("credential" in reach) {
+    const { kind, hash } = reach.credential;
+    return kind === "api_key"
+      ? shapedArgument("api_key", { credential: hash }, (db) => credentialScope(db, kind))
+      : shapedArgument("access_token", { credential: hash, now: iso(reach.now) }, (db) => credentialScope(db, kind));
+  }
+  const business = sql.placeholder("business");
+  return reach.apiKeyId === null
+    ? shapedArgument("app", { business: reach.businessId, grant: reach.oauthGrantId }, () => ({
+        businessId: business,
+        apiKeyId: null,
+        oauthGrantId: sql.placeholder("grant"),
+      }))
+    : shapedArgument("key", { business: reach.businessId, apiKey: reach.apiKeyId }, () => ({
+        businessId: business,
+        apiKeyId: sql.placeholder("apiKey"),
+        oauthGrantId: null,
+      }));
+}
+
+/** The scope of a credential's placeholders (`credential`: its hash, `now` for a token's expiry). */
+function credentialScope(db: Database, kind: Credential["kind"]): Scope {
+  const hash = sql.placeholder("credential");
+  if (kind === "api_key") {
+    const activeKey = and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt));
     return {
       businessId: db.select({ id: apiKeys.businessId }).from(apiKeys).where(activeKey),
       apiKeyId: db.select({ id: apiKeys.id }).from(apiKeys).where(activeKey),
@@ -44,10 +92,10 @@ export function credentialScope(db: Database, credential: Credential, now: Epoch
       .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
       .where(
         and(
-          eq(oauthTokens.tokenHash, credential.hash),
+          eq(oauthTokens.tokenHash, hash),
           eq(oauthTokens.kind, "access"),
           isNull(oauthTokens.revokedAt),
-          gt(oauthTokens.expiresAt, iso(now)),
+          gt(oauthTokens.expiresAt, sql.placeholder("now")),
           isNull(oauthGrants.revokedAt),
         ),
       );
@@ -72,12 +120,15 @@ export const onSide = (table: SidedTable, scope: Scope): SQL | undefined =>
   );
 
 /**
- * Whose records a call reaches: a business id is the owner's reach (the dashboard: every side of the business); a
- * scope is a partner's (its own side only).
+ * Whose records a statement reaches, as it is rendered: a business id is the owner's reach (the dashboard: every side
+ * of the business); a scope is a partner's (its own side only).
  */
 export type Reach = ScopeValue<string> | Scope;
 
 const isScope = (reach: Reach): reach is Scope => typeof reach === "object" && "oauthGrantId" in reach;
+
+/** The business of a reach as rendered (the reads of a business's bookings, orders and knowledge). */
+export const businessOf = (reach: Reach): ScopeValue<string> => (isScope(reach) ? reach.businessId : reach);
 
 export const reached = (table: SidedTable, reach: Reach): SQL | undefined =>
   isScope(reach) ? onSide(table, reach) : eq(table.businessId, reach);

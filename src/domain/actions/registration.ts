@@ -1,15 +1,16 @@
-import { and, asc, desc, eq, lt, ne, or, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, lt, ne, or, type Placeholder, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { type Read, read, readTwo, runRead } from "../../db/reads";
 import { type ActionParameters, actionCalls, actions } from "../../db/schema";
+import { type ShapedArgument, statement } from "../../db/statements";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso, isoNow } from "../../lib/time";
 import { type Principal, principalRef } from "../access/principals";
-import { type Reach, reached } from "../access/scope";
+import { type Reach, type ReadReach, reachArgument, reached } from "../access/scope";
 import { actionsRunOn, type Channel } from "../secretary/channels";
 import { assertNoContactParameters } from "./contact-details";
 
@@ -116,40 +117,51 @@ export async function createAction(
 }
 
 /** `GET /actions` (a partner's scope: its own side) and the owner's list (a business id: every side). */
-export function listActions(db: Database, reach: Reach) {
-  return read(db.select().from(actions).where(reached(actions, reach)).orderBy(asc(actions.id)), (rows) =>
-    rows.map(toActionObject),
-  );
-}
+const actionsWithin = statement<{ reach: ShapedArgument<Reach> }>()((db, { reach }) =>
+  db.select().from(actions).where(reached(actions, reach)).orderBy(asc(actions.id)),
+);
 
-const ofBusiness = (reach: Reach, id: number) => and(eq(actions.id, id), reached(actions, reach));
+export const listActions = (reach: ReadReach) =>
+  read(actionsWithin({ reach: reachArgument(reach) }), (rows) => rows.map(toActionObject));
+
+const ofBusiness = (reach: Reach, id: number | Placeholder) => and(eq(actions.id, id), reached(actions, reach));
+
+type OneAction = { reach: ShapedArgument<Reach>; id: number };
+const actionWithin = statement<OneAction>()((db, { reach, id }) =>
+  db.select().from(actions).where(ofBusiness(reach, id)),
+);
 
 /** The action `id` of the business, or the 404. */
-export function actionRow(db: Database, reach: Reach, id: number): Read<Action> {
-  return read(db.select().from(actions).where(ofBusiness(reach, id)), ([action]) => {
+export function actionRow(reach: ReadReach, id: number): Read<Action> {
+  return read(actionWithin({ reach: reachArgument(reach), id }), ([action]) => {
     if (!action) throw actionNotFound();
     return action;
   });
 }
 
-export const findAction = (db: Database, businessId: string, id: number) => runRead(db, actionRow(db, businessId, id));
+export const findAction = (db: Database, businessId: string, id: number) => runRead(db, actionRow(businessId, id));
+
+const recentCalls = statement<OneAction & { cutOff: string }>()((db, { reach, id, cutOff }) =>
+  db
+    .select()
+    .from(actionCalls)
+    .where(
+      and(
+        // The calls of the action only when it is within reach: another side's calls are not even read.
+        eq(actionCalls.actionId, db.select({ id: actions.id }).from(actions).where(ofBusiness(reach, id))),
+        or(ne(actionCalls.status, "pending"), lt(actionCalls.createdAt, cutOff)),
+      ),
+    )
+    .orderBy(desc(actionCalls.id))
+    .limit(RECENT_CALLS),
+);
 
 /** The action and its 10 most recent calls, read together; calls still under way are not listed yet. */
-export function getAction(db: Database, reach: Reach, id: number, now: EpochMs = Date.now()) {
+export function getAction(reach: ReadReach, id: number, now: EpochMs = Date.now()) {
+  const argument = reachArgument(reach);
   return readTwo(
-    db.select().from(actions).where(ofBusiness(reach, id)),
-    db
-      .select()
-      .from(actionCalls)
-      .where(
-        and(
-          // The calls of the action only when it is within reach: another side's calls are not even read.
-          eq(actionCalls.actionId, db.select({ id: actions.id }).from(actions).where(ofBusiness(reach, id))),
-          or(ne(actionCalls.status, "pending"), lt(actionCalls.createdAt, cutOffBefore(now))),
-        ),
-      )
-      .orderBy(desc(actionCalls.id))
-      .limit(RECENT_CALLS),
+    actionWithin({ reach: argument, id }),
+    recentCalls({ reach: argument, id, cutOff: cutOffBefore(now) }),
     ([action], calls) => {
       if (!action) throw actionNotFound();
       return { ...toActionObject(action), calls: calls.map(toCallObject) };

@@ -1,14 +1,15 @@
-import { and, asc, eq, isNull, type SQL } from "drizzle-orm";
+import { and, asc, eq, isNull, type Placeholder, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { mapRead, type Read, read, runRead } from "../../db/reads";
 import { type IntakeContent, type IntakeField, intakes } from "../../db/schema";
+import { type ShapedArgument, statement } from "../../db/statements";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import type { CreateIntakeInput, IntakeFieldInput, IntakeObject, PatchIntakeInput } from "../../schemas/intakes";
 import { type Principal, principalRef } from "../access/principals";
-import { type Scope, scopeOf } from "../access/scope";
+import { type PartnerReach, type Scope, scopeOf, sideArgument } from "../access/scope";
 import { type Channel, intakesRunOn } from "../secretary/channels";
 
 /** Spec, Limits: "Intakes per business: 5 (all keys and apps together)". */
@@ -73,18 +74,25 @@ function ownedBy(scope: Scope): SQL | undefined {
  */
 export const intakeNotFound = () => notFound("No intake with that id exists for this credential.");
 
-export const ownedIntake = (scope: Scope, id: number) => and(eq(intakes.id, id), ownedBy(scope));
+export const ownedIntake = (scope: Scope, id: number | Placeholder) => and(eq(intakes.id, id), ownedBy(scope));
+
+/** An intake of the scope's side, by id (a statement's arguments). */
+export type OneIntake = { side: ShapedArgument<Scope>; id: number };
+
+const intakeWithin = statement<OneIntake>()((db, { side, id }) =>
+  db.select().from(intakes).where(ownedIntake(side, id)),
+);
 
 /** The intake `id` of the principal, or the 404. */
-export function ownedIntakeRow(db: Database, scope: Scope, id: number): Read<IntakeRow> {
-  return read(db.select().from(intakes).where(ownedIntake(scope, id)), ([row]) => {
+export function ownedIntakeRow(reach: PartnerReach, id: number): Read<IntakeRow> {
+  return read(intakeWithin({ side: sideArgument(reach), id }), ([row]) => {
     if (!row) throw intakeNotFound();
     return row;
   });
 }
 
 const findOwnedIntake = (db: Database, principal: Principal, id: number) =>
-  runRead(db, ownedIntakeRow(db, scopeOf(principal), id));
+  runRead(db, ownedIntakeRow(scopeOf(principal), id));
 
 /**
  * Spec, Intakes: `POST /intakes` → the intake with `enabled` false. The 5-intake limit counts every key and app of
@@ -129,14 +137,15 @@ export async function createIntake(db: Database, principal: Principal, input: Cr
 }
 
 /** DESIGN.md: `GET /intakes` lists the calling principal's own intakes, oldest first. */
-export function listIntakes(db: Database, scope: Scope): Read<IntakeObject[]> {
-  return read(db.select().from(intakes).where(ownedBy(scope)).orderBy(asc(intakes.id)), (rows) =>
-    rows.map(toIntakeObject),
-  );
-}
+const intakesWithin = statement<{ side: ShapedArgument<Scope> }>()((db, { side }) =>
+  db.select().from(intakes).where(ownedBy(side)).orderBy(asc(intakes.id)),
+);
 
-export const getIntake = (db: Database, scope: Scope, intakeId: number): Read<IntakeObject> =>
-  mapRead(ownedIntakeRow(db, scope, intakeId), toIntakeObject);
+export const listIntakes = (reach: PartnerReach): Read<IntakeObject[]> =>
+  read(intakesWithin({ side: sideArgument(reach) }), (rows) => rows.map(toIntakeObject));
+
+export const getIntake = (reach: PartnerReach, intakeId: number): Read<IntakeObject> =>
+  mapRead(ownedIntakeRow(reach, intakeId), toIntakeObject);
 
 /** How many times a PATCH re-reads when another write got in between its read and its write. */
 const PATCH_ATTEMPTS = 3;

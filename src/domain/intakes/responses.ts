@@ -2,9 +2,10 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { type Read, readTwo } from "../../db/reads";
 import { type Answer, intakeResponses, intakes } from "../../db/schema";
+import { statement } from "../../db/statements";
 import type { IntakeResponseObject } from "../../schemas/intake-responses";
-import type { Scope } from "../access/scope";
-import { intakeNotFound, ownedIntake } from "./registration";
+import { type PartnerReach, sideArgument } from "../access/scope";
+import { intakeNotFound, type OneIntake, ownedIntake } from "./registration";
 
 /** Spec, Limits: "Intake responses page: 50". */
 export const RESPONSES_PER_PAGE = 50;
@@ -16,17 +17,23 @@ export const RESPONSES_PER_PAGE = 50;
  * principal's own intake, found by a scalar subquery on its primary key: for another credential's intake it is
  * NULL, and the page reads no response at all (measured in test/intake-responses.test.ts).
  */
-export function responsesPage(db: Database, scope: Scope, intakeId: number, before?: number) {
-  const ownIntakeId = db.select({ id: intakes.id }).from(intakes).where(ownedIntake(scope, intakeId));
-  return db
+const responsesPage = statement<OneIntake & { before?: number }>()((db, { side, id, before }) =>
+  db
     .select()
     .from(intakeResponses)
     .where(
-      and(eq(intakeResponses.intakeId, ownIntakeId), before === undefined ? undefined : lt(intakeResponses.id, before)),
+      and(
+        eq(intakeResponses.intakeId, db.select({ id: intakes.id }).from(intakes).where(ownedIntake(side, id))),
+        before === undefined ? undefined : lt(intakeResponses.id, before),
+      ),
     )
     .orderBy(desc(intakeResponses.id))
-    .limit(RESPONSES_PER_PAGE + 1);
-}
+    .limit(RESPONSES_PER_PAGE + 1),
+);
+
+const intakeIdWithin = statement<OneIntake>()((db, { side, id }) =>
+  db.select({ id: intakes.id }).from(intakes).where(ownedIntake(side, id)),
+);
 
 /**
  * Spec, `GET /intakes/{id}/responses`: `{ data, next_before }`, newest first, 50 a page; `next_before` is the id of
@@ -34,24 +41,20 @@ export function responsesPage(db: Database, scope: Scope, intakeId: number, befo
  * together: one round trip.
  */
 export function listResponses(
-  db: Database,
-  scope: Scope,
+  reach: PartnerReach,
   id: number,
   before?: number,
 ): Read<{ data: IntakeResponseObject[]; next_before: number | null }> {
-  return readTwo(
-    db.select({ id: intakes.id }).from(intakes).where(ownedIntake(scope, id)),
-    responsesPage(db, scope, id, before),
-    (owned, rows) => {
-      if (owned.length === 0) throw intakeNotFound();
-      const page = rows.slice(0, RESPONSES_PER_PAGE);
-      const last = page.at(-1);
-      return {
-        data: page.map(toResponseObject),
-        next_before: rows.length > RESPONSES_PER_PAGE && last ? last.id : null,
-      };
-    },
-  );
+  const side = sideArgument(reach);
+  return readTwo(intakeIdWithin({ side, id }), responsesPage({ side, id, before }), (owned, rows) => {
+    if (owned.length === 0) throw intakeNotFound();
+    const page = rows.slice(0, RESPONSES_PER_PAGE);
+    const last = page.at(-1);
+    return {
+      data: page.map(toResponseObject),
+      next_before: rows.length > RESPONSES_PER_PAGE && last ? last.id : null,
+    };
+  });
 }
 
 /** Spec: Resources, Intake response, exactly. */

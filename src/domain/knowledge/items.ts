@@ -4,13 +4,14 @@ import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { type Read, read, runRead } from "../../db/reads";
 import { knowledgeItems, ownerKnowledgeSources } from "../../db/schema";
+import { type ShapedArgument, statement } from "../../db/statements";
 import type { BusinessLimits } from "../../durable-objects/business-limits";
 import { ApiError, forbidden, invalid, notFound, tooManyRequests } from "../../lib/errors";
 import { characterCount } from "../../lib/text";
 import { isoNow } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { type Principal, principalRef } from "../access/principals";
-import type { ScopeValue } from "../access/scope";
+import { businessOf, type Reach, type ReadReach, reachArgument } from "../access/scope";
 
 /** Spec, Limits: "Knowledge sources: 3 on Pro, 5 on Business, counting PDFs and websites the owner added". */
 export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;
@@ -40,16 +41,19 @@ export async function takeKnowledgePush(namespace: BusinessLimitsNamespace, busi
   return use;
 }
 
-const itemOf = (businessId: ScopeValue<string>, key: string) =>
+const itemOf = (businessId: string, key: string) =>
   and(eq(knowledgeItems.businessId, businessId), eq(knowledgeItems.key, key));
 
+const itemUnder = statement<{ reach: ShapedArgument<Reach>; key: string }>()((db, { reach, key }) =>
+  db
+    .select()
+    .from(knowledgeItems)
+    .where(and(eq(knowledgeItems.businessId, businessOf(reach)), eq(knowledgeItems.key, key))),
+);
+
 /** What is stored under `key`, if anything: read with the credential by a push (one round trip for both). */
-export const storedItem = (
-  db: Database,
-  businessId: ScopeValue<string>,
-  key: string,
-): Read<KnowledgeItem | undefined> =>
-  read(db.select().from(knowledgeItems).where(itemOf(businessId, key)), ([item]) => item);
+export const storedItem = (reach: ReadReach, key: string): Read<KnowledgeItem | undefined> =>
+  read(itemUnder({ reach: reachArgument(reach), key }), ([item]) => item);
 
 /** Spec, Knowledge item: "content is plain text of 20 to 8,000 characters"; Errors: longer than 8,000 → 413. */
 export function checkContentLength(content: string): void {
@@ -119,7 +123,7 @@ async function storeKnowledge(
   });
   // A concurrent push created the same key first: this push is a replacement of it.
   if (inserted === "exists") {
-    return storeKnowledge(db, principal, key, input, await runRead(db, storedItem(db, business.id, key)));
+    return storeKnowledge(db, principal, key, input, await runRead(db, storedItem(business.id, key)));
   }
   return { created: true, item: { ...toKnowledgeObject(inserted), unchanged: false } };
 }
@@ -142,12 +146,16 @@ async function insertNewItem(db: Database, business: Business, row: typeof knowl
 const sourcesOf = (businessId: string) =>
   sql`${rowsOfBusiness(knowledgeItems, businessId)} + ${rowsOfBusiness(ownerKnowledgeSources, businessId)}`;
 
-export function listKnowledge(db: Database, businessId: ScopeValue<string>) {
-  return read(
-    db.select().from(knowledgeItems).where(eq(knowledgeItems.businessId, businessId)).orderBy(asc(knowledgeItems.key)),
-    (items) => items.map(toKnowledgeObject),
-  );
-}
+const itemsOf = statement<{ reach: ShapedArgument<Reach> }>()((db, { reach }) =>
+  db
+    .select()
+    .from(knowledgeItems)
+    .where(eq(knowledgeItems.businessId, businessOf(reach)))
+    .orderBy(asc(knowledgeItems.key)),
+);
+
+export const listKnowledge = (reach: ReadReach) =>
+  read(itemsOf({ reach: reachArgument(reach) }), (items) => items.map(toKnowledgeObject));
 
 export async function deleteKnowledge(db: Database, businessId: string, key: string) {
   const deleted = await db.delete(knowledgeItems).where(itemOf(businessId, key)).returning({ key: knowledgeItems.key });

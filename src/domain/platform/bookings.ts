@@ -1,9 +1,9 @@
 import { and, desc, eq, gte } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { type Read, read } from "../../db/reads";
 import { bookings } from "../../db/schema";
+import { type ShapedArgument, statement } from "../../db/statements";
 import type { BookingObject } from "../../schemas/booking";
-import type { ScopeValue } from "../access/scope";
+import { businessOf, type Reach, type ReadReach, reachArgument } from "../access/scope";
 
 export type BookingRow = typeof bookings.$inferSelect;
 
@@ -14,27 +14,29 @@ export type AppointmentFilters = { limit: number; status?: BookingRow["status"];
  * own date and time (docs/decisions.md), the order of the indexes `bookings_business_date` and
  * `bookings_business_status_date`, so a page reads only the rows it returns.
  */
-export function appointmentsPage(db: Database, businessId: ScopeValue<string>, filters: AppointmentFilters) {
-  return db
-    .select()
-    .from(bookings)
-    .where(
-      and(
-        eq(bookings.businessId, businessId),
-        filters.status === undefined ? undefined : eq(bookings.status, filters.status),
-        filters.since === undefined ? undefined : gte(bookings.date, filters.since),
-      ),
-    )
-    .orderBy(desc(bookings.date), desc(bookings.time), desc(bookings.id))
-    .limit(filters.limit);
-}
+const appointmentsPage = statement<{ reach: ShapedArgument<Reach> } & AppointmentFilters>()(
+  (db, { reach, limit, status, since }) =>
+    db
+      .select()
+      .from(bookings)
+      .where(
+        and(
+          eq(bookings.businessId, businessOf(reach)),
+          status === undefined ? undefined : eq(bookings.status, status),
+          since === undefined ? undefined : gte(bookings.date, since),
+        ),
+      )
+      .orderBy(desc(bookings.date), desc(bookings.time), desc(bookings.id))
+      .limit(limit),
+);
 
 export function listAppointments(
-  db: Database,
-  businessId: ScopeValue<string>,
-  filters: AppointmentFilters,
+  reach: ReadReach,
+  { limit, status, since }: AppointmentFilters,
 ): Read<BookingObject[]> {
-  return read(appointmentsPage(db, businessId, filters), (rows) => rows.map(toBookingObject));
+  return read(appointmentsPage({ reach: reachArgument(reach), limit, status, since }), (rows) =>
+    rows.map(toBookingObject),
+  );
 }
 
 /** Spec: Resources, Booking object: exactly its fields, nested as the spec nests them. */

@@ -1,31 +1,26 @@
 import { and, desc, eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { type Read, read } from "../../db/reads";
 import { orders } from "../../db/schema";
+import { type ShapedArgument, statement } from "../../db/statements";
 import type { OrderObject } from "../../schemas/order";
-import type { ScopeValue } from "../access/scope";
+import { businessOf, type Reach, type ReadReach, reachArgument } from "../access/scope";
 
 export type OrderRow = typeof orders.$inferSelect;
 
 export type OrderFilters = { limit: number; status?: OrderRow["status"] };
 
 /** Spec, GET /orders: newest (most recently placed) first; served by `orders_business_created` / `..._status_created`. */
-export function ordersPage(db: Database, businessId: ScopeValue<string>, filters: OrderFilters) {
-  return db
+const ordersPage = statement<{ reach: ShapedArgument<Reach> } & OrderFilters>()((db, { reach, limit, status }) =>
+  db
     .select()
     .from(orders)
-    .where(
-      and(
-        eq(orders.businessId, businessId),
-        filters.status === undefined ? undefined : eq(orders.status, filters.status),
-      ),
-    )
+    .where(and(eq(orders.businessId, businessOf(reach)), status === undefined ? undefined : eq(orders.status, status)))
     .orderBy(desc(orders.createdAt), desc(orders.id))
-    .limit(filters.limit);
-}
+    .limit(limit),
+);
 
-export function listOrders(db: Database, businessId: ScopeValue<string>, filters: OrderFilters): Read<OrderObject[]> {
-  return read(ordersPage(db, businessId, filters), (rows) => rows.map(toOrderObject));
+export function listOrders(reach: ReadReach, { limit, status }: OrderFilters): Read<OrderObject[]> {
+  return read(ordersPage({ reach: reachArgument(reach), limit, status }), (rows) => rows.map(toOrderObject));
 }
 
 /** Spec: Resources, Order object: exactly its fields. */

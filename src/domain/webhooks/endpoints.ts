@@ -3,12 +3,13 @@ import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { read } from "../../db/reads";
 import { webhookEndpoints } from "../../db/schema";
+import { type ShapedArgument, statement } from "../../db/statements";
 import { forbidden, notFound } from "../../lib/errors";
 import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
 import { randomToken } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
 import { type Principal, principalRef } from "../access/principals";
-import { type Reach, reached } from "../access/scope";
+import { type Reach, type ReadReach, reachArgument, reached } from "../access/scope";
 import { ALL_EVENTS } from "../platform/event-catalog";
 
 /** Spec, Limits: "Webhook endpoints per business: 20". */
@@ -63,10 +64,11 @@ export function endpointsOf(db: Database, reach: Reach) {
   return db.select().from(webhookEndpoints).where(reached(webhookEndpoints, reach)).orderBy(asc(webhookEndpoints.id));
 }
 
+const endpointsWithin = statement<{ reach: ShapedArgument<Reach> }>()((db, { reach }) => endpointsOf(db, reach));
+
 /** `GET /webhooks` (a partner's scope: its own side) and the owner's list (a business id: every side). */
-export function listEndpoints(db: Database, reach: Reach) {
-  return read(endpointsOf(db, reach), (rows) => rows.map(toEndpointObject));
-}
+export const listEndpoints = (reach: ReadReach) =>
+  read(endpointsWithin({ reach: reachArgument(reach) }), (rows) => rows.map(toEndpointObject));
 
 /** An endpoint of another business, or an id that is not one, is the same 404 as one that does not exist. */
 export const endpointNotFound = () => notFound("No webhook endpoint with that id exists for this business.");

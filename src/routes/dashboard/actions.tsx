@@ -36,7 +36,7 @@ function refusalShownInPlace(error: unknown, status: 409 | 422): string {
 /** The action and who registered it, read together (the action's page). */
 async function actionWithCreator(db: Database, businessId: string, id: number) {
   const [action, creator] = await Promise.all([
-    runRead(db, getAction(db, businessId, id)),
+    runRead(db, getAction(businessId, id)),
     actionCreator(db, businessId, id),
   ]);
   return { action, creator };

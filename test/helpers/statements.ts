@@ -1,0 +1,17 @@
+import { env } from "cloudflare:test";
+import { fillPlaceholders } from "drizzle-orm";
+import { database } from "../../src/db/client";
+import type { Bound } from "../../src/db/statements";
+
+/**
+ * A statement of a read (src/db/statements.ts) run on its own, as D1 answers it: its rows and D1's count of the rows
+ * it read (`meta.rows_read`), with the SQL and values the app binds.
+ */
+export async function runAlone(statement: Bound<unknown> | undefined) {
+  if (!statement) throw new Error("No such statement in the read.");
+  const { sql, params } = statement.prepared(database(env.DB)).getQuery();
+  const result = await env.DB.prepare(sql)
+    .bind(...fillPlaceholders(params, statement.values))
+    .all();
+  return { rows: result.results.length, rowsRead: result.meta.rows_read };
+}
