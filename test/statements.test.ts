@@ -2,7 +2,7 @@ import { and, eq, gte } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { runRead } from "../src/db/reads";
 import { bookings } from "../src/db/schema";
-import { runBatch, statement } from "../src/db/statements";
+import { runStatements, statement } from "../src/db/statements";
 import { readCredential } from "../src/domain/access/principals";
 import { listAppointments } from "../src/domain/platform/bookings";
 import { bookingRow, createApiKey, createBusiness, db, insertAll } from "./helpers/fixtures";
@@ -26,7 +26,7 @@ describe("statements rendered once per shape (src/db/statements.ts)", async () =
         .where(and(eq(bookings.businessId, business), since === undefined ? undefined : gte(bookings.date, since)));
     });
     const dates = async (args: { business: string; since?: string }) =>
-      ((await runBatch(db, [page(args)]))[0] as { date: string }[]).map((row) => row.date).sort();
+      ((await runStatements(db, [page(args)]))[0] as { date: string }[]).map((row) => row.date).sort();
 
     expect(await dates({ business: business.id })).toEqual(["2026-03-01", "2026-05-01"]);
     expect(await dates({ business: other.business.id })).toEqual(["2026-05-02"]);

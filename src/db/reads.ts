@@ -1,5 +1,5 @@
 import type { Database } from "./client";
-import { type Bound, runBatch } from "./statements";
+import { type Bound, runStatements } from "./statements";
 
 /**
  * A read as data: its statements, and how their rows become the answer. A read is built apart from its execution so
@@ -23,7 +23,7 @@ export const mapRead = <T, U>({ statements, answer }: Read<T>, map: (value: T) =
 
 /** Runs a read on its own (the owner's dashboard, where the session was checked before): one round trip. */
 export async function runRead<T>(db: Database, { statements, answer }: Read<T>): Promise<T> {
-  return answer(await runBatch(db, statements));
+  return answer(await runStatements(db, statements));
 }
 
 /** A read of nothing beyond the credential's own lookup (`GET /me`, whose business comes with the principal). */

@@ -5,7 +5,7 @@ import type { Database } from "./client";
 type Prepared = { getQuery(): Query; mapResult(response: unknown, isFromBatch?: boolean): unknown };
 
 /** A query builder: awaited, it answers `T`; prepared, it renders its SQL. */
-type Preparable<T> = PromiseLike<T> & { prepare(): Prepared };
+export type Preparable<T> = PromiseLike<T> & { prepare(): Prepared };
 
 /**
  * An argument that stands for more than one value (a reach: a business, a principal's ids, a credential): the part of
@@ -80,8 +80,21 @@ export const statement =
     };
   };
 
+/**
+ * A statement whose SQL depends on more than which values are given (a multi-row insert, an upsert of a whole row):
+ * rendered for this use only, and batched with bound statements as one of them.
+ */
+export const oneOff = <T>(query: Preparable<T>): Bound<T> => ({ prepared: () => query.prepare(), values: {} });
+
+/**
+ * Ids as ONE bound value, a JSON array, for `inArray(column, idsIn(placeholder))`: one shape for any number of ids,
+ * and one parameter where a list binds one per id (D1 binds at most 100 a statement). SQLite searches the column's
+ * index once per id.
+ */
+export const idsIn = (json: Placeholder | string) => sql`(select value from json_each(${json}))`;
+
 /** Bound statements in one D1 batch (one round trip), each answer mapped as drizzle maps it. */
-export async function runBatch(db: Database, bound: Bound<unknown>[]): Promise<unknown[]> {
+export async function runStatements(db: Database, bound: Bound<unknown>[]): Promise<unknown[]> {
   if (bound.length === 0) return [];
   const d1 = db.$client;
   const prepared = bound.map((statement) => statement.prepared(db));

@@ -2,7 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../../db/client";
 import { apiKeys, businesses, oauthGrants, oauthTokens } from "../../db/schema";
-import { type Bound, runBatch, statement } from "../../db/statements";
+import { type Bound, runStatements, statement } from "../../db/statements";
 import { ApiError, unauthorized } from "../../lib/errors";
 import { sha256HexNative } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
@@ -138,10 +138,10 @@ export async function authenticateWith(
   now: EpochMs = Date.now(),
 ): Promise<{ principal: Principal; results: unknown[] }> {
   if (credential.kind === "api_key") {
-    const [rows, ...results] = await runBatch(db, [keyLookup({ credential: credential.hash }), ...statements]);
+    const [rows, ...results] = await runStatements(db, [keyLookup({ credential: credential.hash }), ...statements]);
     return { principal: keyPrincipal((rows as KeyRow[])[0]), results };
   }
-  const [rows, ...results] = await runBatch(db, [tokenLookup({ credential: credential.hash }), ...statements]);
+  const [rows, ...results] = await runStatements(db, [tokenLookup({ credential: credential.hash }), ...statements]);
   return { principal: tokenPrincipal((rows as TokenRow[])[0], now), results };
 }
 

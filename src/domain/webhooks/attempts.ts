@@ -1,8 +1,7 @@
 import { and, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
-import { runBatch, statementsThatFit } from "../../db/batches";
 import type { Database } from "../../db/client";
 import { deliveryAttempts, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import { idsIn, runStatements, statement } from "../../db/statements";
 
 /**
  * Spec, Answering a delivery: "Retries after 1, 5, 30, 120 and 720 minutes: six attempts in all". The delay after
@@ -40,44 +39,51 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * deliveries this call claimed, by id; an id given twice is claimed once.
  */
 export async function claimDeliveries(db: Database, ids: number[], now: number): Promise<Map<number, ClaimedDelivery>> {
-  const unique = [...new Set(ids)];
-  const leaseUntil = iso(now + LEASE_MS);
-  const leases = statementsThatFit(unique, (slice) =>
+  const unique = JSON.stringify([...new Set(ids)]);
+  const [leases, rows] = (await runStatements(db, [
+    leasesTaken({ ids: unique, leaseUntil: iso(now + LEASE_MS), dueBy: iso(now + DUE_TOLERANCE_MS), now: iso(now) }),
+    claimedRows({ ids: unique }),
+  ])) as [Array<{ id: number }>, ClaimedDelivery[]];
+  const leased = new Set(leases.map((row) => row.id));
+  return new Map(rows.filter((row) => leased.has(row.id)).map((row) => [row.id, row]));
+}
+
+/** The lease of every pending, due and unleased delivery of `ids` (a JSON array: one statement for a whole batch). */
+const leasesTaken = statement<{ ids: string; leaseUntil: string; dueBy: string; now: string }>()(
+  (db, { ids, leaseUntil, dueBy, now }) =>
     db
       .update(webhookDeliveries)
-      .set({ leaseUntil })
+      .set({ leaseUntil: sql`${leaseUntil}` })
       .where(
         and(
-          inArray(webhookDeliveries.id, slice),
+          inArray(webhookDeliveries.id, idsIn(ids)),
           eq(webhookDeliveries.status, "pending"),
-          lte(webhookDeliveries.nextAttemptAt, iso(now + DUE_TOLERANCE_MS)),
-          or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, iso(now))),
+          lte(webhookDeliveries.nextAttemptAt, dueBy),
+          or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, now)),
         ),
       )
       .returning({ id: webhookDeliveries.id }),
-  );
-  // Every id is read, not only the leased ones: a read cannot tell this call's lease from another consumer's taken
-  // in the same millisecond. The lease updates' own answers say which rows are ours.
-  const reads = statementsThatFit(unique, (slice) =>
-    db
-      .select({
-        id: webhookDeliveries.id,
-        attemptCount: webhookDeliveries.attemptCount,
-        event: events.type,
-        envelope: events.envelope,
-        url: webhookEndpoints.url,
-        secret: webhookEndpoints.secret,
-      })
-      .from(webhookDeliveries)
-      .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-      .where(inArray(webhookDeliveries.id, slice)),
-  );
-  const answers = (await runBatch(db, [...leases, ...reads])) as unknown[][];
-  const leased = new Set((answers.slice(0, leases.length).flat() as Array<{ id: number }>).map((row) => row.id));
-  const rows = answers.slice(leases.length).flat() as ClaimedDelivery[];
-  return new Map(rows.filter((row) => leased.has(row.id)).map((row) => [row.id, row]));
-}
+);
+
+/**
+ * What to send for each delivery of `ids`. Every id is read, not only the leased ones: a read cannot tell this call's
+ * lease from another consumer's taken in the same millisecond. The lease update's own answer says which are ours.
+ */
+const claimedRows = statement<{ ids: string }>()((db, { ids }) =>
+  db
+    .select({
+      id: webhookDeliveries.id,
+      attemptCount: webhookDeliveries.attemptCount,
+      event: events.type,
+      envelope: events.envelope,
+      url: webhookEndpoints.url,
+      secret: webhookEndpoints.secret,
+    })
+    .from(webhookDeliveries)
+    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+    .where(inArray(webhookDeliveries.id, idsIn(ids))),
+);
 
 /** The delay before the attempt after this one, or undefined when this one finishes the delivery. */
 function retryDelayAfter({ delivery, outcome }: Attempt): number | undefined {
@@ -94,39 +100,75 @@ function retryDelayAfter({ delivery, outcome }: Attempt): number | undefined {
  */
 export async function recordAttempts(db: Database, attempts: Attempt[]): Promise<Array<number | undefined>> {
   const retryDelays = attempts.map(retryDelayAfter);
-  const statements: BatchItem<"sqlite">[] = attempts.flatMap((attempt, i) => {
+  const statements = attempts.flatMap((attempt, i) => {
     const { delivery, outcome, attemptedAt } = attempt;
     const retryInSeconds = retryDelays[i];
     const finishedAt = attemptedAt + outcome.durationMs;
     return [
-      // Written only while the delivery exists: one deleted with its endpoint during the send would otherwise fail
-      // the foreign key, and with it the records of the whole batch. Each statement binds 6 parameters.
-      db.insert(deliveryAttempts).select(
-        db
-          .select({
-            // Every column, in the table's order (drizzle's rule for an insert from a select); null numbers the row.
-            id: sql<number>`null`.as("id"),
-            deliveryId: webhookDeliveries.id,
-            attemptedAt: sql<string>`${iso(attemptedAt)}`.as("attempted_at"),
-            statusCode: sql<number | null>`${outcome.statusCode}`.as("status_code"),
-            error: sql<string | null>`${outcome.error}`.as("error"),
-            durationMs: sql<number>`${outcome.durationMs}`.as("duration_ms"),
-          })
-          .from(webhookDeliveries)
-          .where(eq(webhookDeliveries.id, delivery.id)),
-      ),
-      db
-        .update(webhookDeliveries)
-        .set({
-          attemptCount: delivery.attemptCount + 1,
-          status: outcome.ok ? "delivered" : retryInSeconds === undefined ? "failed" : "pending",
-          nextAttemptAt: iso(finishedAt + (retryInSeconds ?? 0) * 1000),
-          completedAt: retryInSeconds === undefined ? iso(finishedAt) : null,
-          leaseUntil: null,
-        })
-        .where(eq(webhookDeliveries.id, delivery.id)),
+      attemptRecord({
+        delivery: delivery.id,
+        attemptedAt: iso(attemptedAt),
+        statusCode: outcome.statusCode,
+        error: outcome.error,
+        durationMs: outcome.durationMs,
+      }),
+      deliveryMovedOn({
+        delivery: delivery.id,
+        attemptCount: delivery.attemptCount + 1,
+        status: outcome.ok ? "delivered" : retryInSeconds === undefined ? "failed" : "pending",
+        nextAttemptAt: iso(finishedAt + (retryInSeconds ?? 0) * 1000),
+        completedAt: retryInSeconds === undefined ? iso(finishedAt) : null,
+      }),
     ];
   });
-  await runBatch(db, statements);
+  await runStatements(db, statements);
   return retryDelays;
 }
+
+/**
+ * One attempt's row, written only while the delivery exists: one deleted with its endpoint during the send would
+ * otherwise fail the foreign key, and with it the records of the whole batch. Rendered once (src/db/statements.ts):
+ * a batch of 100 attempts made drizzle build 200 statements' SQL. Binds 6 parameters.
+ */
+const attemptRecord = statement<{
+  delivery: number;
+  attemptedAt: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}>()((db, { delivery, attemptedAt, statusCode, error, durationMs }) =>
+  db.insert(deliveryAttempts).select(
+    db
+      .select({
+        // Every column, in the table's order (drizzle's rule for an insert from a select); null numbers the row.
+        id: sql<number>`null`.as("id"),
+        deliveryId: webhookDeliveries.id,
+        attemptedAt: sql<string>`${attemptedAt}`.as("attempted_at"),
+        statusCode: sql<number | null>`${statusCode}`.as("status_code"),
+        error: sql<string | null>`${error}`.as("error"),
+        durationMs: sql<number>`${durationMs}`.as("duration_ms"),
+      })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.id, delivery)),
+  ),
+);
+
+/** The delivery after an attempt: its count, its state, when it is due next, and its lease given back. */
+const deliveryMovedOn = statement<{
+  delivery: number;
+  attemptCount: number;
+  status: "delivered" | "failed" | "pending";
+  nextAttemptAt: string;
+  completedAt: string | null;
+}>()((db, { delivery, attemptCount, status, nextAttemptAt, completedAt }) =>
+  db
+    .update(webhookDeliveries)
+    .set({
+      attemptCount: sql`${attemptCount}`,
+      status: sql`${status}`,
+      nextAttemptAt: sql`${nextAttemptAt}`,
+      completedAt: sql`${completedAt}`,
+      leaseUntil: null,
+    })
+    .where(eq(webhookDeliveries.id, delivery)),
+);

@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, lte, sql } from "drizzle-orm";
 import { runBatch, selectIn, statementsThatFit } from "../../db/batches";
 import type { Database } from "../../db/client";
 import { deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
+import { idsIn, runStatements, statement } from "../../db/statements";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 import { findEndpoint } from "./endpoints";
 
@@ -30,17 +31,16 @@ export async function sendDeliveries(queue: DeliveryQueue, ids: number[]): Promi
   await queue.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
 }
 
-/** After a send on the request path: enqueued, so that the sweep leaves these rows alone. */
+const enqueuedMark = statement<{ ids: string; now: string }>()((db, { ids, now }) =>
+  db
+    .update(webhookDeliveries)
+    .set({ enqueuedAt: sql`${now}` })
+    .where(inArray(webhookDeliveries.id, idsIn(ids))),
+);
+
+/** After a send on the request path: enqueued, so that the sweep leaves these rows alone. One statement, any count. */
 export async function markEnqueued(db: Database, ids: number[], now: number): Promise<void> {
-  await runBatch(
-    db,
-    statementsThatFit(ids, (slice) =>
-      db
-        .update(webhookDeliveries)
-        .set({ enqueuedAt: iso(now) })
-        .where(inArray(webhookDeliveries.id, slice)),
-    ),
-  );
+  await runStatements(db, [enqueuedMark({ ids: JSON.stringify(ids), now: iso(now) })]);
 }
 
 /**

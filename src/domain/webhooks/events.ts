@@ -1,8 +1,8 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
-import { insertMany, runBatch, statementsThatFit } from "../../db/batches";
+import { insertMany } from "../../db/batches";
 import type { Database } from "../../db/client";
 import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import { idsIn, oneOff, type Preparable, runStatements, statement } from "../../db/statements";
 import { randomToken } from "../../lib/secrets";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { Business } from "../access/businesses";
@@ -62,7 +62,7 @@ export async function writeEvents(
   business: Business,
   endpoints: WebhookEndpoint[],
   drafts: EventDraft[],
-  statements: BatchItem<"sqlite">[] = [],
+  statements: Preparable<unknown>[] = [],
 ) {
   const now = new Date().toISOString();
   const envelopes = drafts.map((draft) => ({ draft, envelope: envelope(business, draft, now) }));
@@ -73,39 +73,13 @@ export async function writeEvents(
     envelope: storedEnvelope(JSON.stringify(envelope), draft.dataFromSql),
     createdAt: now,
   }));
-  // One delivery per receiving endpoint, inserted from the endpoint's own row: an endpoint deleted since it was read
-  // (its owner removed it while this report was on its way) gets no delivery, instead of failing the foreign key and
-  // with it the whole batch (the event, the snapshot). Each statement binds 4 values and the endpoints' ids.
-  const deliveryInserts = envelopes.flatMap(({ draft, envelope }) =>
-    statementsThatFit(
-      endpoints.filter((endpoint) => receives(endpoint, draft)).map((endpoint) => endpoint.id),
-      (ids) =>
-        db
-          .insert(webhookDeliveries)
-          .select(
-            db
-              .select({
-                // Every column, in the table's order (drizzle's rule for an insert from a select).
-                id: sql<number>`null`.as("id"),
-                businessId: webhookEndpoints.businessId,
-                eventId: sql<string>`${envelope.id}`.as("event_id"),
-                endpointId: webhookEndpoints.id,
-                status: sql<"pending">`'pending'`.as("status"),
-                attemptCount: sql<number>`0`.as("attempt_count"),
-                nextAttemptAt: sql<string>`${now}`.as("next_attempt_at"),
-                enqueuedAt: sql<string | null>`null`.as("enqueued_at"),
-                leaseUntil: sql<string | null>`null`.as("lease_until"),
-                completedAt: sql<string | null>`null`.as("completed_at"),
-                createdAt: sql<string>`${now}`.as("created_at"),
-              })
-              .from(webhookEndpoints)
-              .where(and(inArray(webhookEndpoints.id, ids), eq(webhookEndpoints.businessId, business.id))),
-          )
-          .returning({ id: webhookDeliveries.id }),
-    ),
-  );
-  const writes = [...statements, ...insertMany(db, events, eventRows), ...deliveryInserts];
-  const results = await runBatch(db, writes);
+  const deliveryInserts = envelopes.flatMap(({ draft, envelope }) => {
+    const receiving = endpoints.filter((endpoint) => receives(endpoint, draft)).map((endpoint) => endpoint.id);
+    if (receiving.length === 0) return [];
+    return [deliveriesOf({ event: envelope.id, now, endpoints: JSON.stringify(receiving), business: business.id })];
+  });
+  const writes = [...[...statements, ...insertMany(db, events, eventRows)].map(oneOff), ...deliveryInserts];
+  const results = await runStatements(db, writes);
   const deliveryIds = (results.slice(writes.length - deliveryInserts.length) as { id: number }[][])
     .flat()
     .map((row) => row.id);
@@ -114,6 +88,38 @@ export async function writeEvents(
     deliveryIds,
   };
 }
+
+/**
+ * One delivery of the event per receiving endpoint (a JSON array of ids: one statement for any number), inserted
+ * from the endpoint's own row: an endpoint deleted since it was read (its owner removed it while this report was on
+ * its way) gets no delivery, instead of failing the foreign key and with it the whole batch (the event, the
+ * snapshot). Rendered once (src/db/statements.ts); binds 5 parameters.
+ */
+const deliveriesOf = statement<{ event: string; now: string; endpoints: string; business: string }>()(
+  (db, { event, now, endpoints, business }) =>
+    db
+      .insert(webhookDeliveries)
+      .select(
+        db
+          .select({
+            // Every column, in the table's order (drizzle's rule for an insert from a select).
+            id: sql<number>`null`.as("id"),
+            businessId: webhookEndpoints.businessId,
+            eventId: sql<string>`${event}`.as("event_id"),
+            endpointId: webhookEndpoints.id,
+            status: sql<"pending">`'pending'`.as("status"),
+            attemptCount: sql<number>`0`.as("attempt_count"),
+            nextAttemptAt: sql<string>`${now}`.as("next_attempt_at"),
+            enqueuedAt: sql<string | null>`null`.as("enqueued_at"),
+            leaseUntil: sql<string | null>`null`.as("lease_until"),
+            completedAt: sql<string | null>`null`.as("completed_at"),
+            createdAt: sql<string>`${now}`.as("created_at"),
+          })
+          .from(webhookEndpoints)
+          .where(and(inArray(webhookEndpoints.id, idsIn(endpoints)), eq(webhookEndpoints.businessId, business))),
+      )
+      .returning({ id: webhookDeliveries.id }),
+);
 
 /**
  * Puts deliveries on the queue (ids only), then marks them enqueued, chunk by chunk. Nothing here is thrown: the
