@@ -45,6 +45,7 @@ const USAGE = `Usage: npm run bench [-- options]
   --port N, --floor-port N   where the app and the floor listen (8795, 8794)`;
 
 /** The read paths, as the soak reads them too. */
+const COMPATIBILITY_DATE = /^compatibility_date = "\d{4}-\d{2}-\d{2}"$/m;
 const READ_ROUTES = ["/api/v1/me", "/api/v1/appointments?limit=100", "/api/v1/orders", "/api/v1/knowledge"];
 /** The seeded business: enough rows that a page of appointments (100) and of orders (25, the default) is full. */
 const HANDLE = "bench-shop";
@@ -168,8 +169,8 @@ function wrk(options, url, apiKey, seconds) {
       runningWrk = undefined;
       const text = Buffer.concat(output).toString("utf8");
       const rps = /Requests\/sec:\s+([\d.]+)/.exec(text)?.[1];
-      const p50 = /^\s+50%\s+(\S+)$/m.exec(text)?.[1];
-      const p99 = /^\s+99%\s+(\S+)$/m.exec(text)?.[1];
+      const p50 = /^\s+50%\s+(\S+)\s*$/m.exec(text)?.[1];
+      const p99 = /^\s+99%\s+(\S+)\s*$/m.exec(text)?.[1];
       if (code !== 0 || !rps || !p50 || !p99) return reject(new Error(`wrk ${url} failed (${code}):\n${text}`));
       const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
       resolve({
@@ -500,7 +501,10 @@ async function startWorkers(options, directory, seed, cleanup) {
     withFloor
       ? startLocalWorker({
           directory: join(directory, "floor"),
-          config: configCopy(join(PROJECT_ROOT, "bench", "floor", "wrangler.toml")),
+          // The app's compatibility date, whatever the floor's file says, so that both run on the same behaviour.
+          config: configCopy(join(PROJECT_ROOT, "bench", "floor", "wrangler.toml"), [
+            [COMPATIBILITY_DATE, COMPATIBILITY_DATE.exec(config)?.[0] ?? ""],
+          ]),
           port: options.floorPort,
           readyPath: "/",
           seeds: [seed],

@@ -2,7 +2,8 @@
 // they cannot do without, so that the app's figures read against the least a Worker on the same local D1 costs.
 // Per request: the SHA-256 of the bearer key (crypto.subtle), then ONE D1 round trip, a batch of the credential
 // lookup (api_keys by its unique key_hash index, joined with businesses) and the data query, which is scoped by a
-// sub-select on the same hash so that it need not wait for the lookup. Raw rows out as JSON: no framework, no
+// sub-select on the same hash so that it need not wait for the lookup; then the credential's rate limit, as the app
+// spends it (wrangler.toml says why the floor has the app's bindings). Raw rows out as JSON: no framework, no
 // validation or mapping, no headers beyond Content-Type. Plain JavaScript with no dependencies, so that wrangler
 // bundles nothing but this file.
 
@@ -58,7 +59,7 @@ const pageSize = (/** @type {string | null} */ value) => Math.min(100, Math.max(
 export default {
   /**
    * @param {Request} request
-   * @param {{ DB: D1Database }} env
+   * @param {{ DB: D1Database, RATE_LIMIT: RateLimit }} env
    */
   async fetch(request, env) {
     const url = new URL(request.url);
@@ -83,6 +84,7 @@ export default {
     if (!API_PLANS.includes(String(business.plan)) || !business.plan_active) {
       return json({ error: "The business's plan does not include the API." }, 403);
     }
+    if (!(await env.RATE_LIMIT.limit({ key: hash })).success) return json({ error: "Too many requests." }, 429);
     return route ? json({ data: data?.results ?? [] }) : json(business);
   },
 };
