@@ -276,26 +276,60 @@ async function checkParity(bases, apiKey) {
 }
 
 /**
+ * One wrk run on `worker`, with the CPU time its whole local stack (wrangler, its two workerd processes) spent on it,
+ * per request: unlike requests a second, it does not depend on what else the machine runs meanwhile.
+ * @param {Options} options
+ * @param {import("./local-worker.mjs").LocalWorker} worker
+ * @param {string} route
+ * @param {string} apiKey
+ */
+async function measuredRun(options, worker, route, apiKey) {
+  const cpuBefore = worker.cpuSeconds();
+  const run = await wrk(options, `${worker.baseUrl}${route}`, apiKey, options.seconds);
+  const cpuAfter = worker.cpuSeconds();
+  if (run.non2xx > 0 || run.socketErrors > 0) {
+    throw new Error(`${worker.baseUrl}${route}: ${run.non2xx} answers not 2xx, ${run.socketErrors} socket errors`);
+  }
+  const cpuMicroseconds =
+    cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) * 1e6) / run.requests;
+  return { ...run, cpuMicroseconds };
+}
+
+/**
+ * The medians of the CPU a request cost each Worker's local stack, in microseconds, and the floor's as a share of the
+ * app's (the same ratio as app/floor requests a second on an idle machine); null where CPU times cannot be read.
+ * @param {Array<{ cpuMicroseconds: number | null }>} app
+ * @param {Array<{ cpuMicroseconds: number | null }>} floor
+ */
+function cpuFigures(app, floor) {
+  const medianOf = (/** @type {Array<{ cpuMicroseconds: number | null }>} */ runs) =>
+    runs.some((run) => run.cpuMicroseconds === null) ? null : median(runs.map((run) => Number(run.cpuMicroseconds)));
+  const appCpu = medianOf(app);
+  const floorCpu = medianOf(floor);
+  return {
+    app_cpu_us_per_request: appCpu === null ? null : Math.round(appCpu),
+    floor_cpu_us_per_request: floorCpu === null ? null : Math.round(floorCpu),
+    cpu_ratio: appCpu === null || floorCpu === null ? null : Number((floorCpu / appCpu).toFixed(3)),
+  };
+}
+
+/**
  * Per route: a warm-up on each, then rounds alternating app and floor, so that a slow spell of the machine falls on
  * both; the figures are the medians of the rounds.
  * @param {Options} options
- * @param {string[]} bases app, floor
+ * @param {import("./local-worker.mjs").LocalWorker[]} workers app, floor
  * @param {string} apiKey
  */
-async function measureReads(options, bases, apiKey) {
+async function measureReads(options, workers, apiKey) {
   const results = [];
   for (const route of READ_ROUTES) {
-    if (options.warmup > 0) for (const base of bases) await wrk(options, `${base}${route}`, apiKey, options.warmup);
-    /** @type {WrkRun[][]} */
+    if (options.warmup > 0) {
+      for (const { baseUrl } of workers) await wrk(options, `${baseUrl}${route}`, apiKey, options.warmup);
+    }
+    /** @type {Awaited<ReturnType<typeof measuredRun>>[][]} */
     const runs = [[], []];
     for (let round = 0; round < options.rounds; round++) {
-      for (const [i, base] of bases.entries()) {
-        const run = await wrk(options, `${base}${route}`, apiKey, options.seconds);
-        if (run.non2xx > 0 || run.socketErrors > 0) {
-          throw new Error(`${base}${route}: ${run.non2xx} answers not 2xx, ${run.socketErrors} socket errors`);
-        }
-        runs[i]?.push(run);
-      }
+      for (const [i, worker] of workers.entries()) runs[i]?.push(await measuredRun(options, worker, route, apiKey));
     }
     const [app = [], floor = []] = runs;
     const appRps = median(app.map((run) => run.rps));
@@ -309,6 +343,7 @@ async function measureReads(options, bases, apiKey) {
       app_p99_ms: median(app.map((run) => run.p99)),
       floor_p50_ms: median(floor.map((run) => run.p50)),
       floor_p99_ms: median(floor.map((run) => run.p99)),
+      ...cpuFigures(app, floor),
       rounds: { app: app.map((run) => Math.round(run.rps)), floor: floor.map((run) => Math.round(run.rps)) },
     };
     log(`  ${route}: app ${result.rounds.app.join(", ")} req/s; floor ${result.rounds.floor.join(", ")} req/s`);
@@ -429,8 +464,17 @@ function summary(options, reads, deliveries) {
     lines.push(
       `Reads: wrk -t${options.threads} -c${options.connections}, ${options.rounds} × ${options.seconds} s per Worker in alternating rounds; medians of the rounds`,
       table([
-        ["route", "app req/s", "floor req/s", "app/floor", "app p50", "app p99"],
-        ...reads.map((r) => [r.route, r.app_rps, r.floor_rps, r.ratio.toFixed(2), ms(r.app_p50_ms), ms(r.app_p99_ms)]),
+        ["route", "app req/s", "floor req/s", "app/floor", "app p50", "app p99", "CPU/request app, floor", "floor/app"],
+        ...reads.map((r) => [
+          r.route,
+          r.app_rps,
+          r.floor_rps,
+          r.ratio.toFixed(2),
+          ms(r.app_p50_ms),
+          ms(r.app_p99_ms),
+          r.app_cpu_us_per_request === null ? "-" : `${r.app_cpu_us_per_request}, ${r.floor_cpu_us_per_request} µs`,
+          r.cpu_ratio === null ? "-" : r.cpu_ratio.toFixed(2),
+        ]),
       ]),
       "",
     );
@@ -574,7 +618,7 @@ async function bench(options, wrkVersion, cleanup) {
   if (floor) {
     await checkParity([app.baseUrl, floor.baseUrl], apiKey);
     log("Reads...");
-    reads = await measureReads(options, [app.baseUrl, floor.baseUrl], apiKey);
+    reads = await measureReads(options, [app, floor], apiKey);
   }
   const deliveries = options.only === "reads" ? null : await deliveryRuns(options, app.baseUrl, apiKey, receiver.url);
 

@@ -5,7 +5,7 @@
 // .wrangler/state, and neither is upset by edits to src/ while it runs.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { constants, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -163,7 +163,42 @@ async function bundleSnapshot(configPath, config) {
   return bundle;
 }
 
-/** @typedef {{ baseUrl: string, bundle: string, logFile: string, stop: () => Promise<void> }} LocalWorker */
+/**
+ * @typedef {{ baseUrl: string, bundle: string, logFile: string, stop: () => Promise<void>,
+ *   cpuSeconds: () => number | null }} LocalWorker
+ */
+
+/** Linux's clock ticks a second, the unit of /proc/<pid>/stat's CPU times (`getconf CLK_TCK`). */
+const CLOCK_TICKS = 100;
+
+/**
+ * The CPU time (user and system, in seconds) spent so far by the process `root` and every process under it: for a
+ * `wrangler dev`, wrangler itself and its two workerd processes (the proxy in front and the one that runs the
+ * Worker, its D1, Durable Objects and queues). Null where there is no /proc (not Linux).
+ * @param {number} root
+ */
+function treeCpuSeconds(root) {
+  if (!existsSync("/proc/self/stat")) return null;
+  /** @type {Map<number, { parent: number, ticks: number }>} */
+  const processes = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The fields after the command's closing parenthesis: state, ppid, ..., utime (12th), stime (13th).
+      const fields = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ").pop()?.split(" ") ?? [];
+      processes.set(Number(entry), { parent: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  let ticks = 0;
+  const pending = [root];
+  for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
+    ticks += processes.get(pid)?.ticks ?? 0;
+    for (const [child, { parent }] of processes) if (parent === pid) pending.push(child);
+  }
+  return ticks / CLOCK_TICKS;
+}
 
 /**
  * Applies the migrations to a fresh local state in `directory`, runs each seed (SQL text) in it, bundles the Worker
@@ -240,7 +275,7 @@ export async function startLocalWorker({ directory, config, port, readyPath, dev
     }
     await sleep(250);
   }
-  return { baseUrl, bundle, logFile, stop };
+  return { baseUrl, bundle, logFile, stop, cpuSeconds: () => (child.pid ? treeCpuSeconds(child.pid) : null) };
 }
 
 /**

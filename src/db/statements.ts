@@ -1,8 +1,52 @@
-import { fillPlaceholders, type Placeholder, type Query, sql } from "drizzle-orm";
+import { Column, fillPlaceholders, is, type Placeholder, type Query, sql } from "drizzle-orm";
 import type { Database } from "./client";
 
 /** A query as drizzle prepares it: its SQL and parameters (placeholders among them), and how its rows are mapped. */
 type Prepared = { getQuery(): Query; mapResult(response: unknown, isFromBatch?: boolean): unknown };
+
+/** What drizzle's prepared query holds at run time (not in its types): how it maps the rows of a select. */
+type PreparedInternals = {
+  executeMethod?: string;
+  customResultMapper?: unknown;
+  fields?: Array<{ path: string[]; field: unknown }>;
+};
+
+/**
+ * The rows of a select of plain columns (`select()` of one table, or of some of its columns), mapped as drizzle maps
+ * them, by column name and with each column's own decoder looked up once per shape instead of once per value:
+ * drizzle's general mapper checks every value's field kind, which for a page of 100 bookings of 27 columns cost
+ * more than the rest of the request's own work (docs/performance.md). Undefined for any other statement (joins,
+ * computed fields, writes), which keeps drizzle's mapping.
+ */
+function plainColumnsMapper(prepared: Prepared): ((result: D1Result) => unknown) | undefined {
+  const { executeMethod, customResultMapper, fields } = prepared as Prepared & PreparedInternals;
+  if (executeMethod !== "all" || customResultMapper || !fields) return undefined;
+  const columns: Array<[key: string, column: Column]> = [];
+  for (const { path, field } of fields) {
+    const [key] = path;
+    if (path.length !== 1 || key === undefined || !is(field, Column)) return undefined;
+    columns.push([key, field]);
+  }
+  // D1 answers rows as objects by column name: two selected columns of one name would collapse.
+  if (new Set(columns.map(([, column]) => column.name)).size !== columns.length) return undefined;
+  return ({ results }) =>
+    (results as Record<string, unknown>[]).map((row) => {
+      const mapped: Record<string, unknown> = {};
+      for (const [key, column] of columns) {
+        const value = row[column.name];
+        mapped[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+      }
+      return mapped;
+    });
+}
+
+/** A statement's shape: its SQL rendered once, and the mapping of its answer. */
+type Shape = { query: Query; map: (result: D1Result) => unknown };
+
+const shapeOf = (prepared: Prepared): Shape => ({
+  query: prepared.getQuery(),
+  map: plainColumnsMapper(prepared) ?? ((result) => prepared.mapResult(result, true)),
+});
 
 /** A query builder: awaited, it answers `T`; prepared, it renders its SQL. */
 export type Preparable<T> = PromiseLike<T> & { prepare(): Prepared };
@@ -36,7 +80,7 @@ export type Placeheld<A> = {
 };
 
 /** One use of a statement: its prepared shape and the values of this use; awaited in a batch, it answers `T`. */
-export type Bound<T> = { prepared: (db: Database) => Prepared; values: Record<string, unknown>; rows?: T };
+export type Bound<T> = { prepared: (db: Database) => Shape; values: Record<string, unknown>; rows?: T };
 
 /**
  * A statement whose SQL is rendered once per shape and isolate, not once per request (DESIGN.md, Performance budget:
@@ -48,7 +92,7 @@ export type Bound<T> = { prepared: (db: Database) => Prepared; values: Record<st
 export const statement =
   <A extends Record<string, unknown>>() =>
   <T>(build: (db: Database, args: Placeheld<A>) => Preparable<T>): ((args: A) => Bound<T>) => {
-    const shapes = new Map<string, Prepared>();
+    const shapes = new Map<string, Shape>();
     return (args) => {
       let key = "";
       const values: Record<string, unknown> = {};
@@ -71,7 +115,7 @@ export const statement =
               value === undefined ? undefined : isShaped(value) ? value.placeheld(db) : sql.placeholder(name),
             ]),
           ) as Placeheld<A>;
-          shape = build(db, placeheld).prepare();
+          shape = shapeOf(build(db, placeheld).prepare());
           shapes.set(key, shape);
         }
         return shape;
@@ -84,7 +128,7 @@ export const statement =
  * A statement whose SQL depends on more than which values are given (a multi-row insert, an upsert of a whole row):
  * rendered for this use only, and batched with bound statements as one of them.
  */
-export const oneOff = <T>(query: Preparable<T>): Bound<T> => ({ prepared: () => query.prepare(), values: {} });
+export const oneOff = <T>(query: Preparable<T>): Bound<T> => ({ prepared: () => shapeOf(query.prepare()), values: {} });
 
 /**
  * Ids as ONE bound value, a JSON array, for `inArray(column, idsIn(placeholder))`: one shape for any number of ids,
@@ -97,12 +141,9 @@ export const idsIn = (json: Placeholder | string) => sql`(select value from json
 export async function runStatements(db: Database, bound: Bound<unknown>[]): Promise<unknown[]> {
   if (bound.length === 0) return [];
   const d1 = db.$client;
-  const prepared = bound.map((statement) => statement.prepared(db));
+  const shapes = bound.map((statement) => statement.prepared(db));
   const results = await d1.batch(
-    prepared.map((shape, i) => {
-      const { sql: text, params } = shape.getQuery();
-      return d1.prepare(text).bind(...fillPlaceholders(params, bound[i]?.values ?? {}));
-    }),
+    shapes.map(({ query }, i) => d1.prepare(query.sql).bind(...fillPlaceholders(query.params, bound[i]?.values ?? {}))),
   );
-  return results.map((result, i) => prepared[i]?.mapResult(result, true));
+  return results.map((result, i) => shapes[i]?.map(result));
 }

@@ -9,7 +9,7 @@ import type { Bound } from "../../src/db/statements";
  */
 export async function runAlone(statement: Bound<unknown> | undefined) {
   if (!statement) throw new Error("No such statement in the read.");
-  const { sql, params } = statement.prepared(database(env.DB)).getQuery();
+  const { sql, params } = statement.prepared(database(env.DB)).query;
   const result = await env.DB.prepare(sql)
     .bind(...fillPlaceholders(params, statement.values))
     .all();
