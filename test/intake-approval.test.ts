@@ -30,36 +30,32 @@ async function expectApiError(promise: Promise<unknown>, status: number, sentenc
 }
 
 /**
- * The real D1 binding, except that `interfere` runs (once) just before the first UPDATE of `intakes`: another
- * request landing between a read and the write that depends on it, deterministically and without sleeping.
+ * The real D1 binding, except that `interfere` runs (once) just before the batch that carries the first UPDATE of
+ * `intakes` (a switch is written in one batch with its event): another request landing between a read and the write
+ * that depends on it, deterministically and without sleeping.
  */
 function interferingD1(interfere: () => Promise<unknown>) {
   let pending = true;
+  let run: Promise<unknown> = Promise.resolve();
   return new Proxy(env.DB, {
     get(target, property) {
+      if (property === "batch") {
+        return async (statements: D1PreparedStatement[]) => {
+          await run;
+          return target.batch(statements);
+        };
+      }
+      if (property === "prepare") {
+        return (query: string) => {
+          if (pending && /^update "intakes"/.test(query)) {
+            pending = false;
+            run = interfere();
+          }
+          return target.prepare(query);
+        };
+      }
       const value = Reflect.get(target, property);
-      if (property !== "prepare") return typeof value === "function" ? value.bind(target) : value;
-      return (query: string) => {
-        const statement = target.prepare(query);
-        if (!pending || !/^update "intakes"/.test(query)) return statement;
-        pending = false;
-        const run = interfere();
-        const wrap = (prepared: D1PreparedStatement): D1PreparedStatement =>
-          new Proxy(prepared, {
-            get(inner, name) {
-              const method = Reflect.get(inner, name);
-              if (name === "bind") return (...args: unknown[]) => wrap(method.apply(inner, args));
-              if (["all", "raw", "first", "run"].includes(String(name))) {
-                return async (...args: unknown[]) => {
-                  await run;
-                  return method.apply(inner, args);
-                };
-              }
-              return typeof method === "function" ? method.bind(inner) : method;
-            },
-          });
-        return wrap(statement);
-      };
+      return typeof value === "function" ? value.bind(target) : value;
     },
   });
 }

@@ -40,6 +40,15 @@ const ROUTES: Route[] = [
   ["GET", "/webhooks", 200],
   ["POST", "/webhooks", 201, { url: "https://partner.example/hooks", events: ["booking.created"] }],
   ["DELETE", "/webhooks/{id}", 204],
+  ["POST", "/webhooks/{id}/enable", 200],
+  ["POST", "/webhooks/{id}/rotate-secret", 200, { expires_in: 60 }],
+  ["POST", "/actions/{id}/rotate-secret", 200, { expires_in: 60 }],
+  ["GET", "/webhooks/{id}/deliveries", 200],
+  ["POST", "/webhooks/{id}/deliveries/{delivery_id}/redeliver", 202],
+  ["POST", "/webhooks/{id}/recover", 202, { since: new Date(Date.now() - 3_600_000).toISOString() }],
+  ["POST", "/webhooks/{id}/test", 202, { event: "booking.created" }],
+  ["GET", "/events", 200],
+  ["GET", "/events/{id}", 200],
   ["GET", "/knowledge", 200],
   ["PUT", "/knowledge/{key}", 200, { title: "Opening hours", content: "Open every day from 9 to 17." }],
   ["DELETE", "/knowledge/{key}", 204],
@@ -76,16 +85,38 @@ const RECORDS: Record<string, (apiKey: string) => Promise<string | number>> = {
   intakes: async (apiKey) => (await createIntake(apiKey)).id,
   actions: async (apiKey) =>
     (await created<{ id: number }>(await call("/api/v1/actions", { key: apiKey, method: "POST", body: ACTION }))).id,
+  // A test event sent to an endpoint of the business: an event the key can read.
+  events: async (apiKey) => (await testEvent(apiKey, await RECORDS.webhooks?.(apiKey))).event_id,
 };
 
-/** The path with its parameter (`{id}`, `{key}`) replaced by a record created in the business of `apiKey`. */
+/** A test event to the endpoint (DESIGN.md, Test events by API), written before the answer. */
+async function testEvent(apiKey: string, endpointId: string | number | undefined) {
+  const response = await call(`/api/v1/webhooks/${endpointId}/test`, { key: apiKey, method: "POST", body: {} });
+  if (response.status !== 202) throw new Error(`test event failed: ${response.status} ${await response.text()}`);
+  return json<{ event_id: string }>(response);
+}
+
+/** A delivery of the endpoint: that of a test event, as its list shows it. */
+async function deliveryOf(apiKey: string, endpointId: string) {
+  await testEvent(apiKey, endpointId);
+  const listed = await call(`/api/v1/webhooks/${endpointId}/deliveries`, { key: apiKey });
+  return (await json<{ data: Array<{ id: number }> }>(listed)).data[0]?.id;
+}
+
+/**
+ * The path with its parameter (`{id}`, `{key}`) replaced by a record created in the business of `apiKey`, and a
+ * `{delivery_id}` after it by a delivery of that record (an endpoint).
+ */
 async function realPath(path: string, apiKey: string) {
   const parameter = /\{\w+\}/.exec(path);
   if (!parameter) return `/api/v1${path}`;
   const resource = path.split("/")[1] ?? "";
   const create = RECORDS[resource];
   if (!create) throw new Error(`no record for ${path}: add a creator for "${resource}" to RECORDS`);
-  return `/api/v1${path.replace(parameter[0], encodeURIComponent(String(await create(apiKey))))}`;
+  const id = encodeURIComponent(String(await create(apiKey)));
+  const withId = path.replace(parameter[0], id);
+  if (!withId.includes("{delivery_id}")) return `/api/v1${withId}`;
+  return `/api/v1${withId.replace("{delivery_id}", String(await deliveryOf(apiKey, id)))}`;
 }
 
 describe("authentication and the plan rule on every partner route", async () => {
@@ -120,7 +151,10 @@ describe("authentication and the plan rule on every partner route", async () => 
       const revoked = await createApiKey(business.id, { revoked: true });
       const url = await realPath(path, apiKey);
       // A query parameter that no route accepts as it is, and an id or key that names nothing.
-      const wrong = `${url.replace(/\/\d+(?=\/|$)/, "/999999999").replace(/partner-auth-hours/, "nothing-here")}?limit=0`;
+      const wrong = `${url
+        .replace(/\/\d+(?=\/|$)/, "/999999999")
+        .replace(/partner-auth-hours/, "nothing-here")
+        .replace(/\/evt_[\w-]+/, "/evt_nothing")}?limit=0`;
       const body = method === "GET" || method === "DELETE" ? undefined : { title: "" };
       await expectError(await call(wrong, { method, body, key: revoked.apiKey }), 401, /revoked/);
       await expectError(await call(wrong, { method, body, key: lapsed.apiKey }), 403, /lapsed/);

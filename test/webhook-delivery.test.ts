@@ -3,10 +3,12 @@ import { eq } from "drizzle-orm";
 import Stripe from "stripe";
 import { describe, expect, it, vi } from "vitest";
 import { app } from "../src/app";
+import { runRead } from "../src/db/reads";
 import { oauthClients, webhookDeliveries } from "../src/db/schema";
 import { UNAPPROVED_CLIENT_LIFETIME_MS } from "../src/domain/oauth/client-cleanup";
 import { RETRY_DELAYS_SECONDS } from "../src/domain/webhooks/attempts";
-import { endpointHistory, STUCK_AFTER_MS, UNENQUEUED_AFTER_MS } from "../src/domain/webhooks/deliveries";
+import { STUCK_AFTER_MS, UNENQUEUED_AFTER_MS } from "../src/domain/webhooks/deliveries";
+import { endpointDeliveries } from "../src/domain/webhooks/delivery-log";
 import { sendPing } from "../src/domain/webhooks/events";
 import worker from "../src/index";
 import { ANSWER_TIMEOUT_MS } from "../src/queues/deliver-webhooks";
@@ -310,7 +312,7 @@ describe("who receives what", async () => {
 
   it("sends intake.completed only to endpoints of the intake's owner that named it, never to a * subscriber", async () => {
     const { deliveryIds } = await outboxOnly(business, [
-      { event: "intake.completed", data: { response_id: 1 }, audience: firstKey },
+      { event: "intake.completed", data: { response_id: 1 }, audience: { principal: firstKey } },
     ]);
     expect(await receiversOf(deliveryIds)).toEqual(["everythingAndIntakes", "intakesOfMine"]);
   });
@@ -340,22 +342,21 @@ describe("who receives what", async () => {
       { timeout: 10_000 },
     );
     await vi.waitFor(async () => {
-      const history = await endpointHistory(db, business.id, endpoints.ordersOnly.id);
-      expect(history[0]).toMatchObject({
+      const history = await runRead(db, endpointDeliveries(business.id, endpoints.ordersOnly.id, { limit: 50 }));
+      expect(history.deliveries[0]).toMatchObject({
         id: deliveryId,
         event: "ping",
         status: "delivered",
-        attemptCount: 1,
-        attempts: [expect.objectContaining({ statusCode: 200, error: null })],
+        attempts: [expect.objectContaining({ status_code: 200, error: null })],
       });
     });
   });
 
   it("keeps one business's endpoints out of another's history and pings", async () => {
     const other = await createBusiness();
-    await expect(endpointHistory(db, other.business.id, endpoints.everything.id)).rejects.toThrow(
-      /No webhook endpoint/,
-    );
+    await expect(
+      runRead(db, endpointDeliveries(other.business.id, endpoints.everything.id, { limit: 50 })),
+    ).rejects.toThrow(/No webhook endpoint/);
     await expect(sendPing(env.WEBHOOK_DELIVERIES, db, other.business, endpoints.everything.id)).rejects.toThrow(
       /No webhook endpoint/,
     );

@@ -5,11 +5,21 @@ import { EVENT_NAMES } from "../src/domain/platform/event-catalog";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "./helpers/http";
 
-type Endpoint = { id: number; url: string; events: string[]; description: string; created_at: string };
+type Endpoint = {
+  id: number;
+  url: string;
+  events: string[];
+  description: string;
+  status: string;
+  disabled_reason: string | null;
+  last_success_at: string | null;
+  created_at: string;
+};
 type Created = Endpoint & { secret: string };
 type List = { data: Endpoint[]; events: string[] };
 
-const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
+// `whsec_` + 32 random bytes in standard base64, the form Standard Webhooks libraries decode (DESIGN.md).
+const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const HOOK = "https://partner.example/hooks/secretary";
 
@@ -21,7 +31,7 @@ const remove = (key: string | undefined, id: number | string) =>
 describe("POST /api/v1/webhooks", async () => {
   const { business, apiKey } = await createBusiness();
 
-  it("answers 201 with exactly { id, url, events, description, created_at, secret }, the secret shown once", async () => {
+  it("answers 201 with exactly the endpoint record (its health included) and its secret, shown once", async () => {
     const before = new Date().toISOString();
     const response = await post(apiKey, {
       url: HOOK,
@@ -30,12 +40,25 @@ describe("POST /api/v1/webhooks", async () => {
     });
     expect(response.status).toBe(201);
     const body = await json<Created>(response);
-    expect(Object.keys(body).sort()).toEqual(["created_at", "description", "events", "id", "secret", "url"]);
+    expect(Object.keys(body).sort()).toEqual([
+      "created_at",
+      "description",
+      "disabled_reason",
+      "events",
+      "id",
+      "last_success_at",
+      "secret",
+      "status",
+      "url",
+    ]);
     expect(body).toEqual({
       id: expect.any(Number),
       url: HOOK,
       events: ["booking.created", "order.created"],
       description: "Bookings to the CRM",
+      status: "enabled",
+      disabled_reason: null,
+      last_success_at: null,
       created_at: expect.stringMatching(TIMESTAMP),
       secret: expect.stringMatching(SECRET),
     });
@@ -48,6 +71,9 @@ describe("POST /api/v1/webhooks", async () => {
       url: HOOK,
       events: ["booking.created", "order.created"],
       description: "Bookings to the CRM",
+      status: "enabled",
+      disabled_reason: null,
+      last_success_at: null,
       created_at: body.created_at,
     });
     expect(JSON.stringify(listed)).not.toContain(body.secret);
@@ -122,6 +148,11 @@ describe("POST /api/v1/webhooks", async () => {
       events: ["*"],
       description: "made with the second key",
       secret: body.secret,
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      status: "enabled",
+      disabledReason: null,
+      lastSuccessAt: null,
       apiKeyId: second.apiKeyId,
       oauthGrantId: null,
       createdAt: body.created_at,
@@ -366,6 +397,10 @@ describe("GET /api/v1/webhooks", async () => {
         "review.created",
         "ping",
         "intake.completed",
+        "action.enabled",
+        "action.disabled",
+        "intake.enabled",
+        "intake.disabled",
       ],
     });
     expect(body.events).toEqual([...EVENT_NAMES]);
@@ -375,12 +410,22 @@ describe("GET /api/v1/webhooks", async () => {
     const a = await json<Created>(await post(apiKey, { url: `${HOOK}/a`, events: ["order.created"] }));
     const b = await json<Created>(await post(apiKey, { url: `${HOOK}/b`, description: "second" }));
     const body = await json<List>(await list(apiKey));
+    const healthy = { status: "enabled", disabled_reason: null, last_success_at: null };
     expect(body.data).toEqual([
-      { id: a.id, url: `${HOOK}/a`, events: ["order.created"], description: "", created_at: a.created_at },
-      { id: b.id, url: `${HOOK}/b`, events: ["*"], description: "second", created_at: b.created_at },
+      { id: a.id, url: `${HOOK}/a`, events: ["order.created"], description: "", ...healthy, created_at: a.created_at },
+      { id: b.id, url: `${HOOK}/b`, events: ["*"], description: "second", ...healthy, created_at: b.created_at },
     ]);
     for (const endpoint of body.data) {
-      expect(Object.keys(endpoint).sort()).toEqual(["created_at", "description", "events", "id", "url"]);
+      expect(Object.keys(endpoint).sort()).toEqual([
+        "created_at",
+        "description",
+        "disabled_reason",
+        "events",
+        "id",
+        "last_success_at",
+        "status",
+        "url",
+      ]);
     }
     const text = JSON.stringify(body);
     expect(text).not.toContain(a.secret);

@@ -44,15 +44,3 @@ export async function runBatch(db: Database, statements: BatchItem<"sqlite">[]):
   const [first, ...rest] = statements;
   return first ? db.batch([first, ...rest]) : [];
 }
-
-/**
- * Reads `WHERE … IN (ids)` for any number of ids: the statements that fit, in one batch (one round trip), their rows
- * concatenated.
- */
-export async function selectIn<Id, Row>(
-  db: Database,
-  ids: readonly Id[],
-  build: (slice: Id[]) => BatchItem<"sqlite"> & Renderable & PromiseLike<Row[]>,
-): Promise<Row[]> {
-  return ((await runBatch(db, statementsThatFit(ids, build))) as Row[][]).flat();
-}

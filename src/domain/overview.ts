@@ -124,6 +124,23 @@ function failingEndpoints(db: Database, businessId: string, now: EpochMs) {
     .orderBy(asc(webhookEndpoints.id));
 }
 
+/**
+ * Endpoints disabled by their health (DESIGN.md, Endpoint health: "the owner's overview shows it"): they get no new
+ * deliveries until their partner enables them again. At most 20 per business, a range of the (business, side) index.
+ */
+const disabledEndpoints = (db: Database, businessId: string) =>
+  db
+    .select({
+      id: webhookEndpoints.id,
+      url: webhookEndpoints.url,
+      disabledReason: webhookEndpoints.disabledReason,
+      oauthGrantId: webhookEndpoints.oauthGrantId,
+      ...creatorColumns(webhookEndpoints.oauthGrantId),
+    })
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.businessId, businessId), eq(webhookEndpoints.status, "disabled")))
+    .orderBy(asc(webhookEndpoints.id));
+
 /** Knowledge sources used (spec, Limits: "counting PDFs and websites the owner added"): one row by primary key. */
 const sourcesUsed = (db: Database, businessId: string) =>
   db
@@ -159,14 +176,16 @@ const connectedApps = (db: Database, businessId: string) =>
 /**
  * The overview: what needs the owner (DESIGN.md, dashboard: "actions and intakes waiting for approval (and those a
  * partner's change switched off), endpoints whose recent deliveries fail, knowledge sources used against the plan's
- * limit, connected apps and when each last called"). One D1 batch, one query per list, each scoped by the business
- * and read through its index: the page costs one round trip, whatever the business holds.
+ * limit, connected apps and when each last called"; Endpoint health: the disabled endpoints). One D1 batch, one query
+ * per list, each scoped by the business and read through its index: the page costs one round trip, whatever the
+ * business holds.
  */
 export async function ownerOverview(db: Database, business: Business, now: EpochMs = Date.now()) {
-  const [waitingIntakes, offActions, failing, [sources], keys, apps] = await db.batch([
+  const [waitingIntakes, offActions, failing, disabled, [sources], keys, apps] = await db.batch([
     intakesWaiting(db, business.id),
     actionsOff(db, business.id),
     failingEndpoints(db, business.id, now),
+    disabledEndpoints(db, business.id),
     sourcesUsed(db, business.id),
     activeKeys(db, business.id),
     connectedApps(db, business.id),
@@ -179,6 +198,7 @@ export async function ownerOverview(db: Database, business: Business, now: Epoch
     })),
     actions: offActions.map(withCreator),
     failingEndpoints: failing,
+    disabledEndpoints: disabled.map(withCreator),
     knowledge: { used: (sources?.pushed ?? 0) + (sources?.own ?? 0), limit: SOURCE_LIMITS[business.plan] },
     keys,
     apps,

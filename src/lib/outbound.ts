@@ -1,10 +1,11 @@
 import { type OutboundPolicy as AddressPolicy, unreachableReason } from "./public-address";
-import { signatureHeader } from "./signing";
+import { type SigningSecrets, signatureHeaders } from "./signing";
 
 /**
  * The one outbound signed call (DESIGN.md, Security notes): webhook deliveries, action calls and the owner's Test
  * buttons all leave the Worker through `signedPost`, as named steps: the public-address check (the URL rules, then
- * DNS-over-HTTPS) → the POST, signed with a fresh timestamp → a timeout → `redirect: "manual"` (a redirect is a
+ * DNS-over-HTTPS) → the POST, signed with a fresh timestamp (`X-Service-Signature` and the Standard Webhooks headers,
+ * under every secret a rotation keeps live: lib/signing.ts) → a timeout → `redirect: "manual"` (a redirect is a
  * failure, and cannot lead the request to a private address) → a bounded read of the answer → a typed outcome.
  * Callers word the outcome for their own records (delivery attempts, action calls).
  */
@@ -36,10 +37,13 @@ export type SignedPost = {
   kind: string;
   url: string;
   body: string;
-  /** Headers besides Content-Type, User-Agent and the signature. */
+  /** Headers besides Content-Type, User-Agent and the signature headers. */
   headers: Record<string, string>;
-  secret: string;
-  /** The signature's `t`: fresh for every attempt (spec: Signatures). */
+  /** `webhook-id` (DESIGN.md, Standard Webhooks): the event's `evt_` id for a delivery, the call id for an action. */
+  webhookId: string;
+  /** The current secret, and the previous one while a rotation lets it sign too (lib/signing.ts). */
+  secrets: SigningSecrets;
+  /** The signature's `t` and `webhook-timestamp`: fresh for every attempt (spec: Signatures). */
   unixSeconds: number;
   timeoutMs: number;
   /** Read the answer, at most this many bytes, and require JSON (action calls). Without it the answer is dropped. */
@@ -114,7 +118,7 @@ export async function signedPost(policy: OutboundPolicy, call: SignedPost): Prom
         "Content-Type": "application/json",
         "User-Agent": `${policy.serviceName}-${call.kind}/1.0 (+${policy.baseUrl})`,
         ...call.headers,
-        "X-Service-Signature": signatureHeader(call.secret, call.body, call.unixSeconds),
+        ...signatureHeaders(call.secrets, call.webhookId, call.body, call.unixSeconds),
       },
       body: call.body,
       redirect: "manual",

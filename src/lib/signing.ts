@@ -1,15 +1,63 @@
 import { hmac } from "@oslojs/crypto/hmac";
 import { SHA256 } from "@oslojs/crypto/sha2";
-import { encodeHexLowerCase } from "@oslojs/encoding";
+import { decodeBase64, encodeBase64, encodeHexLowerCase } from "@oslojs/encoding";
 
 const encoder = new TextEncoder();
 
 /**
- * `X-Service-Signature` of webhook deliveries and action calls (DESIGN.md, Webhook signing computation):
- * `t=<unix seconds>,v1=<lowercase hex HMAC-SHA256>` keyed by the secret string as UTF-8, over `${t}.${rawBody}`.
- * Byte for byte the scheme stripe-node's `webhooks.constructEventAsync` verifies (proved with the real `stripe` package in test/webhook-delivery.test.ts).
+ * A new signing secret of a webhook endpoint or an action (DESIGN.md, Webhook signing computation): `whsec_` + 32
+ * random bytes in standard base64, the form the Standard Webhooks libraries decode (base64url characters made them
+ * refuse our earlier secrets).
  */
-export function signatureHeader(secret: string, rawBody: string, unixSeconds: number): string {
-  const mac = hmac(SHA256, encoder.encode(secret), encoder.encode(`${unixSeconds}.${rawBody}`));
-  return `t=${unixSeconds},v1=${encodeHexLowerCase(mac)}`;
+export const newSigningSecret = () => `whsec_${encodeBase64(crypto.getRandomValues(new Uint8Array(32)))}`;
+
+/** The form `newSigningSecret` gives: 32 bytes are 43 standard base64 characters and one `=` of padding. */
+const STANDARD_WEBHOOKS_SECRET = /^whsec_([A-Za-z0-9+/]{43}=)$/;
+
+/**
+ * The key of `webhook-signature` (DESIGN.md, Beyond the spec: Standard Webhooks): the bytes the base64 after `whsec_`
+ * encodes. A secret made before that form (`whsec_` + base64url, or an action's `actsec_` + base64url: 43 characters
+ * without padding, so never of the form above) keys it by its UTF-8 bytes, the same key as `X-Service-Signature`: the
+ * Standard Webhooks libraries take such a key as a raw one (docs/webhooks.md, Older secrets).
+ */
+export function standardWebhooksKey(secret: string): Uint8Array {
+  const encoded = STANDARD_WEBHOOKS_SECRET.exec(secret)?.[1];
+  return encoded === undefined ? encoder.encode(secret) : decodeBase64(encoded);
+}
+
+/**
+ * The secrets a request is signed with: the current one first, then, during a rotation, the previous one until it
+ * expires (DESIGN.md, Beyond the spec: Secret rotation).
+ */
+export type SigningSecrets = readonly [current: string] | readonly [current: string, previous: string];
+
+/**
+ * The signature headers of a webhook delivery or an action call, one signature per secret:
+ * - `X-Service-Signature` (DESIGN.md, Webhook signing computation): `t=<unix seconds>,v1=<lowercase hex>[,v1=…]`,
+ *   HMAC-SHA256 keyed by the secret string as UTF-8 over `${t}.${rawBody}`. Byte for byte the scheme stripe-node's
+ *   `webhooks.constructEventAsync` verifies, accepting any one of several `v1` (test/standard-webhooks.test.ts).
+ * - Standard Webhooks (DESIGN.md, Beyond the spec): `webhook-id`, `webhook-timestamp` (the same seconds as `t`), and
+ *   `webhook-signature`: `v1,<base64>[ v1,<base64>]`, space separated as that specification has it, HMAC-SHA256 keyed
+ *   by `standardWebhooksKey` over `${id}.${t}.${rawBody}`.
+ */
+export function signatureHeaders(
+  secrets: SigningSecrets,
+  webhookId: string,
+  rawBody: string,
+  unixSeconds: number,
+): Record<string, string> {
+  const stripeSigned = encoder.encode(`${unixSeconds}.${rawBody}`);
+  const standardSigned = encoder.encode(`${webhookId}.${unixSeconds}.${rawBody}`);
+  const stripeSignatures = secrets.map(
+    (secret) => `v1=${encodeHexLowerCase(hmac(SHA256, encoder.encode(secret), stripeSigned))}`,
+  );
+  const standardSignatures = secrets.map(
+    (secret) => `v1,${encodeBase64(hmac(SHA256, standardWebhooksKey(secret), standardSigned))}`,
+  );
+  return {
+    "X-Service-Signature": [`t=${unixSeconds}`, ...stripeSignatures].join(","),
+    "webhook-id": webhookId,
+    "webhook-timestamp": String(unixSeconds),
+    "webhook-signature": standardSignatures.join(" "),
+  };
 }

@@ -10,6 +10,7 @@ import {
   listActions,
   patchAction,
 } from "../domain/actions/registration";
+import { enqueueAfterAnswer, withEndpoints } from "../domain/webhooks/lifecycle";
 import { outboundPolicy } from "../lib/outbound";
 import { idOrNotFound, pathId } from "../lib/validation";
 import { admitted, readAsPartner } from "../middleware/authenticate-partner";
@@ -20,7 +21,7 @@ import {
   CreatedActionObject,
   PatchActionBody,
 } from "../schemas/actions";
-import { errorResponses } from "../schemas/errors";
+import { ErrorBody, errorResponses } from "../schemas/errors";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 /** The path id as the domain takes it, or the action's 404 (spec: another business's id is the same 404). */
@@ -75,6 +76,10 @@ const patchRoute = partnerRoute({
   responses: {
     200: { description: "The action as it now is", content: json(ActionObject) },
     ...errorResponses(400, 401, 403, 404),
+    409: {
+      description: "Another change of this action landed at the same moment, three times over; send the change again",
+      content: json(ErrorBody),
+    },
   },
 });
 
@@ -100,8 +105,21 @@ export const actions = createPartnerRouter()
     return c.json(action, 200);
   })
   .openapi(patchRoute, async (c) => {
-    const current = await readAsPartner(c, (scope) => actionRow(scope, actionId(c.req.valid("param").id)));
-    return c.json(await patchAction(outboundPolicy(c.env), database(c.env.DB), current, c.req.valid("json")), 200);
+    // The action and its side's endpoints (who hears of a switch-off: DESIGN.md, Lifecycle events), with the credential.
+    const current = await readAsPartner(c, (scope) =>
+      withEndpoints(actionRow(scope, actionId(c.req.valid("param").id)), scope),
+    );
+    const { business } = c.var.principal;
+    const policy = outboundPolicy(c.env);
+    const patched = await patchAction(
+      policy,
+      database(c.env.DB),
+      business,
+      current,
+      c.req.valid("json"),
+      enqueueAfterAnswer(c),
+    );
+    return c.json(patched, 200);
   })
   .openapi(deleteRoute, async (c) => {
     const scope = scopeOf(await admitted(c));

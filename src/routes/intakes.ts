@@ -11,6 +11,7 @@ import {
   patchIntake,
 } from "../domain/intakes/registration";
 import { listResponses, RESPONSES_PER_PAGE } from "../domain/intakes/responses";
+import { enqueueAfterAnswer, withEndpoints } from "../domain/webhooks/lifecycle";
 import { idOrNotFound, pathId, rejectInvalidNamingField } from "../lib/validation";
 import { admitted, readAsPartner } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
@@ -108,11 +109,21 @@ export const intakes = createPartnerRouter(rejectInvalidNamingField)
     return c.json(intake, 200);
   })
   .openapi(patchRoute, async (c) => {
-    const current = await readAsPartner(c, (scope) => ownedIntakeRow(scope, intakeId(c.req.valid("param").id)));
-    return c.json(
-      await patchIntake(database(c.env.DB), c.var.principal, current.id, c.req.valid("json"), current),
-      200,
+    // The intake and its side's endpoints (who hears of a switch-off: DESIGN.md, Lifecycle events), with the credential.
+    const current = await readAsPartner(c, (scope) =>
+      withEndpoints(ownedIntakeRow(scope, intakeId(c.req.valid("param").id)), scope),
     );
+    const { principal } = c.var;
+    const input = c.req.valid("json");
+    const patched = await patchIntake(
+      database(c.env.DB),
+      principal,
+      current.record.id,
+      input,
+      current,
+      enqueueAfterAnswer(c),
+    );
+    return c.json(patched, 200);
   })
   .openapi(deleteRoute, async (c) => {
     await deleteIntake(database(c.env.DB), await admitted(c), intakeId(c.req.valid("param").id));

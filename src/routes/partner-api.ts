@@ -1,10 +1,14 @@
 import { actions } from "./actions";
 import { appointments } from "./appointments";
+import { eventsApi } from "./events";
 import { intakes } from "./intakes";
 import { knowledge } from "./knowledge";
 import { me } from "./me";
 import { orders } from "./orders";
 import { createPartnerRouter } from "./partner-router";
+import { secretRotation } from "./secret-rotation";
+import { webhookHealth } from "./webhook-health";
+import { webhookOperations } from "./webhook-operations";
 import { webhooks } from "./webhooks";
 
 /** Everything under `/api/v1` that a partner calls. Later resources mount here the same way. */
@@ -16,7 +20,11 @@ partnerApi
   .route("/", webhooks)
   .route("/", knowledge)
   .route("/", intakes)
-  .route("/", actions);
+  .route("/", actions)
+  .route("/", eventsApi)
+  .route("/", webhookOperations)
+  .route("/", webhookHealth)
+  .route("/", secretRotation);
 
 partnerApi.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
   type: "http",

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ENDPOINT_STATUSES } from "../db/schema";
 import { ALL_EVENTS, EVENT_NAMES } from "../domain/platform/event-catalog";
 import { timestamp } from "../lib/validation";
 
@@ -23,13 +24,22 @@ export const CreateWebhookEndpointBody = z
   })
   .openapi("CreateWebhookEndpoint");
 
-/** DESIGN.md, Webhook endpoint record. */
+/** DESIGN.md, Webhook endpoint record, with its health (DESIGN.md, Beyond the spec: Endpoint health). */
 export const WebhookEndpointObject = z
   .object({
     id: z.number().int(),
     url: z.string(),
     events: z.array(z.string()),
     description: z.string(),
+    status: z.enum(ENDPOINT_STATUSES).openapi({
+      description:
+        '"disabled" after it answered 410 Gone, or after every delivery to it failed for 3 days (at least 10 failed, none delivered): it gets no new deliveries until POST /webhooks/{id}/enable',
+    }),
+    disabled_reason: z
+      .string()
+      .nullable()
+      .openapi({ description: "Why it was disabled, in a sentence; null while enabled" }),
+    last_success_at: timestamp.nullable().openapi({ description: "When a delivery to it last got a 2xx; null: never" }),
     created_at: timestamp,
   })
   .openapi("WebhookEndpoint");

@@ -1,6 +1,6 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
-import { createdAt, flag, principalColumns, timestamp } from "./columns";
+import { createdAt, flag, previousSecretColumns, principalColumns, timestamp } from "./columns";
 
 export type ActionParameters = {
   type: "object";
@@ -25,6 +25,7 @@ export const actions = sqliteTable(
     parameters: text("parameters", { mode: "json" }).$type<ActionParameters>().notNull(),
     /** Kept in clear: it keys the HMAC of every call. Shown to the partner once. */
     secret: text("secret").notNull(),
+    ...previousSecretColumns(),
     enabled: flag("enabled").notNull().default(false),
     /**
      * Why an action that was on is off: the owner switched it off, or a partner's PATCH with a new url did (spec:

@@ -1,7 +1,9 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
-import { createdAt, principalColumns, timestamp } from "./columns";
+import { createdAt, previousSecretColumns, principalColumns, timestamp } from "./columns";
+
+export const ENDPOINT_STATUSES = ["enabled", "disabled"] as const;
 
 export const webhookEndpoints = sqliteTable(
   "webhook_endpoints",
@@ -16,6 +18,14 @@ export const webhookEndpoints = sqliteTable(
     description: text("description").notNull(),
     /** Kept in clear: it keys the HMAC of every delivery. Shown to the partner once, in the 201. */
     secret: text("secret").notNull(),
+    ...previousSecretColumns(),
+    /**
+     * Endpoint health (DESIGN.md, Beyond the spec): a disabled endpoint gets no new deliveries until it is enabled
+     * again; `disabled_reason` says why, in a sentence for the partner and the owner.
+     */
+    status: text("status", { enum: ENDPOINT_STATUSES }).notNull().default("enabled"),
+    disabledReason: text("disabled_reason"),
+    lastSuccessAt: timestamp("last_success_at"),
     ...principalColumns(),
     createdAt: createdAt(),
   },
@@ -34,9 +44,20 @@ export const events = sqliteTable(
       .references(() => businesses.id, { onDelete: "cascade" }),
     type: text("type").notNull(),
     envelope: text("envelope").notNull(),
+    /**
+     * Who could receive it, for the Events API (DESIGN.md, Beyond the spec: an event is listed to a principal only if
+     * it could be delivered to it): null for every side of the business; `keys` for the API keys' side; `key:<id>`
+     * for one API key, `app:<grant id>` for one app connection (an intake's `intake.completed`, a lifecycle event, a
+     * test event); `none` for an intake.completed older than this column whose intake was deleted.
+     */
+    audience: text("audience"),
     createdAt: createdAt(),
   },
-  (t) => [index("events_business_created").on(t.businessId, t.createdAt)],
+  (t) => [
+    index("events_business_created").on(t.businessId, t.createdAt),
+    // The Events API's `type` filter: a rare type is a range of its own, not a walk of the business's 30 days.
+    index("events_business_type_created").on(t.businessId, t.type, t.createdAt),
+  ],
 );
 
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
@@ -69,6 +90,10 @@ export const webhookDeliveries = sqliteTable(
   (t) => [
     index("webhook_deliveries_status_due").on(t.status, t.nextAttemptAt),
     index("webhook_deliveries_endpoint").on(t.endpointId, t.id),
+    // An endpoint's failures in a time range: `recover`, endpoint health and the removal page count by it.
+    index("webhook_deliveries_endpoint_status").on(t.endpointId, t.status, t.completedAt),
+    // An event's deliveries: recover's "delivered or pending since", and the cascade when an event is deleted.
+    index("webhook_deliveries_event").on(t.eventId),
     index("webhook_deliveries_unenqueued")
       .on(t.createdAt)
       .where(sql`${t.status} = 'pending' and ${t.enqueuedAt} is null`),

@@ -1,66 +1,136 @@
-import { and, desc, eq, isNull, notExists, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNull, ne, notExists, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
+import type { Read } from "../../db/reads";
 import { apiKeys, intakes, webhookEndpoints } from "../../db/schema";
-import { forbidden, notFound } from "../../lib/errors";
+import { oneOff } from "../../db/statements";
+import { conflict, forbidden, notFound } from "../../lib/errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
 import sharedConstants from "../../shared-constants.json";
+import { type IntakeRow, intakeOwner, toIntakeObject } from "../intakes/registration";
+import { changedRows, type Enqueue, intakeSwitched, readForSwitch, writeSwitch } from "../webhooks/lifecycle";
 import { API_KEY_PREFIX } from "./principals";
 
 export const apiKeyNotFound = () => notFound("No API key with that id exists for this business.");
 
+/** What a revocation is decided on: the key, how many other keys stay active, and the key's intakes that are on. */
+function revocationOf(
+  db: Database,
+  businessId: string,
+  id: number,
+): Read<{
+  revokedAt: string | null;
+  otherActiveKeys: number;
+  intakesOn: IntakeRow[];
+}> {
+  return {
+    statements: [
+      oneOff(
+        db
+          .select({ revokedAt: apiKeys.revokedAt })
+          .from(apiKeys)
+          .where(and(eq(apiKeys.id, id), eq(apiKeys.businessId, businessId))),
+      ),
+      oneOff(
+        db
+          .select({ count: count() })
+          .from(apiKeys)
+          .where(and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt), ne(apiKeys.id, id))),
+      ),
+      oneOff(
+        db
+          .select()
+          .from(intakes)
+          .where(and(eq(intakes.apiKeyId, id), eq(intakes.businessId, businessId), eq(intakes.enabled, true))),
+      ),
+    ],
+    answer: ([keys, others, on]) => {
+      const [key] = keys as Array<{ revokedAt: string | null }>;
+      if (!key) throw apiKeyNotFound();
+      const [other] = others as Array<{ count: number }>;
+      return { revokedAt: key.revokedAt, otherActiveKeys: other?.count ?? 0, intakesOn: on as IntakeRow[] };
+    },
+  };
+}
+
+/** How many times a revocation re-reads when another write got in between its read and its write. */
+const REVOCATION_ATTEMPTS = 3;
+
 /**
  * The owner revokes an API key (spec: Authentication, "A missing, malformed or revoked key returns 401";
  * "Revoking a key switches that key's intakes off"). The revocation and the switch-off are one D1 batch, one
- * transaction: there is no moment at which the key is revoked and one of its intakes still on. Revoking a revoked
- * key keeps its first revocation time (and switches off anything still on, which cannot happen: the owner cannot
- * switch on an intake of a revoked key). When it was the business's last active key, the API-key side's webhook
- * endpoints are deleted in the same batch. A key of another business, or an id that is not one, is a 404.
- * Answers the key's id, when it was revoked, how many intakes this call switched off and how many endpoints it
- * deleted.
+ * transaction: there is no moment at which the key is revoked and one of its intakes still on. Each intake switched
+ * off tells the key's endpoints with `intake.disabled`, reason `credential_revoked` (DESIGN.md, Lifecycle events),
+ * in the same batch. When it was the business's last active key, the API-key side's webhook endpoints are deleted in
+ * the same batch, and nothing is told: no endpoint of that side is left to receive it, nor any key to list it.
+ * Revoking a revoked key keeps its first revocation time. A key of another business, or an id that is not one, is a
+ * 404. The batch is guarded by what it was decided on (the key, the other active keys, the intakes that are on, the
+ * endpoints to delete), so its answer is exact: the key's id, when it was revoked, how many intakes this call
+ * switched off and how many endpoints it deleted.
  */
-export async function revokeApiKey(db: Database, businessId: string, id: number) {
-  const now = isoNow();
-  const [revoked, switchedOff, endpointsDeleted] = await db.batch([
-    db
-      .update(apiKeys)
-      .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${now})` })
-      .where(and(eq(apiKeys.id, id), eq(apiKeys.businessId, businessId)))
-      .returning({ id: apiKeys.id, revokedAt: apiKeys.revokedAt }),
-    // Scoped by the business too, so that a key id of another business switches nothing off.
-    db
-      .update(intakes)
-      .set({ enabled: false, updatedAt: now })
-      .where(and(eq(intakes.apiKeyId, id), eq(intakes.businessId, businessId), eq(intakes.enabled, true)))
-      .returning({ id: intakes.id }),
-    // DESIGN.md, What happens when access ends: the endpoints of the API-key side stop receiving once the business has
-    // no active key left, deleted with their pending deliveries (cascade). Decided after the revocation above, in the
-    // same transaction, so two last keys revoked at once still leave none behind.
-    db
-      .delete(webhookEndpoints)
-      .where(
-        and(
-          eq(webhookEndpoints.businessId, businessId),
-          isNull(webhookEndpoints.oauthGrantId),
-          notExists(
-            db
-              .select({ id: apiKeys.id })
-              .from(apiKeys)
-              .where(and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt))),
+export async function revokeApiKey(db: Database, businessId: string, id: number, enqueue?: Enqueue) {
+  for (let attempt = 1; attempt <= REVOCATION_ATTEMPTS; attempt++) {
+    const { record, ...target } = await readForSwitch(db, businessId, revocationOf(db, businessId, id));
+    const now = isoNow();
+    const revokedAt = record.revokedAt ?? now;
+    const lastActiveKey = record.otherActiveKeys === 0;
+    const endpointsDeleted = lastActiveKey ? target.endpoints.filter((endpoint) => endpoint.oauthGrantId === null) : [];
+    const drafts = lastActiveKey
+      ? []
+      : record.intakesOn.map((row) =>
+          intakeSwitched(
+            toIntakeObject({ ...row, enabled: false, updatedAt: now }),
+            intakeOwner(row),
+            "credential_revoked",
+          ),
+        );
+    const written = await writeSwitch(
+      db,
+      target,
+      drafts,
+      [
+        db
+          .update(apiKeys)
+          .set({ revokedAt })
+          .where(
+            and(
+              eq(apiKeys.id, id),
+              eq(apiKeys.businessId, businessId),
+              record.revokedAt === null ? isNull(apiKeys.revokedAt) : eq(apiKeys.revokedAt, record.revokedAt),
+            ),
+          ),
+        changedRows(db, 1),
+        // Scoped by the business too, so that a key id of another business switches nothing off.
+        db
+          .update(intakes)
+          .set({ enabled: false, updatedAt: now })
+          .where(and(eq(intakes.apiKeyId, id), eq(intakes.businessId, businessId), eq(intakes.enabled, true))),
+        changedRows(db, record.intakesOn.length),
+        // DESIGN.md, What happens when access ends: the endpoints of the API-key side stop receiving once the business
+        // has no active key left, deleted with their pending deliveries (cascade). Decided after the revocation above,
+        // in the same transaction, so two last keys revoked at once still leave none behind.
+        db.delete(webhookEndpoints).where(
+          and(
+            eq(webhookEndpoints.businessId, businessId),
+            isNull(webhookEndpoints.oauthGrantId),
+            notExists(
+              db
+                .select({ id: apiKeys.id })
+                .from(apiKeys)
+                .where(and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt))),
+            ),
           ),
         ),
-      )
-      .returning({ id: webhookEndpoints.id }),
-  ]);
-  const [key] = revoked;
-  if (!key) throw apiKeyNotFound();
-  return {
-    id: key.id,
-    revokedAt: key.revokedAt ?? now,
-    intakesSwitchedOff: switchedOff.length,
-    endpointsDeleted: endpointsDeleted.length,
-  };
+        changedRows(db, endpointsDeleted.length),
+      ],
+      enqueue,
+    );
+    if (written) {
+      return { id, revokedAt, intakesSwitchedOff: record.intakesOn.length, endpointsDeleted: endpointsDeleted.length };
+    }
+  }
+  throw conflict("The key's intakes or endpoints were changed by another request at the same moment; revoke it again.");
 }
 
 /** Spec, Authentication: "At most 10 active keys per business." */

@@ -4,8 +4,9 @@ import { insertWithinLimit } from "../../db/insert-within-limit";
 import { actionCalls, actions, businesses } from "../../db/schema";
 import { ApiError, conflict, notFound } from "../../lib/errors";
 import { type OutboundOutcome, type OutboundPolicy, signedPost } from "../../lib/outbound";
-import { isoNow } from "../../lib/time";
+import { type Clock, iso } from "../../lib/time";
 import type { ActionCallBody } from "../../schemas/runtime";
+import { signingSecrets } from "../secret-rotation";
 import { actionsRunOn, type Channel } from "../secretary/channels";
 import { argumentProblem, assertRequiredArguments } from "./arguments";
 import { type Action, type ActionCall, cutOffBefore, findAction, toCallObject } from "./registration";
@@ -23,8 +24,12 @@ export type CallRequest = {
   arguments: Record<string, unknown>;
 };
 
-/** `ownerTest`: the owner's Test button (the action may be off). `answerTimeoutMs`: the spec's 5 s unless a test shortens it. */
-type CallOptions = { ownerTest?: boolean; answerTimeoutMs?: number };
+/**
+ * `ownerTest`: the owner's Test button (the action may be off). `answerTimeoutMs`: the spec's 5 s unless a test
+ * shortens it. `now`: the clock, which tests drive instead of waiting (the previous secret of a rotation signs until
+ * it expires).
+ */
+type CallOptions = { ownerTest?: boolean; answerTimeoutMs?: number; now?: Clock };
 
 type Outcome = { status: ActionCall["status"]; httpStatus: number | null; error: string | null; answer: string | null };
 
@@ -64,8 +69,14 @@ function outcomeOf(result: OutboundOutcome, timeoutMs: number): Outcome {
 }
 
 /** Records a finished call and moves the action's counters and timestamps, in one batch. */
-async function recordOutcome(db: Database, action: Action, call: ActionCall, outcome: Outcome, durationMs: number) {
-  const now = isoNow();
+async function recordOutcome(
+  db: Database,
+  action: Action,
+  call: ActionCall,
+  outcome: Outcome,
+  durationMs: number,
+  now: string,
+) {
   const failed = outcome.status === "error" || outcome.status === "timeout";
   const [[recorded]] = await db.batch([
     db
@@ -119,7 +130,8 @@ export async function callAction(
     }
   }
   assertRequiredArguments(action.parameters, request.arguments);
-  const startedAt = Date.now();
+  const now = options.now ?? Date.now;
+  const startedAt = now();
   const base = {
     actionId: action.id,
     businessId: business.id,
@@ -127,7 +139,7 @@ export async function callAction(
     messageId: request.messageId,
     channel: request.channel,
     arguments: request.arguments,
-    createdAt: new Date(startedAt).toISOString(),
+    createdAt: iso(startedAt),
   };
   const rejection = argumentProblem(action.parameters, request.arguments);
   if (rejection) {
@@ -163,20 +175,28 @@ export async function callAction(
     created_at: call.createdAt,
   });
   const timeoutMs = options.answerTimeoutMs ?? ACTION_TIMEOUT_MS;
+  const signedAt = now();
   const outcome = outcomeOf(
     await signedPost(policy, {
       kind: "Actions",
       url: action.url,
       body,
       headers: { "X-Service-Call": String(call.id) },
-      secret: action.secret,
-      unixSeconds: Math.floor(Date.now() / 1000),
+      // DESIGN.md, Standard Webhooks: an action call's `webhook-id` is its call id.
+      webhookId: String(call.id),
+      // During a rotation, the action's previous secret signs too, until it expires.
+      secrets: signingSecrets(action, signedAt),
+      unixSeconds: Math.floor(signedAt / 1000),
       timeoutMs,
       readAnswerBytes: MAX_ANSWER_BYTES,
     }),
     timeoutMs,
   );
-  return callResult(await recordOutcome(db, action, call, outcome, Date.now() - startedAt), outcome.answer);
+  const finishedAt = now();
+  return callResult(
+    await recordOutcome(db, action, call, outcome, finishedAt - startedAt, iso(finishedAt)),
+    outcome.answer,
+  );
 }
 
 /** The runtime's call by action name: the business and the action found in one query. */

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, lt, ne, or, type Placeholder, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, lt, ne, or, type Placeholder } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
@@ -7,11 +7,23 @@ import { type ActionParameters, actionCalls, actions } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
-import { randomToken, sha256Hex } from "../../lib/secrets";
+import { sha256Hex } from "../../lib/secrets";
+import { newSigningSecret } from "../../lib/signing";
 import { type EpochMs, iso, isoNow } from "../../lib/time";
+import type { Business } from "../access/businesses";
 import { type Principal, principalRef } from "../access/principals";
 import { type Reach, type ReadReach, reachArgument, reached } from "../access/scope";
 import { actionsRunOn, type Channel } from "../secretary/channels";
+import type { WebhookEndpoint } from "../webhooks/endpoints";
+import {
+  actionSwitched,
+  changedRows,
+  type Enqueue,
+  type EventTarget,
+  type LifecycleReason,
+  readForSwitch,
+  writeSwitch,
+} from "../webhooks/lifecycle";
 import { assertNoContactParameters } from "./contact-details";
 
 /** Spec, Limits: "Connected actions per business: 10". */
@@ -85,7 +97,7 @@ export async function createAction(
   assertRegistrableUrl(policy, input.url);
   if (input.parameters) assertNoContactParameters(input.parameters);
   const now = isoNow();
-  const secret = randomToken("actsec_");
+  const secret = newSigningSecret();
   let action: Action | undefined;
   try {
     action = await insertWithinLimit(
@@ -169,39 +181,92 @@ export function getAction(reach: ReadReach, id: number, now: EpochMs = Date.now(
   );
 }
 
+/** How many times a change re-reads when another write got in between its read and its write. */
+const WRITE_ATTEMPTS = 3;
+
+const changedMeanwhile = () =>
+  conflict("The action was changed by another request at the same moment; send this change again.");
+
+/** The action is still as `action` was read: what a change was decided on, and what its event will show. */
+const asRead = (action: Action) =>
+  and(
+    eq(actions.enabled, action.enabled),
+    eq(actions.title, action.title),
+    eq(actions.description, action.description),
+    eq(actions.url, action.url),
+    eq(actions.parameters, action.parameters),
+  );
+
 /**
- * Spec, Connected action `enabled`: "PATCH /actions/{id} with a new url → false, until the owner approves again".
- * Only what differs is written; a PATCH that changes nothing leaves `updatedAt` as it was.
+ * Writes `changes` to the action as it was read, with the lifecycle event they mean (`reason`, when `enabled`
+ * changes), in one D1 batch (lifecycle.ts). Answers the action as written, or undefined when it changed meanwhile
+ * (nothing written).
+ */
+async function writeAction(
+  db: Database,
+  target: EventTarget,
+  action: Action,
+  changes: Partial<Action>,
+  reason: LifecycleReason,
+  enqueue?: Enqueue,
+) {
+  const written = { ...action, ...changes, updatedAt: isoNow() };
+  const drafts =
+    written.enabled === action.enabled ? [] : [actionSwitched(toActionObject(written), action.oauthGrantId, reason)];
+  const update = db
+    .update(actions)
+    .set({ ...changes, updatedAt: written.updatedAt })
+    .where(and(ofBusiness(action.businessId, action.id), asRead(action)));
+  const ok = await writeSwitch(db, target, drafts, [update, changedRows(db, 1)], enqueue);
+  return ok ? toActionObject(written) : undefined;
+}
+
+/**
+ * Spec, Connected action `enabled`: "PATCH /actions/{id} with a new url → false, until the owner approves again";
+ * an action that was on then sends `action.disabled` with reason `changed` to its side (DESIGN.md, Lifecycle events).
+ * Only what differs is written; a PATCH that changes nothing leaves `updatedAt` as it was. `current` is the action
+ * and its side's endpoints as the request read them with its credential; a write that another one overtook compares
+ * again with what that one stored.
  */
 export async function patchAction(
   policy: AddressPolicy,
   db: Database,
-  action: Action,
+  business: Business,
+  current: { record: Action; endpoints: WebhookEndpoint[] },
   input: { title?: string; description?: string; url?: string; parameters?: ActionParameters },
+  enqueue?: Enqueue,
 ) {
   if (input.url !== undefined) assertRegistrableUrl(policy, input.url);
   if (input.parameters) assertNoContactParameters(input.parameters);
-  const changes: Partial<Action> = {};
-  for (const key of ["title", "description", "url"] as const) {
-    const value = input[key];
-    if (value !== undefined && value !== action[key]) changes[key] = value;
-  }
   const parameters = input.parameters && withRequiredList(input.parameters);
-  if (parameters && JSON.stringify(parameters) !== JSON.stringify(withRequiredList(action.parameters))) {
-    changes.parameters = parameters;
+  let action = current.record;
+  for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+    if (attempt > 1) action = await findAction(db, business.id, action.id);
+    const changes: Partial<Action> = {};
+    for (const key of ["title", "description", "url"] as const) {
+      const value = input[key];
+      if (value !== undefined && value !== action[key]) changes[key] = value;
+    }
+    if (parameters && JSON.stringify(parameters) !== JSON.stringify(withRequiredList(action.parameters))) {
+      changes.parameters = parameters;
+    }
+    if (Object.keys(changes).length === 0) return toActionObject(action);
+    if (changes.url !== undefined) {
+      changes.enabled = false;
+      // An action that was on, switched off by this change, waits for the owner's review (the overview lists it).
+      if (action.enabled) changes.offReason = "changed";
+    }
+    const written = await writeAction(
+      db,
+      { business, endpoints: current.endpoints },
+      action,
+      changes,
+      "changed",
+      enqueue,
+    );
+    if (written) return written;
   }
-  if (Object.keys(changes).length === 0) return toActionObject(action);
-  if (changes.url !== undefined) changes.enabled = false;
-  // An action that was on, switched off by this change, waits for the owner's review (the overview lists it).
-  const offReason = changes.url !== undefined && action.enabled ? { offReason: "changed" as const } : {};
-  const [updated] = await db
-    .update(actions)
-    .set({ ...changes, ...offReason, updatedAt: isoNow() })
-    .where(ofBusiness(action.businessId, action.id))
-    .returning();
-  // Deleted between the read and this write.
-  if (!updated) throw actionNotFound();
-  return toActionObject(updated);
+  throw changedMeanwhile();
 }
 
 export async function deleteAction(db: Database, reach: Reach, id: number) {
@@ -221,37 +286,33 @@ const changedSinceReview = () =>
   conflict("The action has changed since it was reviewed: review it again before switching it on.");
 
 /**
- * The owner switches an action on or off (spec: "Only the business owner can switch an action ... on or off").
- * Switching on is guarded like an intake's: `reviewed`, when given, is the `reviewedVersion` the owner saw, and a
- * different current version is a 409. The write is guarded by the url, description and parameters it read, in the
- * same statement, so a PATCH landing between the read and the write is never switched on unseen.
+ * The owner switches an action on or off (spec: "Only the business owner can switch an action ... on or off"), and
+ * its side gets `action.enabled` or `action.disabled` with reason `owner` (DESIGN.md, Lifecycle events). Switching on
+ * is guarded like an intake's: `reviewed`, when given, is the `reviewedVersion` the owner saw, and a different current
+ * version is a 409; without it, the version first read is the one reviewed. The write is guarded by what it read, in
+ * the same batch, so a PATCH landing between the read and the write is never switched on unseen. Switching off an
+ * action that is off marks it as the owner's (the overview no longer lists it as waiting), and sends nothing.
  */
 export async function switchAction(
   db: Database,
   businessId: string,
   actionId: number,
   enabled: boolean,
-  options: { reviewed?: string } = {},
+  options: { reviewed?: string; enqueue?: Enqueue } = {},
 ) {
-  let unchanged: SQL | undefined;
-  if (enabled) {
-    const action = await findAction(db, businessId, actionId);
-    if (options.reviewed !== undefined && options.reviewed !== reviewedVersion(action)) throw changedSinceReview();
-    unchanged = and(
-      eq(actions.url, action.url),
-      eq(actions.description, action.description),
-      eq(actions.parameters, action.parameters),
-    );
+  let reviewed = options.reviewed;
+  for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+    const { record: action, ...target } = await readForSwitch(db, businessId, actionRow(businessId, actionId));
+    if (enabled) {
+      reviewed ??= reviewedVersion(action);
+      if (reviewed !== reviewedVersion(action)) throw changedSinceReview();
+      if (action.enabled) return toActionObject(action);
+    }
+    const changes = { enabled, offReason: enabled ? null : ("owner" as const) };
+    const written = await writeAction(db, target, action, changes, "owner", options.enqueue);
+    if (written) return written;
   }
-  const [updated] = await db
-    .update(actions)
-    .set({ enabled, offReason: enabled ? null : "owner", updatedAt: isoNow() })
-    .where(and(ofBusiness(businessId, actionId), unchanged))
-    .returning();
-  if (updated) return toActionObject(updated);
-  // Nothing matched: the action is gone (404), or it changed after it was read.
-  await findAction(db, businessId, actionId);
-  throw changedSinceReview();
+  throw changedMeanwhile();
 }
 
 /** What the Secretary may call on a channel (DESIGN.md, context endpoint): enabled actions, none on phone calls. */

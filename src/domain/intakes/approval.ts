@@ -1,11 +1,14 @@
 import { and, eq, not, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { read, runRead } from "../../db/reads";
 import { apiKeys, intakes, oauthGrants } from "../../db/schema";
+import { statement } from "../../db/statements";
 import { conflict, forbidden } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
+import { changedRows, type Enqueue, intakeSwitched, readForSwitch, writeSwitch } from "../webhooks/lifecycle";
 import { changeList } from "./change-list";
 import { contactDetailsOf, identityQuestionsOf } from "./question-detection";
-import { contentOf, intakeNotFound, normalizeField, toIntakeObject } from "./registration";
+import { contentOf, intakeNotFound, intakeOwner, normalizeField, toIntakeObject } from "./registration";
 
 /*
  * The owner's side of an intake (spec: States, Intake `enabled`; Contact details and approval). Only the owner
@@ -22,15 +25,19 @@ export const registeredByRevokedCredential = sql<boolean>`(exists (select 1 from
 
 const ofBusiness = (businessId: string, id: number) => and(eq(intakes.id, id), eq(intakes.businessId, businessId));
 
-async function findBusinessIntake(db: Database, businessId: string, id: number) {
-  const found = await db
+const businessIntakeWithin = statement<{ business: string; id: number }>()((db, { business, id }) =>
+  db
     .select({ intake: intakes, revoked: sql<number>`${registeredByRevokedCredential}` })
     .from(intakes)
-    .where(ofBusiness(businessId, id))
-    .get();
-  if (!found) throw intakeNotFound();
-  return { intake: found.intake, credentialRevoked: Boolean(found.revoked) };
-}
+    .where(and(eq(intakes.id, id), eq(intakes.businessId, business))),
+);
+
+/** The intake `id` of the business, whoever registered it, and whether that key or app has lost its access. */
+const businessIntake = (businessId: string, id: number) =>
+  read(businessIntakeWithin({ business: businessId, id }), ([found]) => {
+    if (!found) throw intakeNotFound();
+    return { intake: found.intake, credentialRevoked: Boolean(found.revoked) };
+  });
 
 const revokedCredential = () =>
   forbidden(
@@ -40,56 +47,87 @@ const revokedCredential = () =>
 const changedSinceReview = () =>
   conflict("The intake has changed since it was reviewed: review it again before switching it on.");
 
+/** How many times a switch re-reads when another write got in between its read and its write. */
+const SWITCH_ATTEMPTS = 3;
+
+const changedMeanwhile = () =>
+  conflict("The intake was changed by another request at the same moment; switch it again.");
+
 /**
  * The owner switches the intake on (spec: Intake `enabled`, false → true, after seeing every question and the
- * contact details). Records the approved version and its content, which later PATCHes are compared against.
- * `version`, when given, is the version the owner reviewed: a different current version is a 409, so an owner never
- * approves questions they have not seen. The write is guarded by the version it read and by the credential not being
- * revoked, in one statement, so neither a concurrent PATCH nor a concurrent revocation can be overtaken.
+ * contact details), and its owner gets `intake.enabled` with reason `owner` (DESIGN.md, Lifecycle events). Records
+ * the approved version and its content, which later PATCHes are compared against. `version`, when given, is the
+ * version the owner reviewed, else the one first read: a different current version is a 409, so an owner never
+ * approves questions they have not seen. The write is guarded by the version and state it read and by the credential
+ * not being revoked, in the batch that writes the event, so neither a concurrent PATCH nor a concurrent revocation
+ * can be overtaken. An intake that is on stays as it is.
  */
 export async function switchIntakeOn(
   db: Database,
   businessId: string,
   intakeId: number,
-  options: { version?: number } = {},
+  options: { version?: number; enqueue?: Enqueue } = {},
 ) {
-  const { intake, credentialRevoked } = await findBusinessIntake(db, businessId, intakeId);
-  if (credentialRevoked) throw revokedCredential();
-  if (options.version !== undefined && options.version !== intake.version) throw changedSinceReview();
-  const [updated] = await db
-    .update(intakes)
-    .set({
-      enabled: true,
-      approvedVersion: intake.version,
-      approvedContent: contentOf(intake),
-      updatedAt: intake.enabled ? intake.updatedAt : isoNow(),
-    })
-    .where(
-      and(ofBusiness(businessId, intake.id), eq(intakes.version, intake.version), not(registeredByRevokedCredential)),
-    )
-    .returning();
-  if (updated) return toIntakeObject(updated);
-  // Something got in between the read and the write: say what.
-  const now = await findBusinessIntake(db, businessId, intake.id);
-  if (now.credentialRevoked) throw revokedCredential();
-  throw changedSinceReview();
+  let reviewed = options.version;
+  for (let attempt = 1; attempt <= SWITCH_ATTEMPTS; attempt++) {
+    const { record, ...target } = await readForSwitch(db, businessId, businessIntake(businessId, intakeId));
+    const { intake } = record;
+    if (record.credentialRevoked) throw revokedCredential();
+    reviewed ??= intake.version;
+    if (reviewed !== intake.version) throw changedSinceReview();
+    if (intake.enabled) return toIntakeObject(intake);
+    const approval = { approvedVersion: intake.version, approvedContent: contentOf(intake) };
+    const switched = { ...intake, ...approval, enabled: true, updatedAt: isoNow() };
+    const update = db
+      .update(intakes)
+      .set({ ...approval, enabled: true, updatedAt: switched.updatedAt })
+      .where(
+        and(
+          ofBusiness(businessId, intake.id),
+          eq(intakes.version, intake.version),
+          eq(intakes.enabled, false),
+          not(registeredByRevokedCredential),
+        ),
+      );
+    const drafts = [intakeSwitched(toIntakeObject(switched), intakeOwner(intake), "owner")];
+    if (await writeSwitch(db, target, drafts, [update, changedRows(db, 1)], options.enqueue)) {
+      return toIntakeObject(switched);
+    }
+    // Something got in between the read and the write: the next read says what.
+  }
+  throw changedMeanwhile();
 }
 
-/** The owner switches the intake off (spec: Intake `enabled`, true → false). An intake that is off stays as it is. */
-export async function switchIntakeOff(db: Database, businessId: string, intakeId: number) {
-  const { intake } = await findBusinessIntake(db, businessId, intakeId);
-  if (!intake.enabled) return toIntakeObject(intake);
-  const [updated] = await db
-    .update(intakes)
-    .set({ enabled: false, updatedAt: isoNow() })
-    .where(and(ofBusiness(businessId, intake.id), eq(intakes.enabled, true)))
-    .returning();
-  return toIntakeObject(updated ?? (await findBusinessIntake(db, businessId, intake.id)).intake);
+/**
+ * The owner switches the intake off (spec: Intake `enabled`, true → false), and its owner gets `intake.disabled` with
+ * reason `owner`. An intake that is off stays as it is, and nothing is sent.
+ */
+export async function switchIntakeOff(
+  db: Database,
+  businessId: string,
+  intakeId: number,
+  options: { enqueue?: Enqueue } = {},
+) {
+  for (let attempt = 1; attempt <= SWITCH_ATTEMPTS; attempt++) {
+    const { record, ...target } = await readForSwitch(db, businessId, businessIntake(businessId, intakeId));
+    const { intake } = record;
+    if (!intake.enabled) return toIntakeObject(intake);
+    const switched = { ...intake, enabled: false, updatedAt: isoNow() };
+    const update = db
+      .update(intakes)
+      .set({ enabled: false, updatedAt: switched.updatedAt })
+      .where(and(ofBusiness(businessId, intake.id), eq(intakes.version, intake.version), eq(intakes.enabled, true)));
+    const drafts = [intakeSwitched(toIntakeObject(switched), intakeOwner(intake), "owner")];
+    if (await writeSwitch(db, target, drafts, [update, changedRows(db, 1)], options.enqueue)) {
+      return toIntakeObject(switched);
+    }
+  }
+  throw changedMeanwhile();
 }
 
 /** What the owner reviews before switching an intake on (spec: Contact details and approval; DESIGN.md, dashboard). */
 export async function approvalSummary(db: Database, businessId: string, intakeId: number) {
-  const { intake, credentialRevoked } = await findBusinessIntake(db, businessId, intakeId);
+  const { intake, credentialRevoked } = await runRead(db, businessIntake(businessId, intakeId));
   const questions = intake.fields.map(normalizeField);
   return {
     intake: toIntakeObject(intake),

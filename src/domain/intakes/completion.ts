@@ -65,7 +65,7 @@ export async function completeRun(queue: DeliveryQueue, db: Database, run: Compl
           {
             event: "intake.completed",
             data,
-            audience: { apiKeyId: current.apiKeyId, oauthGrantId: current.oauthGrantId },
+            audience: { principal: { apiKeyId: current.apiKeyId, oauthGrantId: current.oauthGrantId } },
             dataFromSql: { response_id: responseOfRun },
           },
         ],

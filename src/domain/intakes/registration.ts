@@ -8,9 +8,11 @@ import { type ShapedArgument, statement } from "../../db/statements";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import type { CreateIntakeInput, IntakeFieldInput, IntakeObject, PatchIntakeInput } from "../../schemas/intakes";
-import { type Principal, principalRef } from "../access/principals";
+import { type Principal, type PrincipalRef, principalRef } from "../access/principals";
 import { type PartnerReach, type Scope, scopeOf, sideArgument } from "../access/scope";
 import { type Channel, intakesRunOn } from "../secretary/channels";
+import type { WebhookEndpoint } from "../webhooks/endpoints";
+import { changedRows, type Enqueue, intakeSwitched, withEndpoints, writeSwitch } from "../webhooks/lifecycle";
 
 /** Spec, Limits: "Intakes per business: 5 (all keys and apps together)". */
 export const MAX_INTAKES_PER_BUSINESS = 5;
@@ -91,9 +93,6 @@ export function ownedIntakeRow(reach: PartnerReach, id: number): Read<IntakeRow>
   });
 }
 
-const findOwnedIntake = (db: Database, principal: Principal, id: number) =>
-  runRead(db, ownedIntakeRow(scopeOf(principal), id));
-
 /**
  * Spec, Intakes: `POST /intakes` → the intake with `enabled` false. The 5-intake limit counts every key and app of
  * the business and is checked in the same transaction as the insert (`insertWithinLimit`), so concurrent creates
@@ -144,6 +143,12 @@ const intakesWithin = statement<{ side: ShapedArgument<Scope> }>()((db, { side }
 export const listIntakes = (reach: PartnerReach): Read<IntakeObject[]> =>
   read(intakesWithin({ side: sideArgument(reach) }), (rows) => rows.map(toIntakeObject));
 
+/** The key or app an intake belongs to (spec, Intakes: "each belongs to the key or app that made it"). */
+export const intakeOwner = (row: IntakeRow): PrincipalRef => ({
+  apiKeyId: row.apiKeyId,
+  oauthGrantId: row.oauthGrantId,
+});
+
 export const getIntake = (reach: PartnerReach, intakeId: number): Read<IntakeObject> =>
   mapRead(ownedIntakeRow(reach, intakeId), toIntakeObject);
 
@@ -154,22 +159,26 @@ const PATCH_ATTEMPTS = 3;
  * Spec, Intakes and Intake `enabled`: `PATCH /intakes/{id}` takes `title`, `description` and `fields` (the whole
  * list); a key left out keeps its value. `name` and `enabled` may come back unchanged, never different. When the
  * result is the same intake (compared normalised), nothing is written; otherwise it is stored with the next version,
- * switched off, and the last approved version is kept for the owner's question-by-question view.
+ * switched off, and the last approved version is kept for the owner's question-by-question view. An intake that was
+ * on tells its owner with `intake.disabled`, reason `changed` (DESIGN.md, Lifecycle events), in the same batch.
  *
- * The write is guarded by the version it was computed from (`WHERE version = <read>`): if a concurrent PATCH got in
- * between, the comparison is made again against what that one stored. `current` is the row as the request read it
- * with its credential (one round trip for both); without it, the row is read here.
+ * The write is guarded by the version and the state it was computed from: if a concurrent PATCH or switch got in
+ * between, the comparison is made again against what that one stored. `current` is the intake and its side's
+ * endpoints as the request read them with its credential (one round trip for both); without it, they are read here.
  */
 export async function patchIntake(
   db: Database,
   principal: Principal,
   intakeId: number,
   input: PatchIntakeInput,
-  current?: IntakeRow,
+  current?: { record: IntakeRow; endpoints: WebhookEndpoint[] },
+  enqueue?: Enqueue,
 ) {
-  let row = current ?? (await findOwnedIntake(db, principal, intakeId));
+  const scope = scopeOf(principal);
+  const readAgain = () => runRead(db, withEndpoints(ownedIntakeRow(scope, intakeId), scope));
+  let { record: row, endpoints } = current ?? (await readAgain());
   for (let attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
-    if (attempt > 0) row = await findOwnedIntake(db, principal, intakeId);
+    if (attempt > 0) ({ record: row, endpoints } = await readAgain());
     if (input.name !== undefined && input.name !== row.name) {
       throw invalid(
         `The field "name" cannot be changed after creation: send it back as ${JSON.stringify(row.name)} or leave it out.`,
@@ -188,12 +197,14 @@ export async function patchIntake(
       fields: (input.fields ?? row.fields).map(normalizeField),
     });
     if (sameContent(next, contentOf(row))) return toIntakeObject(row);
-    const [updated] = await db
+    const changed = { ...row, ...next, version: row.version + 1, enabled: false, updatedAt: isoNow() };
+    const drafts = row.enabled ? [intakeSwitched(toIntakeObject(changed), intakeOwner(row), "changed")] : [];
+    const update = db
       .update(intakes)
-      .set({ ...next, version: row.version + 1, enabled: false, updatedAt: isoNow() })
-      .where(and(eq(intakes.id, row.id), eq(intakes.version, row.version)))
-      .returning();
-    if (updated) return toIntakeObject(updated);
+      .set({ ...next, version: changed.version, enabled: false, updatedAt: changed.updatedAt })
+      .where(and(eq(intakes.id, row.id), eq(intakes.version, row.version), eq(intakes.enabled, row.enabled)));
+    const target = { business: principal.business, endpoints };
+    if (await writeSwitch(db, target, drafts, [update, changedRows(db, 1)], enqueue)) return toIntakeObject(changed);
   }
   throw conflict("The intake was changed by another request at the same moment; send this change again.");
 }

@@ -15,6 +15,11 @@ export const EVENT_NAMES = [
   "review.created",
   "ping",
   "intake.completed",
+  // DESIGN.md, Beyond the spec: Lifecycle events, delivered only to the owner side concerned.
+  "action.enabled",
+  "action.disabled",
+  "intake.enabled",
+  "intake.disabled",
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

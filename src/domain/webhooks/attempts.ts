@@ -2,6 +2,7 @@ import { and, eq, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { deliveryAttempts, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { idsIn, runStatements, statement } from "../../db/statements";
+import { healthRecords } from "./health";
 
 /**
  * Spec, Answering a delivery: "Retries after 1, 5, 30, 120 and 720 minutes: six attempts in all". The delay after
@@ -22,6 +23,9 @@ export type ClaimedDelivery = {
   envelope: string;
   url: string;
   secret: string;
+  /** During a rotation, the endpoint's previous secret until it expires (DESIGN.md, Secret rotation). */
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
 };
 
 export type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null; durationMs: number };
@@ -78,6 +82,8 @@ const claimedRows = statement<{ ids: string }>()((db, { ids }) =>
       envelope: events.envelope,
       url: webhookEndpoints.url,
       secret: webhookEndpoints.secret,
+      previousSecret: webhookEndpoints.previousSecret,
+      previousSecretExpiresAt: webhookEndpoints.previousSecretExpiresAt,
     })
     .from(webhookDeliveries)
     .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
@@ -94,9 +100,10 @@ function retryDelayAfter({ delivery, outcome }: Attempt): number | undefined {
 /**
  * Records every attempt of a queue batch and moves each delivery on (spec: Webhook delivery states), in ONE D1 batch:
  * 2xx → delivered; a failure before the sixth attempt → pending, due after the next delay of the schedule; the sixth
- * failure → failed. Answers, in the order of `attempts`, the delay before each delivery's next attempt, or undefined
- * when it is finished. The batch is one transaction: if it fails, no attempt of it is recorded and every delivery
- * stays pending under its lease (docs/reliability.md, A D1 error while recording attempts).
+ * failure → failed. The same batch keeps the endpoints' health (health.ts: last success, 410 Gone, 3 days of
+ * failures). Answers, in the order of `attempts`, the delay before each delivery's next attempt, or undefined when it
+ * is finished. The batch is one transaction: if it fails, no attempt of it is recorded and every delivery stays
+ * pending under its lease (docs/reliability.md, A D1 error while recording attempts).
  */
 export async function recordAttempts(db: Database, attempts: Attempt[]): Promise<Array<number | undefined>> {
   const retryDelays = attempts.map(retryDelayAfter);
@@ -121,7 +128,7 @@ export async function recordAttempts(db: Database, attempts: Attempt[]): Promise
       }),
     ];
   });
-  await runStatements(db, statements);
+  await runStatements(db, [...statements, ...healthRecords(attempts)]);
   return retryDelays;
 }
 

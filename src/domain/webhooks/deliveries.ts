@@ -1,10 +1,9 @@
-import { and, desc, eq, inArray, lte, sql } from "drizzle-orm";
-import { runBatch, selectIn, statementsThatFit } from "../../db/batches";
+import { and, eq, inArray, lte, sql } from "drizzle-orm";
+import { runBatch, statementsThatFit } from "../../db/batches";
 import type { Database } from "../../db/client";
-import { deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
+import { webhookDeliveries } from "../../db/schema";
 import { idsIn, runStatements, statement } from "../../db/statements";
 import type { DeliveryQueue } from "../../queues/delivery-message";
-import { findEndpoint } from "./endpoints";
 
 // The consumer's side (the lease, the claim, the record, the retry schedule) is in attempts.ts; these names are
 // exported here too, where the outbox's readers have always found them.
@@ -102,40 +101,4 @@ export async function releaseSwept(db: Database, ids: number[]): Promise<void> {
         .where(and(inArray(webhookDeliveries.id, slice), eq(webhookDeliveries.status, "pending"))),
     ),
   );
-}
-
-/**
- * The owner's history of one endpoint (spec: failed deliveries are "visible to the owner in the endpoint's
- * history"): newest deliveries first, each with its attempts (time, status code or error, duration).
- */
-export async function endpointHistory(db: Database, businessId: string, endpointId: number, limit = 50) {
-  await findEndpoint(db, businessId, endpointId);
-  const deliveries = await db
-    .select({
-      id: webhookDeliveries.id,
-      eventId: webhookDeliveries.eventId,
-      event: events.type,
-      status: webhookDeliveries.status,
-      attemptCount: webhookDeliveries.attemptCount,
-      nextAttemptAt: webhookDeliveries.nextAttemptAt,
-      completedAt: webhookDeliveries.completedAt,
-      createdAt: webhookDeliveries.createdAt,
-    })
-    .from(webhookDeliveries)
-    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .where(eq(webhookDeliveries.endpointId, endpointId))
-    .orderBy(desc(webhookDeliveries.id))
-    .limit(limit);
-  const attempts = await selectIn(
-    db,
-    deliveries.map((delivery) => delivery.id),
-    (ids) =>
-      db.select().from(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, ids)).orderBy(deliveryAttempts.id),
-  );
-  return deliveries.map((delivery) => ({
-    ...delivery,
-    attempts: attempts
-      .filter((attempt) => attempt.deliveryId === delivery.id)
-      .map(({ attemptedAt, statusCode, error, durationMs }) => ({ attemptedAt, statusCode, error, durationMs })),
-  }));
 }

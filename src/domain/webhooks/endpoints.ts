@@ -1,12 +1,12 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
-import { read } from "../../db/reads";
+import { mapRead, type Read, read } from "../../db/reads";
 import { webhookEndpoints } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import { forbidden, notFound } from "../../lib/errors";
 import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
-import { randomToken } from "../../lib/secrets";
+import { newSigningSecret } from "../../lib/signing";
 import { isoNow } from "../../lib/time";
 import { type Principal, principalRef } from "../access/principals";
 import { type Reach, type ReadReach, reachArgument, reached } from "../access/scope";
@@ -17,13 +17,19 @@ export const MAX_ENDPOINTS_PER_BUSINESS = 20;
 
 export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
 
-/** DESIGN.md, Webhook endpoint record: `{ id, url, events, description, created_at }`; the secret never again. */
+/**
+ * DESIGN.md, Webhook endpoint record: `{ id, url, events, description, created_at }`, and its health (Beyond the
+ * spec: Endpoint health): `status`, `disabled_reason`, `last_success_at`. The secret never again.
+ */
 export function toEndpointObject(endpoint: WebhookEndpoint) {
   return {
     id: endpoint.id,
     url: endpoint.url,
     events: endpoint.events,
     description: endpoint.description,
+    status: endpoint.status,
+    disabled_reason: endpoint.disabledReason,
+    last_success_at: endpoint.lastSuccessAt,
     created_at: endpoint.createdAt,
   };
 }
@@ -37,7 +43,7 @@ export async function createEndpoint(
 ) {
   // Spec: "url (string, required, https)"; DESIGN.md: public addresses only, loopback only in local development.
   assertRegistrableUrl(policy, input.url);
-  const secret = randomToken("whsec_");
+  const secret = newSigningSecret();
   const endpoint = await insertWithinLimit(
     db,
     webhookEndpoints,
@@ -66,9 +72,15 @@ export function endpointsOf(db: Database, reach: Reach) {
 
 const endpointsWithin = statement<{ reach: ShapedArgument<Reach> }>()((db, { reach }) => endpointsOf(db, reach));
 
+/**
+ * The endpoint rows a reach sees: those among which `writeEvents` picks the receivers of an event, read in the same
+ * round trip as what the event is about (a lifecycle event: src/domain/webhooks/lifecycle.ts).
+ */
+export const endpointRows = (reach: ReadReach): Read<WebhookEndpoint[]> =>
+  read(endpointsWithin({ reach: reachArgument(reach) }), (rows) => rows);
+
 /** `GET /webhooks` (a partner's scope: its own side) and the owner's list (a business id: every side). */
-export const listEndpoints = (reach: ReadReach) =>
-  read(endpointsWithin({ reach: reachArgument(reach) }), (rows) => rows.map(toEndpointObject));
+export const listEndpoints = (reach: ReadReach) => mapRead(endpointRows(reach), (rows) => rows.map(toEndpointObject));
 
 /** An endpoint of another business, or an id that is not one, is the same 404 as one that does not exist. */
 export const endpointNotFound = () => notFound("No webhook endpoint with that id exists for this business.");

@@ -15,10 +15,15 @@ import { findEndpoint, type WebhookEndpoint } from "./endpoints";
 export type EventDraft = {
   event: EventName;
   data: Record<string, unknown>;
-  /** `intake.completed` goes only to the principal that owns the intake (spec: intake.completed). */
-  audience?: PrincipalRef;
+  /** Who receives it, when not every endpoint of the business that subscribed: see `Audience`. */
+  audience?: Audience;
   /** `ping` goes to the one endpoint whose Test button was pressed, whatever it subscribed to. */
   endpointId?: number;
+  /**
+   * A sample sent on the partner's request (`POST /webhooks/{id}/test`), not a change of the business: its envelope
+   * says `"test": true` (DESIGN.md, Beyond the spec: Test events by API).
+   */
+  test?: true;
   /**
    * Members of `data` whose value is only known inside the write batch (the id of a row inserted by an earlier
    * statement of it, such as `response_id`): set into the stored envelope by SQL, in the same transaction.
@@ -28,7 +33,33 @@ export type EventDraft = {
 
 export type EmittedEvent = { id: string; event: EventName };
 
-/** Spec, Envelope: `id` (`evt_` + an opaque part), `event`, `created_at`, `business { id, handle, name }`, `data`. */
+/**
+ * The receivers of an event meant for some of the business's partners only: one principal (`intake.completed` goes
+ * to the principal that owns the intake: spec, intake.completed), or one owner side (a lifecycle event: the app
+ * connection `side`, or the API keys together when `side` is null; DESIGN.md, Beyond the spec).
+ */
+export type Audience = { principal: PrincipalRef } | { side: number | null };
+
+/**
+ * The stored form of who could receive an event (events.audience), for the Events API: null for everyone; `keys`,
+ * `key:<id>` or `app:<grant id>`. A test or ping event to one endpoint has that endpoint's side.
+ */
+function audienceOf(draft: EventDraft, endpoints: WebhookEndpoint[]): string | null {
+  const side = (grant: number | null) => (grant === null ? "keys" : `app:${grant}`);
+  if (draft.endpointId !== undefined) {
+    const endpoint = endpoints.find(({ id }) => id === draft.endpointId);
+    return endpoint ? side(endpoint.oauthGrantId) : "none";
+  }
+  if (draft.audience === undefined) return null;
+  if ("side" in draft.audience) return side(draft.audience.side);
+  const { apiKeyId, oauthGrantId } = draft.audience.principal;
+  return apiKeyId !== null ? `key:${apiKeyId}` : `app:${oauthGrantId}`;
+}
+
+/**
+ * Spec, Envelope: `id` (`evt_` + an opaque part), `event`, `created_at`, `business { id, handle, name }`, `data`; and
+ * `test: true` on a test event (DESIGN.md, Test events by API), after the spec's members.
+ */
 function envelope(business: Business, draft: EventDraft, createdAt: string) {
   return {
     id: randomToken("evt_", 16),
@@ -36,6 +67,7 @@ function envelope(business: Business, draft: EventDraft, createdAt: string) {
     created_at: createdAt,
     business: { id: business.id, handle: business.handle, name: business.name },
     data: draft.data,
+    ...(draft.test ? { test: true } : {}),
   };
 }
 
@@ -49,7 +81,10 @@ function storedEnvelope(json: string, dataFromSql: Record<string, SQL> = {}): st
 function receives(endpoint: WebhookEndpoint, draft: EventDraft): boolean {
   if (draft.endpointId !== undefined) return endpoint.id === draft.endpointId;
   if (!subscribes(endpoint.events, draft.event)) return false;
-  return draft.audience === undefined || samePrincipal(endpoint, draft.audience);
+  if (draft.audience === undefined) return true;
+  return "side" in draft.audience
+    ? endpoint.oauthGrantId === draft.audience.side
+    : samePrincipal(endpoint, draft.audience.principal);
 }
 
 /**
@@ -71,6 +106,7 @@ export async function writeEvents(
     businessId: business.id,
     type: envelope.event,
     envelope: storedEnvelope(JSON.stringify(envelope), draft.dataFromSql),
+    audience: audienceOf(draft, endpoints),
     createdAt: now,
   }));
   const deliveryInserts = envelopes.flatMap(({ draft, envelope }) => {
@@ -116,7 +152,14 @@ const deliveriesOf = statement<{ event: string; now: string; endpoints: string; 
             createdAt: sql<string>`${now}`.as("created_at"),
           })
           .from(webhookEndpoints)
-          .where(and(inArray(webhookEndpoints.id, idsIn(endpoints)), eq(webhookEndpoints.businessId, business))),
+          .where(
+            and(
+              inArray(webhookEndpoints.id, idsIn(endpoints)),
+              eq(webhookEndpoints.businessId, business),
+              // Endpoint health (DESIGN.md, Beyond the spec): a disabled endpoint gets no new deliveries.
+              eq(webhookEndpoints.status, "enabled"),
+            ),
+          ),
       )
       .returning({ id: webhookDeliveries.id }),
 );

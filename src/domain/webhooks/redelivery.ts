@@ -1,44 +1,142 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, gte, type Placeholder, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { type Read, readTwo } from "../../db/reads";
 import { webhookDeliveries } from "../../db/schema";
+import { runStatements, statement } from "../../db/statements";
+import type { BusinessLimits } from "../../durable-objects/business-limits";
 import { notFound } from "../../lib/errors";
-import { isoNow } from "../../lib/time";
-import type { DeliveryQueue } from "../../queues/delivery-message";
-import { enqueueDeliveries } from "./events";
+import { type EpochMs, iso } from "../../lib/time";
+import type { Principal } from "../access/principals";
+import { type ReadReach, reachArgument, scopeOf } from "../access/scope";
+import { takeSend } from "./endpoint-budgets";
+import type { WebhookEndpoint } from "./endpoints";
+import { keptSince } from "./event-log";
+import {
+  assertSendable,
+  type EndpointArguments,
+  endpointWithin,
+  reachedEndpointId,
+  sendableEndpointId,
+} from "./sendable-endpoint";
 
 export const deliveryNotFound = () => notFound("No delivery with that id exists for this webhook endpoint.");
 
 /**
- * The owner's "Send again" on a delivery of an endpoint's history (DESIGN.md, dashboard: "each delivery in an
- * endpoint's history shows its attempts and can be sent again"): a NEW delivery of the same event to the same
- * endpoint, pending and due now with no attempt yet, so that the original keeps its own attempts (and, if pending,
- * its schedule) and the history shows the two apart. It goes through the outbox like any delivery (DESIGN.md,
- * Outbox): the row first, then the queue; a failed send is left to the sweep. The row is copied from the original
- * in one statement, scoped by the business and the endpoint: a delivery of another business or endpoint, or one gone
- * with its endpoint meanwhile, copies nothing and is the 404. Answers the new delivery's id.
+ * A new delivery of the selected delivery's event to the same endpoint: pending and due now, with no attempt yet.
+ * Every column in the table's order (drizzle's rule for an insert from a select); the ids come from the row read.
+ */
+export const freshDeliveryColumns = (now: Placeholder) => ({
+  id: sql<number>`null`.as("id"),
+  businessId: webhookDeliveries.businessId,
+  eventId: webhookDeliveries.eventId,
+  endpointId: webhookDeliveries.endpointId,
+  status: sql<"pending">`'pending'`.as("status"),
+  attemptCount: sql<number>`0`.as("attempt_count"),
+  nextAttemptAt: sql<string>`${now}`.as("next_attempt_at"),
+  enqueuedAt: sql<string | null>`null`.as("enqueued_at"),
+  leaseUntil: sql<string | null>`null`.as("lease_until"),
+  completedAt: sql<string | null>`null`.as("completed_at"),
+  createdAt: sql<string>`${now}`.as("created_at"),
+});
+
+type DeliveryArguments = EndpointArguments & { delivery: number; kept: string };
+
+/** The delivery `delivery` of the endpoint within reach, kept (30 days): one that can be sent again. */
+const deliveryWithin = statement<DeliveryArguments>()((db, { reach, endpoint, delivery, kept }) =>
+  db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.id, delivery),
+        eq(webhookDeliveries.endpointId, reachedEndpointId(db, { reach, endpoint })),
+        gte(webhookDeliveries.createdAt, kept),
+      ),
+    ),
+);
+
+/** The copy, written only while the endpoint is within reach and enabled and the original is one of its kept ones. */
+const copyOf = statement<DeliveryArguments & { now: string }>()((db, { reach, endpoint, delivery, kept, now }) =>
+  db
+    .insert(webhookDeliveries)
+    .select(
+      db
+        .select(freshDeliveryColumns(now))
+        .from(webhookDeliveries)
+        .where(
+          and(
+            eq(webhookDeliveries.id, delivery),
+            eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
+            gte(webhookDeliveries.createdAt, kept),
+          ),
+        ),
+    )
+    .returning({ id: webhookDeliveries.id, eventId: webhookDeliveries.eventId }),
+);
+
+/**
+ * What a partner's redelivery reads with its credential (one round trip), before it spends the endpoint's budget: the
+ * endpoint (404 out of reach, 409 disabled) and the delivery (404), so that neither a mistyped id nor another side's
+ * endpoint costs a send.
+ */
+export function deliveryToSendAgain(
+  reach: ReadReach,
+  endpointId: number,
+  deliveryId: number,
+  now: EpochMs = Date.now(),
+): Read<{ endpoint: WebhookEndpoint; deliveryId: number }> {
+  const endpoint = { reach: reachArgument(reach), endpoint: endpointId };
+  return readTwo(
+    endpointWithin(endpoint),
+    deliveryWithin({ ...endpoint, delivery: deliveryId, kept: keptSince(now) }),
+    ([row], [delivery]) => {
+      const sendable = assertSendable(row);
+      if (!delivery) throw deliveryNotFound();
+      return { endpoint: sendable, deliveryId: delivery.id };
+    },
+  );
+}
+
+export type NewDelivery = { id: number; eventId: string };
+
+/**
+ * Send again, the owner's (the dashboard: a business id, every side) and the partner's (`POST
+ * /webhooks/{id}/deliveries/{delivery_id}/redeliver`: its own side): a NEW delivery of the same event to the same
+ * endpoint, pending and due now, so that the original keeps its attempts and, while pending, its schedule (DESIGN.md:
+ * "outside the retry schedule (a pending delivery keeps its schedule)"), and the history shows the two apart. The
+ * envelope is the event's, so its `id` is the same; each attempt is signed afresh by the consumer. Like any delivery
+ * it is retried on the schedule if it fails (spec: "It is signed and retried like every event"). The caller enqueues
+ * it (the outbox: the row first; a failed send is left to the sweep).
+ *
+ * ONE round trip: the copy, scoped by reach, endpoint and retention, and the endpoint itself, which says why nothing
+ * was copied: the endpoint out of reach (404), disabled (409), or the delivery not one of its kept ones (404).
  */
 export async function sendDeliveryAgain(
-  queue: DeliveryQueue,
   db: Database,
-  businessId: string,
+  reach: ReadReach,
+  endpointId: number,
+  deliveryId: number,
+  now: EpochMs = Date.now(),
+): Promise<NewDelivery> {
+  const endpoint = { reach: reachArgument(reach), endpoint: endpointId };
+  const [copies, endpoints] = (await runStatements(db, [
+    copyOf({ ...endpoint, delivery: deliveryId, kept: keptSince(now), now: iso(now) }),
+    endpointWithin(endpoint),
+  ])) as [NewDelivery[], WebhookEndpoint[]];
+  const [copy] = copies;
+  if (copy) return copy;
+  assertSendable(endpoints[0]);
+  throw deliveryNotFound();
+}
+
+/** The partner's redelivery, once `deliveryToSendAgain` has admitted it: the endpoint's budget (429), then the copy. */
+export async function redeliver(
+  limits: DurableObjectNamespace<BusinessLimits>,
+  db: Database,
+  principal: Principal,
   endpointId: number,
   deliveryId: number,
 ) {
-  const now = isoNow();
-  const original = and(
-    eq(webhookDeliveries.id, deliveryId),
-    eq(webhookDeliveries.endpointId, endpointId),
-    eq(webhookDeliveries.businessId, businessId),
-  );
-  // Every column in the table's order (id, business, event, endpoint, status, attempt_count, next_attempt_at,
-  // enqueued_at, lease_until, completed_at, created_at): the original's three ids, then a fresh pending delivery.
-  const [copy] = await db
-    .insert(webhookDeliveries)
-    .select(
-      sql`select null, ${webhookDeliveries.businessId}, ${webhookDeliveries.eventId}, ${webhookDeliveries.endpointId}, 'pending', 0, ${now}, null, null, null, ${now} from ${webhookDeliveries} where ${original}`,
-    )
-    .returning({ id: webhookDeliveries.id });
-  if (!copy) throw deliveryNotFound();
-  await enqueueDeliveries(queue, db, [copy.id]);
-  return { deliveryId: copy.id };
+  const budget = await takeSend(limits, principal.business.id, endpointId);
+  return { delivery: await sendDeliveryAgain(db, scopeOf(principal), endpointId, deliveryId), budget };
 }

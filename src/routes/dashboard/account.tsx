@@ -3,6 +3,7 @@ import { database } from "../../db/client";
 import { appDisconnectionPreview, keyRevocationPreview } from "../../domain/access/access-ending";
 import { apiKeyNotFound, createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/access/api-keys";
 import { connectionNotFound, disconnectApp, listConnections } from "../../domain/access/app-connections";
+import { enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
 import { AppDisconnectionPage, KeyRevocationPage } from "./access-ending";
@@ -43,7 +44,8 @@ export const account = new Hono<DashboardEnv>()
     return renderPage(c, 200, <KeyRevocationPage session={session} preview={preview} />);
   })
   .post("/keys/:id/revoke", async (c) => {
-    await revokeApiKey(database(c.env.DB), c.var.session.business.id, idOrNotFound(c.req.param("id"), apiKeyNotFound));
+    const id = idOrNotFound(c.req.param("id"), apiKeyNotFound);
+    await revokeApiKey(database(c.env.DB), c.var.session.business.id, id, enqueueAfterAnswer(c));
     return c.redirect("/dashboard/keys", 303);
   })
   .get("/apps", async (c) => {

@@ -12,6 +12,7 @@ import {
   reviewedVersion,
   switchAction,
 } from "../../domain/actions/registration";
+import { enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { ApiError } from "../../lib/errors";
 import { outboundPolicy } from "../../lib/outbound";
 import { idOrNotFound } from "../../lib/validation";
@@ -113,7 +114,10 @@ export const actionPages = new Hono<DashboardEnv>()
     const { reviewed } = await c.req.parseBody();
     try {
       // The version the owner reviewed: a PATCH that landed meanwhile is shown to them, not switched on unseen.
-      await switchAction(db, business.id, id, true, { reviewed: typeof reviewed === "string" ? reviewed : "" });
+      await switchAction(db, business.id, id, true, {
+        reviewed: typeof reviewed === "string" ? reviewed : "",
+        enqueue: enqueueAfterAnswer(c),
+      });
     } catch (error) {
       const changed = refusalShownInPlace(error, 409);
       const shown = await actionWithCreator(db, business.id, id);
@@ -123,7 +127,7 @@ export const actionPages = new Hono<DashboardEnv>()
   })
   .post("/actions/:id/off", async (c) => {
     const id = actionId(c);
-    await switchAction(database(c.env.DB), c.var.session.business.id, id, false);
+    await switchAction(database(c.env.DB), c.var.session.business.id, id, false, { enqueue: enqueueAfterAnswer(c) });
     return c.redirect(`/dashboard/actions/${id}`, 303);
   })
   .get("/actions/:id/remove", async (c) => {

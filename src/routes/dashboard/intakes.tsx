@@ -4,6 +4,7 @@ import { database } from "../../db/client";
 import { type ApprovalSummary, approvalSummary, switchIntakeOff, switchIntakeOn } from "../../domain/intakes/approval";
 import { intakeNotFound, listBusinessIntakes } from "../../domain/intakes/registration";
 import { latestResponses } from "../../domain/intakes/responses";
+import { enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
@@ -58,12 +59,15 @@ export const intakePages = new Hono<DashboardEnv>()
     const body = await c.req.parseBody();
     const id = intakeId(c);
     // The version the owner reviewed: a PATCH that landed meanwhile is refused, not approved unseen.
-    await switchIntakeOn(database(c.env.DB), c.var.session.business.id, id, { version: Number(body.version) });
+    await switchIntakeOn(database(c.env.DB), c.var.session.business.id, id, {
+      version: Number(body.version),
+      enqueue: enqueueAfterAnswer(c),
+    });
     return c.redirect(`/dashboard/intakes/${id}`, 303);
   })
   .post("/intakes/:id/off", async (c) => {
     const id = intakeId(c);
-    await switchIntakeOff(database(c.env.DB), c.var.session.business.id, id);
+    await switchIntakeOff(database(c.env.DB), c.var.session.business.id, id, { enqueue: enqueueAfterAnswer(c) });
     return c.redirect(`/dashboard/intakes/${id}`, 303);
   });
 

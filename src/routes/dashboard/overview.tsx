@@ -15,7 +15,8 @@ type Overview = Awaited<ReturnType<typeof ownerOverview>>;
 /**
  * The overview, the dashboard's home: the plan, then what needs the owner (DESIGN.md, dashboard: "actions and intakes
  * waiting for approval (and those a partner's change switched off), endpoints whose recent deliveries fail,
- * knowledge sources used against the plan's limit, connected apps and when each last called").
+ * knowledge sources used against the plan's limit, connected apps and when each last called"; Endpoint health: the
+ * endpoints switched off).
  */
 export const overviewPage = new Hono<DashboardEnv>().get("/", async (c) => {
   const session = c.var.session;
@@ -26,6 +27,7 @@ export const overviewPage = new Hono<DashboardEnv>().get("/", async (c) => {
     <Layout title="Overview" session={session}>
       <Plan business={session.business} />
       <Waiting overview={overview} />
+      <DisabledEndpoints endpoints={overview.disabledEndpoints} />
       <FailingEndpoints endpoints={overview.failingEndpoints} />
       <section data-testid="knowledge-use">
         <h2>Knowledge sources</h2>
@@ -84,6 +86,31 @@ function Waiting(props: { overview: Overview }) {
               ? "its address was changed by the partner since you switched it on, so it was switched off"
               : "new, never switched on"}{" "}
             <CreatedBy creator={action.creator} />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/**
+ * Endpoints disabled by their health (DESIGN.md, Endpoint health): why, and who can bring each back. Only the partner
+ * enables one (`POST /webhooks/{id}/enable`), once its receiver works; the owner can remove it.
+ */
+function DisabledEndpoints(props: { endpoints: Overview["disabledEndpoints"] }) {
+  if (props.endpoints.length === 0) return null;
+  return (
+    <section data-testid="disabled-endpoints">
+      <h2>Webhook endpoints switched off</h2>
+      <p class="muted">
+        These get no new events until the app or integration that added them enables them again; it can then recover the
+        events it missed.
+      </p>
+      <ul>
+        {props.endpoints.map((endpoint) => (
+          <li>
+            <a href={`/dashboard/webhooks/${endpoint.id}`}>{endpoint.url}</a>: {endpoint.disabledReason}{" "}
+            <CreatedBy creator={endpoint.creator} />
           </li>
         ))}
       </ul>

@@ -1,12 +1,13 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { database } from "../../db/client";
-import { endpointHistory } from "../../domain/webhooks/deliveries";
+import { runRead } from "../../db/reads";
+import { endpointDeliveries } from "../../domain/webhooks/delivery-log";
 import { deleteEndpoint, endpointNotFound } from "../../domain/webhooks/endpoints";
-import { sendPing } from "../../domain/webhooks/events";
+import { enqueueDeliveries, sendPing } from "../../domain/webhooks/events";
 import { endpointForOwner, listEndpointsForOwner } from "../../domain/webhooks/owner-endpoints";
 import { deliveryNotFound, sendDeliveryAgain } from "../../domain/webhooks/redelivery";
-import { idOrNotFound } from "../../lib/validation";
+import { idOrNotFound, numericId } from "../../lib/validation";
 import { renderPage } from "../page-shell";
 import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";
@@ -17,6 +18,9 @@ import { ButtonForm, Layout, Tag } from "./layout";
 const endpointId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", endpointNotFound);
 
 const secondText = (at: string) => at.replace("T", " ").slice(0, 19);
+
+/** Deliveries per page of an endpoint's history; older ones follow by the API's cursor, `starting_after`. */
+const HISTORY_PAGE = 50;
 
 /**
  * Webhook endpoints: their events and who added them, the Test button (`ping`), each delivery with every attempt
@@ -51,10 +55,13 @@ export const webhookPages = new Hono<DashboardEnv>()
     const db = database(c.env.DB);
     const session = c.var.session;
     const id = endpointId(c);
+    // The partner's `GET /webhooks/{id}/deliveries`, read for the whole business (the owner sees every side).
+    const startingAfter = numericId(c.req.query("starting_after") ?? "");
     const [endpoint, history] = await Promise.all([
       endpointForOwner(db, session.business.id, id),
-      endpointHistory(db, session.business.id, id),
+      runRead(db, endpointDeliveries(session.business.id, id, { limit: HISTORY_PAGE, startingAfter })),
     ]);
+    const lastShown = history.deliveries.at(-1);
     return renderPage(
       c,
       200,
@@ -80,18 +87,18 @@ export const webhookPages = new Hono<DashboardEnv>()
         </section>
         <section data-testid="deliveries">
           <h2>Deliveries</h2>
-          {history.length === 0 && <p>None yet.</p>}
-          {history.map((delivery) => (
+          {history.deliveries.length === 0 && <p>{startingAfter === undefined ? "None yet." : "No older ones."}</p>}
+          {history.deliveries.map((delivery) => (
             <div class="card" data-testid={`delivery-${delivery.id}`}>
               <p>
                 <strong>{delivery.event}</strong> <Tag good={delivery.status !== "failed"}>{delivery.status}</Tag>{" "}
-                <span class="muted">{secondText(delivery.createdAt)}</span>
+                <span class="muted">{secondText(delivery.created_at)}</span>
               </p>
               <ul>
                 {delivery.attempts.map((attempt) => (
                   <li>
-                    {secondText(attempt.attemptedAt)}: {attempt.statusCode ?? "no answer"}
-                    {attempt.error && ` — ${attempt.error}`} ({attempt.durationMs} ms)
+                    {secondText(attempt.attempted_at)}: {attempt.status_code ?? "no answer"}
+                    {attempt.error && ` — ${attempt.error}`} ({attempt.duration_ms} ms)
                   </li>
                 ))}
               </ul>
@@ -102,6 +109,11 @@ export const webhookPages = new Hono<DashboardEnv>()
               />
             </div>
           ))}
+          {history.hasMore && lastShown && (
+            <p>
+              <a href={`/dashboard/webhooks/${endpoint.id}?starting_after=${lastShown.id}`}>Older deliveries</a>
+            </p>
+          )}
         </section>
       </Layout>,
     );
@@ -113,13 +125,15 @@ export const webhookPages = new Hono<DashboardEnv>()
   })
   .post("/webhooks/:id/deliveries/:deliveryId/send-again", async (c) => {
     const id = endpointId(c);
-    await sendDeliveryAgain(
-      c.env.WEBHOOK_DELIVERIES,
-      database(c.env.DB),
+    const db = database(c.env.DB);
+    // The partner's redelivery, for any side of the business: the row, then the queue once the page has answered.
+    const copy = await sendDeliveryAgain(
+      db,
       c.var.session.business.id,
       id,
       idOrNotFound(c.req.param("deliveryId"), deliveryNotFound),
     );
+    c.executionCtx.waitUntil(enqueueDeliveries(c.env.WEBHOOK_DELIVERIES, db, [copy.id]));
     return c.redirect(`/dashboard/webhooks/${id}`, 303);
   })
   .get("/webhooks/:id/remove", async (c) => {

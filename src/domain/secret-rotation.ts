@@ -1,0 +1,88 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { actions, webhookEndpoints } from "../db/schema";
+import type { ApiError } from "../lib/errors";
+import { newSigningSecret, type SigningSecrets } from "../lib/signing";
+import { type EpochMs, iso } from "../lib/time";
+import { type PrincipalScope, reached } from "./access/scope";
+import { actionNotFound } from "./actions/registration";
+import { endpointNotFound } from "./webhooks/endpoints";
+
+/**
+ * Secret rotation of webhook endpoints and actions (DESIGN.md, Beyond the spec: Secret rotation), as Stripe's secret
+ * roll: a new secret at once, and the old one still signing beside it for up to 24 hours, so that a partner swaps the
+ * secret in its receiver without a moment when a request fails verification.
+ */
+
+/** The longest the previous secret keeps signing after a rotation, and how long it does when the partner does not say. */
+export const MAX_PREVIOUS_SECRET_SECONDS = 86_400;
+
+/** What a rotated record holds of its secrets: the endpoint's or the action's columns. */
+export type RotatingSecrets = {
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
+};
+
+/**
+ * The secrets a request made at `now` is signed with: the current one, and the previous one while it has not expired
+ * (`previous_secret_expires_at` is the first instant it no longer signs, so `expires_in: 0` stops it at once).
+ */
+export function signingSecrets(record: RotatingSecrets, now: EpochMs): SigningSecrets {
+  const { secret, previousSecret, previousSecretExpiresAt } = record;
+  const previousLive =
+    previousSecret !== null && previousSecretExpiresAt !== null && Date.parse(previousSecretExpiresAt) > now;
+  return previousLive ? [secret, previousSecret] : [secret];
+}
+
+type RotatingTable = typeof webhookEndpoints | typeof actions;
+
+/**
+ * One rotation, in ONE statement (DESIGN.md, Performance budget: the credential, then one write): the current secret
+ * becomes the previous one and a new one the current, in the row's own UPDATE, whose WHERE holds the partner's side.
+ * SQLite computes every SET from the row as it was, and applies one UPDATE at a time: of two rotations at once, the
+ * second moves the first's new secret to `previous_secret`, so each answered secret is either current or previous
+ * (or expired), never lost half-way. Only the current and the newest previous secret are kept: a rotation during
+ * another drops the older previous secret at once. Another side's or business's record is the same 404 as a missing
+ * one (DESIGN.md, Principals and ownership).
+ */
+async function rotate(
+  db: Database,
+  table: RotatingTable,
+  notFound: () => ApiError,
+  scope: PrincipalScope,
+  id: number,
+  expiresInSeconds: number,
+  now: EpochMs,
+) {
+  const secret = newSigningSecret();
+  const [rotated] = await db
+    .update(table)
+    .set({
+      secret,
+      previousSecret: sql`${table.secret}`,
+      previousSecretExpiresAt: iso(now + expiresInSeconds * 1000),
+    })
+    .where(and(eq(table.id, id), reached(table, scope)))
+    .returning({ id: table.id });
+  if (!rotated) throw notFound();
+  return { secret };
+}
+
+/** `POST /webhooks/{id}/rotate-secret`: the endpoint's new secret, shown once. */
+export const rotateEndpointSecret = (
+  db: Database,
+  scope: PrincipalScope,
+  id: number,
+  expiresInSeconds = MAX_PREVIOUS_SECRET_SECONDS,
+  now: EpochMs = Date.now(),
+) => rotate(db, webhookEndpoints, endpointNotFound, scope, id, expiresInSeconds, now);
+
+/** `POST /actions/{id}/rotate-secret`: the action's new secret, shown once. */
+export const rotateActionSecret = (
+  db: Database,
+  scope: PrincipalScope,
+  id: number,
+  expiresInSeconds = MAX_PREVIOUS_SECRET_SECONDS,
+  now: EpochMs = Date.now(),
+) => rotate(db, actions, actionNotFound, scope, id, expiresInSeconds, now);

@@ -1,0 +1,146 @@
+import { and, asc, desc, eq, gte, inArray, lt } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import type { Read } from "../../db/reads";
+import { type DELIVERY_STATUSES, deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
+import { type Placeheld, statement } from "../../db/statements";
+import type { EpochMs } from "../../lib/time";
+import { type ReadReach, reachArgument } from "../access/scope";
+import { endpointNotFound } from "./endpoints";
+import { keptSince } from "./event-log";
+import { type EndpointArguments, endpointWithin, reachedEndpointId } from "./sendable-endpoint";
+
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export type DeliveryFilters = { limit: number; status?: DeliveryStatus; startingAfter?: number };
+
+type PageArguments = EndpointArguments & { kept: string; limit: number; status?: string; after?: number };
+
+/**
+ * The deliveries of one page: of the endpoint only while it is within reach (a sub-select, so that another side's
+ * endpoint reads nothing at all), kept, of one status if asked, older than the cursor; newest first by id along the
+ * index `webhook_deliveries_endpoint` (endpoint_id, id). A cursor is a position, not a row that must exist: ids grow
+ * with time, so one whose delivery was removed by the retention still starts the next page where it was.
+ */
+function pageOf(db: Database, args: Placeheld<PageArguments>) {
+  const { reach, endpoint, kept, limit, status, after } = args;
+  return {
+    where: and(
+      eq(webhookDeliveries.endpointId, reachedEndpointId(db, { reach, endpoint })),
+      gte(webhookDeliveries.createdAt, kept),
+      status && eq(webhookDeliveries.status, status),
+      after && lt(webhookDeliveries.id, after),
+    ),
+    order: desc(webhookDeliveries.id),
+    limit,
+  };
+}
+
+const deliveriesPage = statement<PageArguments>()((db, args) => {
+  const page = pageOf(db, args);
+  return db
+    .select({
+      id: webhookDeliveries.id,
+      eventId: webhookDeliveries.eventId,
+      event: events.type,
+      status: webhookDeliveries.status,
+      nextAttemptAt: webhookDeliveries.nextAttemptAt,
+      createdAt: webhookDeliveries.createdAt,
+    })
+    .from(webhookDeliveries)
+    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+    .where(page.where)
+    .orderBy(page.order)
+    .limit(page.limit);
+});
+
+/** The attempts of the same page's deliveries, in the same batch (the page's ids are not known before it runs). */
+const pageAttempts = statement<PageArguments>()((db, args) => {
+  const page = pageOf(db, args);
+  return db
+    .select({
+      deliveryId: deliveryAttempts.deliveryId,
+      attemptedAt: deliveryAttempts.attemptedAt,
+      statusCode: deliveryAttempts.statusCode,
+      error: deliveryAttempts.error,
+      durationMs: deliveryAttempts.durationMs,
+    })
+    .from(deliveryAttempts)
+    .where(
+      inArray(
+        deliveryAttempts.deliveryId,
+        db
+          .select({ id: webhookDeliveries.id })
+          .from(webhookDeliveries)
+          .where(page.where)
+          .orderBy(page.order)
+          .limit(page.limit),
+      ),
+    )
+    .orderBy(asc(deliveryAttempts.deliveryId), asc(deliveryAttempts.id));
+});
+
+type DeliveryRow = {
+  id: number;
+  eventId: string;
+  event: string;
+  status: DeliveryStatus;
+  nextAttemptAt: string;
+  createdAt: string;
+};
+type AttemptRow = {
+  deliveryId: number;
+  attemptedAt: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+};
+
+/** DESIGN.md, Beyond the spec: Deliveries. `next_attempt_at` only while an attempt is still to come. */
+function toDeliveryObject(row: DeliveryRow, attempts: AttemptRow[]) {
+  return {
+    id: row.id,
+    event_id: row.eventId,
+    event: row.event,
+    status: row.status,
+    attempts: attempts.map(({ attemptedAt, statusCode, error, durationMs }) => ({
+      attempted_at: attemptedAt,
+      status_code: statusCode,
+      error,
+      duration_ms: durationMs,
+    })),
+    next_attempt_at: row.status === "pending" ? row.nextAttemptAt : null,
+    created_at: row.createdAt,
+  };
+}
+
+export type DeliveryObject = ReturnType<typeof toDeliveryObject>;
+export type DeliveryPage = { deliveries: DeliveryObject[]; hasMore: boolean };
+
+/**
+ * The history of one endpoint (spec, Webhook delivery: failed deliveries are "visible to the owner in the endpoint's
+ * history"; DESIGN.md, Beyond the spec: Deliveries): newest first, each delivery with its attempts. One read for the
+ * partner's `GET /webhooks/{id}/deliveries` (its own side; one round trip with its credential) and for the owner's
+ * page (a business id: every side). The endpoint is read too, for the 404 of one out of reach.
+ */
+export function endpointDeliveries(
+  reach: ReadReach,
+  endpointId: number,
+  { limit, status, startingAfter }: DeliveryFilters,
+  now: EpochMs = Date.now(),
+): Read<DeliveryPage> {
+  const endpoint = { reach: reachArgument(reach), endpoint: endpointId };
+  // One more than the page, to say whether there is another.
+  const page = { ...endpoint, kept: keptSince(now), limit: limit + 1, status, after: startingAfter };
+  return {
+    statements: [endpointWithin(endpoint), deliveriesPage(page), pageAttempts(page)],
+    answer: ([endpoints, rows, attempts]) => {
+      if ((endpoints as unknown[]).length === 0) throw endpointNotFound();
+      const deliveries = rows as DeliveryRow[];
+      const attemptsOf = (id: number) => (attempts as AttemptRow[]).filter((attempt) => attempt.deliveryId === id);
+      return {
+        deliveries: deliveries.slice(0, limit).map((row) => toDeliveryObject(row, attemptsOf(row.id))),
+        hasMore: deliveries.length > limit,
+      };
+    },
+  };
+}

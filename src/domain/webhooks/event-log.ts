@@ -1,0 +1,109 @@
+import { and, desc, eq, gte, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import { type Read, read } from "../../db/reads";
+import { events } from "../../db/schema";
+import { type ShapedArgument, statement } from "../../db/statements";
+import { invalid, notFound } from "../../lib/errors";
+import { type EpochMs, iso } from "../../lib/time";
+import { type PartnerReach, type Scope, sideArgument } from "../access/scope";
+import type { EventName } from "../platform/event-catalog";
+
+/**
+ * DESIGN.md, Operations: events, deliveries and attempts are kept 30 days. The Events API, the deliveries of an
+ * endpoint and `recover` reach exactly that far, whether or not the retention has removed older rows yet.
+ */
+export const KEPT_FOR_MS = 30 * 86_400_000;
+export const keptSince = (now: EpochMs): string => iso(now - KEPT_FOR_MS);
+
+/**
+ * DESIGN.md, Beyond the spec: "an event is listed to a principal only if it could be delivered to it". The stored
+ * audience (events.audience, written by `writeEvents`) says who that is: null for every side of the business, `keys`
+ * for the API keys' side (any key of the business), `key:<id>` for one key (its own intakes' `intake.completed`),
+ * `app:<grant id>` for one app connection, `none` for nobody.
+ */
+function receivable(scope: Scope): SQL | undefined {
+  const { audience } = events;
+  return and(
+    eq(events.businessId, scope.businessId),
+    scope.oauthGrantId === null
+      ? or(isNull(audience), eq(audience, "keys"), eq(audience, sql`'key:' || ${scope.apiKeyId}`))
+      : or(isNull(audience), eq(audience, sql`'app:' || ${scope.oauthGrantId}`)),
+  );
+}
+
+type Kept = { side: ShapedArgument<Scope>; kept: string };
+
+/**
+ * One page, newest first by (created_at, id): the index `events_business_created` gives the order of created_at, and
+ * id breaks the ties of events written in one batch. `after` is the last event of the previous page; its created_at
+ * is read by a sub-select, so that the page and the cursor go in the same round trip.
+ */
+const eventsPage = statement<Kept & { limit: number; type?: string; after?: string }>()(
+  (db, { side, kept, limit, type, after }) => {
+    const cursorAt = after && db.select({ at: events.createdAt }).from(events).where(eq(events.id, after));
+    return db
+      .select({ envelope: events.envelope })
+      .from(events)
+      .where(
+        and(
+          receivable(side),
+          gte(events.createdAt, kept),
+          type && eq(events.type, type),
+          cursorAt && and(lte(events.createdAt, cursorAt), or(lt(events.createdAt, cursorAt), lt(events.id, after))),
+        ),
+      )
+      .orderBy(desc(events.createdAt), desc(events.id))
+      .limit(limit);
+  },
+);
+
+/** An event this principal may see: kept, of its business, and receivable by its side. */
+const eventWithin = statement<Kept & { id: string }>()((db, { side, kept, id }) =>
+  db
+    .select({ envelope: events.envelope })
+    .from(events)
+    .where(and(eq(events.id, id), receivable(side), gte(events.createdAt, kept))),
+);
+
+/** Another business's event, or one this principal could not have received, reads exactly as an unknown id. */
+export const eventNotFound = () => notFound("No event with that id exists for this credential.");
+
+export type EventFilters = { limit: number; type?: EventName; startingAfter?: string };
+
+/**
+ * The stored envelopes are the text that was delivered (the consumer POSTs `events.envelope` as it is): a page answers
+ * that text, not a parse of it, so that what the partner reads is byte for byte what its endpoint received.
+ */
+export type EnvelopePage = { envelopes: string[]; hasMore: boolean };
+
+/**
+ * `GET /events` (DESIGN.md, Beyond the spec: Events): newest first, optionally of one type, after a cursor. A cursor
+ * that is not an event this principal can list (unknown, another business's, not receivable, older than 30 days) is
+ * a 400 naming the parameter rather than a 404, since the path names no such event: the page has no place to start.
+ */
+export function listEvents(reach: PartnerReach, filters: EventFilters, now: EpochMs = Date.now()): Read<EnvelopePage> {
+  const scope = { side: sideArgument(reach), kept: keptSince(now) };
+  const { limit, type, startingAfter } = filters;
+  // One more than the page, to say whether there is another.
+  const page = eventsPage({ ...scope, limit: limit + 1, type, after: startingAfter });
+  const cursor = startingAfter === undefined ? [] : [eventWithin({ ...scope, id: startingAfter })];
+  return {
+    statements: [page, ...cursor],
+    answer: ([rows, cursorRows]) => {
+      if (startingAfter !== undefined && (cursorRows as unknown[]).length === 0) {
+        throw invalid(
+          'The query parameter "starting_after" is not the id of an event this credential can list (events are kept 30 days).',
+        );
+      }
+      const envelopes = (rows as Array<{ envelope: string }>).map((row) => row.envelope);
+      return { envelopes: envelopes.slice(0, limit), hasMore: envelopes.length > limit };
+    },
+  };
+}
+
+/** `GET /events/{id}`: the envelope as delivered, or the 404. */
+export function getEvent(reach: PartnerReach, id: string, now: EpochMs = Date.now()): Read<string> {
+  return read(eventWithin({ side: sideArgument(reach), kept: keptSince(now), id }), ([row]) => {
+    if (!row) throw eventNotFound();
+    return row.envelope;
+  });
+}

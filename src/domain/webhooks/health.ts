@@ -1,0 +1,132 @@
+import { and, eq, gte, inArray, lte, type Placeholder, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import { type Bound, statement } from "../../db/statements";
+import { iso } from "../../lib/time";
+import { type Reach, reached } from "../access/scope";
+import type { Attempt } from "./attempts";
+import { endpointNotFound, toEndpointObject } from "./endpoints";
+
+/*
+ * Endpoint health (DESIGN.md, Beyond the spec): an endpoint is disabled when it answers 410 Gone, or when every
+ * delivery attempt to it for 3 days has failed (at least 10 failed deliveries and none delivered in that time). A
+ * disabled endpoint gets no new deliveries (`writeEvents` inserts none for it); its pending ones finish their schedule
+ * and its events stay listable, until its partner enables it again.
+ */
+
+/** How long every attempt must have failed before the endpoint is disabled. */
+export const FAILING_FOR_MS = 3 * 24 * 3_600_000;
+/** How many deliveries must have failed (all six attempts) in that time: a quiet endpoint is not judged on one. */
+export const FAILED_DELIVERIES_TO_DISABLE = 10;
+/** RFC 9110 §15.5.11: the resource is gone for good, and the sender should stop. */
+const GONE = 410;
+
+/**
+ * The attempts of a queue batch as ONE bound value, a JSON array of `[delivery id, time]` pairs, so that a statement
+ * has one shape for any number of them (src/db/statements.ts).
+ */
+const pairsOf = (attempts: Attempt[]) =>
+  JSON.stringify(
+    attempts.map(({ delivery, attemptedAt, outcome }) => [delivery.id, iso(attemptedAt + outcome.durationMs)]),
+  );
+
+/** The endpoint of each pair's delivery (found by its primary key) and the pair's time. */
+const endpointsOfPairs = (pairs: Placeholder) =>
+  sql`select ${webhookDeliveries.endpointId} as endpoint_id, json_extract(pair.value, '$[1]') as finished_at from json_each(${pairs}) as pair join ${webhookDeliveries} on ${webhookDeliveries.id} = json_extract(pair.value, '$[0]')`;
+
+const reachedByPairs = (pairs: Placeholder) =>
+  inArray(webhookEndpoints.id, sql`(select endpoint_id from (${endpointsOfPairs(pairs)}))`);
+
+/** The latest (or earliest) time among the pairs of this endpoint, in the statement that updates it. */
+const timeOfPairs = (pairs: Placeholder, pick: "max" | "min") =>
+  sql`(select ${sql.raw(pick)}(finished_at) from (${endpointsOfPairs(pairs)}) where endpoint_id = ${webhookEndpoints.id})`;
+
+/** A 2xx: when the endpoint last answered one, never moved back by a batch recorded late with an older attempt. */
+const successesRecorded = statement<{ successes: string }>()((db, { successes }) =>
+  db
+    .update(webhookEndpoints)
+    .set({
+      lastSuccessAt: sql`max(coalesce(${webhookEndpoints.lastSuccessAt}, ''), ${timeOfPairs(successes, "max")})`,
+    })
+    .where(reachedByPairs(successes)),
+);
+
+/** A 410 Gone disables the endpoint at once. */
+const goneDisabled = statement<{ gone: string }>()((db, { gone }) =>
+  db
+    .update(webhookEndpoints)
+    .set({
+      status: "disabled",
+      disabledReason: sql`${"The endpoint answered 410 Gone at "} || ${timeOfPairs(gone, "min")} || ${", so it gets no new deliveries until it is enabled again."}`,
+    })
+    .where(and(eq(webhookEndpoints.status, "enabled"), reachedByPairs(gone))),
+);
+
+/**
+ * A failure disables its endpoint when nothing has succeeded since `since` (its last success, or its creation, is
+ * at least 3 days old) and at least 10 of its deliveries failed since then. The count is a range of the index
+ * (endpoint_id, status, completed_at) cut at 10 entries: however long the endpoint's history, at most 10 are read.
+ */
+const failingDisabled = statement<{ failed: string; since: string }>()((db, { failed, since }) => {
+  const succeededLast = sql`coalesce(${webhookEndpoints.lastSuccessAt}, ${webhookEndpoints.createdAt})`;
+  const recentFailures = db
+    .select({ one: sql`1` })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.endpointId, webhookEndpoints.id),
+        eq(webhookDeliveries.status, "failed"),
+        gte(webhookDeliveries.completedAt, since),
+      ),
+    )
+    .limit(FAILED_DELIVERIES_TO_DISABLE);
+  return db
+    .update(webhookEndpoints)
+    .set({
+      status: "disabled",
+      disabledReason: sql`${"Every delivery to the endpoint failed for 3 days (none succeeded since "} || ${succeededLast} || ${`, and at least ${FAILED_DELIVERIES_TO_DISABLE} failed), so it gets no new deliveries until it is enabled again.`}`,
+    })
+    .where(
+      and(
+        eq(webhookEndpoints.status, "enabled"),
+        reachedByPairs(failed),
+        lte(succeededLast, since),
+        sql`(select count(*) from (${recentFailures})) >= ${FAILED_DELIVERIES_TO_DISABLE}`,
+      ),
+    );
+});
+
+/**
+ * What a queue batch's attempts say about their endpoints, as statements of the batch that records them (after the
+ * deliveries' own updates, so that a delivery this batch failed counts): when each last succeeded, which answered
+ * 410 Gone, and whether those that failed have failed long enough to be disabled. At most three statements,
+ * whatever the batch's size; none for an outcome the batch does not have.
+ */
+export function healthRecords(attempts: Attempt[]): Bound<unknown>[] {
+  const successes = attempts.filter(({ outcome }) => outcome.ok);
+  const failures = attempts.filter(({ outcome }) => !outcome.ok);
+  const gone = failures.filter(({ outcome }) => outcome.statusCode === GONE);
+  const statements: Bound<unknown>[] = [];
+  if (successes.length > 0) statements.push(successesRecorded({ successes: pairsOf(successes) }));
+  if (gone.length > 0) statements.push(goneDisabled({ gone: pairsOf(gone) }));
+  if (failures.length > 0) {
+    const now = Math.max(...failures.map(({ attemptedAt, outcome }) => attemptedAt + outcome.durationMs));
+    statements.push(failingDisabled({ failed: pairsOf(failures), since: iso(now - FAILING_FOR_MS) }));
+  }
+  return statements;
+}
+
+/**
+ * `POST /webhooks/{id}/enable`: the endpoint receives new events again (the partner's `recover` fills the gap). The
+ * failures that disabled it are not forgotten: one still failing is disabled again by its next failed attempt, and
+ * its first success clears it. Another side's endpoint is the same 404 as a missing one. One statement.
+ */
+export async function enableEndpoint(db: Database, reach: Reach, id: number) {
+  const [endpoint] = await db
+    .update(webhookEndpoints)
+    .set({ status: "enabled", disabledReason: null })
+    .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach)))
+    .returning();
+  if (!endpoint) throw endpointNotFound();
+  return toEndpointObject(endpoint);
+}

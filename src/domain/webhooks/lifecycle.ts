@@ -1,0 +1,140 @@
+import { eq, sql } from "drizzle-orm";
+import { type Database, database } from "../../db/client";
+import { isGuardAbort } from "../../db/errors";
+import type { Read } from "../../db/reads";
+import { businesses } from "../../db/schema";
+import { guard } from "../../db/snapshot-guard";
+import { type Preparable, runStatements, statement } from "../../db/statements";
+import type { Env } from "../../env";
+import { notFound } from "../../lib/errors";
+import type { IntakeObject } from "../../schemas/intakes";
+import type { Business } from "../access/businesses";
+import type { PrincipalRef } from "../access/principals";
+import type { ReadReach } from "../access/scope";
+import type { toActionObject } from "../actions/registration";
+import { endpointRows, type WebhookEndpoint } from "./endpoints";
+import { type EventDraft, enqueueDeliveries, writeEvents } from "./events";
+
+/*
+ * Lifecycle events (DESIGN.md, Beyond the spec): `action.enabled`, `action.disabled`, `intake.enabled` and
+ * `intake.disabled`, so that a partner knows when its integration is live without polling. Each is written in the
+ * same D1 batch as the switch it reports (`writeSwitch`): if one is written, so is the other.
+ */
+
+/**
+ * Why the record was switched: `owner`, in the dashboard; `changed`, a partner's PATCH switched it off (a new url for
+ * an action; a change of its content for an intake: spec, States); `credential_revoked`, the key that registered an
+ * intake was revoked (spec: "Revoking a key switches that key's intakes off").
+ */
+export type LifecycleReason = "owner" | "changed" | "credential_revoked";
+
+/**
+ * `action.enabled` or `action.disabled` `{ action, reason }`, with the action as `GET /actions` shows it after the
+ * switch, to the endpoints of its owner side only (DESIGN.md, Principals and ownership: an action belongs to the app
+ * connection that registered it, or to the business's API keys together).
+ */
+export const actionSwitched = (
+  action: ReturnType<typeof toActionObject>,
+  side: number | null,
+  reason: LifecycleReason,
+): EventDraft => ({
+  event: action.enabled ? "action.enabled" : "action.disabled",
+  data: { action, reason },
+  audience: { side },
+});
+
+/**
+ * `intake.enabled` or `intake.disabled` `{ intake, reason }`, with the intake as `GET /intakes/{id}` shows it after
+ * the switch, to the endpoints of the key or app that registered it only: an intake belongs to that one principal
+ * (spec, Intakes: "Intakes are never shared"), and so does its `intake.completed`.
+ */
+export const intakeSwitched = (intake: IntakeObject, owner: PrincipalRef, reason: LifecycleReason): EventDraft => ({
+  event: intake.enabled ? "intake.enabled" : "intake.disabled",
+  data: { intake, reason },
+  audience: { principal: owner },
+});
+
+/** Hands the deliveries a request wrote to the queue. */
+export type Enqueue = (deliveryIds: number[]) => void;
+
+/**
+ * After the request's answer (`waitUntil`): a partner's PATCH keeps its two D1 round trips (DESIGN.md, Performance
+ * budget), and nothing depends on the queue anyway: `enqueueDeliveries` throws nothing, and what it could not send
+ * the outbox sweep sends (DESIGN.md, Outbox).
+ */
+export const enqueueAfterAnswer =
+  (c: { env: Pick<Env, "DB" | "WEBHOOK_DELIVERIES">; executionCtx: Pick<ExecutionContext, "waitUntil"> }): Enqueue =>
+  (deliveryIds) => {
+    if (deliveryIds.length === 0) return;
+    c.executionCtx.waitUntil(enqueueDeliveries(c.env.WEBHOOK_DELIVERIES, database(c.env.DB), deliveryIds));
+  };
+
+/**
+ * A guard (src/db/snapshot-guard.ts) for the statement before it: it changed exactly `rows` rows, or the batch
+ * aborts. A switch's update names in its WHERE the state the switch was decided on; this makes "nothing matched"
+ * (the record changed meanwhile) undo the whole batch, its events with it.
+ */
+export const changedRows = (db: Database, rows: number) => guard(db, sql`changes() = ${rows}`);
+
+/** What a switch's events are written with: the business (for the envelope) and its endpoints, read beforehand. */
+export type EventTarget = { business: Business; endpoints: WebhookEndpoint[] };
+
+/**
+ * A record's read with the endpoints `reach` sees, in the same round trip: a partner's change reads its record and
+ * its side's endpoints with its credential (DESIGN.md, Performance budget: a write makes at most two round trips).
+ */
+export function withEndpoints<T>(record: Read<T>, reach: ReadReach): Read<{ record: T; endpoints: WebhookEndpoint[] }> {
+  const endpoints = endpointRows(reach);
+  const split = record.statements.length;
+  return {
+    statements: [...record.statements, ...endpoints.statements],
+    answer: (results) => ({
+      record: record.answer(results.slice(0, split)),
+      endpoints: endpoints.answer(results.slice(split)),
+    }),
+  };
+}
+
+const businessById = statement<{ business: string }>()((db, { business }) =>
+  db.select().from(businesses).where(eq(businesses.id, business)),
+);
+
+/** The owner's switch reads its record with the business and every endpoint of it: one round trip. */
+export async function readForSwitch<T>(
+  db: Database,
+  businessId: string,
+  record: Read<T>,
+): Promise<EventTarget & { record: T }> {
+  const read = withEndpoints(record, businessId);
+  const [businessRows, ...results] = await runStatements(db, [
+    businessById({ business: businessId }),
+    ...read.statements,
+  ]);
+  // The record's answer first: one that does not exist is its own 404.
+  const { record: answer, endpoints } = read.answer(results);
+  const [business] = businessRows as Business[];
+  if (!business) throw notFound("No business has that id.");
+  return { business, endpoints, record: answer };
+}
+
+/**
+ * Writes a switch (`statements`, guarded by `changedRows`) and the lifecycle events it means in ONE D1 batch, then
+ * hands their deliveries to `enqueue` (without one, they wait in the outbox for the sweep). Answers false when a guard
+ * aborted the batch: nothing was written, and the caller reads again and decides anew.
+ */
+export async function writeSwitch(
+  db: Database,
+  target: EventTarget,
+  drafts: EventDraft[],
+  statements: Preparable<unknown>[],
+  enqueue?: Enqueue,
+): Promise<boolean> {
+  try {
+    const { deliveryIds } = await writeEvents(db, target.business, target.endpoints, drafts, statements);
+    enqueue?.(deliveryIds);
+    return true;
+  } catch (error) {
+    if (isGuardAbort(error)) return false;
+    throw error;
+  }
+}

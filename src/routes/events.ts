@@ -1,0 +1,61 @@
+import type { z } from "@hono/zod-openapi";
+import type { Context, TypedResponse } from "hono";
+import type { AppEnv } from "../app-env";
+import { getEvent, listEvents } from "../domain/webhooks/event-log";
+import { readAsPartner } from "../middleware/authenticate-partner";
+import { errorResponses } from "../schemas/errors";
+import { EnvelopeObject, EventPath, EventsPage, EventsQuery } from "../schemas/webhook-operations";
+import { createPartnerRouter, partnerRoute } from "./partner-router";
+
+const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });
+
+const listRoute = partnerRoute({
+  method: "get",
+  path: "/events",
+  operationId: "listEvents",
+  summary: "Events of the last 30 days, newest first",
+  description:
+    "Every event this credential could have received: the business's events, and intake.completed of its own intakes.",
+  tags: ["Events"],
+  request: { query: EventsQuery },
+  responses: {
+    200: { description: "A page of envelopes, each exactly as delivered", content: json(EventsPage) },
+    ...errorResponses(400, 401, 403),
+  },
+});
+
+const getRoute = partnerRoute({
+  method: "get",
+  path: "/events/{id}",
+  operationId: "getEvent",
+  summary: "One event, as delivered",
+  tags: ["Events"],
+  request: { params: EventPath },
+  responses: {
+    200: { description: "The envelope", content: json(EnvelopeObject) },
+    ...errorResponses(401, 403, 404),
+  },
+});
+
+/**
+ * The stored envelopes are the text that was delivered: answered as that text, not parsed and serialised again, so
+ * that a partner reads byte for byte what its endpoint received (DESIGN.md: "the envelope exactly as delivered").
+ * Typed as the JSON the route documents, which that text is.
+ */
+const storedJson = <T>(c: Context<AppEnv>, text: string) =>
+  c.body(text, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<T, 200, "json">;
+
+/** DESIGN.md, Beyond the spec: Events (`GET /events`, `GET /events/{id}`), one D1 round trip each. */
+export const eventsApi = createPartnerRouter()
+  .openapi(listRoute, async (c) => {
+    const { type, limit, starting_after } = c.req.valid("query");
+    const page = await readAsPartner(c, (scope) => listEvents(scope, { type, limit, startingAfter: starting_after }));
+    return storedJson<z.infer<typeof EventsPage>>(
+      c,
+      `{"data":[${page.envelopes.join(",")}],"has_more":${page.hasMore}}`,
+    );
+  })
+  .openapi(getRoute, async (c) => {
+    const envelope = await readAsPartner(c, (scope) => getEvent(scope, c.req.valid("param").id));
+    return storedJson<z.infer<typeof EnvelopeObject>>(c, envelope);
+  });

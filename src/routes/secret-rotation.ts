@@ -1,0 +1,52 @@
+import { z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { scopeOf } from "../domain/access/scope";
+import { actionNotFound } from "../domain/actions/registration";
+import { rotateActionSecret, rotateEndpointSecret } from "../domain/secret-rotation";
+import { endpointNotFound } from "../domain/webhooks/endpoints";
+import { idOrNotFound, pathId } from "../lib/validation";
+import { admitted } from "../middleware/authenticate-partner";
+import { errorResponses } from "../schemas/errors";
+import { RotatedSecret, RotateSecretBody } from "../schemas/secret-rotation";
+import { createPartnerRouter, partnerRoute } from "./partner-router";
+
+const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });
+
+/** The body may be left out: `expires_in` then takes its default. */
+const rotation = (resource: "webhooks" | "actions", operationId: string, tag: string, noun: string) =>
+  partnerRoute({
+    method: "post",
+    path: `/${resource}/{id}/rotate-secret`,
+    operationId,
+    summary: `Rotate ${noun}'s signing secret`,
+    description:
+      `A new secret at once, shown once. The previous one keeps signing beside it for \`expires_in\` seconds: until ` +
+      "then every request carries two signatures, `X-Service-Signature: t=…,v1=<new>,v1=<old>` and " +
+      "`webhook-signature: v1,<new> v1,<old>`. Only the current and the newest previous secret are kept: a rotation " +
+      "during another ends the older previous secret at once.",
+    tags: [tag],
+    request: { params: z.object({ id: pathId }), body: { required: false, content: json(RotateSecretBody) } },
+    responses: {
+      200: { description: "The new secret (shown once)", content: json(RotatedSecret) },
+      ...errorResponses(400, 401, 403, 404),
+    },
+  });
+
+const rotateEndpointRoute = rotation("webhooks", "rotateWebhookEndpointSecret", "Webhooks", "an endpoint");
+const rotateActionRoute = rotation("actions", "rotateActionSecret", "Connected actions", "an action");
+
+/**
+ * DESIGN.md, Beyond the spec: Secret rotation of webhook endpoints and actions. Each is the credential, then one
+ * UPDATE scoped by the partner's side (DESIGN.md, Performance budget: a write makes at most two round trips).
+ */
+export const secretRotation = createPartnerRouter()
+  .openapi(rotateEndpointRoute, async (c) => {
+    const scope = scopeOf(await admitted(c));
+    const id = idOrNotFound(c.req.valid("param").id, endpointNotFound);
+    return c.json(await rotateEndpointSecret(database(c.env.DB), scope, id, c.req.valid("json").expires_in), 200);
+  })
+  .openapi(rotateActionRoute, async (c) => {
+    const scope = scopeOf(await admitted(c));
+    const id = idOrNotFound(c.req.valid("param").id, actionNotFound);
+    return c.json(await rotateActionSecret(database(c.env.DB), scope, id, c.req.valid("json").expires_in), 200);
+  });

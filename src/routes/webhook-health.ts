@@ -1,0 +1,35 @@
+import { z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { scopeOf } from "../domain/access/scope";
+import { endpointNotFound } from "../domain/webhooks/endpoints";
+import { enableEndpoint } from "../domain/webhooks/health";
+import { idOrNotFound, pathId } from "../lib/validation";
+import { admitted } from "../middleware/authenticate-partner";
+import { errorResponses } from "../schemas/errors";
+import { WebhookEndpointObject } from "../schemas/webhooks";
+import { createPartnerRouter, partnerRoute } from "./partner-router";
+
+const enableRoute = partnerRoute({
+  method: "post",
+  path: "/webhooks/{id}/enable",
+  operationId: "enableWebhookEndpoint",
+  summary: "Enable a disabled endpoint",
+  description:
+    "An endpoint is disabled when it answers 410 Gone, or when every delivery to it failed for 3 days (at least 10 failed, none delivered). Enabled again, it receives new events; `recover` sends again what failed meanwhile. Enabling an enabled endpoint changes nothing.",
+  tags: ["Webhooks"],
+  request: { params: z.object({ id: pathId }) },
+  responses: {
+    200: {
+      description: "The endpoint, enabled",
+      content: { "application/json": { schema: WebhookEndpointObject } },
+    },
+    ...errorResponses(401, 403, 404),
+  },
+});
+
+/** DESIGN.md, Beyond the spec: Endpoint health (`POST /webhooks/{id}/enable`). Two round trips: the credential, the update. */
+export const webhookHealth = createPartnerRouter().openapi(enableRoute, async (c) => {
+  const scope = scopeOf(await admitted(c));
+  const id = idOrNotFound(c.req.valid("param").id, endpointNotFound);
+  return c.json(await enableEndpoint(database(c.env.DB), scope, id), 200);
+});
