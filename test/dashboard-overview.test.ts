@@ -3,12 +3,13 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { apiKeys, deliveryAttempts, oauthGrants, webhookDeliveries } from "../src/db/schema";
 import worker from "../src/index";
+import { registerAction } from "./helpers/actions";
 import { countingD1 } from "./helpers/counting-d1";
-import { page, signedIn, submit, testIdText } from "./helpers/dashboard";
+import { approveIntake, page, signedIn, submit, switchActionOn, testIdText } from "./helpers/dashboard";
 import { createApiKey, db } from "./helpers/fixtures";
 import { BASE, call, json } from "./helpers/http";
 import { intakeBody, patchIntake, postIntake } from "./helpers/intakes";
-import { type CookieJar, connectApp, createOwnerBusiness } from "./helpers/oauth";
+import { connectApp, createOwnerBusiness } from "./helpers/oauth";
 import { receiverBox } from "./helpers/receiver";
 import { consume, outboxOnly, subscribe } from "./helpers/webhooks";
 
@@ -22,22 +23,6 @@ async function createIntake(credential: string, title: string) {
   const created = await postIntake(credential, intakeBody({ title }));
   expect(created.status, await created.clone().text()).toBe(201);
   return json<{ id: number; name: string }>(created);
-}
-
-async function approveIntake(jar: CookieJar, id: number) {
-  const path = `/dashboard/intakes/${id}`;
-  const version = /name="version" value="(\d+)"/.exec((await page(jar, path)).html)?.[1] ?? "";
-  expect((await submit(jar, path, `${path}/on`, { version })).status).toBe(303);
-}
-
-async function registerAction(credential: string, name: string, title: string) {
-  const created = await call("/api/v1/actions", {
-    key: credential,
-    method: "POST",
-    body: { name, title, description: "Tells whether a product is in stock today.", url: "https://partner.example/a" },
-  });
-  expect(created.status, await created.clone().text()).toBe(201);
-  return json<{ id: number }>(created);
 }
 
 /** The delivery of `deliveryIds` that goes to `endpointId`. */
@@ -68,10 +53,10 @@ describe("the overview: what needs the owner", async () => {
   // revoked key (it cannot be switched on again, so it waits for nobody).
   const fresh = await createIntake(mine.apiKey, "Fresh intake");
   const changed = await createIntake(mine.apiKey, "Changed intake");
-  await approveIntake(jar, changed.id);
+  expect((await approveIntake(jar, changed.id)).status).toBe(303);
   expect((await patchIntake(mine.apiKey, changed.id, { title: "Changed intake, renamed" })).status).toBe(200);
   const ownerOff = await createIntake(mine.apiKey, "Owner switched off");
-  await approveIntake(jar, ownerOff.id);
+  expect((await approveIntake(jar, ownerOff.id)).status).toBe(303);
   const offPath = `/dashboard/intakes/${ownerOff.id}`;
   expect((await submit(jar, offPath, `${offPath}/off`)).status).toBe(303);
   const revokedKey = await createApiKey(mine.business.id);
@@ -81,19 +66,17 @@ describe("the overview: what needs the owner", async () => {
 
   // Actions: one never switched on (listed), one on (not listed), one the owner switched off (not listed), one a
   // partner's new url switched off (listed, as changed).
-  const switchOn = async (id: number) => {
-    const path = `/dashboard/actions/${id}`;
-    const reviewed = /name="reviewed" value="([0-9a-f]{64})"/.exec((await page(jar, path)).html)?.[1] ?? "";
-    expect((await submit(jar, path, `${path}/on`, { reviewed })).status).toBe(303);
-  };
-  const offAction = await registerAction(mine.apiKey, "stock_off", "Stock, off");
-  const onAction = await registerAction(mine.apiKey, "stock_on", "Stock, on");
+  const switchOn = async (id: number) => expect((await switchActionOn(jar, id)).status).toBe(303);
+  const offAction = await registerAction(mine.apiKey, "stock_off", { title: "Stock, off" });
+  const onAction = await registerAction(mine.apiKey, "stock_on", { title: "Stock, on" });
   await switchOn(onAction.id);
-  const ownerOffAction = await registerAction(mine.apiKey, "stock_owner_off", "Stock, switched off by the owner");
+  const ownerOffAction = await registerAction(mine.apiKey, "stock_owner_off", {
+    title: "Stock, switched off by the owner",
+  });
   await switchOn(ownerOffAction.id);
   const ownerOffPath = `/dashboard/actions/${ownerOffAction.id}`;
   expect((await submit(jar, ownerOffPath, `${ownerOffPath}/off`)).status).toBe(303);
-  const movedAction = await registerAction(mine.apiKey, "stock_moved", "Stock, moved");
+  const movedAction = await registerAction(mine.apiKey, "stock_moved", { title: "Stock, moved" });
   await switchOn(movedAction.id);
   const moved = await call(`/api/v1/actions/${movedAction.id}`, {
     key: mine.apiKey,

@@ -10,6 +10,7 @@ import {
   webhookDeliveries,
   webhookEndpoints,
 } from "../src/db/schema";
+import { registerAction } from "./helpers/actions";
 import { formsPostingTo, page, post, signedIn, submit, testIdText } from "./helpers/dashboard";
 import { createApiKey, db } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";
@@ -34,16 +35,6 @@ async function pushText(credential: string, key: string, title: string) {
     body: { title, content: `${title}: closed on public holidays, open again the day after.` },
   });
   expect(pushed.status, await pushed.clone().text()).toBe(201);
-}
-
-async function registerAction(credential: string, name: string, url = "https://partner.example/hook") {
-  const created = await call("/api/v1/actions", {
-    key: credential,
-    method: "POST",
-    body: { name, title: `Action ${name}`, description: "Tells whether a product is in stock today.", url },
-  });
-  expect(created.status, await created.clone().text()).toBe(201);
-  return json<{ id: number; name: string }>(created);
 }
 
 describe("removing a webhook endpoint from the dashboard", async () => {
@@ -164,14 +155,7 @@ describe("sending a delivery again from an endpoint's history", async () => {
     expect(copy.id).toBeGreaterThan(delivery.id);
     // Through the outbox: on the queue before the answer (marked enqueued), then sent by the real consumer.
     expect(copy.enqueuedAt).not.toBeNull();
-    const requests = await vi.waitFor(
-      async () => {
-        const recorded = await box.recorded();
-        if (recorded.length < 2) throw new Error("not sent again yet");
-        return recorded;
-      },
-      { timeout: 10_000, interval: 100 },
-    );
+    const requests = await box.arrived(2);
     expect(requests.map((request) => JSON.parse(request.body).id)).toEqual([eventId, eventId]);
     expect(requests[1]?.headers["x-service-delivery"]).toBe(String(copy.id));
     await vi.waitFor(async () => expect((await deliveryRow(copy.id))?.status).toBe("delivered"));
@@ -219,7 +203,9 @@ describe("removing an action from the dashboard", async () => {
   const app = await connectApp(mine);
 
   it("removes an app's action, with its calls, after a confirmation", async () => {
-    const action = await registerAction(app.tokens.access_token, "app_stock", receiverBox("action").url("/ok"));
+    const action = await registerAction(app.tokens.access_token, "app_stock", {
+      url: receiverBox("action").url("/ok"),
+    });
     // One call on record (the owner's Test), so that its history is there to go with it.
     const tested = await submit(jar, `/dashboard/actions/${action.id}`, `/dashboard/actions/${action.id}/test`, {
       arguments: "{}",

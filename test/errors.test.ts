@@ -91,6 +91,10 @@ describe("a body of the wrong content type (DESIGN.md: a 400 naming the type; th
     ["PUT", "/api/v1/knowledge/opening-hours"],
     ["POST", "/api/v1/intakes"],
     ["PATCH", "/api/v1/intakes/1"],
+    ["POST", "/api/v1/webhooks/1/recover"],
+    ["POST", "/api/v1/webhooks/1/test"],
+    ["POST", "/api/v1/webhooks/1/rotate-secret"],
+    ["POST", "/api/v1/actions/1/rotate-secret"],
   ] as const;
   const internalRoutes = [
     ["PUT", `/internal/v1/businesses/${business.id}/plan`],

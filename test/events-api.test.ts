@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { events } from "../src/db/schema";
 import { switchIntakeOn } from "../src/domain/intakes/approval";
 import { KEPT_FOR_MS } from "../src/domain/webhooks/event-log";
@@ -63,14 +63,7 @@ describe("an event as it was delivered", async () => {
       booking: bookingObject(91_001, { notes: "Tea, « no sugar »" }),
     });
     expect(reported.status).toBe(201);
-    const [request] = await vi.waitFor(
-      async () => {
-        const recorded = await box.recorded();
-        if (recorded.length === 0) throw new Error("not delivered yet");
-        return recorded;
-      },
-      { timeout: 10_000, interval: 100 },
-    );
+    const [request] = await box.arrived(1);
     const delivered = request?.body ?? "";
     const eventId = JSON.parse(delivered).id as string;
 

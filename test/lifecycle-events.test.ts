@@ -2,7 +2,8 @@ import { env } from "cloudflare:test";
 import { and, eq, inArray } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { actions, events, intakes, webhookDeliveries, webhookEndpoints } from "../src/db/schema";
-import { page, signedIn, submit } from "./helpers/dashboard";
+import { registerAction } from "./helpers/actions";
+import { approveIntake, page, signedIn, submit, switchActionOn } from "./helpers/dashboard";
 import { createApiKey, db } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";
 import { createIntake, type Intake, patchIntake } from "./helpers/intakes";
@@ -59,38 +60,14 @@ async function lifecycleEventsOf(businessId: string, kind: "action" | "intake", 
     .filter((envelope) => (envelope.data[kind] as { id: number }).id === id);
 }
 
-async function registerAction(credential: string, name: string, url = "https://partner.example/stock") {
-  const response = await call("/api/v1/actions", {
-    key: credential,
-    method: "POST",
-    body: { name, title: `Action ${name}`, description: "Tells whether a product is in stock today.", url },
-  });
-  expect(response.status, await response.clone().text()).toBe(201);
-  return json<{ id: number }>(response);
-}
-
 /** The action as `GET /actions` lists it to `credential`. */
 async function listedAction(credential: string, id: number) {
   const response = await call("/api/v1/actions", { key: credential });
   return (await json<{ data: Array<{ id: number }> }>(response)).data.find((action) => action.id === id);
 }
 
-/** The owner switches the action on from its page, with the version they reviewed there. */
-async function switchActionOn(jar: CookieJar, id: number) {
-  const path = `/dashboard/actions/${id}`;
-  const reviewed = /name="reviewed" value="([0-9a-f]{64})"/.exec((await page(jar, path)).html)?.[1] ?? "";
-  return submit(jar, path, `${path}/on`, { reviewed });
-}
-
 const switchActionOff = (jar: CookieJar, id: number) =>
   submit(jar, `/dashboard/actions/${id}`, `/dashboard/actions/${id}/off`);
-
-/** The owner approves the intake from its approval screen, at the version shown there. */
-async function approveIntake(jar: CookieJar, id: number) {
-  const path = `/dashboard/intakes/${id}`;
-  const version = /name="version" value="(\d+)"/.exec((await page(jar, path)).html)?.[1] ?? "";
-  return submit(jar, path, `${path}/on`, { version });
-}
 
 const switchIntakeOff = (jar: CookieJar, id: number) =>
   submit(jar, `/dashboard/intakes/${id}`, `/dashboard/intakes/${id}/off`);

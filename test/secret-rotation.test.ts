@@ -6,6 +6,7 @@ import { API_KEY_PREFIX } from "../src/domain/access/principals";
 import worker from "../src/index";
 import { randomToken } from "../src/lib/secrets";
 import { NOT_JSON_BODY } from "../src/middleware/error-responses";
+import { registerAction } from "./helpers/actions";
 import { countingD1 } from "./helpers/counting-d1";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { BASE, call, expectError, expectMissingCredential, json } from "./helpers/http";
@@ -37,20 +38,7 @@ const RESOURCES = {
     notFound: "No webhook endpoint with that id exists for this business.",
   },
   actions: {
-    create: async (credential: string) => {
-      const response = await call("/api/v1/actions", {
-        key: credential,
-        method: "POST",
-        body: {
-          name: `rotating_${++actionCount}`,
-          title: "Check stock",
-          description: "Tells whether a product is in stock today.",
-          url: "https://partner.example/stock",
-        },
-      });
-      expect(response.status).toBe(201);
-      return json<{ id: number; secret: string }>(response);
-    },
+    create: (credential: string) => registerAction(credential, `rotating_${++actionCount}`),
     row: (id: number) => db.select().from(actions).where(eq(actions.id, id)).get(),
     notFound: "No action with that id exists for this business.",
   },

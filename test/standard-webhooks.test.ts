@@ -3,12 +3,13 @@ import { encodeBase64url } from "@oslojs/encoding";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import Stripe from "stripe";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { actions, webhookEndpoints } from "../src/db/schema";
 import { callActionByName, testAction } from "../src/domain/actions/calls";
 import { switchAction } from "../src/domain/actions/registration";
 import { outboundPolicy } from "../src/lib/outbound";
 import { newSigningSecret } from "../src/lib/signing";
+import { registerAction } from "./helpers/actions";
 import { createBusiness, db } from "./helpers/fixtures";
 import { call, json, RUNTIME } from "./helpers/http";
 import { bookingObject, reportChange } from "./helpers/platform";
@@ -78,6 +79,20 @@ function withOnlySignature(request: RecordedRequest, i: number): RecordedRequest
   };
 }
 
+/**
+ * DESIGN.md, Beyond the spec: Secret rotation. A request made while the previous secret still signs carries two
+ * signatures of each kind, the new secret's first (`v1=<new>,v1=<old>` and `v1,<new> v1,<old>`); it verifies under
+ * either secret, and each signature under its own.
+ */
+async function expectSignedByBoth(request: RecordedRequest, secret: string, previous: string) {
+  expect(request.headers["x-service-signature"]).toMatch(SERVICE_SIGNATURE(2));
+  expect(request.headers["webhook-signature"]).toMatch(STANDARD_SIGNATURE(2));
+  expect(await verdicts(request, secret)).toEqual(ALL);
+  expect(await verdicts(request, previous)).toEqual(ALL);
+  expect(await verdicts(withOnlySignature(request, 0), secret)).toEqual(ALL);
+  expect(await verdicts(withOnlySignature(request, 1), previous)).toEqual(ALL);
+}
+
 /** `POST /api/v1/{path}/rotate-secret`: the new secret. */
 async function rotated(apiKey: string, path: string, body?: unknown) {
   const response = await call(`/api/v1/${path}/rotate-secret`, { key: apiKey, method: "POST", body });
@@ -85,9 +100,17 @@ async function rotated(apiKey: string, path: string, body?: unknown) {
   return (await json<{ secret: string }>(response)).secret;
 }
 
-/** A secret of the form endpoints had before Standard Webhooks: `whsec_` (or an action's `actsec_`) + base64url. */
-const olderSecret = (prefix: "whsec_" | "actsec_") =>
-  `${prefix}${encodeBase64url(crypto.getRandomValues(new Uint8Array(32))).replace(/=+$/, "")}`;
+/**
+ * A secret of the form endpoints had before Standard Webhooks: `whsec_` (or an action's `actsec_`) + base64url, with at
+ * least one of base64url's own characters (`-`, `_`), as about 3 in 4 of them have: the Standard Webhooks libraries
+ * refuse to decode those, which the tests below show. One without them decodes, to another key, and fails to verify.
+ */
+function olderSecret(prefix: "whsec_" | "actsec_"): string {
+  for (;;) {
+    const encoded = encodeBase64url(crypto.getRandomValues(new Uint8Array(32))).replace(/=+$/, "");
+    if (/[-_]/.test(encoded)) return `${prefix}${encoded}`;
+  }
+}
 
 describe("Standard Webhooks headers on a delivery through the real queue", async () => {
   const { business, apiKey } = await createBusiness({ name: "Standard Hooks" });
@@ -98,14 +121,7 @@ describe("Standard Webhooks headers on a delivery through the real queue", async
     const response = await reportChange(business.id, { booking: bookingObject(8101, { conversation_id: "c1" }) });
     expect(response.status).toBe(201);
     const [{ id: eventId }] = (await json<{ events: [{ id: string }] }>(response)).events;
-    const [request] = await vi.waitFor(
-      async () => {
-        const recorded = await box.recorded();
-        if (recorded.length === 0) throw new Error("not delivered yet");
-        return recorded as [RecordedRequest];
-      },
-      { timeout: 10_000, interval: 100 },
-    );
+    const [request] = (await box.arrived(1)) as [RecordedRequest];
     const t = SERVICE_SIGNATURE(1).exec(request.headers["x-service-signature"] ?? "")?.[1];
     expect(t).toBeDefined();
     expect(request.headers).toMatchObject({
@@ -170,13 +186,7 @@ describe("a rotation of an endpoint's secret, as its receiver sees it", () => {
     const expiresAt = await previousExpiry();
 
     const during = await deliverAt(Date.now());
-    expect(during.headers["x-service-signature"]).toMatch(SERVICE_SIGNATURE(2));
-    expect(during.headers["webhook-signature"]).toMatch(STANDARD_SIGNATURE(2));
-    expect(await verdicts(during, secret)).toEqual(ALL);
-    expect(await verdicts(during, endpoint.secret)).toEqual(ALL);
-    // `v1=<new>,v1=<old>` and `v1,<new> v1,<old>`.
-    expect(await verdicts(withOnlySignature(during, 0), secret)).toEqual(ALL);
-    expect(await verdicts(withOnlySignature(during, 1), endpoint.secret)).toEqual(ALL);
+    await expectSignedByBoth(during, secret, endpoint.secret);
     expect(await verdicts(withOnlySignature(during, 0), endpoint.secret)).toEqual(NONE);
 
     // The consumer's clock at the last millisecond of the old secret, then at its expiry.
@@ -259,13 +269,7 @@ describe("Standard Webhooks headers on action calls, and a rotation of an action
 
   async function actionOf(name: string) {
     const box = receiverBox(name);
-    const response = await call("/api/v1/actions", {
-      key: apiKey,
-      method: "POST",
-      body: { name, title: "Check stock", description: "Tells whether a product is in stock today.", url: box.url() },
-    });
-    expect(response.status).toBe(201);
-    const action = await json<{ id: number; name: string; secret: string }>(response);
+    const action = await registerAction(apiKey, name, { url: box.url() });
     await switchAction(db, business.id, action.id, true);
     const body = () => ({
       conversation_id: "conv-7",
@@ -319,12 +323,7 @@ describe("Standard Webhooks headers on action calls, and a rotation of an action
     const secret = await rotated(apiKey, path, { expires_in: 120 });
     const expiresAt = await previousExpiry();
     const { request: during } = await callAt();
-    expect(during.headers["x-service-signature"]).toMatch(SERVICE_SIGNATURE(2));
-    expect(during.headers["webhook-signature"]).toMatch(STANDARD_SIGNATURE(2));
-    expect(await verdicts(during, secret)).toEqual(ALL);
-    expect(await verdicts(during, action.secret)).toEqual(ALL);
-    expect(await verdicts(withOnlySignature(during, 0), secret)).toEqual(ALL);
-    expect(await verdicts(withOnlySignature(during, 1), action.secret)).toEqual(ALL);
+    await expectSignedByBoth(during, secret, action.secret);
 
     expect(await verdicts((await callAt(expiresAt - 1)).request, action.secret)).toEqual(ALL);
     const { request: after } = await callAt(expiresAt);

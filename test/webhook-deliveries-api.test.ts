@@ -11,6 +11,7 @@ import { page, signedIn } from "./helpers/dashboard";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "./helpers/http";
 import { connectApp, createOwnerBusiness } from "./helpers/oauth";
+import { awayFromWindowEdge } from "./helpers/rate-limit-window";
 import { receiverBox } from "./helpers/receiver";
 import { roundTrips } from "./helpers/round-trips";
 import { verifyWebhookSignature } from "./helpers/verify-signature";
@@ -78,12 +79,6 @@ async function failAllAttempts(deliveryIds: number[], start: number) {
   }
   for (const id of deliveryIds) expect((await deliveryRow(id))?.status).toBe("failed");
   return at;
-}
-
-/** The budgets count per clock hour: a burst that crossed an hour's end would count afresh. */
-async function awayFromHourEnd(burstMs = 10_000) {
-  const left = HOUR - (Date.now() % HOUR);
-  if (left < burstMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
 }
 
 /**
@@ -299,14 +294,7 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
     expect(event_id).toBe(eventId);
     expect(copy).toBeGreaterThan(original);
 
-    const [first, again] = await vi.waitFor(
-      async () => {
-        const recorded = await box.recorded();
-        if (recorded.length < 2) throw new Error("not sent again yet");
-        return recorded;
-      },
-      { timeout: 10_000, interval: 100 },
-    );
+    const [first, again] = await box.arrived(2);
     expect(again?.body).toBe(first?.body);
     expect(JSON.parse(again?.body ?? "{}").id).toBe(eventId);
     expect(first?.headers["x-service-delivery"]).toBe(String(original));
@@ -365,7 +353,7 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
     const quiet = await subscribe(apiKey, sender.url("/ok"), ["order.created"]);
     const [delivery = 0] = (await deliveriesTo(business, busy.id, 1)).deliveryIds;
     const [quietDelivery = 0] = (await deliveriesTo(business, quiet.id, 1)).deliveryIds;
-    await awayFromHourEnd();
+    await awayFromWindowEdge(10_000, HOUR);
     const answers = await Promise.all(
       Array.from({ length: SENDS_PER_HOUR + 10 }, () => redeliver(apiKey, busy.id, delivery)),
     );
@@ -606,16 +594,6 @@ describe("POST /webhooks/{id}/recover", async () => {
       await expectError(await call(recoverPath(endpoint.id), { key: apiKey, method: "POST", body }), 400, sentence);
     });
 
-    it("refuses a body that is not JSON", async () => {
-      const response = await call(recoverPath(endpoint.id), {
-        key: apiKey,
-        method: "POST",
-        body: "since=yesterday",
-        headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      });
-      await expectError(response, 400, "The request body must be sent as application/json.");
-    });
-
     it("accepts since at both edges: 30 days ago and now", async () => {
       expect(await json(await recover(apiKey, endpoint.id, iso(Date.now() - KEPT_FOR_MS + 60_000)))).toEqual({
         queued: 0,
@@ -625,7 +603,7 @@ describe("POST /webhooks/{id}/recover", async () => {
 
     it(`takes ${RECOVERS_PER_HOUR} an hour per endpoint, then 429`, async () => {
       const fresh = await subscribe(apiKey, "https://partner.example/recovers", ["lead.created"]);
-      await awayFromHourEnd();
+      await awayFromWindowEdge(10_000, HOUR);
       const answers = await Promise.all(
         Array.from({ length: RECOVERS_PER_HOUR + 3 }, () => recover(apiKey, fresh.id, iso(Date.now() - HOUR))),
       );

@@ -49,14 +49,7 @@ describe("webhook delivery through the real queue", async () => {
     expect(response.status).toBe(201);
     const [{ id: eventId }] = ((await response.json()) as { events: Array<{ id: string }> }).events as [{ id: string }];
 
-    const [request] = await vi.waitFor(
-      async () => {
-        const recorded = await box.recorded();
-        if (recorded.length === 0) throw new Error("not delivered yet");
-        return recorded;
-      },
-      { timeout: 10_000, interval: 100 },
-    );
+    const [request] = await box.arrived(1);
     expect(request?.method).toBe("POST");
     expect(request?.path).toBe(`/${box.url("/hooks").split("/").slice(3).join("/")}`);
     const delivery = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, eventId)).get();

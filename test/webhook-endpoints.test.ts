@@ -18,6 +18,18 @@ type Endpoint = {
 type Created = Endpoint & { secret: string };
 type List = { data: Endpoint[]; events: string[] };
 
+/** The members of an endpoint record, sorted (DESIGN.md: Webhook endpoint record; Beyond the spec: Endpoint health). */
+const RECORD_MEMBERS = [
+  "created_at",
+  "description",
+  "disabled_reason",
+  "events",
+  "id",
+  "last_success_at",
+  "status",
+  "url",
+];
+
 // `whsec_` + 32 random bytes in standard base64, the form Standard Webhooks libraries decode (DESIGN.md).
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -40,17 +52,7 @@ describe("POST /api/v1/webhooks", async () => {
     });
     expect(response.status).toBe(201);
     const body = await json<Created>(response);
-    expect(Object.keys(body).sort()).toEqual([
-      "created_at",
-      "description",
-      "disabled_reason",
-      "events",
-      "id",
-      "last_success_at",
-      "secret",
-      "status",
-      "url",
-    ]);
+    expect(Object.keys(body).sort()).toEqual([...RECORD_MEMBERS, "secret"].sort());
     expect(body).toEqual({
       id: expect.any(Number),
       url: HOOK,
@@ -416,16 +418,7 @@ describe("GET /api/v1/webhooks", async () => {
       { id: b.id, url: `${HOOK}/b`, events: ["*"], description: "second", ...healthy, created_at: b.created_at },
     ]);
     for (const endpoint of body.data) {
-      expect(Object.keys(endpoint).sort()).toEqual([
-        "created_at",
-        "description",
-        "disabled_reason",
-        "events",
-        "id",
-        "last_success_at",
-        "status",
-        "url",
-      ]);
+      expect(Object.keys(endpoint).sort()).toEqual(RECORD_MEMBERS);
     }
     const text = JSON.stringify(body);
     expect(text).not.toContain(a.secret);

@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { webhookDeliveries, webhookEndpoints } from "../src/db/schema";
 import { EVENT_NAMES } from "../src/domain/platform/event-catalog";
 import { SENDS_PER_HOUR } from "../src/domain/webhooks/endpoint-budgets";
@@ -13,6 +13,7 @@ import { OTHER_CHANGES } from "../src/schemas/platform-changes";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "./helpers/http";
 import { connectApp, createOwnerBusiness } from "./helpers/oauth";
+import { awayFromWindowEdge } from "./helpers/rate-limit-window";
 import { receiverBox } from "./helpers/receiver";
 import { roundTrips } from "./helpers/round-trips";
 import { verifyWebhookSignature } from "./helpers/verify-signature";
@@ -115,14 +116,7 @@ describe("POST /webhooks/{id}/test", async () => {
       sent.set(event_id, event);
     }
     expect(sent.size).toBe(EVENT_NAMES.length);
-    const requests = await vi.waitFor(
-      async () => {
-        const recorded = await box.recorded();
-        if (recorded.length < EVENT_NAMES.length) throw new Error(`${recorded.length} arrived so far`);
-        return recorded;
-      },
-      { timeout: 15_000, interval: 100 },
-    );
+    const requests = await box.arrived(EVENT_NAMES.length, 15_000);
     expect(requests).toHaveLength(EVENT_NAMES.length);
     for (const request of requests) {
       const envelope = JSON.parse(request.body);
@@ -153,14 +147,7 @@ describe("POST /webhooks/{id}/test", async () => {
     for (const response of [await sendTest(apiKey, pinged.id), await sendTest(apiKey, pinged.id, {})]) {
       expect(response.status).toBe(202);
     }
-    const requests = await vi.waitFor(
-      async () => {
-        const recorded = await pingBox.recorded();
-        if (recorded.length < 2) throw new Error("not both yet");
-        return recorded;
-      },
-      { timeout: 10_000, interval: 100 },
-    );
+    const requests = await pingBox.arrived(2);
     for (const request of requests) {
       expect(JSON.parse(request.body)).toMatchObject({ event: "ping", data: SAMPLE_DATA.ping, test: true });
     }
@@ -178,16 +165,6 @@ describe("POST /webhooks/{id}/test", async () => {
     const before = await db.$count(webhookDeliveries, eq(webhookDeliveries.businessId, business.id));
     await expectError(await sendTest(apiKey, endpoint.id, body), 400, sentence);
     expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.businessId, business.id))).toBe(before);
-  });
-
-  it("refuses a body that is not JSON", async () => {
-    const response = await call(testPath(endpoint.id), {
-      key: apiKey,
-      method: "POST",
-      body: "event=ping",
-      headers: { "Content-Type": "text/plain" },
-    });
-    await expectError(response, 400, "The request body must be sent as application/json.");
   });
 
   it("lists the test event to the endpoint's side in the Events API, marked test, and to no other side", async () => {
@@ -255,8 +232,7 @@ describe("POST /webhooks/{id}/test", async () => {
   it(`counts with redeliveries: ${SENDS_PER_HOUR} an hour per endpoint, then 429 for both`, async () => {
     const budgetBox = receiverBox("test-budget");
     const busy = await subscribe(apiKey, budgetBox.url("/ok"), ["lead.created"]);
-    const left = HOUR - (Date.now() % HOUR);
-    if (left < 10_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+    await awayFromWindowEdge(10_000, HOUR);
     const answers = await Promise.all(
       Array.from({ length: SENDS_PER_HOUR + 5 }, () => sendTest(apiKey, busy.id, { event: "ping" })),
     );

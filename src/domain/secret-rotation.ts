@@ -38,6 +38,8 @@ export function signingSecrets(record: RotatingSecrets, now: EpochMs): SigningSe
 type RotatingTable = typeof webhookEndpoints | typeof actions;
 
 /**
+ * The rotation of `table`'s records (endpoints or actions), whose 404 is `notFound`.
+ *
  * One rotation, in ONE statement (DESIGN.md, Performance budget: the credential, then one write): the current secret
  * becomes the previous one and a new one the current, in the row's own UPDATE, whose WHERE holds the partner's side.
  * SQLite computes every SET from the row as it was, and applies one UPDATE at a time: of two rotations at once, the
@@ -46,43 +48,31 @@ type RotatingTable = typeof webhookEndpoints | typeof actions;
  * another drops the older previous secret at once. Another side's or business's record is the same 404 as a missing
  * one (DESIGN.md, Principals and ownership).
  */
-async function rotate(
-  db: Database,
-  table: RotatingTable,
-  notFound: () => ApiError,
-  scope: PrincipalScope,
-  id: number,
-  expiresInSeconds: number,
-  now: EpochMs,
-) {
-  const secret = newSigningSecret();
-  const [rotated] = await db
-    .update(table)
-    .set({
-      secret,
-      previousSecret: sql`${table.secret}`,
-      previousSecretExpiresAt: iso(now + expiresInSeconds * 1000),
-    })
-    .where(and(eq(table.id, id), reached(table, scope)))
-    .returning({ id: table.id });
-  if (!rotated) throw notFound();
-  return { secret };
-}
+const rotation =
+  (table: RotatingTable, notFound: () => ApiError) =>
+  async (
+    db: Database,
+    scope: PrincipalScope,
+    id: number,
+    expiresInSeconds = MAX_PREVIOUS_SECRET_SECONDS,
+    now: EpochMs = Date.now(),
+  ) => {
+    const secret = newSigningSecret();
+    const [rotated] = await db
+      .update(table)
+      .set({
+        secret,
+        previousSecret: sql`${table.secret}`,
+        previousSecretExpiresAt: iso(now + expiresInSeconds * 1000),
+      })
+      .where(and(eq(table.id, id), reached(table, scope)))
+      .returning({ id: table.id });
+    if (!rotated) throw notFound();
+    return { secret };
+  };
 
 /** `POST /webhooks/{id}/rotate-secret`: the endpoint's new secret, shown once. */
-export const rotateEndpointSecret = (
-  db: Database,
-  scope: PrincipalScope,
-  id: number,
-  expiresInSeconds = MAX_PREVIOUS_SECRET_SECONDS,
-  now: EpochMs = Date.now(),
-) => rotate(db, webhookEndpoints, endpointNotFound, scope, id, expiresInSeconds, now);
+export const rotateEndpointSecret = rotation(webhookEndpoints, endpointNotFound);
 
 /** `POST /actions/{id}/rotate-secret`: the action's new secret, shown once. */
-export const rotateActionSecret = (
-  db: Database,
-  scope: PrincipalScope,
-  id: number,
-  expiresInSeconds = MAX_PREVIOUS_SECRET_SECONDS,
-  now: EpochMs = Date.now(),
-) => rotate(db, actions, actionNotFound, scope, id, expiresInSeconds, now);
+export const rotateActionSecret = rotation(actions, actionNotFound);

@@ -133,6 +133,19 @@ export function queryInteger(bounds: { min: number; max: number; default: number
 }
 
 /**
+ * A page cursor in a query string: the id of a record (`record`: "a delivery", "a response"), a whole number from 1,
+ * as the domain takes it (a number); absent → undefined.
+ */
+export function queryId(record: string, description: string) {
+  return z
+    .string()
+    .refine((value) => numericId(value) !== undefined, { error: `must be ${record} id: a whole number from 1` })
+    .transform(Number)
+    .optional()
+    .openapi({ type: "integer", minimum: 1, description });
+}
+
+/**
  * A numeric resource id from a path. Anything that is not one names nothing, so it gets the resource's 404 rather
  * than a 400: `/webhooks/abc` and `/webhooks/999` both "do not exist for this credential" (spec: Errors).
  */

@@ -22,12 +22,11 @@ import {
   PatchActionBody,
 } from "../schemas/actions";
 import { ErrorBody, errorResponses } from "../schemas/errors";
-import { createPartnerRouter, partnerRoute } from "./partner-router";
+import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /** The path id as the domain takes it, or the action's 404 (spec: another business's id is the same 404). */
 const actionId = (text: string) => idOrNotFound(text, actionNotFound);
 
-const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });
 const byId = { params: z.object({ id: pathId }) };
 
 const listRoute = partnerRoute({

@@ -5,9 +5,7 @@ import { getEvent, listEvents } from "../domain/webhooks/event-log";
 import { readAsPartner } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
 import { EnvelopeObject, EventPath, EventsPage, EventsQuery } from "../schemas/webhook-operations";
-import { createPartnerRouter, partnerRoute } from "./partner-router";
-
-const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });
+import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 const listRoute = partnerRoute({
   method: "get",

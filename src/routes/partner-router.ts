@@ -24,3 +24,6 @@ export function partnerRoute<const Config extends Omit<RouteConfig, "middleware"
     middleware: [partnerCredential] as const,
   });
 }
+
+/** The content of a body the route takes or answers: JSON with `schema` (spec, Conventions: JSON for all bodies). */
+export const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });

@@ -8,9 +8,7 @@ import { idOrNotFound, pathId } from "../lib/validation";
 import { admitted } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
 import { RotatedSecret, RotateSecretBody } from "../schemas/secret-rotation";
-import { createPartnerRouter, partnerRoute } from "./partner-router";
-
-const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });
+import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /** The body may be left out: `expires_in` then takes its default. */
 const rotation = (resource: "webhooks" | "actions", operationId: string, tag: string, noun: string) =>

@@ -24,9 +24,8 @@ import {
   TestEvent,
   TestEventBody,
 } from "../schemas/webhook-operations";
-import { createPartnerRouter, partnerRoute } from "./partner-router";
+import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
-const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });
 const byEndpoint = { params: z.object({ id: pathId }) };
 
 /** The path id as the domain takes it, or the endpoint's 404 (another side's id is the same 404). */

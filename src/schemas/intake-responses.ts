@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { numericId, timestamp } from "../lib/validation";
+import { queryId, timestamp } from "../lib/validation";
 import { INTAKE_FIELD_TYPES } from "./intakes";
 
 /** Spec: Resources, Answer. */
@@ -32,12 +32,7 @@ export type IntakeResponseObject = z.infer<typeof IntakeResponseObject>;
 
 /** Spec, `GET /intakes/{id}/responses`: `before` is a response id; the page holds responses older than it. */
 export const ResponsesQuery = z.object({
-  before: z
-    .string()
-    .refine((value) => numericId(value) !== undefined, { error: "must be a response id: a whole number from 1" })
-    .transform(Number)
-    .optional()
-    .openapi({ type: "integer", minimum: 1, description: "A response id; the page holds the responses older than it" }),
+  before: queryId("a response", "A response id; the page holds the responses older than it"),
 });
 
 export const ResponsesPage = z

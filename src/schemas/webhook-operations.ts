@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES } from "../db/schema";
 import { EVENT_NAMES } from "../domain/platform/event-catalog";
-import { numericId, queryInteger, timestamp } from "../lib/validation";
+import { queryId, queryInteger, timestamp } from "../lib/validation";
 import { ErrorBody } from "./errors";
 
 /*
@@ -62,12 +62,7 @@ export const DeliveriesQuery = z.object({
     .optional()
     .openapi({ description: "Only deliveries in this state" }),
   limit,
-  starting_after: z
-    .string()
-    .refine((value) => numericId(value) !== undefined, { error: "must be a delivery id: a whole number from 1" })
-    .transform(Number)
-    .optional()
-    .openapi({ type: "integer", minimum: 1, description: "The id of the last delivery of the previous page" }),
+  starting_after: queryId("a delivery", "The id of the last delivery of the previous page"),
 });
 
 export const DeliveryAttemptObject = z

@@ -32,6 +32,23 @@ export async function submit(jar: CookieJar, from: string, action: string, form:
   return post(jar, action, { csrf_token: csrf, ...form });
 }
 
+/**
+ * The owner switches the action on from its page, at the version (url, description, parameters) reviewed there
+ * (DESIGN.md, Business owner dashboard: "Switching an action on is guarded like an intake").
+ */
+export async function switchActionOn(jar: CookieJar, id: number) {
+  const path = `/dashboard/actions/${id}`;
+  const reviewed = /name="reviewed" value="([0-9a-f]{64})"/.exec((await page(jar, path)).html)?.[1] ?? "";
+  return submit(jar, path, `${path}/on`, { reviewed });
+}
+
+/** The owner approves the intake from its approval screen, at the version shown there. */
+export async function approveIntake(jar: CookieJar, id: number) {
+  const path = `/dashboard/intakes/${id}`;
+  const version = /name="version" value="(\d+)"/.exec((await page(jar, path)).html)?.[1] ?? "";
+  return submit(jar, path, `${path}/on`, { version });
+}
+
 const ENTITIES: Record<string, string> = { "#39": "'", quot: '"', lt: "<", gt: ">", amp: "&" };
 
 /**

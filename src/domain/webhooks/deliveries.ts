@@ -1,4 +1,4 @@
-import { and, eq, inArray, lte, sql } from "drizzle-orm";
+import { and, eq, inArray, lte, type Placeholder, sql } from "drizzle-orm";
 import { runBatch, statementsThatFit } from "../../db/batches";
 import type { Database } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
@@ -14,6 +14,29 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export const UNENQUEUED_AFTER_MS = 60_000;
 /** Due this long ago and still pending: its message was lost; the sweep sends it again. */
 export const STUCK_AFTER_MS = 15 * 60_000;
+
+/**
+ * A new delivery row, pending and due now, with no attempt yet, as an INSERT ... SELECT writes it: the outbox's
+ * deliveries of an event (events.ts), and the copies a redelivery or a recover sends again (redelivery.ts). Every
+ * column in the table's order (drizzle's rule for an insert from a select); the business, event and endpoint are
+ * those of the row it is selected from.
+ */
+export const newDeliveryColumns = <Business, Event, Endpoint>(
+  from: { businessId: Business; eventId: Event; endpointId: Endpoint },
+  now: Placeholder,
+) => ({
+  id: sql<number>`null`.as("id"),
+  businessId: from.businessId,
+  eventId: from.eventId,
+  endpointId: from.endpointId,
+  status: sql<"pending">`'pending'`.as("status"),
+  attemptCount: sql<number>`0`.as("attempt_count"),
+  nextAttemptAt: sql<string>`${now}`.as("next_attempt_at"),
+  enqueuedAt: sql<string | null>`null`.as("enqueued_at"),
+  leaseUntil: sql<string | null>`null`.as("lease_until"),
+  completedAt: sql<string | null>`null`.as("completed_at"),
+  createdAt: sql<string>`${now}`.as("created_at"),
+});
 
 /** Cloudflare Queues takes at most 100 messages in one `sendBatch`. */
 const QUEUE_BATCH_LIMIT = 100;

@@ -1,6 +1,7 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { insertMany } from "../../db/batches";
 import type { Database } from "../../db/client";
+import { runRead } from "../../db/reads";
 import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { idsIn, oneOff, type Preparable, runStatements, statement } from "../../db/statements";
 import { randomToken } from "../../lib/secrets";
@@ -8,8 +9,9 @@ import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { Business } from "../access/businesses";
 import { type PrincipalRef, samePrincipal } from "../access/principals";
 import { type EventName, subscribes } from "../platform/event-catalog";
-import { markEnqueued, queueBatches, sendDeliveries } from "./deliveries";
-import { findEndpoint, type WebhookEndpoint } from "./endpoints";
+import { markEnqueued, newDeliveryColumns, queueBatches, sendDeliveries } from "./deliveries";
+import type { WebhookEndpoint } from "./endpoints";
+import { sendableEndpoint } from "./sendable-endpoint";
 
 /** An event about to be emitted. */
 export type EventDraft = {
@@ -137,20 +139,16 @@ const deliveriesOf = statement<{ event: string; now: string; endpoints: string; 
       .insert(webhookDeliveries)
       .select(
         db
-          .select({
-            // Every column, in the table's order (drizzle's rule for an insert from a select).
-            id: sql<number>`null`.as("id"),
-            businessId: webhookEndpoints.businessId,
-            eventId: sql<string>`${event}`.as("event_id"),
-            endpointId: webhookEndpoints.id,
-            status: sql<"pending">`'pending'`.as("status"),
-            attemptCount: sql<number>`0`.as("attempt_count"),
-            nextAttemptAt: sql<string>`${now}`.as("next_attempt_at"),
-            enqueuedAt: sql<string | null>`null`.as("enqueued_at"),
-            leaseUntil: sql<string | null>`null`.as("lease_until"),
-            completedAt: sql<string | null>`null`.as("completed_at"),
-            createdAt: sql<string>`${now}`.as("created_at"),
-          })
+          .select(
+            newDeliveryColumns(
+              {
+                businessId: webhookEndpoints.businessId,
+                eventId: sql<string>`${event}`.as("event_id"),
+                endpointId: webhookEndpoints.id,
+              },
+              now,
+            ),
+          )
           .from(webhookEndpoints)
           .where(
             and(
@@ -190,7 +188,8 @@ export async function enqueueDeliveries(queue: DeliveryQueue, db: Database, deli
 
 /** The dashboard's Test button (spec: `ping` `{ message }`): one event, delivered to that endpoint only. */
 export async function sendPing(queue: DeliveryQueue, db: Database, business: Business, endpointId: number) {
-  const endpoint = await findEndpoint(db, business.id, endpointId);
+  // A disabled endpoint is a 409, as for the partner's test events: a ping would be written and never sent.
+  const endpoint = await runRead(db, sendableEndpoint(business.id, endpointId));
   const { emitted, deliveryIds } = await writeEvents(
     db,
     business,

@@ -9,8 +9,8 @@ import type { Principal } from "../access/principals";
 import { reachArgument, scopeOf } from "../access/scope";
 import { takeRecover } from "./endpoint-budgets";
 import { KEPT_FOR_MS, keptSince } from "./event-log";
-import { freshDeliveryColumns } from "./redelivery";
-import { type EndpointArguments, sendableEndpointId } from "./sendable-endpoint";
+import { copiesOf } from "./redelivery";
+import type { EndpointArguments } from "./sendable-endpoint";
 
 /**
  * DESIGN.md, Beyond the spec: `since` "at most 30 days back" (nothing older is kept), and not in the future (nothing
@@ -51,18 +51,13 @@ const failedSince = statement<EndpointArguments & { since: string; kept: string;
     return db
       .insert(webhookDeliveries)
       .select(
-        db
-          .select(freshDeliveryColumns(now))
-          .from(webhookDeliveries)
-          .where(
-            and(
-              eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
-              eq(webhookDeliveries.status, "failed"),
-              gte(webhookDeliveries.completedAt, since),
-              gte(webhookDeliveries.createdAt, kept),
-              notInArray(webhookDeliveries.eventId, settled),
-            ),
-          )
+        copiesOf(
+          db,
+          { reach, endpoint, kept, now },
+          eq(webhookDeliveries.status, "failed"),
+          gte(webhookDeliveries.completedAt, since),
+          notInArray(webhookDeliveries.eventId, settled),
+        )
           .groupBy(webhookDeliveries.eventId)
           .orderBy(min(webhookDeliveries.id)),
       )

@@ -1,13 +1,14 @@
-import { and, eq, gte, type Placeholder, sql } from "drizzle-orm";
+import { and, eq, gte, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { type Read, readTwo } from "../../db/reads";
 import { webhookDeliveries } from "../../db/schema";
-import { runStatements, statement } from "../../db/statements";
+import { type Placeheld, runStatements, statement } from "../../db/statements";
 import type { BusinessLimits } from "../../durable-objects/business-limits";
 import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Principal } from "../access/principals";
 import { type ReadReach, reachArgument, scopeOf } from "../access/scope";
+import { newDeliveryColumns } from "./deliveries";
 import { takeSend } from "./endpoint-budgets";
 import type { WebhookEndpoint } from "./endpoints";
 import { keptSince } from "./event-log";
@@ -20,24 +21,6 @@ import {
 } from "./sendable-endpoint";
 
 export const deliveryNotFound = () => notFound("No delivery with that id exists for this webhook endpoint.");
-
-/**
- * A new delivery of the selected delivery's event to the same endpoint: pending and due now, with no attempt yet.
- * Every column in the table's order (drizzle's rule for an insert from a select); the ids come from the row read.
- */
-export const freshDeliveryColumns = (now: Placeholder) => ({
-  id: sql<number>`null`.as("id"),
-  businessId: webhookDeliveries.businessId,
-  eventId: webhookDeliveries.eventId,
-  endpointId: webhookDeliveries.endpointId,
-  status: sql<"pending">`'pending'`.as("status"),
-  attemptCount: sql<number>`0`.as("attempt_count"),
-  nextAttemptAt: sql<string>`${now}`.as("next_attempt_at"),
-  enqueuedAt: sql<string | null>`null`.as("enqueued_at"),
-  leaseUntil: sql<string | null>`null`.as("lease_until"),
-  completedAt: sql<string | null>`null`.as("completed_at"),
-  createdAt: sql<string>`${now}`.as("created_at"),
-});
 
 type DeliveryArguments = EndpointArguments & { delivery: number; kept: string };
 
@@ -55,22 +38,30 @@ const deliveryWithin = statement<DeliveryArguments>()((db, { reach, endpoint, de
     ),
 );
 
+type CopyArguments = EndpointArguments & { kept: string; now: string };
+
+/**
+ * New deliveries (`newDeliveryColumns`) of the events of the endpoint's kept deliveries that `which` picks, selected
+ * only while the endpoint is within reach and enabled and only from deliveries still kept (30 days): the select of
+ * the INSERT ... SELECT of a redelivery (one delivery) and of a recover (every failed one: recovery.ts).
+ */
+export const copiesOf = (db: Database, { reach, endpoint, kept, now }: Placeheld<CopyArguments>, ...which: SQL[]) =>
+  db
+    .select(newDeliveryColumns(webhookDeliveries, now))
+    .from(webhookDeliveries)
+    .where(
+      and(
+        ...which,
+        eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
+        gte(webhookDeliveries.createdAt, kept),
+      ),
+    );
+
 /** The copy, written only while the endpoint is within reach and enabled and the original is one of its kept ones. */
-const copyOf = statement<DeliveryArguments & { now: string }>()((db, { reach, endpoint, delivery, kept, now }) =>
+const copyOf = statement<DeliveryArguments & { now: string }>()((db, { delivery, ...copy }) =>
   db
     .insert(webhookDeliveries)
-    .select(
-      db
-        .select(freshDeliveryColumns(now))
-        .from(webhookDeliveries)
-        .where(
-          and(
-            eq(webhookDeliveries.id, delivery),
-            eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
-            gte(webhookDeliveries.createdAt, kept),
-          ),
-        ),
-    )
+    .select(copiesOf(db, copy, eq(webhookDeliveries.id, delivery)))
     .returning({ id: webhookDeliveries.id, eventId: webhookDeliveries.eventId }),
 );
 
