@@ -9,11 +9,15 @@ import { endpointNotFound } from "./endpoints";
  * "the owner can remove any webhook endpoint ... whoever created it".
  */
 
+/** What the owner's list and endpoint page show: the endpoint, its health (DESIGN.md, Endpoint health), its creator. */
 const endpointColumns = {
   id: webhookEndpoints.id,
   url: webhookEndpoints.url,
   events: webhookEndpoints.events,
   description: webhookEndpoints.description,
+  status: webhookEndpoints.status,
+  disabledReason: webhookEndpoints.disabledReason,
+  lastSuccessAt: webhookEndpoints.lastSuccessAt,
   oauthGrantId: webhookEndpoints.oauthGrantId,
   ...creatorColumns(webhookEndpoints.oauthGrantId),
 };

@@ -94,8 +94,9 @@ function Waiting(props: { overview: Overview }) {
 }
 
 /**
- * Endpoints disabled by their health (DESIGN.md, Endpoint health): why, and who can bring each back. Only the partner
- * enables one (`POST /webhooks/{id}/enable`), once its receiver works; the owner can remove it.
+ * Endpoints disabled by their health (DESIGN.md, Endpoint health): why, and who can bring each back: the partner
+ * (`POST /webhooks/{id}/enable`), once its receiver works, or the owner on the endpoint's page; the owner can also
+ * remove it.
  */
 function DisabledEndpoints(props: { endpoints: Overview["disabledEndpoints"] }) {
   if (props.endpoints.length === 0) return null;
@@ -103,8 +104,8 @@ function DisabledEndpoints(props: { endpoints: Overview["disabledEndpoints"] }) 
     <section data-testid="disabled-endpoints">
       <h2>Webhook endpoints switched off</h2>
       <p class="muted">
-        These get no new events until the app or integration that added them enables them again; it can then recover the
-        events it missed.
+        These get no new events until they are switched back on, by the app or integration that added them or by you on
+        the endpoint's page; the app or integration can then recover the events it missed.
       </p>
       <ul>
         {props.endpoints.map((endpoint) => (

@@ -5,6 +5,7 @@ import { runRead } from "../../db/reads";
 import { endpointDeliveries } from "../../domain/webhooks/delivery-log";
 import { deleteEndpoint, endpointNotFound } from "../../domain/webhooks/endpoints";
 import { enqueueDeliveries, sendPing } from "../../domain/webhooks/events";
+import { enableEndpoint } from "../../domain/webhooks/health";
 import { endpointForOwner, listEndpointsForOwner } from "../../domain/webhooks/owner-endpoints";
 import { deliveryNotFound, sendDeliveryAgain } from "../../domain/webhooks/redelivery";
 import { idOrNotFound, numericId } from "../../lib/validation";
@@ -19,12 +20,18 @@ const endpointId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") 
 
 const secondText = (at: string) => at.replace("T", " ").slice(0, 19);
 
+/** On, or switched off by its health (DESIGN.md, Endpoint health): in the list and on the endpoint's page. */
+const EndpointStatus = (props: { status: "enabled" | "disabled" }) => (
+  <Tag good={props.status === "enabled"}>{props.status === "enabled" ? "On" : "Switched off"}</Tag>
+);
+
 /** Deliveries per page of an endpoint's history; older ones follow by the API's cursor, `starting_after`. */
 const HISTORY_PAGE = 50;
 
 /**
- * Webhook endpoints: their events and who added them, the Test button (`ping`), each delivery with every attempt
- * and a Send again, and the owner's removal of any endpoint, whoever added it (DESIGN.md, Principals and ownership).
+ * Webhook endpoints: their events, who added them and their health, the Test button (`ping`), each delivery with
+ * every attempt and a Send again, switching a disabled endpoint back on, and the owner's removal of any endpoint,
+ * whoever added it (DESIGN.md, Principals and ownership; Endpoint health).
  */
 export const webhookPages = new Hono<DashboardEnv>()
   .get("/webhooks", async (c) => {
@@ -37,13 +44,16 @@ export const webhookPages = new Hono<DashboardEnv>()
         {endpoints.length === 0 && <p>No app has subscribed an endpoint.</p>}
         <table>
           {endpoints.map((endpoint) => (
-            <tr>
+            <tr data-testid={`endpoint-${endpoint.id}`}>
               <td>
                 <a href={`/dashboard/webhooks/${endpoint.id}`}>{endpoint.url}</a>
                 <br />
                 <span class="muted">{endpoint.events.join(", ")}</span>
                 <br />
                 <CreatedBy creator={endpoint.creator} />
+              </td>
+              <td>
+                <EndpointStatus status={endpoint.status} />
               </td>
             </tr>
           ))}
@@ -62,10 +72,22 @@ export const webhookPages = new Hono<DashboardEnv>()
       runRead(db, endpointDeliveries(session.business.id, id, { limit: HISTORY_PAGE, startingAfter })),
     ]);
     const lastShown = history.deliveries.at(-1);
+    // Nothing is sent to a disabled endpoint, a test or a Send again included (a ping would write no delivery, a Send
+    // again is refused with a 409), so its page offers to switch it back on instead.
+    const enabled = endpoint.status === "enabled";
     return renderPage(
       c,
       200,
       <Layout title="Webhook endpoint" session={session}>
+        {/* Switched back on (the redirect's `switched=on`), and not switched off again since. */}
+        {enabled && c.req.query("switched") === "on" && (
+          <section class="notice" aria-live="polite" data-testid="notice">
+            <p>
+              The endpoint is switched back on: it receives new events from now on. The app or integration that added it
+              can recover the events it missed.
+            </p>
+          </section>
+        )}
         <section>
           <p>
             <code>{endpoint.url}</code>
@@ -75,15 +97,41 @@ export const webhookPages = new Hono<DashboardEnv>()
           <p>
             <CreatedBy creator={endpoint.creator} />
           </p>
-          <ButtonForm
-            session={session}
-            action={`/dashboard/webhooks/${endpoint.id}/ping`}
-            label="Send a test event"
-            kind="primary"
-          />
+          {enabled && (
+            <ButtonForm
+              session={session}
+              action={`/dashboard/webhooks/${endpoint.id}/ping`}
+              label="Send a test event"
+              kind="primary"
+            />
+          )}
           <p>
             <a href={`/dashboard/webhooks/${endpoint.id}/remove`}>Remove this endpoint</a>
           </p>
+        </section>
+        <section data-testid="health">
+          <h2>Health</h2>
+          <p>
+            <EndpointStatus status={endpoint.status} />
+          </p>
+          {endpoint.disabledReason && <p>Why it was switched off: {endpoint.disabledReason}</p>}
+          <p>
+            Last successful delivery: {endpoint.lastSuccessAt === null ? "never" : secondText(endpoint.lastSuccessAt)}
+          </p>
+          {!enabled && (
+            <>
+              <p class="muted">
+                Nothing is sent to it while it is switched off. Switch it back on once its receiver works again: one
+                that still fails is switched off again.
+              </p>
+              <ButtonForm
+                session={session}
+                action={`/dashboard/webhooks/${endpoint.id}/on`}
+                label="Switch back on"
+                kind="primary"
+              />
+            </>
+          )}
         </section>
         <section data-testid="deliveries">
           <h2>Deliveries</h2>
@@ -102,11 +150,13 @@ export const webhookPages = new Hono<DashboardEnv>()
                   </li>
                 ))}
               </ul>
-              <ButtonForm
-                session={session}
-                action={`/dashboard/webhooks/${endpoint.id}/deliveries/${delivery.id}/send-again`}
-                label="Send again"
-              />
+              {enabled && (
+                <ButtonForm
+                  session={session}
+                  action={`/dashboard/webhooks/${endpoint.id}/deliveries/${delivery.id}/send-again`}
+                  label="Send again"
+                />
+              )}
             </div>
           ))}
           {history.hasMore && lastShown && (
@@ -117,6 +167,12 @@ export const webhookPages = new Hono<DashboardEnv>()
         </section>
       </Layout>,
     );
+  })
+  .post("/webhooks/:id/on", async (c) => {
+    const id = endpointId(c);
+    // The partner's `POST /webhooks/{id}/enable`, for any side of the business.
+    await enableEndpoint(database(c.env.DB), c.var.session.business.id, id);
+    return c.redirect(`/dashboard/webhooks/${id}?switched=on`, 303);
   })
   .post("/webhooks/:id/ping", async (c) => {
     const id = endpointId(c);
