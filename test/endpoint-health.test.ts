@@ -191,6 +191,29 @@ async function slowEndpoint(name: string) {
   return { apiKey, endpoint, deliveries };
 }
 
+/**
+ * The rows D1 read to record the attempts of one queue batch of `ids` at T0 (the consumer's second batch: the first
+ * claims), with the endpoints' health.
+ */
+async function rowsReadRecording(ids: number[], options: { answerTimeoutMs?: number } = {}) {
+  const read: number[] = [];
+  const d1 = new Proxy(env.DB, {
+    get(target, key) {
+      if (key === "batch") {
+        return async (statements: D1PreparedStatement[]) => {
+          const results = await target.batch(statements);
+          read.push(results.reduce((sum, result) => sum + (result.meta.rows_read ?? 0), 0));
+          return results;
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  await consumeBatch(ids, T0, { ...options, env: { ...env, DB: d1 } });
+  return read[1];
+}
+
 /** Every attempt of the schedule fails (six, 1, 5, 30, 120 and 720 minutes apart), from `from`: answers when the last did. */
 async function failEveryAttempt(ids: number[], from: number) {
   let clock = from;
@@ -263,6 +286,16 @@ describe("an endpoint whose every delivery fails for 3 days", () => {
     expect((await listed(apiKey, endpoint.id)).last_success_at).toBe(new Date(T0 + DAY).toISOString());
   });
 
+  it("records a success by its endpoint's id: more deliveries stored cost no more rows read", async () => {
+    const { endpoint, deliveries } = await slowEndpoint("success-reads");
+    const first = await rowsReadRecording(await deliveries(1));
+    // 300 more deliveries in the table, of another endpoint.
+    await (await slowEndpoint("success-reads-other")).deliveries(300);
+    expect(await rowsReadRecording(await deliveries(1))).toBe(first);
+    const row = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint.id)).get();
+    expect(Date.parse(row?.lastSuccessAt ?? "")).toBeGreaterThanOrEqual(T0);
+  });
+
   it("judges by a range of its recent failures: a long history costs no more rows read", async () => {
     // Two endpoints alike but for 300 deliveries that failed long ago on the first.
     const withHistory = await slowEndpoint("history");
@@ -287,32 +320,13 @@ describe("an endpoint whose every delivery fails for 3 days", () => {
     }));
     for (let i = 0; i < history.length; i += 10) await db.insert(webhookDeliveries).values(history.slice(i, i + 10));
 
-    const rowsReadRecording = async (ids: number[]) => {
-      const read: number[] = [];
-      const d1 = new Proxy(env.DB, {
-        get(target, key) {
-          if (key === "batch") {
-            return async (statements: D1PreparedStatement[]) => {
-              const results = await target.batch(statements);
-              read.push(results.reduce((sum, result) => sum + (result.meta.rows_read ?? 0), 0));
-              return results;
-            };
-          }
-          const value = Reflect.get(target, key);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
-      await consumeBatch(ids, T0, { answerTimeoutMs: 50, env: { ...env, DB: d1 } });
-      // The second batch records the attempts, with the endpoints' health.
-      return read[1];
-    };
     const failing = and(
       eq(webhookDeliveries.status, "failed"),
       eq(webhookDeliveries.endpointId, withHistory.endpoint.id),
     );
     expect(await db.$count(webhookDeliveries, failing)).toBe(300);
-    const readWithHistory = await rowsReadRecording(await withHistory.deliveries(1));
-    const readWithout = await rowsReadRecording(await without.deliveries(1));
+    const readWithHistory = await rowsReadRecording(await withHistory.deliveries(1), { answerTimeoutMs: 50 });
+    const readWithout = await rowsReadRecording(await without.deliveries(1), { answerTimeoutMs: 50 });
     expect(readWithHistory).toBeDefined();
     expect(readWithHistory).toBe(readWithout);
     expect(await listed(withHistory.apiKey, withHistory.endpoint.id)).toMatchObject({ status: "enabled" });

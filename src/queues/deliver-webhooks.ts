@@ -108,7 +108,8 @@ async function attempt(
     body: delivery.envelope,
     // Spec, Delivery request: the event and the delivery id (the same for every attempt of one delivery).
     headers: { "X-Service-Event": delivery.event, "X-Service-Delivery": String(delivery.id) },
-    webhookId: envelopeId(delivery.envelope),
+    // `webhook-id` (DESIGN.md, Standard Webhooks): the envelope's `evt_` id, the same for every attempt.
+    webhookId: delivery.eventId,
     // During a rotation, the endpoint's previous secret signs too, until it expires at the consumer's clock.
     secrets: signingSecrets(delivery, attemptedAt),
     unixSeconds: Math.floor(attemptedAt / 1000),
@@ -120,12 +121,6 @@ async function attempt(
     outcome: attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - attemptedAt)),
   };
 }
-
-/**
- * `webhook-id` of a delivery (DESIGN.md, Standard Webhooks): the envelope's `evt_` id, which the receiver also
- * deduplicates on (spec: Envelope), the same for every attempt.
- */
-const envelopeId = (envelope: string): string => (JSON.parse(envelope) as { id: string }).id;
 
 /** The attempt as the endpoint's history shows it (spec: any 2xx is a success; a redirect is a failure). */
 function attemptOf(outcome: OutboundOutcome, timeoutMs: number, durationMs: number): AttemptOutcome {

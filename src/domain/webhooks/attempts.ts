@@ -18,6 +18,9 @@ const DUE_TOLERANCE_MS = 5_000;
 
 export type ClaimedDelivery = {
   id: number;
+  endpointId: number;
+  /** The event's id, which is its envelope's `id` (`evt_…`): the delivery's `webhook-id`. */
+  eventId: string;
   attemptCount: number;
   event: string;
   envelope: string;
@@ -77,6 +80,8 @@ const claimedRows = statement<{ ids: string }>()((db, { ids }) =>
   db
     .select({
       id: webhookDeliveries.id,
+      endpointId: webhookDeliveries.endpointId,
+      eventId: webhookDeliveries.eventId,
       attemptCount: webhookDeliveries.attemptCount,
       event: events.type,
       envelope: events.envelope,
