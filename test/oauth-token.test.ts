@@ -20,6 +20,7 @@ import {
   type RegisteredClient,
   refresh,
   registerClient,
+  setRotatedAgo,
   type Tokens,
 } from "./helpers/oauth";
 
@@ -277,16 +278,17 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
     expect(old?.rotatedAt).not.toBeNull();
   });
 
-  it("detects reuse: a rotated-out refresh token is refused and every token of the connection revoked", async () => {
+  it("detects reuse after the grace: a rotated-out refresh token is refused and every token of the connection revoked", async () => {
     const { client, tokens } = await connectApp(shop);
     const next = await json<Tokens>(await refresh(client, tokens.refresh_token));
+    await setRotatedAgo(tokens.refresh_token, 61_000);
     const reuse = await refresh(client, tokens.refresh_token);
     await expectOAuthError(reuse, 400, "invalid_grant", /already used; every token of this connection is revoked/);
     for (const token of [tokens.access_token, next.access_token]) expect((await me(token)).status).toBe(401);
     await expectOAuthError(await refresh(client, next.refresh_token), 400, "invalid_grant", /revoked/);
   });
 
-  it("gives one of two racing refreshes the pair; the other is a reuse that revokes the connection's tokens", async () => {
+  it("gives the refresh that read the token live but lost the race to the write a grace pair (the one-row guard)", async () => {
     const { client, tokens } = await connectApp(shop);
     let winner: Tokens | undefined;
     const racing = database(
@@ -299,9 +301,32 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
       refresh_token: tokens.refresh_token,
       ...(bodyCredentials(client) as Record<string, string>),
     });
-    await expectRejection(tokenRequest(racing, undefined, form), "invalid_grant", /already used/);
+    const loser = await tokenRequest(racing, undefined, form);
     expect(winner?.access_token).toMatch(/^at_live_/);
-    expect((await me(winner?.access_token ?? "")).status).toBe(401);
+    expect(loser.refresh_token).not.toBe(winner?.refresh_token);
+    for (const token of [winner?.access_token ?? "", loser.access_token]) expect((await me(token)).status).toBe(200);
+    for (const token of [winner?.refresh_token ?? "", loser.refresh_token]) {
+      expect((await refresh(client, token)).status).toBe(200);
+    }
+  });
+
+  it("gives no grace pair to a refresh that read the token in its window but lost the race to a revocation", async () => {
+    const { client, tokens, grantId } = await connectApp(shop);
+    expect((await refresh(client, tokens.refresh_token)).status).toBe(200);
+    const racing = database(
+      racedBeforeFirstBatch(() =>
+        postToken({ token: tokens.refresh_token, client_id: client.client_id }, { path: "/api/oauth/revoke" }),
+      ),
+    );
+    const form = new URLSearchParams({
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      ...(bodyCredentials(client) as Record<string, string>),
+    });
+    await expectRejection(tokenRequest(racing, undefined, form), "invalid_grant", /revoked; authorize again/);
+    const family = await db.select().from(oauthTokens).where(eq(oauthTokens.grantId, grantId));
+    expect(family).toHaveLength(4);
+    expect(family.every((token) => token.revokedAt !== null)).toBe(true);
   });
 
   it("refuses a refresh token unused for 90 days", async () => {

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { expect } from "vitest";
-import { oauthClients, oauthGrants, owners, type Plan } from "../../src/db/schema";
+import { oauthClients, oauthGrants, oauthTokens, owners, type Plan } from "../../src/db/schema";
 import { hashPassword } from "../../src/lib/password";
 import { sha256Hex } from "../../src/lib/secrets";
 import { createBusiness, db } from "./fixtures";
@@ -239,6 +239,17 @@ export async function connectApp(ownerBusiness: OwnerBusiness, clientOverrides: 
 
 export function refresh(client: RegisteredClient, refreshToken: string) {
   return postToken({ grant_type: "refresh_token", refresh_token: refreshToken, ...bodyCredentials(client) });
+}
+
+/**
+ * Drives the clock of refresh grace (DESIGN.md, Refresh grace) through the stored rotation time: the refresh token
+ * was rotated out `ms` milliseconds ago, as the HTTP route cannot take a clock.
+ */
+export async function setRotatedAgo(refreshToken: string, ms: number) {
+  await db
+    .update(oauthTokens)
+    .set({ rotatedAt: new Date(Date.now() - ms).toISOString() })
+    .where(eq(oauthTokens.tokenHash, sha256Hex(refreshToken)));
 }
 
 export async function expectOAuthError(response: Response, status: number, error: string, description?: RegExp) {

@@ -84,7 +84,10 @@ export const oauthTokens = sqliteTable(
     /** The code the token family was issued from, so that a replayed code can revoke what it issued. */
     codeHash: text("code_hash"),
     expiresAt: timestamp("expires_at").notNull(),
-    /** Refresh tokens: set when rotated out; presenting it again revokes the grant's tokens (RFC 9700 §4.14.2). */
+    /**
+     * Refresh tokens: set once, when rotated out. Presented again by its client within 60 seconds of this, it gets a
+     * sibling pair (DESIGN.md, Refresh grace); later, it revokes the grant's tokens (RFC 9700 §4.14.2).
+     */
     rotatedAt: timestamp("rotated_at"),
     revokedAt: timestamp("revoked_at"),
     createdAt: createdAt(),

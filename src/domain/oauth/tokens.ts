@@ -1,7 +1,8 @@
 import { sha256 } from "@oslojs/crypto/sha2";
 import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import { encodeBase64urlNoPadding } from "@oslojs/encoding";
-import { and, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import { and, eq, exists, gt, isNull, type SQL, sql } from "drizzle-orm";
+import { runBatch } from "../../db/batches";
 import type { Database } from "../../db/client";
 import { isGuardAbort } from "../../db/errors";
 import { oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
@@ -148,21 +149,51 @@ export async function exchangeAuthorizationCode(
 }
 
 /**
- * RFC 9700 §4.14.2 (DESIGN.md, Refresh token reuse): a rotated-out refresh token presented again means that it
- * leaked, or that a client kept an old copy; the server cannot tell the attacker from the client, so every token
- * of the connection is revoked and the app must ask the owner again. The connection itself stays (its intakes
- * stay on): only the owner disconnects.
+ * DESIGN.md, Refresh grace: a rotated-out refresh token presented again by its own client less than this long after
+ * its rotation gets a new pair instead of counting as reuse: two workers refreshing at once is not an attack.
+ */
+export const REFRESH_GRACE_MS = 60 * 1000;
+
+/**
+ * RFC 9700 §4.14.2 (DESIGN.md, Refresh token reuse): a rotated-out refresh token presented again after the grace
+ * means that it leaked, or that a client kept an old copy; the server cannot tell the attacker from the client, so
+ * every token of the connection is revoked and the app must ask the owner again. The connection itself stays (its
+ * intakes stay on): only the owner disconnects.
  */
 async function refuseReusedRefreshToken(db: Database, grantId: number, now: EpochMs): Promise<never> {
   await revokeTokensOfGrant(db, grantId, now);
   throw invalidGrant("The refresh token was already used; every token of this connection is revoked.");
 }
 
+/** The refresh token with the client of its connection, or undefined. */
+const readRefreshToken = (db: Database, tokenHash: string) =>
+  db
+    .select({ token: oauthTokens, clientId: oauthGrants.clientId, grantRevokedAt: oauthGrants.revokedAt })
+    .from(oauthTokens)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+    .where(eq(oauthTokens.tokenHash, tokenHash))
+    .get();
+
+/** The token is neither revoked nor expired and its connection is on: what a refresh re-checks inside its batch. */
+const liveToken = (tokenHash: string, now: EpochMs) =>
+  and(
+    eq(oauthTokens.tokenHash, tokenHash),
+    isNull(oauthTokens.revokedAt),
+    gt(oauthTokens.expiresAt, iso(now)),
+    sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${oauthTokens.grantId} and ${oauthGrants.revokedAt} is null)`,
+  );
+
 /**
  * `grant_type=refresh_token` (spec: Partner sign-in, step 5; RFC 6749 §6): a new pair for a live refresh token of
- * this client, which is rotated out in the same transaction (`rotated_at`), behind the same one-row guard as codes:
- * of two simultaneous refreshes with one token, one succeeds and the other is a reuse. 90 days without use, a
- * disconnected app or a revoked token: `invalid_grant` (spec: Errors, OAuth).
+ * this client, which is rotated out in the same transaction (`rotated_at`), behind the same one-row guard as codes.
+ * Within the grace after its rotation (DESIGN.md, Refresh grace) the rotated-out token gets another pair, a sibling
+ * of its successor in the same family (same connection and code), behind a guard that it is still live and inside
+ * the window; any number of times, since the window, counted from the rotation and never moved, is the bound.
+ * Of two simultaneous refreshes with one token, one rotates it and the other gets the grace pair: both succeed.
+ * 90 days without use, a disconnected app, a revoked token or a reuse after the grace: `invalid_grant` (spec:
+ * Errors, OAuth). Another client's token is refused like an unknown one and revokes nothing (RFC 6749 §6: "ensure
+ * that the refresh token was issued to the authenticated client"), as revocation leaves it alone: neither
+ * endpoint tells another client whether a token exists.
  */
 export async function refreshTokens(
   db: Database,
@@ -180,45 +211,51 @@ export async function refreshTokens(
     throw invalidGrant("The refresh token is not valid.");
   }
   const tokenHash = sha256Hex(refreshToken);
-  const row = await db
-    .select({ token: oauthTokens, clientId: oauthGrants.clientId, grantRevokedAt: oauthGrants.revokedAt })
-    .from(oauthTokens)
-    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-    .where(eq(oauthTokens.tokenHash, tokenHash))
-    .get();
-  if (row?.token.kind !== "refresh" || row.clientId !== client.id) {
-    throw invalidGrant("The refresh token is not valid.");
-  }
-  if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
-  if (row.token.rotatedAt) return refuseReusedRefreshToken(db, row.token.grantId, now);
-  if (row.token.revokedAt) throw invalidGrant("The refresh token has been revoked; authorize again.");
-  if (row.token.expiresAt <= iso(now)) {
-    throw invalidGrant("The refresh token has expired after 90 days without use; authorize again.");
-  }
+  const graceStart = iso(now - REFRESH_GRACE_MS);
+  // A guard abort means that the token changed between the read and the batch (another refresh rotated it; a reuse,
+  // a revocation or a disconnection revoked it): read it again and decide on what it is now. Its rotated_at and
+  // revoked_at are each set once and never cleared, so at most the third read decides without a batch.
+  for (;;) {
+    const row = await readRefreshToken(db, tokenHash);
+    if (row?.token.kind !== "refresh" || row.clientId !== client.id) {
+      throw invalidGrant("The refresh token is not valid.");
+    }
+    if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
+    const { rotatedAt, revokedAt, expiresAt, grantId, codeHash } = row.token;
+    if (rotatedAt !== null && rotatedAt <= graceStart) return refuseReusedRefreshToken(db, grantId, now);
+    if (revokedAt) throw invalidGrant("The refresh token has been revoked; authorize again.");
+    if (expiresAt <= iso(now)) {
+      throw invalidGrant("The refresh token has expired after 90 days without use; authorize again.");
+    }
 
-  const { statements, response } = tokenPair(db, row.token.grantId, row.token.codeHash, now);
-  try {
-    await db.batch([
-      db
-        .update(oauthTokens)
-        .set({ rotatedAt: iso(now) })
-        .where(
-          and(
-            eq(oauthTokens.tokenHash, tokenHash),
-            isNull(oauthTokens.rotatedAt),
-            isNull(oauthTokens.revokedAt),
-            gt(oauthTokens.expiresAt, iso(now)),
-            sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${oauthTokens.grantId} and ${oauthGrants.revokedAt} is null)`,
-          ),
-        ),
-      previousStatementChangedOneRow(db),
-      ...statements,
-    ]);
-  } catch (error) {
-    if (isGuardAbort(error)) return refuseReusedRefreshToken(db, row.token.grantId, now);
-    throw error;
+    const { statements, response } = tokenPair(db, grantId, codeHash, now);
+    const claim =
+      rotatedAt === null
+        ? [
+            db
+              .update(oauthTokens)
+              .set({ rotatedAt: iso(now) })
+              .where(and(liveToken(tokenHash, now), isNull(oauthTokens.rotatedAt))),
+            previousStatementChangedOneRow(db),
+          ]
+        : [
+            guard(
+              db,
+              exists(
+                db
+                  .select({ tokenHash: oauthTokens.tokenHash })
+                  .from(oauthTokens)
+                  .where(and(liveToken(tokenHash, now), gt(oauthTokens.rotatedAt, graceStart))),
+              ),
+            ),
+          ];
+    try {
+      await runBatch(db, [...claim, ...statements]);
+      return response;
+    } catch (error) {
+      if (!isGuardAbort(error)) throw error;
+    }
   }
-  return response;
 }
 
 /** Dispatches a token request by `grant_type` (RFC 6749 §4.1.3, §6; `unsupported_grant_type` otherwise). */
