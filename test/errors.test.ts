@@ -147,13 +147,21 @@ describe("the statuses the OpenAPI document gives (spec: Errors)", async () => {
   );
 
   // Each operation that answers 409, and what its description says the conflict is.
+  // Every POST also answers 409 while a request with its Idempotency-Key is still running (docs/idempotency.md).
+  const KEY_RUNNING = /Idempotency-Key is still running/;
   const CONFLICTS: Record<string, RegExp> = {
     "patch /intakes/{id}": /another change of this intake/i,
     "patch /actions/{id}": /another change of this action/i,
+    "post /actions": KEY_RUNNING,
+    "post /actions/{id}/rotate-secret": KEY_RUNNING,
+    "post /intakes": KEY_RUNNING,
+    "post /webhooks": KEY_RUNNING,
+    "post /webhooks/{id}/enable": KEY_RUNNING,
+    "post /webhooks/{id}/rotate-secret": KEY_RUNNING,
     // A send on demand to a disabled endpoint (DESIGN.md, Endpoint health).
-    "post /webhooks/{id}/deliveries/{delivery_id}/redeliver": /endpoint is disabled/i,
-    "post /webhooks/{id}/recover": /endpoint is disabled/i,
-    "post /webhooks/{id}/test": /endpoint is disabled/i,
+    "post /webhooks/{id}/deliveries/{delivery_id}/redeliver": /endpoint is disabled.*Idempotency-Key is still running/i,
+    "post /webhooks/{id}/recover": /endpoint is disabled.*Idempotency-Key is still running/i,
+    "post /webhooks/{id}/test": /endpoint is disabled.*Idempotency-Key is still running/i,
   };
 
   it("gives 409 only where a change conflicts with the resource's state, saying when; no 415 anywhere", () => {

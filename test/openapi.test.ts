@@ -1,13 +1,27 @@
 import { encodeBase64 } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
+import { EVENT_NAMES } from "../src/domain/platform/event-catalog";
+import { SAMPLE_DATA } from "../src/domain/webhooks/samples";
 import { partnerApi } from "../src/routes/partner-api";
+import { EVENT_DATA } from "../src/schemas/events";
 import { call, json } from "./helpers/http";
 
+type Operation = {
+  operationId?: string;
+  security?: unknown;
+  parameters?: Array<{ name: string; in: string; required?: boolean }>;
+  requestBody?: { content: Record<string, { schema: { $ref: string } }> };
+  responses: Record<string, unknown>;
+};
 type Document = {
   openapi: string;
   servers: Array<{ url: string }>;
-  paths: Record<string, Record<string, { security?: unknown; parameters?: Array<{ name: string; in: string }> }>>;
-  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+  paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, Record<string, Operation>>;
+  components: {
+    schemas: Record<string, { properties: Record<string, unknown>; required: string[] }>;
+    securitySchemes: Record<string, unknown>;
+  };
 };
 
 describe("the OpenAPI document and the reference page", async () => {
@@ -70,6 +84,64 @@ describe("the OpenAPI document and the reference page", async () => {
     expect(Object.keys(document.components.schemas)).toEqual(
       expect.arrayContaining(["Business", "Booking", "Order", "Error"]),
     );
+  });
+
+  it("documents Idempotency-Key on every POST, and only there (docs/idempotency.md)", () => {
+    const keyed = (operation: Operation) =>
+      operation.parameters?.some((p) => p.in === "header" && p.name === "Idempotency-Key") ?? false;
+    for (const methods of Object.values(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        expect(keyed(operation)).toBe(method === "post");
+        if (method !== "post") continue;
+        const responses = operation.responses as Record<string, { headers?: Record<string, unknown> }>;
+        expect(Object.keys(responses)).toEqual(expect.arrayContaining(["409", "422"]));
+        for (const [status, answer] of Object.entries(responses)) {
+          if (status.startsWith("2")) expect(Object.keys(answer.headers ?? {})).toContain("Idempotent-Replayed");
+        }
+      }
+    }
+  });
+
+  it("names every operation, once: the verbs of a generated SDK (DESIGN.md, The contract in the partner's tools)", () => {
+    const operations = [...Object.values(document.paths), ...Object.values(document.webhooks)].flatMap(Object.values);
+    const ids = operations.map((operation) => operation.operationId);
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(document.paths["/appointments"]?.get?.operationId).toBe("listAppointments");
+    expect(document.paths["/webhooks"]?.post?.operationId).toBe("createWebhookEndpoint");
+  });
+
+  it("describes every event a webhook endpoint receives: its envelope, its data, the signature headers", () => {
+    expect(Object.keys(document.webhooks)).toEqual([...EVENT_NAMES]);
+    for (const [event, item] of Object.entries(document.webhooks)) {
+      expect(Object.keys(item)).toEqual(["post"]);
+      const post = item.post as Operation;
+      expect(post.security).toEqual([]);
+      expect(post.parameters?.map((p) => `${p.in}:${p.name}:${p.required}`)).toEqual(
+        [
+          "X-Service-Event",
+          "X-Service-Delivery",
+          "X-Service-Signature",
+          "webhook-id",
+          "webhook-timestamp",
+          "webhook-signature",
+        ].map((name) => `header:${name}:true`),
+      );
+      const ref = post.requestBody?.content["application/json"]?.schema.$ref ?? "";
+      const envelope = document.components.schemas[ref.replace("#/components/schemas/", "")];
+      expect(envelope?.required).toEqual(["id", "event", "created_at", "business", "data"]);
+      expect(envelope?.properties.event).toEqual({ type: "string", enum: [event] });
+      expect(envelope?.properties).toHaveProperty("test");
+      expect(Object.keys(post.responses)).toEqual(["2XX", "default"]);
+    }
+  });
+
+  it("describes each event's data with schemas its sample satisfies (src/domain/webhooks/samples.ts)", () => {
+    for (const event of EVENT_NAMES) expect(EVENT_DATA[event].safeParse(SAMPLE_DATA[event]).error).toBeUndefined();
+    // The other shape of booking.cancelled: a no-show (src/domain/platform/changes.ts).
+    const { booking } = EVENT_DATA["booking.created"].parse(SAMPLE_DATA["booking.created"]);
+    const noShow = { booking: { ...booking, status: "no_show" }, action: "no_show" };
+    expect(EVENT_DATA["booking.cancelled"].safeParse({ ...noShow, reason: null }).success).toBe(true);
   });
 
   it("serves the interactive reference at /docs, reading this document with a script of this origin", async () => {

@@ -303,7 +303,8 @@ describe("the OpenAPI document", () => {
       expect(operation?.requestBody.content["application/json"]?.schema).toEqual({
         $ref: "#/components/schemas/RotateSecret",
       });
-      expect(Object.keys(operation?.responses ?? {}).sort()).toEqual(["200", "400", "401", "403", "404"]);
+      // 409 and 422: the answers of Idempotency-Key, documented on every POST (docs/idempotency.md).
+      expect(Object.keys(operation?.responses ?? {}).sort()).toEqual(["200", "400", "401", "403", "404", "409", "422"]);
     }
     expect(document.components.schemas.RotateSecret).toMatchObject({
       type: "object",

@@ -8,11 +8,13 @@ import { recordUse, useToRecord } from "../domain/access/last-use";
 import { authenticateWith, type Principal, readCredential } from "../domain/access/principals";
 import type { CredentialScope } from "../domain/access/scope";
 import { loggableError } from "../lib/loggable-error";
+import { claimIdempotencyKey } from "./idempotency";
 import { spendRequestBudget } from "./principal-rate-limit";
 
 /**
  * Every `/api/v1` call (spec: Authentication, and "When the plan lapses, calls return 403"), in this order: the
- * credential (401), the plan rule (403), the request budget (429); only then the request's own checks (400, 404).
+ * credential (401), the plan rule (403), the request budget (429); then a POST's `Idempotency-Key` is claimed, before
+ * the handler writes (docs/idempotency.md); only then the request's own checks (400, 404).
  */
 async function admit(c: Context<AppEnv>, principal: Principal): Promise<void> {
   assertPlanIncludesApi(principal.business);
@@ -20,6 +22,7 @@ async function admit(c: Context<AppEnv>, principal: Principal): Promise<void> {
   c.set("principal", principal);
   const now = Date.now();
   if (useToRecord(principal, now)) c.executionCtx.waitUntil(recordUseQuietly(database(c.env.DB), principal, now));
+  await claimIdempotencyKey(c, principal);
 }
 
 /** A failed record of use costs the overview an hour's precision, never the request: it is logged, not thrown. */

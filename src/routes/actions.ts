@@ -32,6 +32,7 @@ const byId = { params: z.object({ id: pathId }) };
 const listRoute = partnerRoute({
   method: "get",
   path: "/actions",
+  operationId: "listActions",
   summary: "List actions",
   tags: ["Connected actions"],
   responses: {
@@ -43,6 +44,7 @@ const listRoute = partnerRoute({
 const createRoute = partnerRoute({
   method: "post",
   path: "/actions",
+  operationId: "createAction",
   summary: "Register an action",
   description: "Starts switched off: only the business owner switches it on. At most 10 per business.",
   tags: ["Connected actions"],
@@ -56,6 +58,7 @@ const createRoute = partnerRoute({
 const getRoute = partnerRoute({
   method: "get",
   path: "/actions/{id}",
+  operationId: "getAction",
   summary: "One action with its 10 most recent calls",
   tags: ["Connected actions"],
   request: byId,
@@ -68,6 +71,7 @@ const getRoute = partnerRoute({
 const patchRoute = partnerRoute({
   method: "patch",
   path: "/actions/{id}",
+  operationId: "updateAction",
   summary: "Change an action",
   description: "A new url switches the action off until the owner switches it on again.",
   tags: ["Connected actions"],
@@ -85,6 +89,7 @@ const patchRoute = partnerRoute({
 const deleteRoute = partnerRoute({
   method: "delete",
   path: "/actions/{id}",
+  operationId: "deleteAction",
   summary: "Remove an action",
   tags: ["Connected actions"],
   request: byId,

@@ -3,23 +3,43 @@ import type { AppEnv } from "../app-env";
 import { setPageHeaders } from "./page-shell";
 import { partnerApi } from "./partner-api";
 
+/** The tags of the document, in the order the reference shows them, each with what it groups. */
+const TAGS = [
+  { name: "Business", description: "The business the credential belongs to" },
+  { name: "Bookings and orders", description: "The business's appointments and orders, newest first" },
+  { name: "Webhooks", description: "Webhook endpoints: subscribe, operate deliveries, rotate secrets" },
+  {
+    name: "Events",
+    description: "What happened: listed by GET /events and delivered to webhook endpoints (the `webhooks` section)",
+  },
+  { name: "Knowledge", description: "Knowledge the assistant answers customers from" },
+  { name: "Intakes", description: "Forms the assistant fills in with a customer, and their responses" },
+  { name: "Connected actions", description: "Partner endpoints the assistant calls during a conversation" },
+];
+
+/**
+ * The OpenAPI 3.1 document of `/api/v1`, generated from the routes' zod schemas (and the events' for its `webhooks`).
+ * openapi.json at the repository root is this document for the production BASE_URL (`npm run openapi`, docs/openapi.md).
+ */
+export function openApiDocument(baseUrl: string) {
+  return partnerApi.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: {
+      title: "Secretary Partner API",
+      version: "1.0.0",
+      description:
+        "Read a business's details, appointments and orders; subscribe to webhooks; push knowledge; register connected actions and intakes. Additive only within /api/v1.",
+    },
+    servers: [{ url: `${baseUrl}/api/v1` }],
+    tags: TAGS,
+  });
+}
+
 let documentJson: { baseUrl: string; body: string } | undefined;
 
-/** The OpenAPI 3.1 document of `/api/v1`, generated from the routes' zod schemas once per isolate, not per request. */
-function openApiDocument(baseUrl: string): string {
-  if (documentJson?.baseUrl !== baseUrl) {
-    const document = partnerApi.getOpenAPI31Document({
-      openapi: "3.1.0",
-      info: {
-        title: "Secretary Partner API",
-        version: "1.0.0",
-        description:
-          "Read a business's details, appointments and orders; subscribe to webhooks; push knowledge; register connected actions and intakes. Additive only within /api/v1.",
-      },
-      servers: [{ url: `${baseUrl}/api/v1` }],
-    });
-    documentJson = { baseUrl, body: JSON.stringify(document) };
-  }
+/** The document as served: generated once per isolate, not per request. */
+function servedDocument(baseUrl: string): string {
+  if (documentJson?.baseUrl !== baseUrl) documentJson = { baseUrl, body: JSON.stringify(openApiDocument(baseUrl)) };
   return documentJson.body;
 }
 
@@ -83,7 +103,7 @@ export const apiDocs = new Hono<AppEnv>()
   .get("/api/v1/openapi.json", (c) => {
     c.header("Content-Type", "application/json; charset=utf-8");
     c.header("Cache-Control", "public, max-age=300");
-    return c.body(openApiDocument(c.env.BASE_URL));
+    return c.body(servedDocument(c.env.BASE_URL));
   })
   .get("/docs", (c) => {
     setPageHeaders(c, REFERENCE_POLICY);

@@ -17,6 +17,7 @@ const AppointmentsQuery = z.object({
 const listAppointmentsRoute = partnerRoute({
   method: "get",
   path: "/appointments",
+  operationId: "listAppointments",
   summary: "Bookings, newest appointment first",
   tags: ["Bookings and orders"],
   request: { query: AppointmentsQuery },

@@ -28,6 +28,7 @@ const params = z.object({ id: pathId });
 const listRoute = partnerRoute({
   method: "get",
   path: "/intakes",
+  operationId: "listIntakes",
   summary: "List this credential's intakes",
   description: "Only the intakes registered by the calling key or app: intakes are never shared.",
   tags: ["Intakes"],
@@ -43,6 +44,7 @@ const listRoute = partnerRoute({
 const createRoute = partnerRoute({
   method: "post",
   path: "/intakes",
+  operationId: "createIntake",
   summary: "Register an intake",
   description: `Starts switched off: only the business owner switches it on. A business can have up to ${MAX_INTAKES_PER_BUSINESS} intakes, counted across every key and app together (403 beyond). Invalid input is a 400 whose \`field\` names the member, e.g. \`fields[1].options\`.`,
   tags: ["Intakes"],
@@ -53,6 +55,7 @@ const createRoute = partnerRoute({
 const getRoute = partnerRoute({
   method: "get",
   path: "/intakes/{id}",
+  operationId: "getIntake",
   summary: "One intake",
   tags: ["Intakes"],
   request: { params },
@@ -62,6 +65,7 @@ const getRoute = partnerRoute({
 const patchRoute = partnerRoute({
   method: "patch",
   path: "/intakes/{id}",
+  operationId: "updateIntake",
   summary: "Change an intake",
   description:
     "Accepts title, description and fields (the whole list); a key left out keeps its value. name and enabled may be sent back unchanged. A real change switches the intake off until the owner approves it again; sending the same values back changes nothing.",
@@ -76,6 +80,7 @@ const patchRoute = partnerRoute({
 const deleteRoute = partnerRoute({
   method: "delete",
   path: "/intakes/{id}",
+  operationId: "deleteIntake",
   summary: "Remove an intake and its responses",
   tags: ["Intakes"],
   request: { params },
@@ -85,6 +90,7 @@ const deleteRoute = partnerRoute({
 const responsesRoute = partnerRoute({
   method: "get",
   path: "/intakes/{id}/responses",
+  operationId: "listIntakeResponses",
   summary: "Responses, newest first",
   description: `${RESPONSES_PER_PAGE} a page. Pass next_before as before for the next page; it is null on the last page.`,
   tags: ["Intakes"],

@@ -10,6 +10,7 @@ import { createPartnerRouter, partnerRoute } from "./partner-router";
 const listRoute = partnerRoute({
   method: "get",
   path: "/knowledge",
+  operationId: "listKnowledge",
   summary: "List pushed knowledge",
   tags: ["Knowledge"],
   responses: {
@@ -26,6 +27,7 @@ const pushed = { "application/json": { schema: PushedKnowledgeObject } };
 const putRoute = partnerRoute({
   method: "put",
   path: "/knowledge/{key}",
+  operationId: "putKnowledge",
   summary: "Create or replace a knowledge item",
   description:
     "Counts toward 120 pushes per business per clock hour (replacements too). A new key counts as one knowledge source: 3 on Pro, 5 on Business, with the owner's own PDFs and websites.",
@@ -44,6 +46,7 @@ const putRoute = partnerRoute({
 const deleteRoute = partnerRoute({
   method: "delete",
   path: "/knowledge/{key}",
+  operationId: "deleteKnowledge",
   summary: "Remove a knowledge item",
   tags: ["Knowledge"],
   request: { params: z.object({ key: z.string().openapi({ param: { name: "key", in: "path" } }) }) },

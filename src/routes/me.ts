@@ -8,6 +8,7 @@ import { createPartnerRouter, partnerRoute } from "./partner-router";
 const getMe = partnerRoute({
   method: "get",
   path: "/me",
+  operationId: "getMe",
   summary: "The business of the credential",
   tags: ["Business"],
   responses: {

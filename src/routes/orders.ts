@@ -16,6 +16,7 @@ const OrdersQuery = z.object({
 const listOrdersRoute = partnerRoute({
   method: "get",
   path: "/orders",
+  operationId: "listOrders",
   summary: "Orders, newest first",
   tags: ["Bookings and orders"],
   request: { query: OrdersQuery },

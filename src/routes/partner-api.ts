@@ -7,6 +7,7 @@ import { me } from "./me";
 import { orders } from "./orders";
 import { createPartnerRouter } from "./partner-router";
 import { secretRotation } from "./secret-rotation";
+import { registerWebhookEvents } from "./webhook-events-doc";
 import { webhookHealth } from "./webhook-health";
 import { webhookOperations } from "./webhook-operations";
 import { webhooks } from "./webhooks";
@@ -31,3 +32,4 @@ partnerApi.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
   scheme: "bearer",
   description: "An API key (`sk_live_...`) or an OAuth access token",
 });
+registerWebhookEvents(partnerApi.openAPIRegistry);

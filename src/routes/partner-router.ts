@@ -1,7 +1,10 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env";
+import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, WAIT_MS } from "../domain/idempotency";
 import { rejectInvalid } from "../lib/validation";
 import { admittedFirst, partnerCredential } from "../middleware/authenticate-partner";
+import { idempotency } from "../middleware/idempotency";
+import { ErrorBody } from "../schemas/errors";
 
 /**
  * A router of the partner API: its routes are validated by their zod schemas (`hook` says how a failure reads) and
@@ -10,20 +13,78 @@ import { admittedFirst, partnerCredential } from "../middleware/authenticate-par
 export const createPartnerRouter = (hook: typeof rejectInvalid = rejectInvalid) =>
   new OpenAPIHono<AppEnv>({ defaultHook: admittedFirst(hook) });
 
+/** The content of a body the route takes or answers: JSON with `schema` (spec, Conventions: JSON for all bodies). */
+export const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });
+
+type Responses = RouteConfig["responses"];
+type ParameterObject = NonNullable<RouteConfig["parameters"]>[number];
+
+const STILL_RUNNING = `A request with the same ${IDEMPOTENCY_HEADER} is still running after a wait of up to ${WAIT_MS / 1000} seconds; retry`;
+
+/**
+ * What every POST documents of `Idempotency-Key` (DESIGN.md, Beyond the spec: Idempotency; docs/idempotency.md): the
+ * header, `Idempotent-Replayed` on a replayed success, 422 for the key used with another request and 409 while the
+ * first is still running (after a route's own 409, when it has one). The header is read by the `idempotency`
+ * middleware, not by a zod validator: its 400 comes after the credential's admission, like every request check.
+ */
+function withIdempotency(responses: Responses): Responses {
+  const documented: Responses = {};
+  for (const [status, response] of Object.entries(responses)) {
+    documented[status] =
+      status.startsWith("2") && !("$ref" in response)
+        ? {
+            ...response,
+            headers: {
+              [REPLAYED_HEADER]: {
+                description: `\`true\` when this is the kept answer of an earlier request with the same ${IDEMPOTENCY_HEADER}`,
+                schema: { type: "string", enum: ["true"] },
+              },
+            },
+          }
+        : response;
+  }
+  const ownConflict = responses[409];
+  return {
+    ...documented,
+    409: {
+      description:
+        ownConflict && "description" in ownConflict
+          ? `${ownConflict.description}; or: ${STILL_RUNNING}`
+          : STILL_RUNNING,
+      content: json(ErrorBody),
+    },
+    422: {
+      description: `This ${IDEMPOTENCY_HEADER} was already used with another request (method, path or body)`,
+      content: json(ErrorBody),
+    },
+  };
+}
+
+const IDEMPOTENCY_PARAMETER: ParameterObject = {
+  name: IDEMPOTENCY_HEADER,
+  in: "header",
+  required: false,
+  description:
+    "1 to 255 printable ASCII characters: the first completed answer is kept 24 hours for this credential and this key, and answered again to the same request",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[ -~]+$" },
+};
+
 /**
  * A partner route (spec: Endpoints, "All need Authorization: Bearer <API_KEY or ACCESS_TOKEN>"), and the document
  * states the bearer requirement. The credential's shape is checked first; its handler admits it (credential, plan,
  * request budget), with its first read through `readAsPartner` or alone through `admitted`, before anything else.
  * Declared per route rather than on `/api/v1/*`, so that a public path under `/api/v1` (the OpenAPI document) keeps
- * its 404 and 405 answers.
+ * its 404 and 405 answers. Every POST takes `Idempotency-Key`, claimed at the admission.
  */
 export function partnerRoute<const Config extends Omit<RouteConfig, "middleware" | "security">>(config: Config) {
+  // The handler's typed answers stay those the route declares; the document adds the key's header and answers.
+  const documented =
+    config.method === "post"
+      ? ({ ...config, parameters: [IDEMPOTENCY_PARAMETER], responses: withIdempotency(config.responses) } as Config)
+      : config;
   return createRoute({
-    ...config,
+    ...documented,
     security: [{ bearerAuth: [] }],
-    middleware: [partnerCredential] as const,
+    middleware: [partnerCredential, idempotency] as const,
   });
 }
-
-/** The content of a body the route takes or answers: JSON with `schema` (spec, Conventions: JSON for all bodies). */
-export const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });

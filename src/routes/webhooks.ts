@@ -13,6 +13,7 @@ import { createPartnerRouter, partnerRoute } from "./partner-router";
 const listRoute = partnerRoute({
   method: "get",
   path: "/webhooks",
+  operationId: "listWebhookEndpoints",
   summary: "Endpoints and event names",
   tags: ["Webhooks"],
   responses: {
@@ -29,6 +30,7 @@ const listRoute = partnerRoute({
 const createRoute = partnerRoute({
   method: "post",
   path: "/webhooks",
+  operationId: "createWebhookEndpoint",
   summary: "Subscribe an endpoint",
   tags: ["Webhooks"],
   request: { body: { required: true, content: { "application/json": { schema: CreateWebhookEndpointBody } } } },
@@ -44,6 +46,7 @@ const createRoute = partnerRoute({
 const deleteRoute = partnerRoute({
   method: "delete",
   path: "/webhooks/{id}",
+  operationId: "deleteWebhookEndpoint",
   summary: "Unsubscribe an endpoint",
   tags: ["Webhooks"],
   request: { params: z.object({ id: pathId }) },

@@ -30,9 +30,13 @@ export async function call(
     body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
     if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
   }
+  return dispatch(new Request(`${BASE}${path}`, { method: options.method ?? "GET", headers, body }), options.bindings);
+}
+
+/** A request as it is, to the Worker's fetch handler (see `call`), after which its `waitUntil` work has run too. */
+export async function dispatch(request: Request, bindings: Partial<typeof env> = {}) {
   const ctx = createExecutionContext();
-  const request = new Request(`${BASE}${path}`, { method: options.method ?? "GET", headers, body });
-  const response = await worker.fetch(request, { ...env, ...options.bindings }, ctx);
+  const response = await worker.fetch(request, { ...env, ...bindings }, ctx);
   await waitOnExecutionContext(ctx);
   return response;
 }

@@ -1,0 +1,65 @@
+// A partner's typed client of the Secretary Partner API (docs/openapi.md): the types are generated from openapi.json
+// by openapi-typescript (partner-api.d.ts, written by `npm run openapi`), the calls are made with openapi-fetch. The
+// project type-checks this file (`npm run typecheck`) and runs it against the Worker (test/typed-client.test.ts), so
+// what it shows is what the API does.
+import createClient from "openapi-fetch";
+import type { paths, webhooks } from "./partner-api";
+
+export type PartnerClient = ReturnType<typeof partnerClient>;
+
+/** A client for one credential: an API key (`sk_live_…`) or an OAuth access token. */
+export function partnerClient(
+  credential: string,
+  options: { baseUrl?: string; fetch?: (request: Request) => Promise<Response> } = {},
+) {
+  return createClient<paths>({
+    baseUrl: options.baseUrl ?? "https://partners.secretary.example/api/v1",
+    headers: { Authorization: `Bearer ${credential}` },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+}
+
+/** The confirmed appointments on or after `since` (`YYYY-MM-DD`): the query and the answer are typed. */
+export async function confirmedAppointments(client: PartnerClient, since: string) {
+  const { data, error } = await client.GET("/appointments", {
+    params: { query: { status: "confirmed", since, limit: 100 } },
+  });
+  if (error) throw new Error(error.error);
+  return data.data;
+}
+
+/** Subscribes `url` to new and cancelled bookings. The answer's `secret` is shown this once: store it. */
+export async function subscribeToBookings(client: PartnerClient, url: string) {
+  const { data, error } = await client.POST("/webhooks", {
+    body: { url, events: ["booking.created", "booking.cancelled"], description: "Bookings into our calendar" },
+  });
+  if (error) throw new Error(error.error);
+  return data;
+}
+
+/** An event's body as delivered: the request body of the document's `webhooks` entry of that name. */
+export type EventOf<Name extends keyof webhooks> = NonNullable<
+  webhooks[Name]["post"]["requestBody"]
+>["content"]["application/json"];
+
+/** Any event, told apart by its `event` member. */
+export type AnyEvent = { [Name in keyof webhooks]: EventOf<Name> }[keyof webhooks];
+
+/**
+ * What a receiver makes of a delivery, once its signature is verified (docs/webhooks.md): each event's `data` is
+ * typed by the event's name, so a renamed or removed member is a compile error here rather than a surprise there.
+ */
+export function summary(event: AnyEvent): string {
+  switch (event.event) {
+    case "booking.created": {
+      const { booking } = event.data;
+      return `New booking ${booking.id}: ${booking.service.name} on ${booking.date} at ${booking.time} for ${booking.client.name}`;
+    }
+    case "booking.cancelled":
+      return `Booking ${event.data.booking.id} cancelled`;
+    case "order.created":
+      return `New order ${event.data.order.id}, ${event.data.order.total} in all`;
+    default:
+      return `${event.event} from ${event.business.name}`;
+  }
+}

@@ -1,0 +1,124 @@
+import { and, eq, isNull, lt, or } from "drizzle-orm";
+import type { Database } from "../db/client";
+import { idempotencyKeys } from "../db/schema";
+import { ApiError, conflict, invalid } from "../lib/errors";
+import { sha256HexNative } from "../lib/secrets";
+import { type Clock, type EpochMs, iso } from "../lib/time";
+import type { Principal } from "./access/principals";
+
+/**
+ * Idempotency-Key (DESIGN.md, Beyond the spec: Idempotency; docs/idempotency.md): the first completed answer of a POST
+ * is kept 24 hours per (principal, key) and answered again to the same request.
+ */
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+export const REPLAYED_HEADER = "Idempotent-Replayed";
+export const KEPT_MS = 24 * 60 * 60 * 1000;
+/**
+ * A request that finds its key still running polls it this often, up to `WAIT_MS`, and replays the first request's
+ * answer once it lands: a client retrying on a timeout, or firing the same call concurrently, gets one result. A
+ * first request still running after the wait is a 409.
+ */
+const POLL_MS = 40;
+export const WAIT_MS = 5_000;
+/**
+ * A record still marked running this long after its claim belongs to a request that died before completing (the
+ * Worker evicted mid-request): no partner write runs for minutes, so the next request with the key claims it anew
+ * instead of answering 409 for a day.
+ */
+export const ABANDONED_AFTER_MS = 2 * 60 * 1000;
+
+/** The headers of an answer a replay repeats: what describes the body and where it is, never per-request ones. */
+export const REPLAYED_HEADERS = ["Content-Type", "Location"] as const;
+
+/** 1 to 255 printable ASCII characters (space to tilde). */
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+
+export type Claim = { businessId: string; principal: string; key: string; fingerprint: string };
+export type Answer = { status: number; headers: Record<string, string>; body: string };
+
+/** The key as the request sent it, refused (400) unless 1 to 255 printable ASCII characters. */
+export function readKey(header: string): string {
+  if (!KEY_PATTERN.test(header)) {
+    throw invalid(`The header ${IDEMPOTENCY_HEADER} must be 1 to 255 printable ASCII characters.`);
+  }
+  return header;
+}
+
+/** What "the same request" means: a SHA-256 of its method, path and body. */
+export const fingerprintOf = (method: string, path: string, body: string) =>
+  sha256HexNative(`${method}\n${path}\n${body}`);
+
+/** Keys are not shared between principals (DESIGN.md): an API key, or an app connection. */
+export const principalOf = (principal: Principal) =>
+  principal.kind === "api_key" ? `key:${principal.apiKeyId}` : `app:${principal.grantId}`;
+
+type Outcome = { kind: "claimed"; id: number } | { kind: "replay"; answer: Answer } | { kind: "running" };
+
+/**
+ * One round trip: the claim (an insert that, on the unique index, replaces only a record older than 24 hours, or one
+ * still running after `ABANDONED_AFTER_MS`) and
+ * the record as it stands, in one D1 batch. Of concurrent first requests exactly one insert answers a row.
+ */
+async function tryClaim(db: Database, claim: Claim, now: EpochMs): Promise<Outcome> {
+  const fresh = { ...claim, status: null, headers: null, body: null, createdAt: iso(now) };
+  const [claimed, [record]] = await db.batch([
+    db
+      .insert(idempotencyKeys)
+      .values(fresh)
+      .onConflictDoUpdate({
+        target: [idempotencyKeys.principal, idempotencyKeys.key],
+        set: fresh,
+        setWhere: or(
+          lt(idempotencyKeys.createdAt, iso(now - KEPT_MS)),
+          and(isNull(idempotencyKeys.status), lt(idempotencyKeys.createdAt, iso(now - ABANDONED_AFTER_MS))),
+        ),
+      })
+      .returning({ id: idempotencyKeys.id }),
+    db
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.principal, claim.principal), eq(idempotencyKeys.key, claim.key))),
+  ]);
+  const won = claimed[0];
+  if (won) return { kind: "claimed", id: won.id };
+  // One batch is one transaction: a claim that lost found the record that beat it.
+  if (!record) throw new Error("An idempotency key's claim lost to a record it cannot read.");
+  if (record.fingerprint !== claim.fingerprint) {
+    throw new ApiError(
+      422,
+      `This ${IDEMPOTENCY_HEADER} was already used with another request (method, path or body); use a new key.`,
+    );
+  }
+  if (record.status === null) return { kind: "running" };
+  return { kind: "replay", answer: { status: record.status, headers: record.headers ?? {}, body: record.body ?? "" } };
+}
+
+/**
+ * The key claimed for this request (its record's id), or the answer to replay. A key in use by a request still
+ * running is polled until it completes, or is released (then claimed again), for at most `WAIT_MS`; then 409.
+ */
+export async function claimKey(
+  db: Database,
+  claim: Claim,
+  clock: Clock = Date.now,
+): Promise<Exclude<Outcome, { kind: "running" }>> {
+  const deadline = clock() + WAIT_MS;
+  for (;;) {
+    const outcome = await tryClaim(db, claim, clock());
+    if (outcome.kind !== "running") return outcome;
+    if (clock() + POLL_MS > deadline) {
+      throw conflict(`A request with this ${IDEMPOTENCY_HEADER} is still running; retry once it has completed.`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** The first completed answer, kept for replays (one round trip). */
+export async function keepAnswer(db: Database, id: number, answer: Answer): Promise<void> {
+  await db.update(idempotencyKeys).set(answer).where(eq(idempotencyKeys.id, id));
+}
+
+/** A request that failed on our side: the key is released, so that a retry runs (one round trip). */
+export async function releaseKey(db: Database, id: number): Promise<void> {
+  await db.delete(idempotencyKeys).where(eq(idempotencyKeys.id, id));
+}
