@@ -51,15 +51,19 @@ describe("the API reference at /docs", () => {
     expect(csp).toMatch(/^default-src 'none'; script-src 'self' 'sha256-[A-Za-z0-9+/]{43}='; /);
     expect(otherOriginSources(csp)).toEqual([]);
 
-    // Every operation of the document, shown as "GET /me" in its tag's section (drawn when reached).
+    // Every operation of the document, shown as "GET /me" in its tag's section (drawn when reached), and every event
+    // of its `webhooks` section, shown as "POST booking.created" in its own.
+    type Operations = Record<string, Record<string, { tags: string[] }>>;
     const openApi = (await (await fetch(`${BASE}/api/v1/openapi.json`)).json()) as {
-      paths: Record<string, Record<string, { tags: string[] }>>;
+      paths: Operations;
+      webhooks: Operations;
     };
-    const operations = Object.entries(openApi.paths).flatMap(([path, methods]) =>
-      Object.entries(methods).map(([method, operation]) => ({
-        line: `${method.toUpperCase()} ${path}`,
-        tag: operation.tags[0],
-      })),
+    const operations = [...Object.entries(openApi.paths), ...Object.entries(openApi.webhooks)].flatMap(
+      ([path, methods]) =>
+        Object.entries(methods).map(([method, operation]) => ({
+          line: `${method.toUpperCase()} ${path}`,
+          tag: operation.tags[0],
+        })),
     );
     const listed: string[] = [];
     for (const tag of new Set(operations.map((operation) => operation.tag))) {
