@@ -6,12 +6,13 @@ import { REFRESH_GRACE_MS, tokenRequest } from "../src/domain/oauth/tokens";
 import { OAuthError } from "../src/lib/oauth-errors";
 import { sha256Hex } from "../src/lib/secrets";
 import { db } from "./helpers/fixtures";
-import { call, json } from "./helpers/http";
+import { json } from "./helpers/http";
 import {
   bodyCredentials,
   connectApp,
   createOwnerBusiness,
   expectOAuthError,
+  me,
   postToken,
   type RegisteredClient,
   refresh,
@@ -21,8 +22,6 @@ import {
 } from "./helpers/oauth";
 
 const shop = await createOwnerBusiness();
-
-const me = (token: string) => call("/api/v1/me", { key: token });
 
 const refreshed = async (client: RegisteredClient, refreshToken: string) => {
   const response = await refresh(client, refreshToken);

@@ -16,6 +16,7 @@ import {
   createOwnerBusiness,
   expectOAuthError,
   insertClient,
+  me,
   postToken,
   type RegisteredClient,
   refresh,
@@ -25,8 +26,6 @@ import {
 } from "./helpers/oauth";
 
 const shop = await createOwnerBusiness();
-
-const me = (token: string) => call("/api/v1/me", { key: token });
 
 function codeForm(client: RegisteredClient, grant: { code: string; verifier: string; redirectUri: string }) {
   return {

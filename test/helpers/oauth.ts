@@ -259,3 +259,6 @@ export async function expectOAuthError(response: Response, status: number, error
   if (description) expect(body.error_description).toMatch(description);
   expect(response.headers.get("Cache-Control")).toBe("no-store");
 }
+
+/** `GET /api/v1/me` with an access token: whether the token is accepted. */
+export const me = (token: string) => call("/api/v1/me", { key: token });
