@@ -1,6 +1,7 @@
 import { app } from "./app";
 import { database } from "./db/client";
 import { removeUnapprovedClients } from "./domain/oauth/client-cleanup";
+import { applyRetention } from "./domain/retention";
 import type { Env } from "./env";
 import { phraseZodMessages } from "./lib/zod-messages";
 import { deliverWebhooks } from "./queues/deliver-webhooks";
@@ -19,8 +20,12 @@ export default {
   fetch: app.fetch,
   queue: (batch, env) => deliverWebhooks(batch, env),
   scheduled: async (_controller, env) => {
-    // Independent chores: one failing does not keep the other from its run; the failure is still reported.
-    const chores = await Promise.allSettled([sweepOutbox(env), removeUnapprovedClients(database(env.DB))]);
+    // Independent chores: one failing does not keep the others from their run; the failure is still reported.
+    const chores = await Promise.allSettled([
+      sweepOutbox(env),
+      removeUnapprovedClients(database(env.DB)),
+      applyRetention(database(env.DB)),
+    ]);
     for (const chore of chores) if (chore.status === "rejected") throw chore.reason;
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

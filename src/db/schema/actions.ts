@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
 import { createdAt, flag, previousSecretColumns, principalColumns, timestamp } from "./columns";
@@ -68,10 +69,18 @@ export const actionCalls = sqliteTable(
     error: text("error"),
     durationMs: integer("duration_ms"),
     createdAt: createdAt(),
+    /**
+     * Set once the call is no longer among its action's 10 most recent (spec: `GET /actions/{id}`), by the trigger
+     * `action_calls_supersede` of migration 0008 as each newer call is inserted; only such calls may go after 30 days.
+     */
+    superseded: flag("superseded").notNull().default(false),
   },
   (t) => [
     index("action_calls_action").on(t.actionId, t.id),
     // At most 2 calls per customer message (spec: Limits) is counted with this index.
     index("action_calls_business_message").on(t.businessId, t.messageId),
+    // Retention (DESIGN.md, Operations): the superseded calls past 30 days are one range. The calls kept as their
+    // action's 10 most recent are not in it, so no run reads them however long their action stays idle.
+    index("action_calls_superseded_created").on(t.createdAt).where(sql`${t.superseded} = 1`),
   ],
 );

@@ -46,7 +46,12 @@ export const ownerSessions = sqliteTable(
     createdAt: createdAt(),
     expiresAt: timestamp("expires_at").notNull(),
   },
-  (t) => [uniqueIndex("owner_sessions_token_hash").on(t.tokenHash), index("owner_sessions_owner").on(t.ownerId)],
+  (t) => [
+    uniqueIndex("owner_sessions_token_hash").on(t.tokenHash),
+    index("owner_sessions_owner").on(t.ownerId),
+    // Retention (DESIGN.md, Operations): the expired sessions are one range.
+    index("owner_sessions_expires").on(t.expiresAt),
+  ],
 );
 
 export const apiKeys = sqliteTable(

@@ -1,4 +1,4 @@
-import { integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
 import { createdAt } from "./columns";
 
@@ -27,5 +27,9 @@ export const idempotencyKeys = sqliteTable(
     createdAt: createdAt(),
   },
   // The claim is an INSERT ... ON CONFLICT on this index: of concurrent first requests, exactly one wins.
-  (t) => [uniqueIndex("idempotency_keys_principal_key").on(t.principal, t.key)],
+  // Retention (DESIGN.md, Operations): the expired records are one range of `idempotency_keys_created`.
+  (t) => [
+    uniqueIndex("idempotency_keys_principal_key").on(t.principal, t.key),
+    index("idempotency_keys_created").on(t.createdAt),
+  ],
 );

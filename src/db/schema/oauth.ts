@@ -67,7 +67,8 @@ export const oauthCodes = sqliteTable(
     usedAt: timestamp("used_at"),
     createdAt: createdAt(),
   },
-  (t) => [index("oauth_codes_grant").on(t.grantId)],
+  // Retention (DESIGN.md, Operations): the expired codes are one range of `oauth_codes_expires`.
+  (t) => [index("oauth_codes_grant").on(t.grantId), index("oauth_codes_expires").on(t.expiresAt)],
 );
 
 export const TOKEN_KINDS = ["access", "refresh"] as const;
@@ -92,5 +93,12 @@ export const oauthTokens = sqliteTable(
     revokedAt: timestamp("revoked_at"),
     createdAt: createdAt(),
   },
-  (t) => [index("oauth_tokens_grant").on(t.grantId), index("oauth_tokens_code").on(t.codeHash)],
+  (t) => [
+    index("oauth_tokens_grant").on(t.grantId),
+    index("oauth_tokens_code").on(t.codeHash),
+    // Retention (DESIGN.md, Operations): tokens expired, or revoked, 90 days ago are two ranges; only revoked tokens
+    // are in the second index, so issuing a token does not write it.
+    index("oauth_tokens_expires").on(t.expiresAt),
+    index("oauth_tokens_revoked").on(t.revokedAt).where(sql`${t.revokedAt} is not null`),
+  ],
 );

@@ -57,6 +57,8 @@ export const events = sqliteTable(
     index("events_business_created").on(t.businessId, t.createdAt),
     // The Events API's `type` filter: a rare type is a range of its own, not a walk of the business's 30 days.
     index("events_business_type_created").on(t.businessId, t.type, t.createdAt),
+    // Retention (DESIGN.md, Operations): the events past 30 days, across businesses, are one range.
+    index("events_created").on(t.createdAt),
   ],
 );
 

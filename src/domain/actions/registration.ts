@@ -29,7 +29,7 @@ import { assertNoContactParameters } from "./contact-details";
 /** Spec, Limits: "Connected actions per business: 10". */
 export const MAX_ACTIONS_PER_BUSINESS = 10;
 /** Spec, Connected action: "`GET /actions/{id}` adds `calls`: the 10 most recent calls". */
-const RECENT_CALLS = 10;
+export const RECENT_CALLS = 10;
 
 /**
  * DESIGN.md, Action call records: a call still `pending` 30 s after it started was cut off mid-way (the Worker

@@ -1,0 +1,532 @@
+import { createScheduledController, env } from "cloudflare:test";
+import { eq, inArray, like } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import {
+  actionCalls,
+  actions,
+  deliveryAttempts,
+  events,
+  idempotencyKeys,
+  intakeResponses,
+  intakes,
+  oauthCodes,
+  oauthGrants,
+  oauthTokens,
+  ownerSessions,
+  webhookDeliveries,
+  webhookEndpoints,
+} from "../src/db/schema";
+import { RECENT_CALLS, switchAction } from "../src/domain/actions/registration";
+import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../src/domain/idempotency";
+import {
+  ACTION_CALL_RETENTION_MS,
+  applyRetention,
+  ENDED_TOKEN_RETENTION_MS,
+  EVENT_CHUNK,
+  EVENT_RETENTION_MS,
+  EXPIRED_RECORD_RETENTION_MS,
+  retentionDeletions,
+} from "../src/domain/retention";
+import worker from "../src/index";
+import { iso } from "../src/lib/time";
+import { registerAction } from "./helpers/actions";
+import { createBusiness, db } from "./helpers/fixtures";
+import { call, json, RUNTIME } from "./helpers/http";
+import { createOwnerBusiness, insertClient } from "./helpers/oauth";
+import { receiverBox } from "./helpers/receiver";
+
+/**
+ * DESIGN.md, Operations: retention, run by the cron in bounded chunks. The runs take the real clock over the shared
+ * database, so each test ages only the rows it writes (their timestamps), a minute past or short of each limit.
+ */
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const ago = (ms: number) => iso(Date.now() - ms);
+const run = () => applyRetention(db);
+
+let serial = 0;
+const unique = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${serial++}`;
+
+async function endpointOf(businessId: string) {
+  const [endpoint] = await db
+    .insert(webhookEndpoints)
+    .values({
+      businessId,
+      url: "https://partner.example/hooks",
+      events: ["*"],
+      description: "",
+      secret: "whsec_test",
+      createdAt: iso(Date.now()),
+    })
+    .returning();
+  if (!endpoint) throw new Error("endpoint not created");
+  return endpoint.id;
+}
+
+/** An event of `businessId` written `age` ago, with one delivery (created `deliveryAge` ago) and two attempts. */
+async function eventWithDelivery(businessId: string, endpointId: number, age: number, deliveryAge = age) {
+  const id = unique("evt");
+  await db.insert(events).values({ id, businessId, type: "booking.created", envelope: "{}", createdAt: ago(age) });
+  const [delivery] = await db
+    .insert(webhookDeliveries)
+    .values({
+      businessId,
+      eventId: id,
+      endpointId,
+      status: "failed",
+      nextAttemptAt: ago(deliveryAge),
+      createdAt: ago(deliveryAge),
+    })
+    .returning();
+  if (!delivery) throw new Error("delivery not created");
+  await db.insert(deliveryAttempts).values([
+    { deliveryId: delivery.id, attemptedAt: ago(deliveryAge), statusCode: 500, durationMs: 10 },
+    { deliveryId: delivery.id, attemptedAt: ago(deliveryAge), statusCode: 500, durationMs: 10 },
+  ]);
+  return { eventId: id, deliveryId: delivery.id };
+}
+
+const storedEvents = async (ids: string[]) =>
+  (await db.select({ id: events.id }).from(events).where(inArray(events.id, ids))).map((row) => row.id).sort();
+
+/** `count` events of `businessId` created at `createdAt`, in one statement: ids `<prefix>1` .. `<prefix><count>`. */
+async function manyEvents(businessId: string, prefix: string, count: number, createdAt: string) {
+  await env.DB.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+     INSERT INTO events (id, business_id, type, envelope, created_at)
+     SELECT ?2 || i, ?3, 'booking.created', '{}', ?4 FROM n`,
+  )
+    .bind(count, prefix, businessId, createdAt)
+    .run();
+}
+
+/** An action of `businessId` with calls written `ages` ago, oldest first (the first age the oldest). */
+async function actionWithCalls(businessId: string, ages: number[]) {
+  const [action] = await db
+    .insert(actions)
+    .values({
+      businessId,
+      name: unique("action"),
+      title: "Look up",
+      description: "Looks up",
+      url: "https://partner.example/action",
+      parameters: { type: "object", properties: {} },
+      secret: "whsec_test",
+      createdAt: iso(Date.now()),
+      updatedAt: iso(Date.now()),
+    })
+    .returning();
+  if (!action) throw new Error("action not created");
+  // Oldest first, as calls are written; ten rows a statement, within D1's 100 bound parameters.
+  const callIds: number[] = [];
+  for (let i = 0; i < ages.length; i += 10) {
+    const rows = await db
+      .insert(actionCalls)
+      .values(
+        ages.slice(i, i + 10).map((age) => ({
+          actionId: action.id,
+          businessId,
+          conversationId: "conv",
+          messageId: unique("msg"),
+          channel: "whatsapp",
+          status: "success" as const,
+          arguments: {},
+          createdAt: ago(age),
+        })),
+      )
+      .returning({ id: actionCalls.id });
+    callIds.push(...rows.map((row) => row.id));
+  }
+  return { actionId: action.id, callIds };
+}
+/** The ids of the action's stored calls, in the order they were made. */
+const callsOf = async (actionId: number) =>
+  (
+    await db
+      .select({ id: actionCalls.id })
+      .from(actionCalls)
+      .where(eq(actionCalls.actionId, actionId))
+      .orderBy(actionCalls.id)
+  ).map((row) => row.id);
+describe("events, deliveries and attempts go after 30 days (DESIGN.md, Operations)", () => {
+  it("deletes events past 30 days with their deliveries and attempts; younger ones and other businesses' stay", async () => {
+    const { business } = await createBusiness();
+    const { business: other } = await createBusiness();
+    const endpoint = await endpointOf(business.id);
+    const otherEndpoint = await endpointOf(other.id);
+    const old = await eventWithDelivery(business.id, endpoint, EVENT_RETENTION_MS + MINUTE);
+    // A redelivery of the old event, a day ago: it goes with its event, which it shows.
+    const redelivered = await eventWithDelivery(business.id, endpoint, EVENT_RETENTION_MS + MINUTE, DAY);
+    const young = await eventWithDelivery(business.id, endpoint, EVENT_RETENTION_MS - MINUTE);
+    const othersYoung = await eventWithDelivery(other.id, otherEndpoint, DAY);
+    await run();
+    expect(await storedEvents([old.eventId, redelivered.eventId, young.eventId, othersYoung.eventId])).toEqual(
+      [young.eventId, othersYoung.eventId].sort(),
+    );
+    const deliveryIds = [old, redelivered, young, othersYoung].map((event) => event.deliveryId);
+    const deliveries = await db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(inArray(webhookDeliveries.id, deliveryIds));
+    expect(deliveries.map((row) => row.id).sort()).toEqual([young.deliveryId, othersYoung.deliveryId].sort());
+    const attempts = await db
+      .select({ deliveryId: deliveryAttempts.deliveryId })
+      .from(deliveryAttempts)
+      .where(inArray(deliveryAttempts.deliveryId, deliveryIds));
+    expect(attempts.map((row) => row.deliveryId).sort()).toEqual(
+      [young.deliveryId, young.deliveryId, othersYoung.deliveryId, othersYoung.deliveryId].sort(),
+    );
+  });
+
+  it("deletes at most one chunk a run, oldest first: 250 due events take three runs", async () => {
+    const { business } = await createBusiness();
+    const prefix = unique("evt_bulk");
+    // Older than any other test's events, so these are the first candidates.
+    await manyEvents(business.id, prefix, 250, "1980-01-01T00:00:00.000Z");
+    const left = () => db.$count(events, like(events.id, `${prefix}%`));
+    expect((await run()).events).toBe(EVENT_CHUNK);
+    expect(await left()).toBe(150);
+    await run();
+    expect(await left()).toBe(50);
+    await run();
+    expect(await left()).toBe(0);
+  });
+
+  it("reads about what it deletes, cascade included", async () => {
+    const { business } = await createBusiness();
+    const endpoint = await endpointOf(business.id);
+    for (let i = 0; i < 20; i++) await eventWithDelivery(business.id, endpoint, EVENT_RETENTION_MS + MINUTE);
+    await manyEvents(business.id, unique("evt_young"), 300, ago(DAY));
+    const result = await retentionDeletions(db, Date.now()).events.run();
+    // 20 events, 20 deliveries and 40 attempts (at least: other tests may have left due events too).
+    expect(result.meta.changes).toBeGreaterThanOrEqual(20);
+    // About five reads a deleted row (index entries, the row, the foreign keys' lookups); the young events: none.
+    expect(result.meta.rows_read).toBeLessThanOrEqual(result.meta.changes * 6);
+  });
+});
+
+describe("action calls go after 30 days, except each action's 10 most recent (DESIGN.md, Operations)", () => {
+  const old = ACTION_CALL_RETENTION_MS + MINUTE;
+
+  it("keeps the 10 most recent calls of an action however old, and the calls younger than 30 days", async () => {
+    const { business } = await createBusiness();
+    const dormant = await actionWithCalls(
+      business.id,
+      Array.from({ length: 15 }, (_, i) => old + (15 - i) * HOUR),
+    );
+    const busy = await actionWithCalls(business.id, [
+      ...Array.from({ length: 5 }, (_, i) => old + (5 - i) * HOUR),
+      ...Array.from({ length: 12 }, (_, i) => DAY - i * HOUR),
+    ]);
+    const few = await actionWithCalls(business.id, [old + DAY, old]);
+    await run();
+    expect(await callsOf(dormant.actionId)).toEqual(dormant.callIds.slice(-RECENT_CALLS));
+    expect(await callsOf(busy.actionId)).toEqual(busy.callIds.slice(5));
+    expect(await callsOf(few.actionId)).toEqual(few.callIds);
+  });
+
+  it("marks each call superseded as it leaves the 10 most recent, however many calls arrive at once", async () => {
+    const { business, apiKey } = await createBusiness();
+    const action = await registerAction(apiKey, unique("lookup"), { url: receiverBox("retention").url("/ok") });
+    await switchAction(db, business.id, action.id, true);
+    const answers = await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        call(`/internal/v1/businesses/${business.id}/actions/${action.name}/call`, {
+          method: "POST",
+          headers: RUNTIME,
+          body: { conversation_id: "conv", message_id: unique(`msg${i}`), channel: "whatsapp", arguments: {} },
+        }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(25).fill(200));
+    const marks = await db
+      .select({ id: actionCalls.id, superseded: actionCalls.superseded })
+      .from(actionCalls)
+      .where(eq(actionCalls.actionId, action.id))
+      .orderBy(actionCalls.id);
+    expect(marks.map((row) => row.superseded)).toEqual([...Array(15).fill(true), ...Array(10).fill(false)]);
+    // What retention keeps is what the action shows: its 10 most recent calls.
+    await db
+      .update(actionCalls)
+      .set({ createdAt: ago(old) })
+      .where(eq(actionCalls.actionId, action.id));
+    await run();
+    const shown = await json<{ calls: { id: number }[] }>(await call(`/api/v1/actions/${action.id}`, { key: apiKey }));
+    expect(await callsOf(action.id)).toEqual(marks.slice(15).map((row) => row.id));
+    expect(shown.calls.map((row) => row.id).sort((a, b) => a - b)).toEqual(await callsOf(action.id));
+  });
+
+  it("deletes the old calls pushed out of the 10 most recent by newer ones", async () => {
+    const { business } = await createBusiness();
+    const action = await actionWithCalls(business.id, [old + DAY, old, ...Array.from({ length: 9 }, () => HOUR)]);
+    await run();
+    expect(await callsOf(action.actionId)).toEqual(action.callIds.slice(1));
+  });
+});
+
+describe("expired codes, sessions and idempotency records go after a day (DESIGN.md, Operations)", () => {
+  const past = EXPIRED_RECORD_RETENTION_MS + MINUTE;
+  const short = EXPIRED_RECORD_RETENTION_MS - MINUTE;
+
+  it("deletes owner sessions expired a day ago; others stay", async () => {
+    const { owner } = await createOwnerBusiness();
+    const session = (expiresAt: string) => ({
+      ownerId: owner.id,
+      tokenHash: unique("session"),
+      csrfSecret: "csrf",
+      createdAt: ago(2 * DAY),
+      expiresAt,
+    });
+    const [gone, expired, live] = await db
+      .insert(ownerSessions)
+      .values([session(ago(past)), session(ago(short)), session(iso(Date.now() + HOUR))])
+      .returning({ id: ownerSessions.id });
+    await run();
+    const ids = [gone, expired, live].map((row) => row?.id ?? 0);
+    const stored = await db.select({ id: ownerSessions.id }).from(ownerSessions).where(inArray(ownerSessions.id, ids));
+    expect(stored.map((row) => row.id)).toEqual(ids.slice(1));
+  });
+
+  it("deletes authorization codes expired a day ago; others stay", async () => {
+    const { business } = await createBusiness();
+    const clientId = unique("client");
+    await insertClient({ id: clientId, secret: "secret", method: "client_secret_post" });
+    const [grant] = await db
+      .insert(oauthGrants)
+      .values({ clientId, businessId: business.id, scope: "api", createdAt: ago(2 * DAY) })
+      .returning();
+    const code = (expiresAt: string) => ({
+      codeHash: unique("code"),
+      grantId: grant?.id ?? 0,
+      redirectUri: "https://partner.example/cb",
+      codeChallenge: "challenge",
+      expiresAt,
+      createdAt: ago(2 * DAY),
+    });
+    const rows = [code(ago(past)), code(ago(short)), code(iso(Date.now() + MINUTE))];
+    await db.insert(oauthCodes).values(rows);
+    await run();
+    const hashes = rows.map((row) => row.codeHash);
+    const stored = await db
+      .select({ codeHash: oauthCodes.codeHash })
+      .from(oauthCodes)
+      .where(inArray(oauthCodes.codeHash, hashes));
+    expect(stored.map((row) => row.codeHash).sort()).toEqual(hashes.slice(1).sort());
+  });
+
+  it("deletes idempotency records a day after they expired (24 hours after their request)", async () => {
+    const { business } = await createBusiness();
+    const record = (age: number) => ({
+      businessId: business.id,
+      principal: "key:1",
+      key: unique("idem"),
+      fingerprint: "f",
+      status: 201,
+      body: "{}",
+      createdAt: ago(age),
+    });
+    const rows = [record(IDEMPOTENCY_KEPT_MS + past), record(IDEMPOTENCY_KEPT_MS + short), record(MINUTE)];
+    await db.insert(idempotencyKeys).values(rows);
+    await run();
+    const keys = rows.map((row) => row.key);
+    const stored = await db
+      .select({ key: idempotencyKeys.key })
+      .from(idempotencyKeys)
+      .where(inArray(idempotencyKeys.key, keys));
+    expect(stored.map((row) => row.key).sort()).toEqual(keys.slice(1).sort());
+  });
+});
+
+describe("revoked or expired tokens go after 90 days (DESIGN.md, Operations)", () => {
+  it("deletes tokens revoked or expired 90 days ago; rotated-out tokens stay for reuse detection until then", async () => {
+    const { business } = await createBusiness();
+    const clientId = unique("client");
+    await insertClient({ id: clientId, secret: "secret", method: "client_secret_post" });
+    const [grant] = await db
+      .insert(oauthGrants)
+      .values({ clientId, businessId: business.id, scope: "api", createdAt: ago(400 * DAY) })
+      .returning();
+    const past = ENDED_TOKEN_RETENTION_MS + MINUTE;
+    const short = ENDED_TOKEN_RETENTION_MS - MINUTE;
+    const token = (name: string, fields: { expiresAt: string; revokedAt?: string; rotatedAt?: string }) => ({
+      tokenHash: unique(name),
+      kind: "refresh" as const,
+      grantId: grant?.id ?? 0,
+      createdAt: ago(400 * DAY),
+      ...fields,
+    });
+    const future = iso(Date.now() + DAY);
+    const gone = [
+      token("expired_long_ago", { expiresAt: ago(past) }),
+      token("revoked_long_ago", { expiresAt: future, revokedAt: ago(past) }),
+      token("rotated_expired_long_ago", { expiresAt: ago(past), rotatedAt: ago(200 * DAY) }),
+    ];
+    const kept = [
+      token("expired_recently", { expiresAt: ago(short) }),
+      token("revoked_recently", { expiresAt: ago(short), revokedAt: ago(short) }),
+      // Rotated out long ago, neither revoked nor expired 90 days ago: reuse detection still needs it.
+      token("rotated_long_ago", { expiresAt: ago(short), rotatedAt: ago(150 * DAY) }),
+      token("live", { expiresAt: future }),
+    ];
+    await db.insert(oauthTokens).values([...gone, ...kept]);
+    await run();
+    const stored = await db
+      .select({ tokenHash: oauthTokens.tokenHash })
+      .from(oauthTokens)
+      .where(eq(oauthTokens.grantId, grant?.id ?? 0));
+    expect(stored.map((row) => row.tokenHash).sort()).toEqual(kept.map((row) => row.tokenHash).sort());
+  });
+});
+
+describe("what retention keeps and how it finds what it deletes", () => {
+  it("keeps the responses of a live intake, however old (spec: they stay until their intake is deleted)", async () => {
+    const { business } = await createBusiness();
+    const [intake] = await db
+      .insert(intakes)
+      .values({
+        businessId: business.id,
+        name: unique("intake"),
+        title: "Intake",
+        description: "Asks",
+        fields: [],
+        createdAt: ago(400 * DAY),
+        updatedAt: ago(400 * DAY),
+      })
+      .returning();
+    const intakeId = intake?.id ?? 0;
+    await db.insert(intakeResponses).values({
+      intakeId,
+      businessId: business.id,
+      conversationId: "conv",
+      channel: "whatsapp",
+      runId: unique("run"),
+      answers: [],
+      status: "completed",
+      completedAt: ago(365 * DAY),
+      createdAt: ago(365 * DAY),
+    });
+    await run();
+    expect(await db.$count(intakeResponses, eq(intakeResponses.intakeId, intakeId))).toBe(1);
+  });
+
+  it("deletes at most its chunk of each kind a run, and the next runs take the rest", async () => {
+    // Whatever earlier tests left due goes first, so that the runs below count only this test's rows.
+    while (Object.values(await run()).some((deleted) => deleted > 0));
+    const { business } = await createBusiness();
+    const { owner } = await createOwnerBusiness();
+    const clientId = unique("client");
+    await insertClient({ id: clientId, secret: "secret", method: "client_secret_post" });
+    const [grant] = await db
+      .insert(oauthGrants)
+      .values({ clientId, businessId: business.id, scope: "api", createdAt: ago(400 * DAY) })
+      .returning();
+    const endpoint = await endpointOf(business.id);
+    const five = Array.from({ length: 5 }, (_, i) => i);
+    for (const _ of five) await eventWithDelivery(business.id, endpoint, EVENT_RETENTION_MS + DAY);
+    // 15 calls: the 5 oldest leave the 10 most recent, and are all past 30 days.
+    const { actionId } = await actionWithCalls(
+      business.id,
+      Array.from({ length: 15 }, () => ACTION_CALL_RETENTION_MS + DAY),
+    );
+    const longAgo = ago(400 * DAY);
+    await db.insert(oauthCodes).values(
+      five.map(() => ({
+        codeHash: unique("code"),
+        grantId: grant?.id ?? 0,
+        redirectUri: "https://partner.example/cb",
+        codeChallenge: "challenge",
+        expiresAt: longAgo,
+        createdAt: longAgo,
+      })),
+    );
+    await db.insert(ownerSessions).values(
+      five.map(() => ({
+        ownerId: owner.id,
+        tokenHash: unique("session"),
+        csrfSecret: "c",
+        createdAt: longAgo,
+        expiresAt: longAgo,
+      })),
+    );
+    await db.insert(idempotencyKeys).values(
+      five.map(() => ({
+        businessId: business.id,
+        principal: "key:1",
+        key: unique("idem"),
+        fingerprint: "f",
+        status: 201,
+        body: "{}",
+        createdAt: longAgo,
+      })),
+    );
+    await db.insert(oauthTokens).values(
+      five.map(() => ({
+        tokenHash: unique("token"),
+        kind: "refresh" as const,
+        grantId: grant?.id ?? 0,
+        createdAt: longAgo,
+        expiresAt: longAgo,
+      })),
+    );
+    const chunk = (deleted: number) => ({
+      // D1 counts the rows the cascade deleted too: each event's delivery and its two attempts.
+      events: deleted * 4,
+      actionCalls: deleted,
+      oauthCodes: deleted,
+      ownerSessions: deleted,
+      idempotencyKeys: deleted,
+      oauthTokens: deleted,
+    });
+    expect(await applyRetention(db, Date.now(), 2)).toEqual(chunk(2));
+    expect(await applyRetention(db, Date.now(), 2)).toEqual(chunk(2));
+    expect(await applyRetention(db, Date.now(), 2)).toEqual(chunk(1));
+    expect(await applyRetention(db, Date.now(), 2)).toEqual(chunk(0));
+    expect((await callsOf(actionId)).length).toBe(RECENT_CALLS);
+  });
+
+  it("finds each kind's rows by a range scan of an index, never a scan of its table", async () => {
+    const plans: Record<string, string[]> = {};
+    for (const [kind, statement] of Object.entries(retentionDeletions(db, Date.now()))) {
+      const { sql, params } = statement.toSQL();
+      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .bind(...params)
+        .all<{ detail: string }>();
+      plans[kind] = plan.results.map((row) => row.detail);
+    }
+    expect(plans).toEqual({
+      events: expect.arrayContaining(["SEARCH events USING COVERING INDEX events_created (created_at<?)"]),
+      actionCalls: expect.arrayContaining([
+        "SEARCH action_calls USING COVERING INDEX action_calls_superseded_created (created_at<?)",
+      ]),
+      oauthCodes: expect.arrayContaining([
+        "SEARCH oauth_codes USING COVERING INDEX oauth_codes_expires (expires_at<?)",
+      ]),
+      ownerSessions: expect.arrayContaining([
+        "SEARCH owner_sessions USING COVERING INDEX owner_sessions_expires (expires_at<?)",
+      ]),
+      idempotencyKeys: expect.arrayContaining([
+        "SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_created (created_at<?)",
+      ]),
+      oauthTokens: expect.arrayContaining([
+        "INDEX 1",
+        "SEARCH oauth_tokens USING INDEX oauth_tokens_expires (expires_at<?)",
+        "INDEX 2",
+        "SEARCH oauth_tokens USING INDEX oauth_tokens_revoked (revoked_at<?)",
+      ]),
+    });
+    for (const details of Object.values(plans)) {
+      expect(details.filter((detail) => detail.startsWith("SCAN ") && !detail.includes("CONSTANT ROW"))).toEqual([]);
+    }
+  });
+
+  it("runs from the Worker's cron trigger (the scheduled handler)", async () => {
+    const { business } = await createBusiness();
+    const endpoint = await endpointOf(business.id);
+    const old = await eventWithDelivery(business.id, endpoint, EVENT_RETENTION_MS + MINUTE);
+    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: Date.now() }), env);
+    expect(await storedEvents([old.eventId])).toEqual([]);
+    expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.id, old.deliveryId))).toBe(0);
+  });
+});
