@@ -6,8 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runWranglerCaptured } from "./wrangler.mjs";
 
-/** Gzipped KiB. It was 228.9 before the zod locales were aliased away (issue 19), 190.0 after, 205.1 with issue 17. */
-const BUDGET_GZIP_KIB = 210;
+/**
+ * Gzipped KiB. It was 228.9 before the zod locales were aliased away (issue 19), 190.0 after, 205.1 with issue 17,
+ * 209.9 with issue 20 (the structured log lines and the request's counting view of D1, 1.6 KiB).
+ */
+const BUDGET_GZIP_KIB = 212;
 
 const outdir = mkdtempSync(join(tmpdir(), "secretary-bundle-"));
 try {

@@ -5,5 +5,6 @@ import type { Env } from "./env";
 /** The Hono environment of every route: the Worker's bindings and what middleware sets per request. */
 export type AppEnv = {
   Bindings: Env;
-  Variables: RequestIdVariables & { credential: Credential; principal: Principal };
+  /** `runtime`: the request presented the runtime token (middleware/authenticate-runtime.ts). */
+  Variables: RequestIdVariables & { credential: Credential; principal: Principal; runtime: true };
 };

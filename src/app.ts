@@ -7,6 +7,7 @@ import type { AppEnv } from "./app-env";
 import { ApiError, invalid } from "./lib/errors";
 import { requireRuntime } from "./middleware/authenticate-runtime";
 import { NOT_JSON_BODY, respondMethodNotAllowed, respondNotFound, respondToError } from "./middleware/error-responses";
+import { requestLog } from "./middleware/request-log";
 import { responseHeaders } from "./middleware/response-headers";
 import { apiDocs } from "./routes/api-docs";
 import { dashboard } from "./routes/dashboard";
@@ -43,6 +44,7 @@ export const app = new Hono<AppEnv>();
 
 app.use(responseHeaders);
 app.use(requestId());
+app.use(requestLog);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: respondMethodNotAllowed }));
 app.use(
   bodyLimit({

@@ -56,35 +56,63 @@ async function sha256Hex(text) {
 /** The app's page size rule: 1 to 100, 25 when absent (a wrong value is the app's 400; here it is clamped). */
 const pageSize = (/** @type {string | null} */ value) => Math.min(100, Math.max(1, Number(value) || 25));
 
+/**
+ * The floor's answer to one request: the key's hash, one D1 batch, the rate limit, the raw rows.
+ * @param {Request} request
+ * @param {{ DB: D1Database, RATE_LIMIT: RateLimit }} env
+ */
+async function answer(request, env) {
+  const url = new URL(request.url);
+  // What scripts/local-worker.mjs waits for before the run.
+  if (url.pathname === "/") return new Response("The floor Worker of npm run bench.\n");
+  const route = ROUTES[url.pathname];
+  if (route === undefined || request.method !== "GET") return json({ error: "Not found." }, 404);
+  const key = /^Bearer +(\S+)$/i.exec(request.headers.get("Authorization")?.trim() ?? "")?.[1];
+  if (!key) return json({ error: "An API key is required." }, 401);
+
+  const hash = await sha256Hex(key);
+  const statements = [env.DB.prepare(CREDENTIAL).bind(hash)];
+  if (route) {
+    const data = env.DB.prepare(route.sql);
+    statements.push(route.paged ? data.bind(hash, pageSize(url.searchParams.get("limit"))) : data.bind(hash));
+  }
+  const [credential, data] = /** @type {D1Result<Record<string, unknown>>[]} */ (await env.DB.batch(statements));
+
+  const row = credential?.results[0];
+  if (!row || row.key_revoked_at) return json({ error: "The API key is not recognised." }, 401);
+  const { key_revoked_at: _, ...business } = row;
+  if (!API_PLANS.includes(String(business.plan)) || !business.plan_active) {
+    return json({ error: "The business's plan does not include the API." }, 403);
+  }
+  if (!(await env.RATE_LIMIT.limit({ key: hash })).success) return json({ error: "Too many requests." }, 429);
+  return route ? json({ data: data?.results ?? [] }) : json(business);
+}
+
 export default {
   /**
+   * One JSON line a request, as the app writes (src/lib/log.ts, DESIGN.md, Operations: Logs): every production Worker
+   * logs its requests, and locally each line travels through wrangler dev's output, which costs the local stack more
+   * CPU than writing it (docs/performance.md); the floor pays it as the app does.
    * @param {Request} request
    * @param {{ DB: D1Database, RATE_LIMIT: RateLimit }} env
    */
   async fetch(request, env) {
-    const url = new URL(request.url);
-    // What scripts/local-worker.mjs waits for before the run.
-    if (url.pathname === "/") return new Response("The floor Worker of npm run bench.\n");
-    const route = ROUTES[url.pathname];
-    if (route === undefined || request.method !== "GET") return json({ error: "Not found." }, 404);
-    const key = /^Bearer +(\S+)$/i.exec(request.headers.get("Authorization")?.trim() ?? "")?.[1];
-    if (!key) return json({ error: "An API key is required." }, 401);
-
-    const hash = await sha256Hex(key);
-    const statements = [env.DB.prepare(CREDENTIAL).bind(hash)];
-    if (route) {
-      const data = env.DB.prepare(route.sql);
-      statements.push(route.paged ? data.bind(hash, pageSize(url.searchParams.get("limit"))) : data.bind(hash));
-    }
-    const [credential, data] = /** @type {D1Result<Record<string, unknown>>[]} */ (await env.DB.batch(statements));
-
-    const row = credential?.results[0];
-    if (!row || row.key_revoked_at) return json({ error: "The API key is not recognised." }, 401);
-    const { key_revoked_at: _, ...business } = row;
-    if (!API_PLANS.includes(String(business.plan)) || !business.plan_active) {
-      return json({ error: "The business's plan does not include the API." }, 403);
-    }
-    if (!(await env.RATE_LIMIT.limit({ key: hash })).success) return json({ error: "Too many requests." }, 429);
-    return route ? json({ data: data?.results ?? [] }) : json(business);
+    const startedAt = Date.now();
+    const response = await answer(request, env);
+    console.log(
+      JSON.stringify({
+        level: "info",
+        kind: "request",
+        requestId: crypto.randomUUID(),
+        method: request.method,
+        route: new URL(request.url).pathname,
+        principal: "api_key",
+        principalId: null,
+        status: response.status,
+        durationMs: Date.now() - startedAt,
+        d1RoundTrips: 1,
+      }),
+    );
+    return response;
   },
 };

@@ -13,5 +13,6 @@ export const requireRuntime = createMiddleware<AppEnv>(async (c, next) => {
   if (!expected || !presented || !secretsEqual(presented, expected)) {
     throw unauthorized("The runtime token is missing or not valid.");
   }
+  c.set("runtime", true);
   await next();
 });

@@ -9,6 +9,7 @@ import {
   recordAttempts,
 } from "../domain/webhooks/attempts";
 import type { Env } from "../env";
+import { logLine } from "../lib/log";
 import { loggableError } from "../lib/loggable-error";
 import { type OutboundOutcome, type OutboundPolicy, outboundPolicy, signedPost } from "../lib/outbound";
 import type { Clock } from "../lib/time";
@@ -115,11 +116,19 @@ async function attempt(
     unixSeconds: Math.floor(attemptedAt / 1000),
     timeoutMs: answerTimeoutMs,
   });
-  return {
-    delivery,
-    attemptedAt,
-    outcome: attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - attemptedAt)),
-  };
+  const recorded = attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - attemptedAt));
+  // DESIGN.md, Operations: Logs: one line per attempt, of ids and the outcome's kind (never the URL or the error text).
+  logLine("delivery_attempt", {
+    deliveryId: delivery.id,
+    endpointId: delivery.endpointId,
+    eventId: delivery.eventId,
+    attempt: delivery.attemptCount + 1,
+    ok: recorded.ok,
+    statusCode: recorded.statusCode,
+    outcome: outcome.kind,
+    durationMs: recorded.durationMs,
+  });
+  return { delivery, attemptedAt, outcome: recorded };
 }
 
 /** The attempt as the endpoint's history shows it (spec: any 2xx is a success; a redirect is a failure). */

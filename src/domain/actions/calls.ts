@@ -3,6 +3,7 @@ import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { actionCalls, actions, businesses } from "../../db/schema";
 import { ApiError, conflict, notFound } from "../../lib/errors";
+import { logLine } from "../../lib/log";
 import { type OutboundOutcome, type OutboundPolicy, signedPost } from "../../lib/outbound";
 import { type Clock, iso } from "../../lib/time";
 import type { ActionCallBody } from "../../schemas/runtime";
@@ -193,6 +194,14 @@ export async function callAction(
     timeoutMs,
   );
   const finishedAt = now();
+  // DESIGN.md, Operations: Logs: one line per call sent, of ids and statuses (never its URL, arguments or answer).
+  logLine("action_call", {
+    callId: call.id,
+    actionId: action.id,
+    status: outcome.status,
+    httpStatus: outcome.httpStatus,
+    durationMs: finishedAt - startedAt,
+  });
   return callResult(
     await recordOutcome(db, action, call, outcome, finishedAt - startedAt, iso(finishedAt)),
     outcome.answer,
