@@ -21,6 +21,8 @@ export interface Env {
   DOH_RESOLVER_URL: string;
   /** Secret: the Secretary runtime's bearer token for `/internal/v1`. */
   RUNTIME_TOKEN: string;
+  /** Secret, set only while `RUNTIME_TOKEN` is rotated: the token before it, still accepted (docs/operations.md). */
+  RUNTIME_TOKEN_PREVIOUS?: string;
 }
 
 // The runtime's own name for the bindings, so that Durable Objects and entrypoints typed with the default

@@ -200,7 +200,7 @@ describe("structured logs", async () => {
         method: "POST",
         route: "/internal/v1/businesses/:id/actions/:name/call",
         principal: "runtime",
-        principalId: null,
+        principalId: 1,
         status: 200,
       }),
     ]);

@@ -9,7 +9,7 @@ import { logLine } from "../lib/log";
 /** Who the request was admitted as: a partner principal, the owner signed in to the dashboard, or the runtime. */
 function principalOf(c: Context<AppEnv & { Variables: { session?: OwnerSession } }>) {
   const { principal, session, runtime } = c.var;
-  if (runtime) return { principal: "runtime" as const, principalId: null };
+  if (runtime) return { principal: "runtime" as const, principalId: runtime === "current" ? 1 : 2 };
   if (principal)
     return {
       principal: principal.kind,
