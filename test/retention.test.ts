@@ -150,6 +150,53 @@ const callsOf = async (actionId: number) =>
       .where(eq(actionCalls.actionId, actionId))
       .orderBy(actionCalls.id)
   ).map((row) => row.id);
+/** A connection of a fresh OAuth client to `businessId`, made long ago: what codes and tokens belong to. */
+async function grantOf(businessId: string) {
+  const clientId = unique("client");
+  await insertClient({ id: clientId, secret: "secret", method: "client_secret_post" });
+  const [grant] = await db
+    .insert(oauthGrants)
+    .values({ clientId, businessId, scope: "api", createdAt: ago(400 * DAY) })
+    .returning();
+  if (!grant) throw new Error("grant not created");
+  return grant.id;
+}
+
+/** Rows of the kinds that expire, each made long ago; only the timestamp retention reads is given. */
+const rows = {
+  code: (grantId: number, expiresAt: string) => ({
+    codeHash: unique("code"),
+    grantId,
+    redirectUri: "https://partner.example/cb",
+    codeChallenge: "challenge",
+    expiresAt,
+    createdAt: ago(400 * DAY),
+  }),
+  session: (ownerId: number, expiresAt: string) => ({
+    ownerId,
+    tokenHash: unique("session"),
+    csrfSecret: "csrf",
+    createdAt: ago(400 * DAY),
+    expiresAt,
+  }),
+  idempotency: (businessId: string, createdAt: string) => ({
+    businessId,
+    principal: "key:1",
+    key: unique("idem"),
+    fingerprint: "f",
+    status: 201,
+    body: "{}",
+    createdAt,
+  }),
+  token: (grantId: number, name: string, ended: { expiresAt: string; revokedAt?: string; rotatedAt?: string }) => ({
+    tokenHash: unique(name),
+    kind: "refresh" as const,
+    grantId,
+    createdAt: ago(400 * DAY),
+    ...ended,
+  }),
+};
+
 describe("events, deliveries and attempts go after 30 days (DESIGN.md, Operations)", () => {
   it("deletes events past 30 days with their deliveries and attempts; younger ones and other businesses' stay", async () => {
     const { business } = await createBusiness();
@@ -192,6 +239,43 @@ describe("events, deliveries and attempts go after 30 days (DESIGN.md, Operation
     expect(await left()).toBe(50);
     await run();
     expect(await left()).toBe(0);
+  });
+
+  it("takes an event delivered to 20 endpoints, 6 attempts each, whole in one run (spec: at most 20 endpoints)", async () => {
+    const { business } = await createBusiness();
+    await Promise.all(Array.from({ length: 20 }, () => endpointOf(business.id)));
+    const eventId = unique("evt_wide");
+    const old = ago(EVENT_RETENTION_MS + MINUTE);
+    await db
+      .insert(events)
+      .values({ id: eventId, businessId: business.id, type: "booking.created", envelope: "{}", createdAt: old });
+    // One INSERT … SELECT each: 20 rows of 7 values would bind 140 parameters, past D1's 100.
+    await env.DB.prepare(
+      `INSERT INTO webhook_deliveries (business_id, event_id, endpoint_id, status, attempt_count, next_attempt_at, created_at)
+       SELECT business_id, ?1, id, 'failed', 6, ?2, ?2 FROM webhook_endpoints WHERE business_id = ?3`,
+    )
+      .bind(eventId, old, business.id)
+      .run();
+    await env.DB.prepare(
+      `INSERT INTO delivery_attempts (delivery_id, attempted_at, status_code, duration_ms)
+       SELECT delivery.id, ?2, 503, 10 FROM webhook_deliveries AS delivery, (VALUES (1), (2), (3), (4), (5), (6))
+       WHERE delivery.event_id = ?1`,
+    )
+      .bind(eventId, old)
+      .run();
+    const deliveryIds = (
+      await db
+        .select({ id: webhookDeliveries.id })
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.eventId, eventId))
+    ).map((row) => row.id);
+    expect(deliveryIds).toHaveLength(20);
+    expect(await db.$count(deliveryAttempts, inArray(deliveryAttempts.deliveryId, deliveryIds))).toBe(120);
+    await run();
+    expect(await storedEvents([eventId])).toEqual([]);
+    expect(await db.$count(webhookDeliveries, inArray(webhookDeliveries.id, deliveryIds))).toBe(0);
+    expect(await db.$count(deliveryAttempts, inArray(deliveryAttempts.deliveryId, deliveryIds))).toBe(0);
+    expect(await db.$count(webhookEndpoints, eq(webhookEndpoints.businessId, business.id))).toBe(20);
   });
 
   it("reads about what it deletes, cascade included", async () => {
@@ -272,13 +356,7 @@ describe("expired codes, sessions and idempotency records go after a day (DESIGN
 
   it("deletes owner sessions expired a day ago; others stay", async () => {
     const { owner } = await createOwnerBusiness();
-    const session = (expiresAt: string) => ({
-      ownerId: owner.id,
-      tokenHash: unique("session"),
-      csrfSecret: "csrf",
-      createdAt: ago(2 * DAY),
-      expiresAt,
-    });
+    const session = (expiresAt: string) => rows.session(owner.id, expiresAt);
     const [gone, expired, live] = await db
       .insert(ownerSessions)
       .values([session(ago(past)), session(ago(short)), session(iso(Date.now() + HOUR))])
@@ -291,24 +369,11 @@ describe("expired codes, sessions and idempotency records go after a day (DESIGN
 
   it("deletes authorization codes expired a day ago; others stay", async () => {
     const { business } = await createBusiness();
-    const clientId = unique("client");
-    await insertClient({ id: clientId, secret: "secret", method: "client_secret_post" });
-    const [grant] = await db
-      .insert(oauthGrants)
-      .values({ clientId, businessId: business.id, scope: "api", createdAt: ago(2 * DAY) })
-      .returning();
-    const code = (expiresAt: string) => ({
-      codeHash: unique("code"),
-      grantId: grant?.id ?? 0,
-      redirectUri: "https://partner.example/cb",
-      codeChallenge: "challenge",
-      expiresAt,
-      createdAt: ago(2 * DAY),
-    });
-    const rows = [code(ago(past)), code(ago(short)), code(iso(Date.now() + MINUTE))];
-    await db.insert(oauthCodes).values(rows);
+    const grantId = await grantOf(business.id);
+    const codes = [ago(past), ago(short), iso(Date.now() + MINUTE)].map((expiresAt) => rows.code(grantId, expiresAt));
+    await db.insert(oauthCodes).values(codes);
     await run();
-    const hashes = rows.map((row) => row.codeHash);
+    const hashes = codes.map((row) => row.codeHash);
     const stored = await db
       .select({ codeHash: oauthCodes.codeHash })
       .from(oauthCodes)
@@ -318,19 +383,12 @@ describe("expired codes, sessions and idempotency records go after a day (DESIGN
 
   it("deletes idempotency records a day after they expired (24 hours after their request)", async () => {
     const { business } = await createBusiness();
-    const record = (age: number) => ({
-      businessId: business.id,
-      principal: "key:1",
-      key: unique("idem"),
-      fingerprint: "f",
-      status: 201,
-      body: "{}",
-      createdAt: ago(age),
-    });
-    const rows = [record(IDEMPOTENCY_KEPT_MS + past), record(IDEMPOTENCY_KEPT_MS + short), record(MINUTE)];
-    await db.insert(idempotencyKeys).values(rows);
+    const records = [IDEMPOTENCY_KEPT_MS + past, IDEMPOTENCY_KEPT_MS + short, MINUTE].map((age) =>
+      rows.idempotency(business.id, ago(age)),
+    );
+    await db.insert(idempotencyKeys).values(records);
     await run();
-    const keys = rows.map((row) => row.key);
+    const keys = records.map((row) => row.key);
     const stored = await db
       .select({ key: idempotencyKeys.key })
       .from(idempotencyKeys)
@@ -342,21 +400,10 @@ describe("expired codes, sessions and idempotency records go after a day (DESIGN
 describe("revoked or expired tokens go after 90 days (DESIGN.md, Operations)", () => {
   it("deletes tokens revoked or expired 90 days ago; rotated-out tokens stay for reuse detection until then", async () => {
     const { business } = await createBusiness();
-    const clientId = unique("client");
-    await insertClient({ id: clientId, secret: "secret", method: "client_secret_post" });
-    const [grant] = await db
-      .insert(oauthGrants)
-      .values({ clientId, businessId: business.id, scope: "api", createdAt: ago(400 * DAY) })
-      .returning();
+    const grantId = await grantOf(business.id);
     const past = ENDED_TOKEN_RETENTION_MS + MINUTE;
     const short = ENDED_TOKEN_RETENTION_MS - MINUTE;
-    const token = (name: string, fields: { expiresAt: string; revokedAt?: string; rotatedAt?: string }) => ({
-      tokenHash: unique(name),
-      kind: "refresh" as const,
-      grantId: grant?.id ?? 0,
-      createdAt: ago(400 * DAY),
-      ...fields,
-    });
+    const token = (name: string, ended: Parameters<typeof rows.token>[2]) => rows.token(grantId, name, ended);
     const future = iso(Date.now() + DAY);
     const gone = [
       token("expired_long_ago", { expiresAt: ago(past) }),
@@ -375,7 +422,7 @@ describe("revoked or expired tokens go after 90 days (DESIGN.md, Operations)", (
     const stored = await db
       .select({ tokenHash: oauthTokens.tokenHash })
       .from(oauthTokens)
-      .where(eq(oauthTokens.grantId, grant?.id ?? 0));
+      .where(eq(oauthTokens.grantId, grantId));
     expect(stored.map((row) => row.tokenHash).sort()).toEqual(kept.map((row) => row.tokenHash).sort());
   });
 });
@@ -416,12 +463,7 @@ describe("what retention keeps and how it finds what it deletes", () => {
     while (Object.values(await run()).some((deleted) => deleted > 0));
     const { business } = await createBusiness();
     const { owner } = await createOwnerBusiness();
-    const clientId = unique("client");
-    await insertClient({ id: clientId, secret: "secret", method: "client_secret_post" });
-    const [grant] = await db
-      .insert(oauthGrants)
-      .values({ clientId, businessId: business.id, scope: "api", createdAt: ago(400 * DAY) })
-      .returning();
+    const grantId = await grantOf(business.id);
     const endpoint = await endpointOf(business.id);
     const five = Array.from({ length: 5 }, (_, i) => i);
     for (const _ of five) await eventWithDelivery(business.id, endpoint, EVENT_RETENTION_MS + DAY);
@@ -431,45 +473,10 @@ describe("what retention keeps and how it finds what it deletes", () => {
       Array.from({ length: 15 }, () => ACTION_CALL_RETENTION_MS + DAY),
     );
     const longAgo = ago(400 * DAY);
-    await db.insert(oauthCodes).values(
-      five.map(() => ({
-        codeHash: unique("code"),
-        grantId: grant?.id ?? 0,
-        redirectUri: "https://partner.example/cb",
-        codeChallenge: "challenge",
-        expiresAt: longAgo,
-        createdAt: longAgo,
-      })),
-    );
-    await db.insert(ownerSessions).values(
-      five.map(() => ({
-        ownerId: owner.id,
-        tokenHash: unique("session"),
-        csrfSecret: "c",
-        createdAt: longAgo,
-        expiresAt: longAgo,
-      })),
-    );
-    await db.insert(idempotencyKeys).values(
-      five.map(() => ({
-        businessId: business.id,
-        principal: "key:1",
-        key: unique("idem"),
-        fingerprint: "f",
-        status: 201,
-        body: "{}",
-        createdAt: longAgo,
-      })),
-    );
-    await db.insert(oauthTokens).values(
-      five.map(() => ({
-        tokenHash: unique("token"),
-        kind: "refresh" as const,
-        grantId: grant?.id ?? 0,
-        createdAt: longAgo,
-        expiresAt: longAgo,
-      })),
-    );
+    await db.insert(oauthCodes).values(five.map(() => rows.code(grantId, longAgo)));
+    await db.insert(ownerSessions).values(five.map(() => rows.session(owner.id, longAgo)));
+    await db.insert(idempotencyKeys).values(five.map(() => rows.idempotency(business.id, longAgo)));
+    await db.insert(oauthTokens).values(five.map(() => rows.token(grantId, "token", { expiresAt: longAgo })));
     const chunk = (deleted: number) => ({
       // D1 counts the rows the cascade deleted too: each event's delivery and its two attempts.
       events: deleted * 4,
