@@ -493,6 +493,31 @@ describe("what retention keeps and how it finds what it deletes", () => {
     expect((await callsOf(actionId)).length).toBe(RECENT_CALLS);
   });
 
+  it("runs every other kind when one fails, and reports the failure; the next run takes the rest", async () => {
+    const { business } = await createBusiness();
+    const { owner } = await createOwnerBusiness();
+    const endpoint = await endpointOf(business.id);
+    const old = await eventWithDelivery(business.id, endpoint, EVENT_RETENTION_MS + MINUTE);
+    const [session] = await db
+      .insert(ownerSessions)
+      .values(rows.session(owner.id, ago(400 * DAY)))
+      .returning({ id: ownerSessions.id });
+    const sessionStored = async () => db.$count(ownerSessions, eq(ownerSessions.id, session?.id ?? 0));
+    // A D1 error in the events' statement, as D1 would answer a failed query.
+    await env.DB.exec(
+      `CREATE TRIGGER retention_fault BEFORE DELETE ON events WHEN OLD.id = '${old.eventId}' BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
+    );
+    try {
+      await expect(run()).rejects.toThrow(/^Failed query: delete from "events"/);
+      expect(await storedEvents([old.eventId])).toEqual([old.eventId]);
+      expect(await sessionStored()).toBe(0);
+    } finally {
+      await env.DB.exec("DROP TRIGGER retention_fault");
+    }
+    await run();
+    expect(await storedEvents([old.eventId])).toEqual([]);
+  });
+
   it("finds each kind's rows by a range scan of an index, never a scan of its table", async () => {
     const plans: Record<string, string[]> = {};
     for (const [kind, statement] of Object.entries(retentionDeletions(db, Date.now()))) {
