@@ -427,6 +427,78 @@ describe("revoked or expired tokens go after 90 days (DESIGN.md, Operations)", (
   });
 });
 
+describe("driven by the clock: each record stays until its limit and goes a minute after", () => {
+  /** The instant the records below are written; the runs are given later instants, as the cron would be. */
+  const written = Date.now();
+  const at = (ms: number) => iso(written + ms);
+  /** Writes one record of a kind; answers whether it is still stored. */
+  type Kind = (businessId: string) => Promise<() => Promise<boolean>>;
+  const stored = (count: Promise<number>) => count.then((n) => n === 1);
+  /** Runs at `instant` until nothing more is due then: other tests' rows fall due at such instants too. */
+  const drainAt = async (instant: number) => {
+    while (Object.values(await applyRetention(db, instant)).some((deleted) => deleted > 0));
+  };
+
+  const event: Kind = async (businessId) => {
+    const { eventId, deliveryId } = await eventWithDelivery(businessId, await endpointOf(businessId), 0);
+    return async () =>
+      (await storedEvents([eventId])).length === 1 &&
+      (await stored(db.$count(webhookDeliveries, eq(webhookDeliveries.id, deliveryId))));
+  };
+  const supersededCall: Kind = async (businessId) => {
+    const { callIds } = await actionWithCalls(businessId, Array(RECENT_CALLS + 1).fill(0));
+    return async () => (await db.$count(actionCalls, inArray(actionCalls.id, callIds))) === RECENT_CALLS + 1;
+  };
+  const code: Kind = async (businessId) => {
+    const [row] = await db
+      .insert(oauthCodes)
+      .values(rows.code(await grantOf(businessId), at(10 * MINUTE)))
+      .returning();
+    return () => stored(db.$count(oauthCodes, eq(oauthCodes.codeHash, row?.codeHash ?? "")));
+  };
+  const session: Kind = async () => {
+    const { owner } = await createOwnerBusiness();
+    const [row] = await db
+      .insert(ownerSessions)
+      .values(rows.session(owner.id, at(HOUR)))
+      .returning();
+    return () => stored(db.$count(ownerSessions, eq(ownerSessions.id, row?.id ?? 0)));
+  };
+  const idempotencyRecord: Kind = async (businessId) => {
+    const [row] = await db
+      .insert(idempotencyKeys)
+      .values(rows.idempotency(businessId, at(0)))
+      .returning();
+    return () => stored(db.$count(idempotencyKeys, eq(idempotencyKeys.key, row?.key ?? "")));
+  };
+  const token =
+    (ended: { expiresAt: string; revokedAt?: string }): Kind =>
+    async (businessId) => {
+      const [row] = await db
+        .insert(oauthTokens)
+        .values(rows.token(await grantOf(businessId), "token", ended))
+        .returning();
+      return () => stored(db.$count(oauthTokens, eq(oauthTokens.tokenHash, row?.tokenHash ?? "")));
+    };
+
+  it.each([
+    ["an event, with its delivery", event, EVENT_RETENTION_MS],
+    ["an action call pushed out of the 10 most recent", supersededCall, ACTION_CALL_RETENTION_MS],
+    ["an authorization code expiring in 10 minutes", code, 10 * MINUTE + EXPIRED_RECORD_RETENTION_MS],
+    ["an owner session expiring in an hour", session, HOUR + EXPIRED_RECORD_RETENTION_MS],
+    ["an idempotency record", idempotencyRecord, IDEMPOTENCY_KEPT_MS + EXPIRED_RECORD_RETENTION_MS],
+    ["a token expiring in an hour", token({ expiresAt: at(HOUR) }), HOUR + ENDED_TOKEN_RETENTION_MS],
+    ["a token revoked now", token({ expiresAt: at(DAY), revokedAt: at(0) }), ENDED_TOKEN_RETENTION_MS],
+  ] as const)("%s", async (_kind, write, limit) => {
+    const { business } = await createBusiness();
+    const isStored = await write(business.id);
+    await drainAt(written + limit - MINUTE);
+    expect(await isStored()).toBe(true);
+    await drainAt(written + limit + MINUTE);
+    expect(await isStored()).toBe(false);
+  });
+});
+
 describe("what retention keeps and how it finds what it deletes", () => {
   it("keeps the responses of a live intake, however old (spec: they stay until their intake is deleted)", async () => {
     const { business } = await createBusiness();
