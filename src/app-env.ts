@@ -3,7 +3,7 @@ import type { Credential, Principal } from "./domain/access/principals";
 import type { Env } from "./env";
 
 /** `RUNTIME_TOKEN`, or during its rotation `RUNTIME_TOKEN_PREVIOUS`. */
-export type RuntimeToken = "current" | "previous";
+type RuntimeToken = "current" | "previous";
 
 /** The Hono environment of every route: the Worker's bindings and what middleware sets per request. */
 export type AppEnv = {

@@ -22,7 +22,7 @@ export const ENDED_TOKEN_RETENTION_MS = 90 * DAY_MS;
  * How many rows of each kind one run deletes at most. The cron runs every minute and the next run takes the rest;
  * each kind is one short statement, so no run holds D1 for long.
  */
-export const RETENTION_CHUNK = 500;
+const RETENTION_CHUNK = 500;
 /**
  * How many events one run deletes at most: fewer, as each takes its deliveries and their attempts with it (the
  * foreign keys' cascade), up to 140 more rows (20 deliveries of 6 attempts). 100 such events, 14,100 rows, held local
@@ -90,7 +90,7 @@ export function retentionDeletions(db: Database, now: EpochMs, limit = RETENTION
   };
 }
 
-export type RetentionKind = keyof ReturnType<typeof retentionDeletions>;
+type RetentionKind = keyof ReturnType<typeof retentionDeletions>;
 
 /**
  * One run of retention: each kind's chunk, one statement after the other (a kind that fails does not keep the
