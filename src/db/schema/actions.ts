@@ -34,6 +34,13 @@ export const actions = sqliteTable(
      * the second kind and the never-approved ones, not the first.
      */
     offReason: text("off_reason", { enum: ["owner", "changed"] }),
+    /**
+     * The description and parameters the owner approved, which the Secretary uses (docs/decisions.md, Changes to a
+     * switched-on action): set when the owner switches the action on or accepts a change, null while it is off. A
+     * partner's PATCH of `description` or `parameters` changes the two columns above and leaves these.
+     */
+    approvedDescription: text("approved_description"),
+    approvedParameters: text("approved_parameters", { mode: "json" }).$type<ActionParameters>(),
     ...principalColumns(),
     failureCount: integer("failure_count").notNull().default(0),
     lastCalledAt: timestamp("last_called_at"),
