@@ -109,6 +109,15 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
     );
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
     expect((await me(refreshed.access_token)).status).toBe(200);
+    await expect(
+      oauth.processRefreshTokenResponse(
+        as,
+        client,
+        await oauth.refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token ?? "", options),
+      ),
+    ).rejects.toMatchObject({ error: "invalid_grant", status: 400 });
+    // Refused within 60 seconds of its use, the old token revoked nothing: the new pair still works.
+    expect((await me(refreshed.access_token)).status).toBe(200);
 
     // Revocation (RFC 7009): both tokens stop at once.
     await oauth.processRevocationResponse(
@@ -162,6 +171,46 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
     expect(() => oauth.validateAuthResponse(as, client, new URL(refused.headers.get("Location") ?? ""), state)).toThrow(
       expect.objectContaining({ error: "access_denied" }),
     );
+  });
+
+  it("reads the token endpoint's 429 as an OAuth error, temporarily_unavailable, with its Retry-After", async () => {
+    // A Rate Limiting binding whose budget is spent (test/oauth-token-budget.test.ts spends the real one).
+    const spent: RateLimit = { limit: async () => ({ success: false }) };
+    const spentFetch: typeof fetch = async (input, init) => {
+      const ctx = createExecutionContext();
+      const response = await worker.fetch(new Request(input, init), { ...env, TOKEN_RATE_LIMIT: spent }, ctx);
+      await waitOnExecutionContext(ctx);
+      return response;
+    };
+    const issuer = new URL(BASE);
+    const as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { ...options, algorithm: "oauth2" }),
+    );
+    const registered = await oauth.processDynamicClientRegistrationResponse(
+      await oauth.dynamicClientRegistrationRequest(
+        as,
+        { client_name: "Busy", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "client_secret_basic" },
+        options,
+      ),
+    );
+    const client: oauth.Client = { client_id: registered.client_id };
+    const refused = await oauth
+      .processRefreshTokenResponse(
+        as,
+        client,
+        await oauth.refreshTokenGrantRequest(
+          as,
+          client,
+          oauth.ClientSecretBasic(String(registered.client_secret)),
+          `rt_live_${"x".repeat(43)}`,
+          { ...options, [oauth.customFetch]: spentFetch },
+        ),
+      )
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(oauth.ResponseBodyError);
+    expect(refused).toMatchObject({ status: 429, error: "temporarily_unavailable" });
+    expect((refused as oauth.ResponseBodyError).response.headers.get("Retry-After")).toBe("60");
   });
 
   it("interoperates on Basic credentials that need form-urlencoding (a secret with +, % and :)", async () => {

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { oauthGrants, oauthTokens } from "../src/db/schema";
 import { disconnectApp } from "../src/domain/access/app-connections";
-import { REFRESH_GRACE_MS, tokenRequest } from "../src/domain/oauth/tokens";
+import { REUSE_REVOKES_AFTER_MS, tokenRequest } from "../src/domain/oauth/tokens";
 import { OAuthError } from "../src/lib/oauth-errors";
 import { sha256Hex } from "../src/lib/secrets";
 import { db } from "./helpers/fixtures";
@@ -19,6 +19,7 @@ import {
   registerClient,
   setRotatedAgo,
   type Tokens,
+  testBudget,
 } from "./helpers/oauth";
 
 const shop = await createOwnerBusiness();
@@ -36,10 +37,17 @@ const tokenRow = (token: string) =>
     .where(eq(oauthTokens.tokenHash, sha256Hex(token)))
     .get();
 
+/** Every token of the connection, live or not: one pair per code or refresh token that gave one. */
+const tokensOf = (grantId: number) => db.$count(oauthTokens, eq(oauthTokens.grantId, grantId));
+
+const grantRevokedAt = async (grantId: number) =>
+  (await db.select().from(oauthGrants).where(eq(oauthGrants.id, grantId)).get())?.revokedAt;
+
 /** The refresh at the domain level, where the clock is a parameter (the HTTP route always uses Date.now()). */
 const refreshAt = (client: RegisteredClient, refreshToken: string, now: number) =>
   tokenRequest(
     db,
+    testBudget(),
     undefined,
     new URLSearchParams({
       grant_type: "refresh_token",
@@ -47,7 +55,20 @@ const refreshAt = (client: RegisteredClient, refreshToken: string, now: number) 
       ...(bodyCredentials(client) as Record<string, string>),
     }),
     now,
-  );
+  ).catch((error: unknown) => error);
+
+function expectInvalidGrant(caught: unknown, description: RegExp) {
+  expect(caught).toBeInstanceOf(OAuthError);
+  expect({ error: (caught as OAuthError).error, description: (caught as OAuthError).description }).toEqual({
+    error: "invalid_grant",
+    description: expect.stringMatching(description),
+  });
+}
+
+async function expectWorking(client: RegisteredClient, pair: Tokens) {
+  expect((await me(pair.access_token)).status).toBe(200);
+  return refreshed(client, pair.refresh_token);
+}
 
 async function expectAllRefused(client: RegisteredClient, pairs: Tokens[]) {
   for (const pair of pairs) {
@@ -56,92 +77,79 @@ async function expectAllRefused(client: RegisteredClient, pairs: Tokens[]) {
   }
 }
 
-describe("refresh grace (DESIGN.md, Refresh grace: 60 seconds after a rotation)", () => {
-  it("gives both of two simultaneous refreshes with one token a working pair; the connection stays alive", async () => {
+const USED = /already used: refresh with the one that replaced it/;
+const REVOKED_ALL = /already used; every token of this connection is revoked/;
+
+describe("one pair per refresh token (docs/oauth.md, Refresh; RFC 9700 §4.14.2 from 60 seconds on)", () => {
+  it("refuses a used refresh token at once, every time; the pair it gave keeps working and nothing is revoked", async () => {
     const { client, tokens, grantId } = await connectApp(shop);
-    const responses = await Promise.all([refresh(client, tokens.refresh_token), refresh(client, tokens.refresh_token)]);
-    expect(responses.map((response) => response.status)).toEqual([200, 200]);
-    const [first, second] = await Promise.all(responses.map((response) => json<Tokens>(response)));
-    if (!first || !second) throw new Error("two pairs expected");
-    expect(new Set([first.access_token, second.access_token, first.refresh_token, second.refresh_token]).size).toBe(4);
-    for (const pair of [first, second]) expect((await me(pair.access_token)).status).toBe(200);
-    // Either worker's refresh token keeps working: they are siblings, not one the other's rotated-out token.
-    for (const pair of [first, second]) {
-      const next = await refreshed(client, pair.refresh_token);
-      expect((await me(next.access_token)).status).toBe(200);
+    const successor = await refreshed(client, tokens.refresh_token);
+    for (let i = 0; i < 3; i++) {
+      await expectOAuthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant", USED);
     }
-    const grant = await db.select().from(oauthGrants).where(eq(oauthGrants.id, grantId)).get();
-    expect(grant?.revokedAt).toBeNull();
+    // The code's pair and the one refresh's pair: the refusals issued nothing.
+    expect(await tokensOf(grantId)).toBe(4);
+    expect((await me(tokens.access_token)).status).toBe(200);
+    await expectWorking(client, successor);
+    expect(await grantRevokedAt(grantId)).toBeNull();
   });
 
-  it("gives a token rotated out 59 seconds ago a sibling pair in the same family; its successor keeps working", async () => {
-    const { client, tokens } = await connectApp(shop);
-    const successor = await refreshed(client, tokens.refresh_token);
-    await setRotatedAgo(tokens.refresh_token, 59_000);
-    const sibling = await refreshed(client, tokens.refresh_token);
-    for (const pair of [successor, sibling]) expect((await me(pair.access_token)).status).toBe(200);
-    const [original, grace] = [await tokenRow(tokens.refresh_token), await tokenRow(sibling.refresh_token)];
-    expect({ grantId: grace?.grantId, codeHash: grace?.codeHash }).toEqual({
-      grantId: original?.grantId,
-      codeHash: original?.codeHash,
-    });
-    expect(grace?.rotatedAt).toBeNull();
-    for (const pair of [successor, sibling]) expect((await refresh(client, pair.refresh_token)).status).toBe(200);
-  });
+  it.each([2, 5])(
+    "gives exactly one of %i simultaneous refreshes with one token a pair; the others get invalid_grant and revoke nothing",
+    async (count) => {
+      const { client, tokens, grantId } = await connectApp(shop);
+      const responses = await Promise.all(Array.from({ length: count }, () => refresh(client, tokens.refresh_token)));
+      const statuses = responses.map((response) => response.status);
+      expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+      expect(statuses.filter((status) => status === 400)).toHaveLength(count - 1);
+      for (const loser of responses.filter((response) => response.status === 400)) {
+        // Refused inside the batch (it read the token unused) or at the read (it read it used): invalid_grant both.
+        await expectOAuthError(loser, 400, "invalid_grant", /already used: refresh with|at the same time/);
+      }
+      expect(await tokensOf(grantId)).toBe(4);
+      const winner = await json<Tokens>(responses.find((response) => response.status === 200) as Response);
+      const next = await expectWorking(client, winner);
+      expect((await me(next.access_token)).status).toBe(200);
+      expect(await grantRevokedAt(grantId)).toBeNull();
+    },
+  );
 
-  it("revokes every token of the connection, grace pairs included, when the token comes back 61 seconds later", async () => {
-    const { client, tokens } = await connectApp(shop);
+  it("revokes every token of the connection, not the connection, when the used token comes back 61 seconds after its rotation", async () => {
+    const { client, tokens, grantId } = await connectApp(shop);
     const successor = await refreshed(client, tokens.refresh_token);
-    const sibling = await refreshed(client, tokens.refresh_token);
+    const third = await refreshed(client, successor.refresh_token);
     await setRotatedAgo(tokens.refresh_token, 61_000);
-    await expectOAuthError(
-      await refresh(client, tokens.refresh_token),
-      400,
-      "invalid_grant",
-      /already used; every token of this connection is revoked/,
-    );
-    await expectAllRefused(client, [tokens, successor, sibling]);
+    await expectOAuthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant", REVOKED_ALL);
+    await expectAllRefused(client, [tokens, successor, third]);
+    expect(await grantRevokedAt(grantId)).toBeNull();
   });
 
-  it("ends the window at exactly 60 seconds after the rotation (the clock as a parameter)", async () => {
+  it("draws the line at exactly 60 seconds after the rotation, which refusals never move (the clock as a parameter)", async () => {
     const { client, tokens } = await connectApp(shop);
     const rotation = Date.now();
     const successor = await refreshAt(client, tokens.refresh_token, rotation);
-    const last = await refreshAt(client, tokens.refresh_token, rotation + REFRESH_GRACE_MS - 1);
-    const caught = await refreshAt(client, tokens.refresh_token, rotation + REFRESH_GRACE_MS).catch(
-      (error: unknown) => error,
-    );
-    expect(caught).toBeInstanceOf(OAuthError);
-    expect((caught as OAuthError).error).toBe("invalid_grant");
-    await expectAllRefused(client, [successor, last]);
-  });
-
-  it("answers any number of uses within the window, which counts from the rotation and never moves", async () => {
-    const { client, tokens } = await connectApp(shop);
-    const successor = await refreshed(client, tokens.refresh_token);
+    if (successor instanceof Error) throw successor;
     const rotatedAt = (await tokenRow(tokens.refresh_token))?.rotatedAt;
-    const siblings: Tokens[] = [];
-    for (let i = 0; i < 3; i++) siblings.push(await refreshed(client, tokens.refresh_token));
-    expect(new Set(siblings.map((pair) => pair.refresh_token)).size).toBe(3);
+    for (const after of [0, 1, 30_000, REUSE_REVOKES_AFTER_MS - 1]) {
+      expectInvalidGrant(await refreshAt(client, tokens.refresh_token, rotation + after), USED);
+    }
     expect((await tokenRow(tokens.refresh_token))?.rotatedAt).toBe(rotatedAt);
-    for (const pair of siblings) expect((await me(pair.access_token)).status).toBe(200);
-    await setRotatedAgo(tokens.refresh_token, 61_000);
-    await expectOAuthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant", /already used/);
-    await expectAllRefused(client, [successor, ...siblings]);
+    expect((await me((successor as Tokens).access_token)).status).toBe(200);
+    expectInvalidGrant(await refreshAt(client, tokens.refresh_token, rotation + REUSE_REVOKES_AFTER_MS), REVOKED_ALL);
+    await expectAllRefused(client, [successor as Tokens]);
   });
 
-  it("refuses another client presenting the token within the window, and revokes nothing", async () => {
+  it("refuses another client presenting the token, used or not, and revokes nothing", async () => {
     const { client, tokens } = await connectApp(shop);
     const successor = await refreshed(client, tokens.refresh_token);
+    await setRotatedAgo(tokens.refresh_token, 61_000);
     const other = await registerClient();
     await expectOAuthError(await refresh(other, tokens.refresh_token), 400, "invalid_grant", /not valid/);
     await expectOAuthError(await refresh(other, successor.refresh_token), 400, "invalid_grant", /not valid/);
-    expect((await me(successor.access_token)).status).toBe(200);
-    expect((await refresh(client, tokens.refresh_token)).status).toBe(200);
-    expect((await refresh(client, successor.refresh_token)).status).toBe(200);
+    await expectWorking(client, successor);
   });
 
-  it("gives no grace pair once the connection's tokens are revoked or the owner disconnected the app", async () => {
+  it("refuses a used token as revoked once the connection's tokens are revoked, or the owner disconnected the app", async () => {
     const revoked = await connectApp(shop);
     await refreshed(revoked.client, revoked.tokens.refresh_token);
     const revocation = await postToken(
@@ -153,7 +161,7 @@ describe("refresh grace (DESIGN.md, Refresh grace: 60 seconds after a rotation)"
       await refresh(revoked.client, revoked.tokens.refresh_token),
       400,
       "invalid_grant",
-      /revoked/,
+      /revoked; authorize again/,
     );
 
     const disconnected = await connectApp(shop);

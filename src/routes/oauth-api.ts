@@ -1,8 +1,9 @@
-import { type Context, Hono } from "hono";
+import { type Context, type ErrorHandler, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { database } from "../db/client";
 import { limitRegistrations, parseClientMetadata, registerClient } from "../domain/oauth/clients";
 import { REVOCATION_PARAMETERS, revocationRequest } from "../domain/oauth/revocation";
+import { TokenBudgetSpent } from "../domain/oauth/token-budget";
 import { tokenRequest } from "../domain/oauth/tokens";
 import { clientAddressOf } from "../lib/client-address";
 import { invalidRequest, OAuthError } from "../lib/oauth-errors";
@@ -76,7 +77,8 @@ export const oauthApi = new Hono<AppEnv>()
   })
   .post("/token", async (c) => {
     const form = await formBody(c);
-    const tokens = await tokenRequest(database(c.env.DB), c.req.header("Authorization"), form);
+    const budget = { limiter: c.env.TOKEN_RATE_LIMIT, clientAddress: clientAddressOf(c) };
+    const tokens = await tokenRequest(database(c.env.DB), budget, c.req.header("Authorization"), form);
     doNotStore(c);
     return c.json(tokens, 200);
   })
@@ -88,4 +90,15 @@ export const oauthApi = new Hono<AppEnv>()
     return c.body(null, 200);
   });
 
-oauthApi.onError(respondToOAuthError);
+/**
+ * The token endpoint's 429 (docs/oauth.md, Token budget) keeps RFC 6749 §5.2's body, `{ error, error_description }`,
+ * so that a client's OAuth library reads it like any token error; every other error goes to the OAuth mapping.
+ */
+const respondToTokenBudgetOrOAuthError: ErrorHandler<AppEnv> = (err, c) => {
+  if (!(err instanceof TokenBudgetSpent)) return respondToOAuthError(err, c);
+  doNotStore(c);
+  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
+  return c.json({ error: err.error, error_description: err.description }, 429);
+};
+
+oauthApi.onError(respondToTokenBudgetOrOAuthError);

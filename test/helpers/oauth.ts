@@ -1,6 +1,8 @@
+import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { expect } from "vitest";
 import { oauthClients, oauthGrants, oauthTokens, owners, type Plan } from "../../src/db/schema";
+import type { TokenBudget } from "../../src/domain/oauth/token-budget";
 import { hashPassword } from "../../src/lib/password";
 import { sha256Hex } from "../../src/lib/secrets";
 import { createBusiness, db } from "./fixtures";
@@ -129,13 +131,16 @@ export class CookieJar {
   }
 }
 
-/** A request as the browser makes it: the jar's cookies, and its Set-Cookie taken back. */
+/**
+ * A request as the browser makes it: the jar's cookies, and its Set-Cookie taken back. A form it posts from one of
+ * our pages carries our `Origin`, as browsers send on every POST (the Fetch standard); `headers` may replace it.
+ */
 export async function browse(
   jar: CookieJar,
   path: string,
   options: { method?: string; form?: Record<string, string | undefined>; headers?: Record<string, string> } = {},
 ) {
-  const headers: Record<string, string> = { ...options.headers };
+  const headers: Record<string, string> = options.form ? { Origin: BASE, ...options.headers } : { ...options.headers };
   if (jar.cookies.size > 0) headers.Cookie = jar.header();
   let body: string | undefined;
   if (options.form) {
@@ -192,9 +197,9 @@ export async function authorizationCode(client: RegisteredClient, owner: OwnerBu
 /** A token request, form-encoded, with optional Basic credentials (each part form-urlencoded, RFC 6749 §2.3.1). */
 export function postToken(
   form: Record<string, string | undefined>,
-  options: { basic?: [string, string]; authorization?: string; path?: string } = {},
+  options: { basic?: [string, string]; authorization?: string; path?: string; headers?: Record<string, string> } = {},
 ) {
-  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded" };
+  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded", ...options.headers };
   if (options.basic) {
     const [id, secret] = options.basic.map(formUrlEncode);
     headers.Authorization = `Basic ${btoa(`${id}:${secret}`)}`;
@@ -241,9 +246,12 @@ export function refresh(client: RegisteredClient, refreshToken: string) {
   return postToken({ grant_type: "refresh_token", refresh_token: refreshToken, ...bodyCredentials(client) });
 }
 
+/** The token endpoint's budget as the route builds it for a request without CF-Connecting-IP (a test's). */
+export const testBudget = (): TokenBudget => ({ limiter: env.TOKEN_RATE_LIMIT, clientAddress: undefined });
+
 /**
- * Drives the clock of refresh grace (DESIGN.md, Refresh grace) through the stored rotation time: the refresh token
- * was rotated out `ms` milliseconds ago, as the HTTP route cannot take a clock.
+ * Drives the clock of refresh token reuse (docs/oauth.md, Refresh) through the stored rotation time: the refresh
+ * token was rotated out `ms` milliseconds ago, as the HTTP route cannot take a clock.
  */
 export async function setRotatedAgo(refreshToken: string, ms: number) {
   await db

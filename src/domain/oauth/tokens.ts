@@ -1,8 +1,7 @@
 import { sha256 } from "@oslojs/crypto/sha2";
 import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import { encodeBase64urlNoPadding } from "@oslojs/encoding";
-import { and, eq, exists, gt, isNull, type SQL, sql } from "drizzle-orm";
-import { runBatch } from "../../db/batches";
+import { and, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isGuardAbort } from "../../db/errors";
 import { oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
@@ -15,6 +14,7 @@ import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
 import { authenticateClient } from "./client-authentication";
 import type { OAuthClient } from "./clients";
 import { revokeTokensOfGrant } from "./revocation";
+import { spendAddressBudget, spendClientBudget, type TokenBudget } from "./token-budget";
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, TOKEN_PATTERN } from "./token-format";
 
 /** Spec: OAuth client, tokens and codes: "access token: valid 1 hour (expires_in 3600)". */
@@ -149,16 +149,18 @@ export async function exchangeAuthorizationCode(
 }
 
 /**
- * DESIGN.md, Refresh grace: a rotated-out refresh token presented again by its own client less than this long after
- * its rotation gets a new pair instead of counting as reuse: two workers refreshing at once is not an attack.
+ * docs/oauth.md, Refresh: a refresh token gives one pair, once; presented again it is refused at once. How long after
+ * its rotation it comes back only decides whether the connection is revoked too: before this, two workers that
+ * refreshed at once (or a retry after a lost answer) are the likelier cause, and the pair the winner got keeps
+ * working; from this on, the reuse revokes every token of the connection (RFC 9700 §4.14.2).
  */
-export const REFRESH_GRACE_MS = 60 * 1000;
+export const REUSE_REVOKES_AFTER_MS = 60 * 1000;
 
 /**
- * RFC 9700 §4.14.2 (DESIGN.md, Refresh token reuse): a rotated-out refresh token presented again after the grace
- * means that it leaked, or that a client kept an old copy; the server cannot tell the attacker from the client, so
- * every token of the connection is revoked and the app must ask the owner again. The connection itself stays (its
- * intakes stay on): only the owner disconnects.
+ * RFC 9700 §4.14.2: "If a refresh token is compromised and subsequently used by both the attacker and the legitimate
+ * client, one of them will present an invalidated refresh token, which will inform the authorization server of the
+ * breach." The server cannot tell the attacker from the client, so every token of the connection is revoked and the
+ * app must ask the owner again. The connection itself stays (its intakes stay on): only the owner disconnects.
  */
 async function refuseReusedRefreshToken(db: Database, grantId: number, now: EpochMs): Promise<never> {
   await revokeTokensOfGrant(db, grantId, now);
@@ -184,15 +186,16 @@ const liveToken = (tokenHash: string, now: EpochMs) =>
   );
 
 /**
- * `grant_type=refresh_token` (spec: Partner sign-in, step 5; RFC 6749 §6): a new pair for a live refresh token of
- * this client, which is rotated out in the same transaction (`rotated_at`), behind the same one-row guard as codes.
- * Within the grace after its rotation (DESIGN.md, Refresh grace) the rotated-out token gets another pair, a sibling
- * of its successor in the same family (same connection and code), behind a guard that it is still live and inside
- * the window; any number of times, since the window, counted from the rotation and never moved, is the bound.
- * Of two simultaneous refreshes with one token, one rotates it and the other gets the grace pair: both succeed.
- * 90 days without use, a disconnected app, a revoked token or a reuse after the grace: `invalid_grant` (spec:
- * Errors, OAuth). Another client's token is refused like an unknown one and revokes nothing (RFC 6749 §6: "ensure
- * that the refresh token was issued to the authenticated client"), as revocation leaves it alone: neither
+ * `grant_type=refresh_token` (spec: Partner sign-in, step 5; RFC 6749 §6): a new pair for a live, unused refresh
+ * token of this client, which is rotated out (`rotated_at`) in the same transaction. One refresh token gives at most
+ * one pair, under concurrency too: the rotation is `UPDATE ... WHERE rotated_at IS NULL` (and live), and the new pair
+ * is inserted in the same batch behind a guard that this update changed one row (SQLite's `changes()`); of two
+ * simultaneous refreshes with one token exactly one gets a pair, the other `invalid_grant`. After the client's read,
+ * two D1 round trips: the token's read, then the batch (or the revocation of a reuse).
+ * A used token presented again is `invalid_grant`; from `REUSE_REVOKES_AFTER_MS` after its rotation on, it also
+ * revokes every token of the connection. 90 days without use, a disconnected app, a revoked token: `invalid_grant`
+ * (spec: Errors, OAuth). Another client's token is refused like an unknown one and revokes nothing (RFC 6749 §6:
+ * "ensure that the refresh token was issued to the authenticated client"), as revocation leaves it alone: neither
  * endpoint tells another client whether a token exists.
  */
 export async function refreshTokens(
@@ -211,62 +214,70 @@ export async function refreshTokens(
     throw invalidGrant("The refresh token is not valid.");
   }
   const tokenHash = sha256Hex(refreshToken);
-  const graceStart = iso(now - REFRESH_GRACE_MS);
-  // A guard abort means that the token changed between the read and the batch (another refresh rotated it; a reuse,
-  // a revocation or a disconnection revoked it): read it again and decide on what it is now. Its rotated_at and
-  // revoked_at are each set once and never cleared, so at most the third read decides without a batch.
-  for (;;) {
-    const row = await readRefreshToken(db, tokenHash);
-    if (row?.token.kind !== "refresh" || row.clientId !== client.id) {
-      throw invalidGrant("The refresh token is not valid.");
-    }
-    if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
-    const { rotatedAt, revokedAt, expiresAt, grantId, codeHash } = row.token;
-    if (rotatedAt !== null && rotatedAt <= graceStart) return refuseReusedRefreshToken(db, grantId, now);
-    if (revokedAt) throw invalidGrant("The refresh token has been revoked; authorize again.");
-    if (expiresAt <= iso(now)) {
-      throw invalidGrant("The refresh token has expired after 90 days without use; authorize again.");
-    }
-
-    const { statements, response } = tokenPair(db, grantId, codeHash, now);
-    const claim =
-      rotatedAt === null
-        ? [
-            db
-              .update(oauthTokens)
-              .set({ rotatedAt: iso(now) })
-              .where(and(liveToken(tokenHash, now), isNull(oauthTokens.rotatedAt))),
-            previousStatementChangedOneRow(db),
-          ]
-        : [
-            guard(
-              db,
-              exists(
-                db
-                  .select({ tokenHash: oauthTokens.tokenHash })
-                  .from(oauthTokens)
-                  .where(and(liveToken(tokenHash, now), gt(oauthTokens.rotatedAt, graceStart))),
-              ),
-            ),
-          ];
-    try {
-      await runBatch(db, [...claim, ...statements]);
-      return response;
-    } catch (error) {
-      if (!isGuardAbort(error)) throw error;
-    }
+  const row = await readRefreshToken(db, tokenHash);
+  if (row?.token.kind !== "refresh" || row.clientId !== client.id) {
+    throw invalidGrant("The refresh token is not valid.");
   }
+  if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
+  const { rotatedAt, revokedAt, expiresAt, grantId, codeHash } = row.token;
+  if (rotatedAt !== null && rotatedAt <= iso(now - REUSE_REVOKES_AFTER_MS)) {
+    return refuseReusedRefreshToken(db, grantId, now);
+  }
+  if (revokedAt) throw invalidGrant("The refresh token has been revoked; authorize again.");
+  if (rotatedAt !== null) {
+    throw invalidGrant(
+      "The refresh token was already used: refresh with the one that replaced it. Presented again 60 seconds or more after its use, it revokes every token of this connection.",
+    );
+  }
+  if (expiresAt <= iso(now)) {
+    throw invalidGrant("The refresh token has expired after 90 days without use; authorize again.");
+  }
+
+  const { statements, response } = tokenPair(db, grantId, codeHash, now);
+  try {
+    await db.batch([
+      db
+        .update(oauthTokens)
+        .set({ rotatedAt: iso(now) })
+        .where(and(liveToken(tokenHash, now), isNull(oauthTokens.rotatedAt))),
+      previousStatementChangedOneRow(db),
+      ...statements,
+    ]);
+  } catch (error) {
+    // The token changed between the read and the batch: another refresh used it (a moment ago, so this is no
+    // reuse to revoke for), or a revocation or the owner's disconnection ended it. Either way no pair.
+    if (isGuardAbort(error)) {
+      throw invalidGrant(
+        "The refresh token was used by another request at the same time, or revoked: refresh with the token that request received, or authorize again.",
+      );
+    }
+    throw error;
+  }
+  return response;
 }
 
-/** Dispatches a token request by `grant_type` (RFC 6749 §4.1.3, §6; `unsupported_grant_type` otherwise). */
+/**
+ * Dispatches a token request by `grant_type` (RFC 6749 §4.1.3, §6; `unsupported_grant_type` otherwise), within the
+ * token endpoint's budget (docs/oauth.md, Token budget): the authenticated client's, spent before any work on its
+ * grant; a request refused before its client is authenticated spends its address's instead.
+ */
 export async function tokenRequest(
   db: Database,
+  budget: TokenBudget,
   authorization: string | undefined,
   form: URLSearchParams,
   now: EpochMs = Date.now(),
 ): Promise<TokenResponse> {
-  const grantType = requiredParameter(form, "grant_type");
-  const client = await authenticateClient(db, authorization, form);
+  let grantType: string;
+  let client: OAuthClient;
+  try {
+    grantType = requiredParameter(form, "grant_type");
+    client = await authenticateClient(db, authorization, form);
+  } catch (error) {
+    if (error instanceof OAuthError) await spendAddressBudget(budget);
+    throw error;
+  }
+  await spendClientBudget(budget, client);
   if (grantType === "authorization_code") return exchangeAuthorizationCode(db, client, form, now);
   if (grantType === "refresh_token") return refreshTokens(db, client, form, now);
   throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
