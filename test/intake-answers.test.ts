@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { IntakeField } from "../src/db/schema";
 import { checkAnswer, parseDate, proofOf } from "../src/domain/intakes/answers";
+import { switchIntakeOn } from "../src/domain/intakes/approval";
+import { createBusiness, db } from "./helpers/fixtures";
+import { call, json, RUNTIME } from "./helpers/http";
+import { createIntake } from "./helpers/intakes";
 
 const field = (type: IntakeField["type"], extra: Partial<IntakeField> = {}): IntakeField => ({
   id: "q",
@@ -98,5 +102,98 @@ describe("proof (spec: Answer)", () => {
 
   it("gives no proof to other types", () => {
     expect(proofOf(field("text"), "x", "email", { email: "x" })).toBeUndefined();
+  });
+});
+
+/*
+ * docs/intakes.md, "Number answers": a number written with thousands separators or a decimal comma is read as the
+ * customer meant it, or asked again with a reason; never stored as another number. Through the runtime's HTTP
+ * mirror, as the Secretary sends it.
+ */
+describe("number answers with separators (POST /internal/v1/conversations/{cid}/intake/answers)", async () => {
+  const { business, apiKey } = await createBusiness();
+  // The name stays unanswered, so the run never completes and each case is one answer to `amount`.
+  const intake = await createIntake(apiKey, {
+    fields: [
+      { id: "full_name", label: "What is your name?", type: "text", required: true },
+      { id: "amount", label: "How much?", type: "number", required: true },
+    ],
+  });
+  await switchIntakeOn(db, business.id, intake.id);
+
+  type State = { answers: Array<{ id: string; value: string }>; rejected: Array<{ id: string; reason: string }> };
+  async function answerAmount(amount: string): Promise<State> {
+    const cid = `conv-number-${crypto.randomUUID()}`;
+    const started = await call(`/internal/v1/conversations/${cid}/intake`, {
+      method: "POST",
+      headers: RUNTIME,
+      body: { business_id: business.id, intake_id: intake.id, channel: "whatsapp", customer: {} },
+    });
+    expect(started.status, await started.clone().text()).toBe(201);
+    const response = await call(`/internal/v1/conversations/${cid}/intake/answers`, {
+      method: "POST",
+      headers: RUNTIME,
+      body: { answers: { amount } },
+    });
+    expect(response.status, await response.clone().text()).toBe(200);
+    return json<State>(response);
+  }
+
+  it.each([
+    ["1,000", "1000", "a thousands comma"],
+    ["1,000,000", "1000000", "thousands commas"],
+    ["1.000.000", "1000000", "thousands dots (more than one group: no decimal point repeats)"],
+    ["1 000", "1000", "a thousands space"],
+    ["1\u00A0000\u00A0000", "1000000", "no-break spaces"],
+    ["1\u202F000", "1000", "a narrow no-break space"],
+    ["1'000", "1000", "a Swiss apostrophe"],
+    ["1,000.50", "1000.5", "a thousands comma and a decimal point"],
+    ["1.000,50", "1000.5", "a thousands dot and a decimal comma"],
+    ["1 000,5", "1000.5", "a thousands space and a decimal comma"],
+    ["12,5", "12.5", "a decimal comma"],
+    ["1,00", "1", "a decimal comma before two digits"],
+    ["0,500", "0.5", "a comma after 0, which no thousands group starts with"],
+    ["0.500", "0.5", "a dot after 0"],
+    ["1234.567", "1234.567", "a dot after four digits, which no thousands group has"],
+    ["1.25", "1.25", "a decimal point"],
+    ["-1,250", "-1250", "a negative number with a thousands comma"],
+    ["\u22123,5", "-3.5", "the minus sign U+2212"],
+    ["+7", "7", "a plus sign"],
+    ["12345678901234567890", "12345678901234567890", "more digits than a double holds, kept exactly"],
+  ])("reads %j as %j (%s)", async (amount, value) => {
+    const state = await answerAmount(amount);
+    expect(state.rejected).toEqual([]);
+    expect(state.answers).toEqual([expect.objectContaining({ id: "amount", value })]);
+  });
+
+  it.each([
+    ["1.000", "1000", "1"],
+    ["12.500", "12500", "12.5"],
+    ["-2.250", "-2250", "-2.25"],
+  ])("asks again for %j, naming both readings: %s or %s", async (amount, thousands, decimal) => {
+    const state = await answerAmount(amount);
+    expect(state.answers).toEqual([]);
+    expect(state.rejected).toEqual([
+      {
+        id: "amount",
+        reason: `The answer "${amount}" could be ${thousands} (a dot between thousands) or ${decimal} (a decimal point): ask the customer which they mean.`,
+      },
+    ]);
+  });
+
+  it.each([
+    ["1,00,000", "groups of two"],
+    ["1,000,5", "a comma between thousands and as the decimal mark"],
+    ["1.000.5", "a last group of one"],
+    ["1,000 000", "two different thousands separators"],
+    ["12 5", "a space that sets off no group of three"],
+    ["1 000 00", "a last group of two"],
+    ["1e5", "an exponent"],
+    ["1,000€", "a currency"],
+    [".5", "no digit before the point"],
+  ])("asks again for %j (%s): not a number", async (amount) => {
+    const state = await answerAmount(amount);
+    expect(state.answers).toEqual([]);
+    expect(state.rejected).toEqual([{ id: "amount", reason: "The answer must be a number." }]);
   });
 });

@@ -593,3 +593,45 @@ describe("PATCH /api/v1/intakes/{id}", async () => {
     expect((await rowOf(intake.id))?.version).toBe(3);
   });
 });
+
+describe("question ids that name what every object inherits (docs/intakes.md, Validation)", async () => {
+  const { business, apiKey } = await createBusiness();
+  const existing = await createIntake(apiKey);
+  /** The names of Object.prototype, and `prototype`: the list action parameter names are checked against too. */
+  const NOT_DATA = [...Object.getOwnPropertyNames(Object.prototype), "prototype"];
+  const sentence = (path: string) =>
+    `The field "${path}" is a name every object inherits, which a question id may not have.`;
+
+  it.each(NOT_DATA)("POST refuses a question id %s with 400 naming it, and stores nothing", async (id) => {
+    const response = await postIntake(apiKey, intakeBody(second(question({ id }))));
+    expect({ status: response.status, body: await json(response) }).toEqual({
+      status: 400,
+      body: { error: sentence("fields[1].id"), field: "fields[1].id" },
+    });
+    expect(await db.select().from(intakes).where(eq(intakes.businessId, business.id))).toHaveLength(1);
+  });
+
+  it.each(NOT_DATA)("PATCH refuses a question id %s with 400 naming it, and changes nothing", async (id) => {
+    const fields = [...existing.fields, question({ id, required: false })];
+    const response = await patchIntake(apiKey, existing.id, { fields });
+    expect({ status: response.status, body: await json(response) }).toEqual({
+      status: 400,
+      body: { error: sentence("fields[3].id"), field: "fields[3].id" },
+    });
+    expect(await db.select().from(intakes).where(eq(intakes.id, existing.id)).get()).toMatchObject({
+      version: 1,
+      fields: existing.fields,
+    });
+  });
+
+  it.each(["constructors", "proto", "prototype_id", "to_string", "value_of", "length", "name"])(
+    "accepts %s, a name of data",
+    async (id) => {
+      const response = await postIntake(apiKey, intakeBody(second(question({ id }))));
+      const created = await json<Intake>(response);
+      expect(response.status, JSON.stringify(created)).toBe(201);
+      expect(created.fields[1]?.id).toBe(id);
+      expect((await deleteIntake(apiKey, created.id)).status).toBe(204);
+    },
+  );
+});

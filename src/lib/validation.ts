@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type ApiError, invalid } from "./errors";
+import { hiddenCharacterProblem } from "./text";
 
 type Issue = z.core.$ZodIssue;
 const SUBJECTS: Record<string, string> = {
@@ -163,4 +164,34 @@ export function idOrNotFound(text: string, notFound: () => ApiError): number {
 
 export function numericId(text: string): number | undefined {
   return /^[1-9]\d{0,15}$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : undefined;
+}
+
+/**
+ * Names that are not names of data: every name a plain object answers without owning it, taken from Object.prototype
+ * itself (so none is forgotten: `constructor`, `toString`, `__proto__`, `hasOwnProperty`, ...), and `prototype`, the
+ * other half of the `constructor.prototype` path. A name the partner gives to data (an action parameter, an intake
+ * question id) becomes a key of the objects that carry values (arguments, answers); named so, it would reach an
+ * object's machinery wherever a name is read without `Object.hasOwn`. One list for every such name
+ * (docs/security.md, "Partner text").
+ */
+const NAMES_THAT_ARE_NOT_DATA: ReadonlySet<string> = new Set([
+  ...Object.getOwnPropertyNames(Object.prototype),
+  "prototype",
+]);
+
+export const isNotDataName = (name: string) => NAMES_THAT_ARE_NOT_DATA.has(name);
+
+/** The predicate of the 400 for such a name: `thing` is what the name names ("a parameter", "a question id"). */
+export const notDataNameRule = (thing: string) => `a name every object inherits, which ${thing} may not have`;
+
+/**
+ * A refinement for partner text that owners read: refuses invisible and direction-changing characters, naming the
+ * first one's code point (`hiddenCharacterProblem`, src/lib/text.ts). `lines`: the text may have several lines.
+ * Use as `z.string().superRefine(visibleText({ lines: false }))`.
+ */
+export function visibleText(options: { lines: boolean }) {
+  return (value: string, ctx: z.RefinementCtx) => {
+    const problem = hiddenCharacterProblem(value, options);
+    if (problem) ctx.addIssue({ code: "custom", message: problem, input: value });
+  };
 }

@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ACTION_CALL_STATUSES } from "../db/schema";
-import { isNotDataName } from "../domain/actions/arguments";
 import { characterCount } from "../lib/text";
-import { timestamp } from "../lib/validation";
+import { isNotDataName, notDataNameRule, timestamp, visibleText } from "../lib/validation";
 
 /** Spec, Limits: "Action parameters: 8, flat; types string, number, integer, boolean". */
 export const MAX_PARAMETERS = 8;
@@ -12,7 +11,11 @@ const PARAMETER_TYPES = ["string", "number", "integer", "boolean"] as const;
 const ParameterDefinition = z
   .strictObject({
     type: z.enum(PARAMETER_TYPES),
-    description: z.string().min(1).max(300),
+    description: z
+      .string()
+      .min(1)
+      .max(300)
+      .superRefine(visibleText({ lines: true })),
     enum: z
       .array(z.union([z.string(), z.number(), z.boolean()]))
       .min(1)
@@ -32,13 +35,13 @@ const ParameterDefinition = z
     });
   });
 
-const NOT_DATA = "a name every object inherits, which a parameter may not have";
+const NOT_DATA = notDataNameRule("a parameter");
 
 /**
- * Parameter names are names of data (DESIGN.md, Everywhere): `constructor`, `toString`, `__proto__` and the like are
- * refused, naming the parameter. Checked on the object as sent, before `z.record`, which skips a `__proto__` key
- * without a word (it cannot be set on the object the record builds): the parameter would vanish and the rest be
- * stored as if the partner had not sent it.
+ * Parameter names are names of data: `constructor`, `toString`, `__proto__` and the like are refused, naming the
+ * parameter (`isNotDataName`, the one list for every name of data; docs/security.md, "Partner text"). Checked on the
+ * object as sent, before `z.record`, which skips a `__proto__` key without a word (it cannot be set on the object the
+ * record builds): the parameter would vanish and the rest be stored as if the partner had not sent it.
  */
 const ParameterNames = z.preprocess(
   (properties, ctx) => {
@@ -100,7 +103,16 @@ const Description = z
   .refine((text) => characterCount(text) >= 20 && characterCount(text) <= 600, {
     error: "must be 20 to 600 characters long",
   })
+  .superRefine(visibleText({ lines: true }))
   .openapi({ minLength: 20, maxLength: 600, description: "All the Secretary sees when deciding whether to call" });
+
+/** Shown to the owner: one line, nothing hidden (docs/security.md, "Partner text"). */
+const Title = z
+  .string()
+  .trim()
+  .min(1)
+  .max(80)
+  .superRefine(visibleText({ lines: false }));
 
 /** DESIGN.md, Action `source`, name and title rules. Other keys are ignored. */
 export const CreateActionBody = z
@@ -108,7 +120,7 @@ export const CreateActionBody = z
     name: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, {
       error: "must be 1 to 64 lower-case letters, digits or underscores, starting with a letter",
     }),
-    title: z.string().trim().min(1).max(80),
+    title: Title,
     description: Description,
     url: z.string().trim().max(2048).openapi({ description: "A public https address" }),
     parameters: ActionParameters.optional().openapi({ description: "Omitted means no parameters" }),
@@ -118,7 +130,7 @@ export const CreateActionBody = z
 /** Spec, Connected actions: PATCH accepts any of `title`, `description`, `parameters`, `url`. */
 export const PatchActionBody = z
   .object({
-    title: z.string().trim().min(1).max(80).optional(),
+    title: Title.optional(),
     description: Description.optional(),
     url: z.string().trim().max(2048).optional(),
     parameters: ActionParameters.optional(),
@@ -135,6 +147,10 @@ export const ActionObject = z
     url: z.string(),
     parameters: ActionParameters,
     enabled: z.boolean().openapi({ description: "Starts false; only the owner switches it on" }),
+    changePending: z.boolean().openapi({
+      description:
+        "True while a change of `description` or `parameters` of a switched-on action waits for the owner: until the owner accepts it (`action.change_accepted`), the Secretary uses the version the owner approved",
+    }),
     source: z.enum(["api_key", "oauth_app"]),
     failureCount: z.number().int(),
     lastCalledAt: timestamp.nullable(),

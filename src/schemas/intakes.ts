@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { IntakeField } from "../db/schema";
-import { characterCount } from "../lib/text";
-import { timestamp } from "../lib/validation";
+import { characterCount, hiddenCharacterProblem } from "../lib/text";
+import { isNotDataName, notDataNameRule, timestamp } from "../lib/validation";
 
 /*
  * Spec: Resources, Intake and Intake field. Every rule is a zod check whose issue carries the member's path, so that
@@ -30,20 +30,37 @@ const identifier = (min: number, max: number) =>
   z.string().min(min).max(max).regex(IDENTIFIER, { error: IDENTIFIER_RULE });
 
 /**
- * Text of `min` to `max` characters, counted as the spec counts them (code points: "é" and "😀" are one each), that
- * is not only white space. The issues are zod's own `too_small`/`too_big`, so they read like every other length rule.
+ * A question id is the key of its answer wherever answers travel as an object (the runtime's answers call), so it is a
+ * name of data: `constructor`, `prototype` and every other name an object inherits are refused (`isNotDataName`, the
+ * one list actions' parameter names use too; docs/intakes.md). Checked before the pattern, so that `toString` or
+ * `__proto__` is told why, as a parameter named so is.
  */
-const text = (min: number, max: number) =>
+const questionId = z
+  .string()
+  .min(1)
+  .max(40)
+  .refine((id) => !isNotDataName(id), { error: `is ${notDataNameRule("a question id")}` })
+  .regex(IDENTIFIER, { error: IDENTIFIER_RULE });
+
+/**
+ * Text of `min` to `max` characters, counted as the spec counts them (code points: "é" and "😀" are one each), that
+ * is not only white space and hides nothing from the owner who approves it (no invisible or direction-changing
+ * character; `lines`: line breaks and tabs allowed; docs/intakes.md). The issues are zod's own
+ * `too_small`/`too_big`, so they read like every other length rule.
+ */
+const text = (min: number, max: number, { lines }: { lines: boolean }) =>
   z
     .string()
     .superRefine((value, ctx) => {
       const chars = characterCount(value);
+      const hidden = hiddenCharacterProblem(value, { lines });
       if (chars < min)
         ctx.addIssue({ code: "too_small", origin: "string", minimum: min, inclusive: true, input: value });
       else if (chars > max) {
         ctx.addIssue({ code: "too_big", origin: "string", maximum: max, inclusive: true, input: value });
       } else if (min > 0 && value.trim() === "")
         ctx.addIssue({ code: "custom", message: "must not be blank", input: value });
+      else if (hidden) ctx.addIssue({ code: "custom", message: hidden, input: value });
     })
     .openapi({ minLength: min, maxLength: max });
 
@@ -98,6 +115,10 @@ function checkOptions(field: { type: string; options?: string[] | null }, ctx: z
       ctx.addIssue({ code: "too_big", origin: "string", maximum: OPTION_CHARS, inclusive: true, input: choice, path });
     } else if (choice.trim() === "")
       ctx.addIssue({ code: "custom", message: "must not be blank", input: choice, path });
+    else {
+      const hidden = hiddenCharacterProblem(choice, { lines: false });
+      if (hidden) ctx.addIssue({ code: "custom", message: hidden, input: choice, path });
+    }
     const key = choiceKey(choice);
     const first = seen.get(key);
     if (first !== undefined) {
@@ -113,11 +134,14 @@ function checkOptions(field: { type: string; options?: string[] | null }, ctx: z
 /** Spec, Intake field. Keys the API does not know are dropped (zod strips them), never stored. */
 export const IntakeFieldInput = z
   .object({
-    id: identifier(1, 40).openapi({
+    id: questionId.openapi({
       description: "Unique within the intake. Answers come back under it",
       example: "email",
     }),
-    label: text(1, 80).openapi({ description: "The question", example: "What email address should we reply to?" }),
+    label: text(1, 80, { lines: false }).openapi({
+      description: "The question",
+      example: "What email address should we reply to?",
+    }),
     type: z
       // A missing type reads like every other missing member; a wrong one lists the seven (validation.ts).
       .enum(INTAKE_FIELD_TYPES, { error: (issue) => (issue.input === undefined ? "is required" : undefined) })
@@ -136,7 +160,7 @@ export const IntakeFieldInput = z
         maxItems: MAX_OPTIONS,
         items: { type: "string", minLength: 1, maxLength: OPTION_CHARS },
       }),
-    help: text(0, 200).nullish().openapi({ description: "A hint the Secretary may use" }),
+    help: text(0, 200, { lines: true }).nullish().openapi({ description: "A hint the Secretary may use" }),
   })
   .superRefine(checkOptions)
   .openapi("IntakeFieldInput");
@@ -176,8 +200,11 @@ const IntakeFields = z
   });
 
 const IntakeTexts = {
-  title: text(3, 80).openapi({ description: "Shown to the owner in their dashboard", example: "Quote request" }),
-  description: text(20, 500).openapi({
+  title: text(3, 80, { lines: false }).openapi({
+    description: "Shown to the owner in their dashboard",
+    example: "Quote request",
+  }),
+  description: text(20, 500, { lines: true }).openapi({
     description: "Read by the Secretary to decide when to start the intake: say when, and when not",
     example: "When a customer asks for a quote for a kitchen renovation. Not for repairs or existing orders.",
   }),

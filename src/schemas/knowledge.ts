@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { timestamp } from "../lib/validation";
+import { timestamp, visibleText } from "../lib/validation";
 
 /** Spec, Knowledge item: key 1..80 of letters, digits, `.` `_` `:` `-`, starting with a letter or digit. */
 export const KnowledgeKey = z
@@ -12,11 +12,18 @@ export const KnowledgeKey = z
 
 /**
  * Spec, Knowledge: `{ title, content }`, title up to 200, content plain text of 20 to 8,000 characters. The length
- * of `content` is checked by the domain (characters, not bytes; over 8,000 is a 413, not a 400).
+ * of `content` is checked by the domain (characters, not bytes; over 8,000 is a 413, not a 400). The title is shown
+ * to the owner, so it is one line with nothing hidden; `content` is read by the Secretary alone, inside its
+ * information fence, and is taken as sent: text pasted from web pages carries soft hyphens and zero-width spaces
+ * (docs/security.md, "Partner text").
  */
 export const PushKnowledgeBody = z
   .object({
-    title: z.string().min(1).max(200),
+    title: z
+      .string()
+      .min(1)
+      .max(200)
+      .superRefine(visibleText({ lines: false })),
     content: z.string().openapi({ description: "Plain text, 20 to 8,000 characters", minLength: 20, maxLength: 8000 }),
   })
   .openapi("PushKnowledge");

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { TOKEN_ENDPOINT_AUTH_METHODS } from "../db/schema";
 import { redirectUriProblem } from "../lib/redirect-uris";
+import { visibleText } from "../lib/validation";
 
 /** The only scope (spec: Partner sign-in, "The only scope is api"). */
 export const API_SCOPE = "api";
@@ -22,12 +23,14 @@ const redirectUri = z.string().superRefine((uri, ctx) => {
  */
 export const ClientMetadata = z.object({
   redirect_uris: z.array(redirectUri).min(1).max(MAX_REDIRECT_URIS),
+  // The name the owner approves on the consent page and sees in the dashboard: one line, no invisible or
+  // direction-changing character (docs/security.md, "Partner text"); `invalid_client_metadata` (RFC 7591 §3.2.2).
   client_name: z
     .string()
     .trim()
     .min(1)
     .max(100)
-    .regex(/^[^\p{Cc}]*$/u, { error: "must not contain control characters" }),
+    .superRefine(visibleText({ lines: false })),
   token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default("client_secret_basic"),
   // Accepted when they describe what this service does; answered with what it does (RFC 7591 §3.2.1).
   grant_types: z.array(z.enum(GRANT_TYPES)).min(1).optional(),

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ENDPOINT_STATUSES } from "../db/schema";
 import { ALL_EVENTS, EVENT_NAMES } from "../domain/platform/event-catalog";
-import { timestamp } from "../lib/validation";
+import { timestamp, visibleText } from "../lib/validation";
 
 const EventName = z
   .enum([ALL_EVENTS, ...EVENT_NAMES], {
@@ -20,7 +20,12 @@ export const CreateWebhookEndpointBody = z
       .max(2048)
       .openapi({ description: "https only", example: "https://partner.example/hooks/secretary" }),
     events: z.array(EventName).min(1).max(32).optional().openapi({ description: 'Omitted means ["*"]' }),
-    description: z.string().max(500).optional(),
+    // Shown to the owner: lines allowed, nothing hidden (docs/security.md, "Partner text").
+    description: z
+      .string()
+      .max(500)
+      .superRefine(visibleText({ lines: true }))
+      .optional(),
   })
   .openapi("CreateWebhookEndpoint");
 

@@ -4,22 +4,10 @@ import { contactArgumentProblem } from "./contact-details";
 
 /*
  * The Secretary's arguments against the action's parameters. Names are looked up with `Object.hasOwn`, so that an
- * argument or parameter named like an Object property (`constructor`) is never mistaken for one (DESIGN.md).
+ * argument or parameter named like an Object property (`constructor`) is never mistaken for one (DESIGN.md). A
+ * parameter is never named so (registration refuses it: `isNotDataName`, src/lib/validation.ts), so an argument named
+ * so is never a parameter and makes the call `rejected`.
  */
-
-/**
- * DESIGN.md, Everywhere: "names such as `__proto__` or `constructor` are refused". The names every plain object
- * answers without owning them, taken from Object.prototype itself (so none is forgotten), and `prototype`, the other
- * half of the `constructor.prototype` path: as names of data they would reach an object's machinery wherever a name
- * is read without `Object.hasOwn`. A parameter never has one (registration refuses it), so an argument named so is
- * never a parameter and makes the call `rejected`.
- */
-const NAMES_THAT_ARE_NOT_DATA: ReadonlySet<string> = new Set([
-  ...Object.getOwnPropertyNames(Object.prototype),
-  "prototype",
-]);
-
-export const isNotDataName = (name: string) => NAMES_THAT_ARE_NOT_DATA.has(name);
 
 /** A required parameter is missing when its argument is absent, null or blank. */
 function missingRequired(parameters: ActionParameters, args: Record<string, unknown>): string[] {

@@ -68,6 +68,64 @@ export function parsePhone(text: string): string | undefined {
   return phone?.isValid() ? phone.number : undefined;
 }
 
+/** One sign: `-`, `+`, or the minus sign U+2212 that some keyboards put in. */
+const SIGNED = /^([-+\u2212]?)(.*)$/su;
+/** A lone `.` or `,` between digits: `12,5`, `1.25`, `1,000`. */
+const ONE_SEPARATOR = /^(\d+)([.,])(\d+)$/;
+/**
+ * Digits in groups of three after a first group of 1 to 3 (not starting with 0), every group set off by one and the
+ * same separator (comma, dot, space, no-break or thin space, apostrophe), then a decimal part after a `.` or `,`.
+ */
+const GROUPED = /^([1-9]\d{0,2})([,. \u00A0\u2009\u202F'\u2019])(\d{3}(?:\2\d{3})*)(?:([.,])(\d+))?$/u;
+
+/** The shortest text of a decimal, as `String(Number(...))` writes it, but exact at any length (no `1e+21`). */
+function decimalText(negative: boolean, whole: string, fraction: string): string {
+  const digits = whole.replace(/^0+(?=\d)/, "");
+  const decimals = fraction.replace(/0+$/, "");
+  const text = decimals ? `${digits}.${decimals}` : digits;
+  return negative && /[1-9]/.test(text) ? `-${text}` : text;
+}
+
+const NOT_A_NUMBER: CheckedAnswer = { ok: false, reason: "The answer must be a number." };
+
+/**
+ * A number as customers write it (docs/intakes.md, "Number answers"), stored with a decimal point and no
+ * separators; or a reason to ask again. Never a reading the customer may not have meant:
+ * - `1,000`, `1,000,000`, `1.000.000`, `1 000`, `1'000`: groups of three after a first group of 1 to 3, with one
+ *   separator throughout, are thousands, and may end in a decimal part after the other mark (`1,000.5`,
+ *   `1.000,5`, `1 000,5`);
+ * - a lone comma is a decimal comma (`12,5`, `0,50`, `1,00`), except before exactly three digits after 1 to 3 digits
+ *   (`1,000`), which in the conversation's English is a thousands comma;
+ * - a lone dot is a decimal point (`1.5`, `0.500`), except before exactly three digits after 1 to 3 digits
+ *   (`1.000`, `12.500`): thousands in most of Europe, a decimal in English. That one is asked again, naming both
+ *   readings, and so is anything else (`1,00,000`, `12 5`, `1e5`).
+ */
+export function parseNumber(text: string): CheckedAnswer {
+  const [, sign = "", body = ""] = SIGNED.exec(text) ?? [];
+  const negative = sign !== "" && sign !== "+";
+  if (/^\d+$/.test(body)) return { ok: true, value: decimalText(negative, body, "") };
+  const lone = ONE_SEPARATOR.exec(body);
+  if (lone) {
+    const [, whole = "", mark, fraction = ""] = lone;
+    const thousandsLike = fraction.length === 3 && /^[1-9]\d{0,2}$/.test(whole);
+    if (!thousandsLike) return { ok: true, value: decimalText(negative, whole, fraction) };
+    if (mark === ",") return { ok: true, value: decimalText(negative, whole + fraction, "") };
+    const asThousands = decimalText(negative, whole + fraction, "");
+    const asDecimal = decimalText(negative, whole, fraction);
+    return {
+      ok: false,
+      reason: `The answer "${text}" could be ${asThousands} (a dot between thousands) or ${asDecimal} (a decimal point): ask the customer which they mean.`,
+    };
+  }
+  const grouped = GROUPED.exec(body);
+  if (grouped) {
+    const [, first = "", separator, groups = "", decimalMark, fraction = ""] = grouped;
+    if (decimalMark === separator) return NOT_A_NUMBER;
+    return { ok: true, value: decimalText(negative, first + groups.split(separator ?? "").join(""), fraction) };
+  }
+  return NOT_A_NUMBER;
+}
+
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 
 /** Spec, "Accepted answers by type": each type's check, and its normalised text. */
@@ -85,11 +143,8 @@ export function checkAnswer(field: IntakeField, raw: string): CheckedAnswer {
         return { ok: false, reason: `The answer can be at most ${LONG_TEXT_CHARS} characters long.` };
       }
       return { ok: true, value: text };
-    case "number": {
-      const normalised = text.replace(/\s/g, "").replace(/^(-?\d+),(\d+)$/, "$1.$2");
-      if (!/^[-+]?\d+(\.\d+)?$/.test(normalised)) return { ok: false, reason: "The answer must be a number." };
-      return { ok: true, value: String(Number(normalised)) };
-    }
+    case "number":
+      return parseNumber(text);
     case "email": {
       if (!EMAIL.test(text) || text.length > 254) return { ok: false, reason: "The answer must be an email address." };
       const [local, domain] = [text.slice(0, text.lastIndexOf("@")), text.slice(text.lastIndexOf("@") + 1)];
