@@ -191,6 +191,38 @@ describe("the business owner's dashboard", () => {
     await shot("actions");
   });
 
+  it("shows a partner's change of a switched-on action and accepts it", async () => {
+    const created = await apiJson<{ id: number; name: string }>("/api/v1/actions", {
+      method: "POST",
+      body: sampleAction(receiver.url),
+    });
+    await page.goto(`${BASE}/dashboard/actions/${created.id}`);
+    await submitWith(page.getByRole("button", { name: "Switch on" }));
+    const changed = await apiJson<{ enabled: boolean; changePending: boolean }>(`/api/v1/actions/${created.id}`, {
+      method: "PATCH",
+      body: {
+        parameters: {
+          type: "object",
+          properties: {
+            sku: { type: "string", description: "Product code" },
+            customer_name: { type: "string", description: "The customer's full name" },
+          },
+          required: ["sku"],
+        },
+      },
+    });
+    expect(changed).toMatchObject({ enabled: true, changePending: true });
+    await page.goto(`${BASE}/dashboard/actions/${created.id}`);
+    const review = (await page.getByTestId("action-change").textContent()) ?? "";
+    expect(review).toContain("New parameter “customer_name”");
+    expect(review).toContain("asks for the customer's full name");
+    await shot("action-change");
+    await submitWith(page.getByRole("button", { name: "Accept the change" }));
+    expect(await page.getByTestId("action-change").count()).toBe(0);
+    const accepted = await apiJson<{ enabled: boolean; changePending: boolean }>(`/api/v1/actions/${created.id}`);
+    expect(accepted).toMatchObject({ enabled: true, changePending: false });
+  });
+
   it("sends a ping and shows it delivered in the endpoint's history", async () => {
     const endpoint = await apiJson<{ id: number }>("/api/v1/webhooks", {
       method: "POST",

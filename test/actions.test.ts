@@ -33,6 +33,7 @@ type Created = Action & { secret: string };
 type WithCalls = Action & { calls: Record<string, unknown>[] };
 
 const ACTION_FIELDS = [
+  "changePending",
   "createdAt",
   "description",
   "enabled",
@@ -118,6 +119,7 @@ describe("POST /api/v1/actions", async () => {
       url: ACTION_URL,
       parameters: PARAMETERS,
       enabled: false,
+      changePending: false,
       source: "api_key",
       failureCount: 0,
       lastCalledAt: null,

@@ -185,7 +185,13 @@ describe("revokeApiKey", () => {
     const { apiKeyId } = await apiKeyPrincipal(apiKey);
 
     const result = await revokeApiKey(db, business.id, apiKeyId);
-    expect(result).toEqual({ id: apiKeyId, revokedAt: expect.any(String), intakesSwitchedOff: 2, endpointsDeleted: 0 });
+    expect(result).toEqual({
+      id: apiKeyId,
+      revokedAt: expect.any(String),
+      intakesSwitchedOff: 2,
+      actionsSwitchedOff: 0,
+      endpointsDeleted: 0,
+    });
 
     const refused = await call("/api/v1/intakes", { key: apiKey });
     expect(refused.status).toBe(401);

@@ -327,6 +327,7 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
       id: grantId,
       disconnectedAt: expect.any(String),
       intakesSwitchedOff: 1,
+      actionsSwitchedOff: 0,
       endpointsDeleted: 0,
     });
 

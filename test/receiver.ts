@@ -10,6 +10,7 @@ import type { RecordedRequest } from "./recorded-request";
  *   /<box>/redirect[/...]        answers 302 to /<box>/ok
  *   /<box>/fail-first/<n>[/...]  answers 500 to the first <n> requests of the box, then 200
  *   /<box>/bytes/<n>             answers 200 with a JSON string of exactly <n> bytes ("aaa…")
+ *   /<box>/json/<encoded>        answers 200 with the percent-decoded <encoded> as a JSON body
  *   /<box>/text                  answers 200 with a text that is not JSON
  *   /<box>/empty                 answers 200 with an empty body
  *   anything else                answers 200 {"ok":true}
@@ -79,6 +80,9 @@ export async function startReceiver(): Promise<{ url: string; server: Server }> 
     } else if (behaviour === "bytes") {
       response.writeHead(200, { "Content-Type": "application/json" });
       response.end(`"${"a".repeat(Math.max(0, Number(argument) - 2))}"`);
+    } else if (behaviour === "json") {
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.end(decodeURIComponent(argument ?? ""));
     } else if (behaviour === "text") {
       response.writeHead(200, { "Content-Type": "text/plain" });
       response.end("Opening hours: nine to five");

@@ -16,6 +16,7 @@ import {
 import { type EpochMs, iso } from "../lib/time";
 import type { Business } from "./access/businesses";
 import { creatorColumns, withCreator } from "./access/creators";
+import { pendingChange } from "./actions/registration";
 import { registeredByRevokedCredential } from "./intakes/approval";
 import { SOURCE_LIMITS } from "./knowledge/items";
 
@@ -50,16 +51,23 @@ const intakesWaiting = (db: Database, businessId: string) =>
 
 /**
  * Actions waiting for the owner (spec: Connected action `enabled`: off from `POST /actions` until the owner switches
- * it on, and off again after a PATCH with a new `url`): never switched on, or switched off by a partner's change;
- * not those the owner switched off. At most 10 per business.
+ * it on, and off again after a PATCH with a new `url`): never switched on, or switched off by a partner's change,
+ * not those the owner switched off; and those on whose description or parameters a partner changed since the owner
+ * approved them (docs/decisions.md, Changes to a switched-on action: the stored texts differ here, and
+ * `pendingChange` decides). At most 10 per business.
  */
-const actionsOff = (db: Database, businessId: string) =>
+const actionsWaiting = (db: Database, businessId: string) =>
   db
     .select({
       id: actions.id,
       name: actions.name,
       title: actions.title,
+      enabled: actions.enabled,
       offReason: actions.offReason,
+      description: actions.description,
+      parameters: actions.parameters,
+      approvedDescription: actions.approvedDescription,
+      approvedParameters: actions.approvedParameters,
       oauthGrantId: actions.oauthGrantId,
       ...creatorColumns(actions.oauthGrantId),
     })
@@ -67,11 +75,27 @@ const actionsOff = (db: Database, businessId: string) =>
     .where(
       and(
         eq(actions.businessId, businessId),
-        eq(actions.enabled, false),
-        or(isNull(actions.offReason), eq(actions.offReason, "changed")),
+        or(
+          and(eq(actions.enabled, false), or(isNull(actions.offReason), eq(actions.offReason, "changed"))),
+          and(
+            eq(actions.enabled, true),
+            or(
+              sql`${actions.approvedDescription} is not ${actions.description}`,
+              sql`${actions.approvedParameters} is not ${actions.parameters}`,
+            ),
+          ),
+        ),
       ),
     )
     .orderBy(asc(actions.name));
+
+/** Why an action waits: `new`, never switched on; `changed_off`, a new url switched it off; `change_pending`. */
+function actionWaiting(row: Awaited<ReturnType<typeof actionsWaiting>>[number]) {
+  const { description, parameters, approvedDescription, approvedParameters, enabled, offReason, ...action } = row;
+  const waiting = enabled ? "change_pending" : offReason === "changed" ? "changed_off" : "new";
+  const versions = { enabled, description, parameters, approvedDescription, approvedParameters };
+  return enabled && !pendingChange(versions) ? [] : [{ ...withCreator(action), waiting } as const];
+}
 
 /**
  * Endpoints whose recent deliveries fail: a delivery that failed (its sixth attempt) within the window, or one still
@@ -181,9 +205,9 @@ const connectedApps = (db: Database, businessId: string) =>
  * business holds.
  */
 export async function ownerOverview(db: Database, business: Business, now: EpochMs = Date.now()) {
-  const [waitingIntakes, offActions, failing, disabled, [sources], keys, apps] = await db.batch([
+  const [waitingIntakes, waitingActions, failing, disabled, [sources], keys, apps] = await db.batch([
     intakesWaiting(db, business.id),
-    actionsOff(db, business.id),
+    actionsWaiting(db, business.id),
     failingEndpoints(db, business.id, now),
     disabledEndpoints(db, business.id),
     sourcesUsed(db, business.id),
@@ -196,7 +220,7 @@ export async function ownerOverview(db: Database, business: Business, now: Epoch
       /** `new`: never approved; `changed`: a partner's change switched it off after the owner approved it. */
       waiting: approvedVersion === null ? ("new" as const) : ("changed" as const),
     })),
-    actions: offActions.map(withCreator),
+    actions: waitingActions.flatMap(actionWaiting),
     failingEndpoints: failing,
     disabledEndpoints: disabled.map(withCreator),
     knowledge: { used: (sources?.pushed ?? 0) + (sources?.own ?? 0), limit: SOURCE_LIMITS[business.plan] },

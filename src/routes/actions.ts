@@ -73,7 +73,8 @@ const patchRoute = partnerRoute({
   path: "/actions/{id}",
   operationId: "updateAction",
   summary: "Change an action",
-  description: "A new url switches the action off until the owner switches it on again.",
+  description:
+    "A new url switches the action off until the owner switches it on again. A new description or parameters of an action that is on are stored, and the action stays on, but the Secretary keeps the version the owner approved until the owner accepts the change (`changePending` meanwhile; `action.change_accepted` then). A new title alone needs no review.",
   tags: ["Connected actions"],
   request: { ...byId, body: { required: true, content: json(PatchActionBody) } },
   responses: {

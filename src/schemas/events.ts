@@ -64,6 +64,9 @@ export const EVENT_DATA = {
   "intake.completed": IntakeCompleted,
   "action.enabled": z.object({ action: ActionObject, reason: lifecycleReason }),
   "action.disabled": z.object({ action: ActionObject, reason: lifecycleReason }),
+  "action.change_accepted": z.object({
+    action: ActionObject.openapi({ description: "The action as the Secretary uses it from now on" }),
+  }),
   "intake.enabled": z.object({ intake: IntakeObject, reason: lifecycleReason }),
   "intake.disabled": z.object({ intake: IntakeObject, reason: lifecycleReason }),
 } satisfies Record<EventName, z.ZodType>;

@@ -1,6 +1,7 @@
 import { and, asc, count, eq, isNull, ne, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import {
+  type ActionParameters,
   actions,
   apiKeys,
   intakes,
@@ -19,6 +20,27 @@ import { connectionNotFound } from "./app-connections";
  * disconnectApp do that, and these previews say what they do.
  */
 
+type TouchedAction = {
+  id: number;
+  name: string;
+  title: string;
+  enabled: boolean;
+  parameters: ActionParameters;
+  approvedParameters: ActionParameters | null;
+};
+
+/**
+ * An action as the page before ending access lists it: whether it is on (the Secretary keeps calling it), and what
+ * each call sends the partner besides the business and the conversation: the arguments its approved parameters name.
+ */
+const withWhatCallsSend = ({ parameters, approvedParameters, ...action }: TouchedAction) => ({
+  ...action,
+  sends: Object.entries((approvedParameters ?? parameters).properties).map(([name, { description }]) => ({
+    name,
+    description,
+  })),
+});
+
 /** Which records of the business a credential's access touches, each list by its own condition. */
 type Touched = Record<"intakes" | "endpoints" | "actions" | "knowledge", SQL>;
 
@@ -36,7 +58,14 @@ function touchedRecords(db: Database, businessId: string, touched: Touched) {
       .where(and(eq(webhookEndpoints.businessId, businessId), touched.endpoints))
       .orderBy(asc(webhookEndpoints.id)),
     db
-      .select({ id: actions.id, name: actions.name, title: actions.title })
+      .select({
+        id: actions.id,
+        name: actions.name,
+        title: actions.title,
+        enabled: actions.enabled,
+        parameters: actions.parameters,
+        approvedParameters: actions.approvedParameters,
+      })
       .from(actions)
       .where(and(eq(actions.businessId, businessId), touched.actions))
       .orderBy(asc(actions.name)),
@@ -88,7 +117,7 @@ export async function keyRevocationPreview(db: Database, businessId: string, id:
     endpoints: lastActiveKey ? keySideEndpoints : [],
     /** The key side's endpoints that keep receiving through the other keys (none when this is the last key). */
     endpointsKept: lastActiveKey ? [] : keySideEndpoints,
-    actions: keySideActions,
+    actions: keySideActions.map(withWhatCallsSend),
     knowledge,
   };
 }
@@ -113,5 +142,11 @@ export async function appDisconnectionPreview(db: Database, businessId: string, 
     }),
   ]);
   if (!connection) throw connectionNotFound();
-  return { connection, intakes: appIntakes, endpoints: appEndpoints, actions: appActions, knowledge };
+  return {
+    connection,
+    intakes: appIntakes,
+    endpoints: appEndpoints,
+    actions: appActions.map(withWhatCallsSend),
+    knowledge,
+  };
 }

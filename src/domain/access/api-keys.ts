@@ -2,19 +2,31 @@ import { and, count, desc, eq, isNull, ne, notExists, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import type { Read } from "../../db/reads";
-import { apiKeys, intakes, webhookEndpoints } from "../../db/schema";
+import { actions, apiKeys, intakes, webhookEndpoints } from "../../db/schema";
 import { oneOff } from "../../db/statements";
 import { conflict, forbidden, notFound } from "../../lib/errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
 import sharedConstants from "../../shared-constants.json";
+import { switchSideActionsOff } from "../actions/owner-actions";
+import { type Action, toActionObject } from "../actions/registration";
 import { type IntakeRow, intakeOwner, toIntakeObject } from "../intakes/registration";
-import { changedRows, type Enqueue, intakeSwitched, readForSwitch, writeSwitch } from "../webhooks/lifecycle";
+import {
+  actionSwitched,
+  changedRows,
+  type Enqueue,
+  intakeSwitched,
+  readForSwitch,
+  writeSwitch,
+} from "../webhooks/lifecycle";
 import { API_KEY_PREFIX } from "./principals";
 
 export const apiKeyNotFound = () => notFound("No API key with that id exists for this business.");
 
-/** What a revocation is decided on: the key, how many other keys stay active, and the key's intakes that are on. */
+/**
+ * What a revocation is decided on: the key, how many other keys stay active, the key's intakes that are on, and the
+ * API keys' actions that are on.
+ */
 function revocationOf(
   db: Database,
   businessId: string,
@@ -23,6 +35,7 @@ function revocationOf(
   revokedAt: string | null;
   otherActiveKeys: number;
   intakesOn: IntakeRow[];
+  actionsOn: Action[];
 }> {
   return {
     statements: [
@@ -44,12 +57,23 @@ function revocationOf(
           .from(intakes)
           .where(and(eq(intakes.apiKeyId, id), eq(intakes.businessId, businessId), eq(intakes.enabled, true))),
       ),
+      oneOff(
+        db
+          .select()
+          .from(actions)
+          .where(and(eq(actions.businessId, businessId), isNull(actions.oauthGrantId), eq(actions.enabled, true))),
+      ),
     ],
-    answer: ([keys, others, on]) => {
+    answer: ([keys, others, on, actionsOn]) => {
       const [key] = keys as Array<{ revokedAt: string | null }>;
       if (!key) throw apiKeyNotFound();
       const [other] = others as Array<{ count: number }>;
-      return { revokedAt: key.revokedAt, otherActiveKeys: other?.count ?? 0, intakesOn: on as IntakeRow[] };
+      return {
+        revokedAt: key.revokedAt,
+        otherActiveKeys: other?.count ?? 0,
+        intakesOn: on as IntakeRow[],
+        actionsOn: actionsOn as Action[],
+      };
     },
   };
 }
@@ -64,27 +88,40 @@ const REVOCATION_ATTEMPTS = 3;
  * off tells the key's endpoints with `intake.disabled`, reason `credential_revoked` (DESIGN.md, Lifecycle events),
  * in the same batch. When it was the business's last active key, the API-key side's webhook endpoints are deleted in
  * the same batch, and nothing is told: no endpoint of that side is left to receive it, nor any key to list it.
- * Revoking a revoked key keeps its first revocation time. A key of another business, or an id that is not one, is a
+ * With `switchActionsOff`, the owner's choice on the confirmation page, the API keys' actions that are on are switched
+ * off in the same batch (docs/decisions.md, When access ends), each told with `action.disabled`, reason
+ * `credential_revoked`, to the endpoints that remain. Revoking a revoked key keeps its first revocation time. A key of another business, or an id that is not one, is a
  * 404. The batch is guarded by what it was decided on (the key, the other active keys, the intakes that are on, the
- * endpoints to delete), so its answer is exact: the key's id, when it was revoked, how many intakes this call
- * switched off and how many endpoints it deleted.
+ * endpoints to delete, the actions to switch off), so its answer is exact: the key's id, when it was revoked, how many
+ * intakes and actions this call switched off and how many endpoints it deleted.
  */
-export async function revokeApiKey(db: Database, businessId: string, id: number, enqueue?: Enqueue) {
+export async function revokeApiKey(
+  db: Database,
+  businessId: string,
+  id: number,
+  options: { switchActionsOff?: boolean; enqueue?: Enqueue } = {},
+) {
   for (let attempt = 1; attempt <= REVOCATION_ATTEMPTS; attempt++) {
     const { record, ...target } = await readForSwitch(db, businessId, revocationOf(db, businessId, id));
     const now = isoNow();
     const revokedAt = record.revokedAt ?? now;
     const lastActiveKey = record.otherActiveKeys === 0;
     const endpointsDeleted = lastActiveKey ? target.endpoints.filter((endpoint) => endpoint.oauthGrantId === null) : [];
+    const actionsOff = options.switchActionsOff ? record.actionsOn : [];
     const drafts = lastActiveKey
       ? []
-      : record.intakesOn.map((row) =>
-          intakeSwitched(
-            toIntakeObject({ ...row, enabled: false, updatedAt: now }),
-            intakeOwner(row),
-            "credential_revoked",
+      : [
+          ...record.intakesOn.map((row) =>
+            intakeSwitched(
+              toIntakeObject({ ...row, enabled: false, updatedAt: now }),
+              intakeOwner(row),
+              "credential_revoked",
+            ),
           ),
-        );
+          ...actionsOff.map((row) =>
+            actionSwitched(toActionObject({ ...row, enabled: false, updatedAt: now }), null, "credential_revoked"),
+          ),
+        ];
     const written = await writeSwitch(
       db,
       target,
@@ -123,11 +160,20 @@ export async function revokeApiKey(db: Database, businessId: string, id: number,
           ),
         ),
         changedRows(db, endpointsDeleted.length),
+        // The owner's choice on the confirmation page: the API keys' actions that are on stop with the key.
+        switchSideActionsOff(db, businessId, options.switchActionsOff ? isNull(actions.oauthGrantId) : sql`false`, now),
+        changedRows(db, actionsOff.length),
       ],
-      enqueue,
+      options.enqueue,
     );
     if (written) {
-      return { id, revokedAt, intakesSwitchedOff: record.intakesOn.length, endpointsDeleted: endpointsDeleted.length };
+      return {
+        id,
+        revokedAt,
+        intakesSwitchedOff: record.intakesOn.length,
+        actionsSwitchedOff: actionsOff.length,
+        endpointsDeleted: endpointsDeleted.length,
+      };
     }
   }
   throw conflict("The key's intakes or endpoints were changed by another request at the same moment; revoke it again.");

@@ -1,8 +1,17 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { intakes, oauthClients, oauthCodes, oauthGrants, oauthTokens, webhookEndpoints } from "../../db/schema";
+import {
+  actions,
+  intakes,
+  oauthClients,
+  oauthCodes,
+  oauthGrants,
+  oauthTokens,
+  webhookEndpoints,
+} from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
+import { switchSideActionsOff } from "../actions/owner-actions";
 
 export type AppConnection = {
   id: number;
@@ -40,16 +49,22 @@ export const connectionNotFound = () => notFound("No connected app with that id 
  * fails with invalid_grant"). One D1 batch, one transaction: the connection is marked disconnected, every token of
  * it revoked, its unused codes spent (so that a code issued just before cannot be redeemed after a reconnection),
  * its intakes switched off, and its webhook endpoints deleted with their pending deliveries (DESIGN.md, What happens
- * when access ends: no customer data leaves for it any more). Its actions and knowledge stay until the owner removes
- * them (spec). Each statement is scoped by the business too, so that a connection id of another business changes
+ * when access ends). Its actions and knowledge stay until the owner removes them (spec); with `switchActionsOff`, the
+ * owner's choice on the confirmation page, its actions that are on are switched off in the same batch, and then no
+ * customer data leaves for it any more (docs/decisions.md, When access ends). Each statement is scoped by the business too, so that a connection id of another business changes
  * nothing (404). Disconnecting twice keeps the first time.
- * Answers the connection's id, when it was disconnected, how many intakes this call switched off and how many
- * endpoints it deleted.
+ * Answers the connection's id, when it was disconnected, how many intakes and actions this call switched off and how
+ * many endpoints it deleted.
  */
-export async function disconnectApp(db: Database, businessId: string, id: number, now: EpochMs = Date.now()) {
-  const at = iso(now);
+export async function disconnectApp(
+  db: Database,
+  businessId: string,
+  id: number,
+  options: { switchActionsOff?: boolean; now?: EpochMs } = {},
+) {
+  const at = iso(options.now ?? Date.now());
   const ofThisBusiness = sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${id} and ${oauthGrants.businessId} = ${businessId})`;
-  const [disconnected, , , switchedOff, endpointsDeleted] = await db.batch([
+  const [disconnected, , , switchedOff, endpointsDeleted, actionsOff] = await db.batch([
     db
       .update(oauthGrants)
       .set({ revokedAt: sql`coalesce(${oauthGrants.revokedAt}, ${at})` })
@@ -73,6 +88,8 @@ export async function disconnectApp(db: Database, businessId: string, id: number
       .delete(webhookEndpoints)
       .where(and(eq(webhookEndpoints.oauthGrantId, id), eq(webhookEndpoints.businessId, businessId)))
       .returning({ id: webhookEndpoints.id }),
+    // No action matches `false`: the statement stays in the batch either way, so the batch keeps one shape.
+    switchSideActionsOff(db, businessId, options.switchActionsOff ? eq(actions.oauthGrantId, id) : sql`false`, at),
   ]);
   const [connection] = disconnected;
   if (!connection) throw connectionNotFound();
@@ -80,6 +97,7 @@ export async function disconnectApp(db: Database, businessId: string, id: number
     id: connection.id,
     disconnectedAt: connection.revokedAt ?? at,
     intakesSwitchedOff: switchedOff.length,
+    actionsSwitchedOff: actionsOff.length,
     endpointsDeleted: endpointsDeleted.length,
   };
 }

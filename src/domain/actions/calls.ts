@@ -9,8 +9,9 @@ import { type Clock, iso } from "../../lib/time";
 import type { ActionCallBody } from "../../schemas/runtime";
 import { signingSecrets } from "../secret-rotation";
 import { actionsRunOn, type Channel } from "../secretary/channels";
+import { fencedAnswer } from "./answer-fence";
 import { argumentProblem, assertRequiredArguments } from "./arguments";
-import { type Action, type ActionCall, cutOffBefore, findAction, toCallObject } from "./registration";
+import { type Action, type ActionCall, approvedVersion, cutOffBefore, findAction, toCallObject } from "./registration";
 
 /** Spec, Connected actions, response rules. */
 export const ACTION_TIMEOUT_MS = 5000;
@@ -99,12 +100,15 @@ async function recordOutcome(
   );
 }
 
-/** What the Secretary gets back: the call record, and the first 4,000 characters of a successful answer. */
-function callResult(call: ActionCall, answer: string | null) {
+/**
+ * What the Secretary gets back: the call record, and the first 4,000 characters of a successful answer, fenced and
+ * marked as information from the action (`answer-fence.ts`), as pushed knowledge is.
+ */
+function callResult(action: Action, call: ActionCall, answer: string | null) {
   const chars = answer === null ? [] : [...answer];
   return {
     call: toCallObject(call),
-    result: answer === null ? null : chars.slice(0, ANSWER_CHARS_FOR_SECRETARY).join(""),
+    result: answer === null ? null : fencedAnswer(action, chars.slice(0, ANSWER_CHARS_FOR_SECRETARY).join("")),
     truncated: chars.length > ANSWER_CHARS_FOR_SECRETARY,
   };
 }
@@ -130,7 +134,10 @@ export async function callAction(
       throw conflict("Connected actions do not run on phone calls.");
     }
   }
-  assertRequiredArguments(action.parameters, request.arguments);
+  // The Secretary's calls are checked against the parameters the owner approved; the owner's Test, against the
+  // current ones, which are what the owner reviews (docs/decisions.md, Changes to a switched-on action).
+  const { parameters } = options.ownerTest ? { parameters: action.parameters } : approvedVersion(action);
+  assertRequiredArguments(parameters, request.arguments);
   const now = options.now ?? Date.now;
   const startedAt = now();
   const base = {
@@ -142,7 +149,7 @@ export async function callAction(
     arguments: request.arguments,
     createdAt: iso(startedAt),
   };
-  const rejection = argumentProblem(action.parameters, request.arguments);
+  const rejection = argumentProblem(parameters, request.arguments);
   if (rejection) {
     const [call] = await db
       .insert(actionCalls)
@@ -154,7 +161,7 @@ export async function callAction(
       })
       .returning();
     if (!call) throw new Error("the rejected call was not recorded");
-    return callResult(call, null);
+    return callResult(action, call, null);
   }
   // Spec, Limits: "Action calls per customer message: 2". Rejected calls sent nothing and do not count, nor do calls
   // cut off mid-way (still pending after 30 s: the service failed, not the customer's message); the owner's Test
@@ -203,6 +210,7 @@ export async function callAction(
     durationMs: finishedAt - startedAt,
   });
   return callResult(
+    action,
     await recordOutcome(db, action, call, outcome, finishedAt - startedAt, iso(finishedAt)),
     outcome.answer,
   );

@@ -1,4 +1,4 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { actions } from "../../db/schema";
 import { type Creator, creatorColumns, creatorOf, withCreator } from "../access/creators";
@@ -41,3 +41,16 @@ export async function actionCreator(db: Database, businessId: string, id: number
   if (!row) throw actionNotFound();
   return creatorOf(row);
 }
+
+/**
+ * When a partner's access ends, the owner chooses on the confirmation page whether its switched-on actions stop too
+ * (docs/decisions.md, When access ends): this statement switches off the business's actions of one owner side
+ * (`side`: the API keys' or an app connection's), as the owner's own switch would, with nothing approved left. It goes
+ * in the batch that ends the access, so no call can be made between the two.
+ */
+export const switchSideActionsOff = (db: Database, businessId: string, side: SQL | undefined, at: string) =>
+  db
+    .update(actions)
+    .set({ enabled: false, offReason: "owner", approvedDescription: null, approvedParameters: null, updatedAt: at })
+    .where(and(eq(actions.businessId, businessId), side, eq(actions.enabled, true)))
+    .returning({ id: actions.id });

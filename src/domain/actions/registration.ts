@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, lt, ne, or, type Placeholder } from "drizzle-orm";
+import { and, asc, desc, eq, isNull, lt, ne, or, type Placeholder } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
@@ -16,6 +16,7 @@ import { type Reach, type ReadReach, reachArgument, reached } from "../access/sc
 import { actionsRunOn, type Channel } from "../secretary/channels";
 import type { WebhookEndpoint } from "../webhooks/endpoints";
 import {
+  actionChangeAccepted,
   actionSwitched,
   changedRows,
   type Enqueue,
@@ -24,6 +25,7 @@ import {
   readForSwitch,
   writeSwitch,
 } from "../webhooks/lifecycle";
+import { actionChange } from "./change-review";
 import { assertNoContactParameters } from "./contact-details";
 
 /** Spec, Limits: "Connected actions per business: 10". */
@@ -50,7 +52,33 @@ const withRequiredList = (parameters: ActionParameters): ActionParameters & { re
   required: parameters.required ?? [],
 });
 
-/** Spec, Connected action: exactly the fields of its table; `source` is "api_key" or "oauth_app" (DESIGN.md). */
+/**
+ * The description and parameters the Secretary uses: those the owner approved (docs/decisions.md, Changes to a
+ * switched-on action). An action that is off has none approved; the owner's Test calls the current version.
+ */
+type Versions = Pick<Action, "enabled" | "description" | "parameters" | "approvedDescription" | "approvedParameters">;
+
+export function approvedVersion(action: Versions) {
+  return {
+    description: action.approvedDescription ?? action.description,
+    parameters: withRequiredList(action.approvedParameters ?? action.parameters),
+  };
+}
+
+const currentVersion = (action: Versions) => ({
+  description: action.description,
+  parameters: withRequiredList(action.parameters),
+});
+
+/** The change the owner has not accepted yet, or null: none, or the action is off (switching on reviews it whole). */
+export function pendingChange(action: Versions) {
+  return action.enabled ? actionChange(approvedVersion(action), currentVersion(action)) : null;
+}
+
+/**
+ * Spec, Connected action: the fields of its table; `source` is "api_key" or "oauth_app" (docs/decisions.md), and
+ * `changePending`, true while a change of description or parameters waits for the owner.
+ */
 export function toActionObject(action: Action) {
   return {
     id: action.id,
@@ -60,6 +88,7 @@ export function toActionObject(action: Action) {
     url: action.url,
     parameters: withRequiredList(action.parameters),
     enabled: action.enabled,
+    changePending: pendingChange(action) !== null,
     source: action.oauthGrantId === null ? ("api_key" as const) : ("oauth_app" as const),
     failureCount: action.failureCount,
     lastCalledAt: action.lastCalledAt,
@@ -195,36 +224,49 @@ const asRead = (action: Action) =>
     eq(actions.description, action.description),
     eq(actions.url, action.url),
     eq(actions.parameters, action.parameters),
+    action.approvedDescription === null
+      ? isNull(actions.approvedDescription)
+      : eq(actions.approvedDescription, action.approvedDescription),
+    action.approvedParameters === null
+      ? isNull(actions.approvedParameters)
+      : eq(actions.approvedParameters, action.approvedParameters),
   );
 
 /**
- * Writes `changes` to the action as it was read, with the lifecycle event they mean (`reason`, when `enabled`
- * changes), in one D1 batch (lifecycle.ts). Answers the action as written, or undefined when it changed meanwhile
- * (nothing written).
+ * Writes `changes` to the action as it was read, with the lifecycle event they mean in one D1 batch (lifecycle.ts):
+ * `action.change_accepted` for an accepted change, else `action.enabled` or `action.disabled` for `reason` when
+ * `enabled` changes. Answers the action as written, or undefined when it changed meanwhile (nothing written).
  */
 async function writeAction(
   db: Database,
   target: EventTarget,
   action: Action,
   changes: Partial<Action>,
-  reason: LifecycleReason,
+  event: LifecycleReason | "change_accepted",
   enqueue?: Enqueue,
 ) {
   const written = { ...action, ...changes, updatedAt: isoNow() };
+  const object = toActionObject(written);
   const drafts =
-    written.enabled === action.enabled ? [] : [actionSwitched(toActionObject(written), action.oauthGrantId, reason)];
+    event === "change_accepted"
+      ? [actionChangeAccepted(object, action.oauthGrantId)]
+      : written.enabled === action.enabled
+        ? []
+        : [actionSwitched(object, action.oauthGrantId, event)];
   const update = db
     .update(actions)
     .set({ ...changes, updatedAt: written.updatedAt })
     .where(and(ofBusiness(action.businessId, action.id), asRead(action)));
   const ok = await writeSwitch(db, target, drafts, [update, changedRows(db, 1)], enqueue);
-  return ok ? toActionObject(written) : undefined;
+  return ok ? object : undefined;
 }
 
 /**
  * Spec, Connected action `enabled`: "PATCH /actions/{id} with a new url → false, until the owner approves again";
- * an action that was on then sends `action.disabled` with reason `changed` to its side (DESIGN.md, Lifecycle events).
- * Only what differs is written; a PATCH that changes nothing leaves `updatedAt` as it was. `current` is the action
+ * an action that was on then sends `action.disabled` with reason `changed` to its side (docs/webhooks.md, Lifecycle
+ * events). A new description or parameters of an action that is on are stored and answered, `enabled` stays true,
+ * and the Secretary keeps the approved version until the owner accepts the change (`acceptActionChange`); a new title
+ * alone is seen only by the owner and needs no review. Only what differs is written; a PATCH that changes nothing leaves `updatedAt` as it was. `current` is the action
  * and its side's endpoints as the request read them with its credential; a write that another one overtook compares
  * again with what that one stored.
  */
@@ -252,6 +294,7 @@ export async function patchAction(
     }
     if (Object.keys(changes).length === 0) return toActionObject(action);
     if (changes.url !== undefined) {
+      Object.assign(changes, NOTHING_APPROVED);
       changes.enabled = false;
       // An action that was on, switched off by this change, waits for the owner's review (the overview lists it).
       if (action.enabled) changes.offReason = "changed";
@@ -282,6 +325,15 @@ export function reviewedVersion(action: Pick<Action, "url" | "description" | "pa
   return sha256Hex(JSON.stringify([action.url, action.description, withRequiredList(action.parameters)]));
 }
 
+/** An action that is off has no approved version: switching it on approves the one the owner reviewed. */
+const NOTHING_APPROVED = { approvedDescription: null, approvedParameters: null } satisfies Partial<Action>;
+
+/** What switching on or accepting a change approves: the action's current description and parameters. */
+const approving = (action: Action) => ({
+  approvedDescription: action.description,
+  approvedParameters: action.parameters,
+});
+
 const changedSinceReview = () =>
   conflict("The action has changed since it was reviewed: review it again before switching it on.");
 
@@ -308,20 +360,49 @@ export async function switchAction(
       if (reviewed !== reviewedVersion(action)) throw changedSinceReview();
       if (action.enabled) return toActionObject(action);
     }
-    const changes = { enabled, offReason: enabled ? null : ("owner" as const) };
+    const changes = enabled
+      ? { enabled, offReason: null, ...approving(action) }
+      : { enabled, offReason: "owner" as const, ...NOTHING_APPROVED };
     const written = await writeAction(db, target, action, changes, "owner", options.enqueue);
     if (written) return written;
   }
   throw changedMeanwhile();
 }
 
-/** What the Secretary may call on a channel (DESIGN.md, context endpoint): enabled actions, none on phone calls. */
+/**
+ * The owner accepts a partner's change of a switched-on action (docs/decisions.md, Changes to a switched-on action):
+ * the Secretary uses the current description and parameters from now on, and the action's side gets
+ * `action.change_accepted`. Guarded as switching on is: `reviewed` is the `reviewedVersion` the owner saw, and a
+ * different current version (a PATCH meanwhile) is a 409 that shows the change again. An action that is off has
+ * nothing to accept (a 409: switching it on reviews it whole); one without a waiting change is answered as it is.
+ */
+export async function acceptActionChange(
+  db: Database,
+  businessId: string,
+  actionId: number,
+  options: { reviewed: string; enqueue?: Enqueue },
+) {
+  for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+    const { record: action, ...target } = await readForSwitch(db, businessId, actionRow(businessId, actionId));
+    if (options.reviewed !== reviewedVersion(action)) throw changedSinceReview();
+    if (!action.enabled) throw conflict("The action is switched off: switch it on to approve it as it now is.");
+    if (!pendingChange(action)) return toActionObject(action);
+    const written = await writeAction(db, target, action, approving(action), "change_accepted", options.enqueue);
+    if (written) return written;
+  }
+  throw changedMeanwhile();
+}
+
+/**
+ * What the Secretary may call on a channel (docs/decisions.md, The Secretary runtime API): enabled actions as the
+ * owner approved them, none on phone calls.
+ */
 export async function actionsForSecretary(db: Database, businessId: string, channel: Channel) {
   if (!actionsRunOn(channel)) return [];
   const rows = await db
-    .select({ name: actions.name, description: actions.description, parameters: actions.parameters })
+    .select()
     .from(actions)
     .where(and(eq(actions.businessId, businessId), eq(actions.enabled, true)))
     .orderBy(asc(actions.name));
-  return rows.map((row) => ({ ...row, parameters: withRequiredList(row.parameters) }));
+  return rows.map((action) => ({ name: action.name, ...approvedVersion(action) }));
 }

@@ -18,6 +18,7 @@ export const EVENT_NAMES = [
   // DESIGN.md, Beyond the spec: Lifecycle events, delivered only to the owner side concerned.
   "action.enabled",
   "action.disabled",
+  "action.change_accepted",
   "intake.enabled",
   "intake.disabled",
 ] as const;

@@ -44,6 +44,16 @@ export const actionSwitched = (
 });
 
 /**
+ * `action.change_accepted` `{ action }`: the owner accepted a change of the action's description or parameters, and
+ * the Secretary uses the version in `action` from now on (docs/webhooks.md, Lifecycle events); to its owner side only.
+ */
+export const actionChangeAccepted = (action: ReturnType<typeof toActionObject>, side: number | null): EventDraft => ({
+  event: "action.change_accepted",
+  data: { action },
+  audience: { side },
+});
+
+/**
  * `intake.enabled` or `intake.disabled` `{ intake, reason }`, with the intake as `GET /intakes/{id}` shows it after
  * the switch, to the endpoints of the key or app that registered it only: an intake belongs to that one principal
  * (spec, Intakes: "Intakes are never shared"), and so does its `intake.completed`.

@@ -90,6 +90,7 @@ const action = {
     required: ["sku"],
   },
   enabled: true,
+  changePending: false,
   source: "api_key",
   failureCount: 0,
   lastCalledAt: null,
@@ -176,6 +177,7 @@ export const SAMPLE_DATA: Record<EventName, Record<string, unknown>> = {
   },
   "action.enabled": { action, reason: "owner" },
   "action.disabled": { action: { ...action, enabled: false }, reason: "changed" },
+  "action.change_accepted": { action },
   "intake.enabled": { intake, reason: "owner" },
   "intake.disabled": { intake: { ...intake, enabled: false }, reason: "credential_revoked" },
 };

@@ -23,9 +23,64 @@ const IntakeItem = (intake: Records["intakes"][number]) => (
 const UrlItem = (endpoint: { url: string }) => <code>{endpoint.url}</code>;
 const ActionItem = (action: Records["actions"][number]) => (
   <>
-    {action.title} <code>{action.name}</code>
+    {action.title} <code>{action.name}</code> <OnOff enabled={action.enabled} />
   </>
 );
+
+/** What one call of the action sends the partner, in words. */
+const CallItem = (action: Records["actions"][number]) => (
+  <>
+    {action.title} <code>{action.name}</code>: each call sends{" "}
+    {action.sends.length === 0
+      ? "no argument"
+      : action.sends.map(({ name, description }) => `${name} (${description})`).join(", ")}
+    , with your business's id and handle and the conversation's id and channel.
+  </>
+);
+
+/**
+ * The switched-on actions the Secretary keeps calling after the access ends unless the owner switches them off here
+ * (docs/decisions.md, When access ends), and what each call sends; none said in words.
+ */
+const ActionsStillCalled = (props: { actions: Records["actions"]; none: string; some: string }) => {
+  const on = props.actions.filter((action) => action.enabled);
+  return (
+    <li data-testid="actions-called">
+      {on.length === 0 ? props.none : props.some}
+      {on.length > 0 && <NamedList items={on} none="" item={CallItem} />}
+    </li>
+  );
+};
+
+/**
+ * The owner's choice that goes with the confirmation: switch the actions off too. Checked by default where the
+ * partner's access ends (a disconnection, the business's last key); unchecked when other keys keep the integration
+ * going (a key rotation must not stop its actions). Shown only when an action is on.
+ */
+const SwitchActionsOff = (props: { actions: Records["actions"]; checked: boolean; label: string }) =>
+  props.actions.some((action) => action.enabled) ? (
+    <p data-testid="switch-actions-off">
+      <label>
+        <input type="checkbox" name="switch_actions_off" value="on" checked={props.checked} /> {props.label}
+      </label>
+    </p>
+  ) : null;
+
+/** What customer data still reaches the partner afterwards, for each choice the page offers: exactly that. */
+const CustomerData = (props: { actions: Records["actions"]; keepsAccess?: boolean; who: string }) => {
+  const on = props.actions.some((action) => action.enabled);
+  return (
+    <li data-testid="customer-data">
+      {!on
+        ? props.keepsAccess
+          ? `${props.who} keeps receiving webhook events through the other keys; no action of it is switched on.`
+          : `No customer data is sent to ${props.who.toLowerCase()} any more: no webhook events, and no action is switched on.`
+        : props.keepsAccess
+          ? `${props.who} keeps receiving webhook events through the other keys, and its switched-on actions keep receiving what customers ask in chats unless you switch them off below.`
+          : `With its actions switched off below, no customer data is sent to ${props.who.toLowerCase()} any more. If you keep them on, they keep receiving what customers ask in chats (listed above), and nothing else: no webhook events.`}
+    </li>
+  );
+};
 const TextItem = (item: Records["knowledge"][number]) => (
   <>
     {item.title} <code>{item.key}</code>
@@ -48,7 +103,10 @@ const EndpointsDeleted = (props: { endpoints: Records["endpoints"]; lead: string
   </li>
 );
 
-/** What remains of any partner: its actions and the texts it pushed, until the owner removes them (spec). */
+/**
+ * What remains of any partner: its actions (registered, on or off as chosen above) and the texts it pushed, until the
+ * owner removes them (spec).
+ */
 const ActionsAndKnowledge = (props: { records: Records; actionsLead: string; marked?: boolean; children?: Child }) => (
   <ul>
     {props.children}
@@ -104,12 +162,33 @@ export function KeyRevocationPage(props: { session: OwnerSession; preview: KeyPr
                   endpoints created with API keys keep receiving events.
                 </li>
               )}
+              <ActionsStillCalled
+                actions={preview.actions}
+                none="No action created with API keys is switched on: the Secretary calls none of them."
+                some="The Secretary calls these actions created with API keys during chats with your customers, and keeps calling them unless you switch them off below:"
+              />
+              <CustomerData
+                actions={preview.actions}
+                keepsAccess={!preview.lastActiveKey}
+                who="The integration of your API keys"
+              />
             </ul>
+          }
+          choice={
+            <SwitchActionsOff
+              actions={preview.actions}
+              checked={preview.lastActiveKey}
+              label={
+                preview.lastActiveKey
+                  ? "Switch off the actions created with API keys too (recommended: no key is left to run them)"
+                  : "Switch off the actions created with API keys too (the other keys' integration then stops calling them)"
+              }
+            />
           }
           remains={
             <ActionsAndKnowledge
               records={preview}
-              actionsLead="The actions created with API keys stay until you remove them:"
+              actionsLead="The actions created with API keys stay registered until you remove them:"
             >
               {!preview.lastActiveKey && (
                 <li>
@@ -147,13 +226,26 @@ export function AppDisconnectionPage(props: { session: OwnerSession; preview: Ap
             <ul>
               <li>Its access ends at once: every token it holds is refused, and it cannot refresh them.</li>
               <IntakesSwitchedOff intakes={preview.intakes} />
-              <EndpointsDeleted endpoints={preview.endpoints} lead="No customer data is sent to it any more." />
+              <EndpointsDeleted endpoints={preview.endpoints} lead="No webhook events are sent to it any more." />
+              <ActionsStillCalled
+                actions={preview.actions}
+                none="The app has no action switched on: the Secretary calls none of them."
+                some="The Secretary calls these actions of the app during chats with your customers, and keeps calling them unless you switch them off below:"
+              />
+              <CustomerData actions={preview.actions} who="The app" />
             </ul>
+          }
+          choice={
+            <SwitchActionsOff
+              actions={preview.actions}
+              checked
+              label="Switch off its actions too (recommended: then nothing about your customers reaches the app)"
+            />
           }
           remains={
             <ActionsAndKnowledge
               records={preview}
-              actionsLead="Its actions stay until you remove them, marked as from a disconnected app:"
+              actionsLead="Its actions stay registered until you remove them, marked as from a disconnected app:"
               marked
             />
           }

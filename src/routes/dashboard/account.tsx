@@ -45,7 +45,11 @@ export const account = new Hono<DashboardEnv>()
   })
   .post("/keys/:id/revoke", async (c) => {
     const id = idOrNotFound(c.req.param("id"), apiKeyNotFound);
-    await revokeApiKey(database(c.env.DB), c.var.session.business.id, id, enqueueAfterAnswer(c));
+    const { switch_actions_off } = await c.req.parseBody();
+    await revokeApiKey(database(c.env.DB), c.var.session.business.id, id, {
+      switchActionsOff: switch_actions_off === "on",
+      enqueue: enqueueAfterAnswer(c),
+    });
     return c.redirect("/dashboard/keys", 303);
   })
   .get("/apps", async (c) => {
@@ -74,8 +78,9 @@ export const account = new Hono<DashboardEnv>()
           ))}
         </table>
         <p class="muted">
-          Disconnecting stops the app's access at once, switches its intakes off and removes its webhook endpoints; its
-          actions and knowledge stay until you remove them. You see each of them before you confirm.
+          Disconnecting stops the app's access at once, switches its intakes off and removes its webhook endpoints; you
+          choose whether its actions are switched off too, and its actions and knowledge stay registered until you
+          remove them. You see each of them before you confirm.
         </p>
       </Layout>,
     );
@@ -90,10 +95,12 @@ export const account = new Hono<DashboardEnv>()
     return renderPage(c, 200, <AppDisconnectionPage session={session} preview={preview} />);
   })
   .post("/apps/:id/disconnect", async (c) => {
+    const { switch_actions_off } = await c.req.parseBody();
     await disconnectApp(
       database(c.env.DB),
       c.var.session.business.id,
       idOrNotFound(c.req.param("id"), connectionNotFound),
+      { switchActionsOff: switch_actions_off === "on" },
     );
     return c.redirect("/dashboard/apps", 303);
   });

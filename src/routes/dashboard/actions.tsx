@@ -4,11 +4,15 @@ import { type Database, database } from "../../db/client";
 import { runRead } from "../../db/reads";
 import type { Creator } from "../../domain/access/creators";
 import { testAction } from "../../domain/actions/calls";
+import type { ActionChange, ParameterChange } from "../../domain/actions/change-review";
 import { actionCreator, listActionsForOwner } from "../../domain/actions/owner-actions";
 import {
+  acceptActionChange,
   actionNotFound,
   deleteAction,
+  findAction,
   getAction,
+  pendingChange,
   reviewedVersion,
   switchAction,
 } from "../../domain/actions/registration";
@@ -20,6 +24,7 @@ import { renderPage } from "../page-shell";
 import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
+import { IDENTITY_NAMES } from "./identity-names";
 import { ButtonForm, Csrf, Layout, OnOff } from "./layout";
 
 /** The page's id as the domain takes it, or the 404 page. */
@@ -34,13 +39,14 @@ function refusalShownInPlace(error: unknown, status: 409 | 422): string {
   throw error;
 }
 
-/** The action and who registered it, read together (the action's page). */
+/** The action, the change of it waiting for the owner, and who registered it, read together (the action's page). */
 async function actionWithCreator(db: Database, businessId: string, id: number) {
-  const [action, creator] = await Promise.all([
+  const [action, row, creator] = await Promise.all([
     runRead(db, getAction(businessId, id)),
+    findAction(db, businessId, id),
     actionCreator(db, businessId, id),
   ]);
-  return { action, creator };
+  return { action, change: pendingChange(row), creator };
 }
 
 /**
@@ -125,6 +131,24 @@ export const actionPages = new Hono<DashboardEnv>()
     }
     return c.redirect(`/dashboard/actions/${id}`, 303);
   })
+  .post("/actions/:id/accept", async (c) => {
+    const db = database(c.env.DB);
+    const { business } = c.var.session;
+    const id = actionId(c);
+    const { reviewed } = await c.req.parseBody();
+    try {
+      // The change the owner reviewed: a PATCH that landed meanwhile is shown to them, not accepted unseen.
+      await acceptActionChange(db, business.id, id, {
+        reviewed: typeof reviewed === "string" ? reviewed : "",
+        enqueue: enqueueAfterAnswer(c),
+      });
+    } catch (error) {
+      const changed = refusalShownInPlace(error, 409);
+      const shown = await actionWithCreator(db, business.id, id);
+      return renderPage(c, 409, <ActionPage session={c.var.session} {...shown} changed={changed} />);
+    }
+    return c.redirect(`/dashboard/actions/${id}`, 303);
+  })
   .post("/actions/:id/off", async (c) => {
     const id = actionId(c);
     await switchAction(database(c.env.DB), c.var.session.business.id, id, false, { enqueue: enqueueAfterAnswer(c) });
@@ -169,6 +193,7 @@ export const actionPages = new Hono<DashboardEnv>()
 function ActionPage(props: {
   session: DashboardEnv["Variables"]["session"];
   action: Detail;
+  change: ActionChange | null;
   creator: Creator;
   tested?: Tested;
   problem?: string;
@@ -193,6 +218,7 @@ function ActionPage(props: {
             {props.changed} It is shown above as it now is.
           </p>
         )}
+        {props.change && <ChangeReview session={session} action={action} change={props.change} />}
         {action.enabled ? (
           <ButtonForm session={session} action={`/dashboard/actions/${action.id}/off`} label="Switch off" />
         ) : (
@@ -228,7 +254,7 @@ function ActionPage(props: {
               {props.tested.call.http_status !== null && ` (HTTP ${props.tested.call.http_status})`}
               {props.tested.call.error && ` — ${props.tested.call.error}`}
             </p>
-            {props.tested.result !== null && <pre>{props.tested.result}</pre>}
+            {props.tested.result !== null && <pre>{props.tested.result.content}</pre>}
           </div>
         )}
       </section>
@@ -248,5 +274,63 @@ function ActionPage(props: {
         </table>
       </section>
     </Layout>
+  );
+}
+
+const requiredness = (required: boolean) => (required ? "required" : "optional");
+
+/** One parameter's change in words: added (with what it is), removed, or which of its properties changed. */
+function parameterChangeText(change: ParameterChange): string {
+  switch (change.change) {
+    case "added":
+      return `New parameter “${change.name}” (${change.parameter.type}, ${requiredness(change.required)}): “${change.parameter.description}”${change.parameter.enum ? `, one of ${change.parameter.enum.join(", ")}` : ""}`;
+    case "removed":
+      return `Removed parameter “${change.name}”`;
+    case "changed":
+      return `Changed “${change.name}”: ${change.properties.map((p) => `${p.property} ${JSON.stringify(p.before)} → ${JSON.stringify(p.after)}`).join("; ")}`;
+  }
+}
+
+/**
+ * A partner's change of a switched-on action, against the version the owner approved (docs/decisions.md, Changes to
+ * a switched-on action): the description and each parameter, the parameters that ask who the customer is named, and
+ * the owner's choice: accept it (guarded by the version shown here), or switch the action off.
+ */
+function ChangeReview(props: { session: DashboardEnv["Variables"]["session"]; action: Detail; change: ActionChange }) {
+  const { change, action } = props;
+  return (
+    <div class="card warning" data-testid="action-change">
+      <h2>Changed by the partner since you approved it</h2>
+      <p>The Secretary keeps using the version you approved until you accept this change.</p>
+      <ul>
+        {change.description && (
+          <li>
+            Description: “{change.description.before}” → “{change.description.after}”
+          </li>
+        )}
+        {change.parameters.map((parameter) => (
+          <li>{parameterChangeText(parameter)}</li>
+        ))}
+      </ul>
+      {change.identityParameters.length > 0 && (
+        <p class="error" data-testid="identity-parameters">
+          Asks who the customer is:{" "}
+          {change.identityParameters
+            .map(
+              ({ name, asks }) =>
+                `“${name}” asks for the customer's ${asks.map((kind) => IDENTITY_NAMES[kind]).join(" and ")}`,
+            )
+            .join("; ")}
+          .
+        </p>
+      )}
+      <ButtonForm
+        session={props.session}
+        action={`/dashboard/actions/${action.id}/accept`}
+        label="Accept the change"
+        kind="primary"
+        fields={{ reviewed: reviewedVersion(action) }}
+      />
+    </div>
   );
 }

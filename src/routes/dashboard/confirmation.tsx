@@ -16,6 +16,8 @@ export function Confirmation(props: {
   confirm: string;
   /** Where "Cancel" leads. */
   back: string;
+  /** A choice the owner makes with the confirmation (its fields post with the form). */
+  choice?: Child;
 }) {
   return (
     <>
@@ -29,6 +31,7 @@ export function Confirmation(props: {
       </section>
       <form method="post" action={props.action}>
         <Csrf session={props.session} />
+        {props.choice}
         <p>
           <button type="submit" class="danger">
             {props.confirm}

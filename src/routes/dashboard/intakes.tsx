@@ -8,16 +8,11 @@ import { enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
 import type { DashboardEnv } from "./dashboard-env";
+import { IDENTITY_NAMES } from "./identity-names";
 import { ButtonForm, Layout, OnOff } from "./layout";
 
 /** The page's id as the domain takes it, or the 404 page. */
 const intakeId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", intakeNotFound);
-
-const IDENTITY_NAMES = {
-  full_name: "full name",
-  home_address: "home address",
-  date_of_birth: "date of birth",
-} as const;
 
 /**
  * Intakes: the approval screen (spec, Contact details and approval: every question, the contact details the partner

@@ -63,7 +63,10 @@ function Plan(props: { business: DashboardEnv["Variables"]["session"]["business"
   );
 }
 
-/** Intakes and actions never approved or switched off by a partner's change: each links to its review. */
+/**
+ * Intakes and actions never approved or switched off by a partner's change, and actions on whose change waits for
+ * the owner: each links to its review.
+ */
 function Waiting(props: { overview: Overview }) {
   const { intakes, actions } = props.overview;
   return (
@@ -82,9 +85,11 @@ function Waiting(props: { overview: Overview }) {
         {actions.map((action) => (
           <li>
             Action <a href={`/dashboard/actions/${action.id}`}>{action.title}</a>:{" "}
-            {action.offReason === "changed"
-              ? "its address was changed by the partner since you switched it on, so it was switched off"
-              : "new, never switched on"}{" "}
+            {action.waiting === "change_pending"
+              ? "the partner changed what it does; the Secretary keeps using the version you approved until you accept the change"
+              : action.waiting === "changed_off"
+                ? "its address was changed by the partner since you switched it on, so it was switched off"
+                : "new, never switched on"}{" "}
             <CreatedBy creator={action.creator} />
           </li>
         ))}
