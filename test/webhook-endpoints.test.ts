@@ -401,6 +401,7 @@ describe("GET /api/v1/webhooks", async () => {
         "intake.completed",
         "action.enabled",
         "action.disabled",
+        "action.change_accepted",
         "intake.enabled",
         "intake.disabled",
       ],
