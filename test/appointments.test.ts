@@ -3,7 +3,9 @@ import { bookings } from "../src/db/schema";
 import { bookingRow, createBusiness, insertAll } from "./helpers/fixtures";
 import { call, json } from "./helpers/http";
 
-type Page = { data: Array<Record<string, unknown> & { id: number; date: string; time: string; status: string }> };
+type Page = {
+  data: Array<Record<string, unknown> & { id: number; date: string; time: string; status: string; created_at: string }>;
+};
 
 const BOOKING_FIELDS = [
   "id",
@@ -28,14 +30,21 @@ describe("GET /api/v1/appointments", async () => {
   const { business, apiKey } = await createBusiness();
   const other = await createBusiness();
   const statuses = ["confirmed", "completed", "cancelled", "no_show", "pending"] as const;
-  // 40 bookings over 20 days, two a day (09:00 and 14:30), statuses in rotation.
+  // 40 bookings over 20 days, two a day (09:00 and 14:30), statuses in rotation, booked an hour apart on 1 and 2
+  // November in an order unrelated to their dates (17 and 40 share no factor: each hour once).
   const rows = Array.from({ length: 40 }, (_, i) =>
     bookingRow(business.id, {
       date: `2026-12-${String(1 + Math.floor(i / 2)).padStart(2, "0")}`,
       time: i % 2 === 0 ? "09:00" : "14:30",
       status: statuses[i % statuses.length],
+      createdAt: new Date(Date.UTC(2026, 10, 1) + ((i * 17) % 40) * 3_600_000).toISOString(),
     }),
   );
+  // Booked at the same instant: the higher id comes first.
+  const twins = [1, 2].map(() =>
+    bookingRow(business.id, { date: "2026-12-05", time: "12:00", createdAt: "2026-11-20T12:00:00.000Z" }),
+  );
+  // The latest appointment, and the most recent booking.
   const moved = bookingRow(business.id, {
     date: "2027-01-05",
     time: "11:15",
@@ -52,22 +61,34 @@ describe("GET /api/v1/appointments", async () => {
     rescheduleLink: null,
     cancelLink: null,
     clientEmail: null,
+    createdAt: "2026-11-30T09:00:00.000Z",
   });
   const foreign = bookingRow(other.business.id, { date: "2027-02-01" });
-  await insertAll(bookings, [...rows, moved, foreign]);
+  await insertAll(bookings, [...rows, ...twins, moved, foreign]);
+  const mine = [...rows, ...twins, moved];
+  /** The documented order: the most recently booked first, then the higher id. */
+  const newestBooked = (list: typeof mine) =>
+    [...list].sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id - a.id).map((b) => b.id);
   const list = async (query = "") => call(`/api/v1/appointments${query}`, { key: apiKey });
 
-  it("answers { data } with 25 bookings by default, newest appointment first", async () => {
+  it("answers { data } with 25 bookings by default, the most recently booked first", async () => {
     const response = await list();
     expect(response.status).toBe(200);
     const body = await json<Page>(response);
     expect(Object.keys(body)).toEqual(["data"]);
-    expect(body.data).toHaveLength(25);
-    expect(body.data[0]?.id).toBe(moved.id);
-    const keys = body.data.map((b) => `${b.date} ${b.time}`);
-    expect(keys).toEqual([...keys].sort().reverse());
-    expect(body.data[1]).toMatchObject({ date: "2026-12-20", time: "14:30" });
-    expect(body.data[2]).toMatchObject({ date: "2026-12-20", time: "09:00" });
+    expect(body.data.map((b) => b.id)).toEqual(newestBooked(mine).slice(0, 25));
+    expect(body.data.slice(0, 3).map((b) => b.id)).toEqual([moved.id, twins[1]?.id, twins[0]?.id]);
+    // Booked on 2 November at 15:00 (hour 39), its appointment is on 4 December.
+    expect(body.data[3]).toMatchObject({ id: rows[7]?.id, date: "2026-12-04", time: "14:30" });
+  });
+
+  it("orders by when the booking was made, not by the appointment's date", async () => {
+    const body = await json<Page>(await list("?limit=100"));
+    expect(body.data.map((b) => b.id)).toEqual(newestBooked(mine));
+    const appointments = body.data.map((b) => `${b.date} ${b.time}`);
+    expect(appointments).not.toEqual([...appointments].sort().reverse());
+    const created = body.data.map((b) => b.created_at);
+    expect(created).toEqual([...created].sort().reverse());
   });
 
   it("returns exactly the fields of the spec's Booking object, nested as the spec nests them", async () => {
@@ -96,13 +117,14 @@ describe("GET /api/v1/appointments", async () => {
 
   it("gives the client's own links when the booking has them", async () => {
     const body = await json<Page>(await list("?limit=2"));
-    const second = rows[39];
+    const second = twins[1];
+    expect(body.data[1]?.id).toBe(second?.id);
     expect(body.data[1]?.links).toEqual({ reschedule: second?.rescheduleLink, cancel: second?.cancelLink });
   });
 
   it.each([1, 2, 50, 100])("honours limit=%i", async (limit) => {
     const body = await json<Page>(await list(`?limit=${limit}`));
-    expect(body.data).toHaveLength(Math.min(limit, 41));
+    expect(body.data).toHaveLength(Math.min(limit, mine.length));
   });
 
   it.each(["0", "101", "-1", "abc", "2.5", "1e1", "", "0x10"])(
@@ -118,8 +140,7 @@ describe("GET /api/v1/appointments", async () => {
 
   it.each(statuses)("filters by status=%s", async (status) => {
     const body = await json<Page>(await list(`?status=${status}&limit=100`));
-    const expected = [...rows, moved].filter((b) => b.status === status).map((b) => b.id);
-    expect(body.data.map((b) => b.id).sort()).toEqual(expected.sort());
+    expect(body.data.map((b) => b.id)).toEqual(newestBooked(mine.filter((b) => b.status === status)));
     expect(body.data.every((b) => b.status === status)).toBe(true);
   });
 
@@ -132,24 +153,29 @@ describe("GET /api/v1/appointments", async () => {
     );
   });
 
-  it("keeps only appointments on or after since", async () => {
+  it("keeps only appointments on or after since, still the most recently booked first", async () => {
     const body = await json<Page>(await list("?since=2026-12-19&limit=100"));
     expect(body.data.map((b) => `${b.date} ${b.time}`)).toEqual([
       "2027-01-05 11:15",
-      "2026-12-20 14:30",
-      "2026-12-20 09:00",
       "2026-12-19 14:30",
+      "2026-12-20 14:30",
       "2026-12-19 09:00",
+      "2026-12-20 09:00",
     ]);
+    expect(body.data.map((b) => b.id)).toEqual(newestBooked(mine.filter((b) => b.date >= "2026-12-19")));
+  });
+
+  it("filters since on the appointment's date, not on when it was booked", async () => {
+    // Every booking was made in November and every appointment is in December or later.
+    const body = await json<Page>(await list("?since=2026-11-15&limit=100"));
+    expect(body.data.map((b) => b.id)).toEqual(newestBooked(mine));
+    expect(await json<Page>(await list("?since=2027-01-06"))).toEqual({ data: [] });
   });
 
   it("combines status, since and limit", async () => {
     const body = await json<Page>(await list("?status=confirmed&since=2026-12-10&limit=2"));
-    const expected = [...rows, moved]
-      .filter((b) => b.status === "confirmed" && b.date >= "2026-12-10")
-      .sort((a, b) => `${b.date}${b.time}`.localeCompare(`${a.date}${a.time}`))
-      .slice(0, 2)
-      .map((b) => b.id);
+    const expected = newestBooked(mine.filter((b) => b.status === "confirmed" && b.date >= "2026-12-10")).slice(0, 2);
+    expect(expected).toHaveLength(2);
     expect(body.data.map((b) => b.id)).toEqual(expected);
   });
 
@@ -165,8 +191,8 @@ describe("GET /api/v1/appointments", async () => {
   );
 
   it("never returns another business's bookings", async () => {
-    const mine = await json<Page>(await list("?limit=100"));
-    expect(mine.data.map((b) => b.id)).not.toContain(foreign.id);
+    const page = await json<Page>(await list("?limit=100"));
+    expect(page.data.map((b) => b.id)).not.toContain(foreign.id);
     const theirs = await json<Page>(await call("/api/v1/appointments", { key: other.apiKey }));
     expect(theirs.data.map((b) => b.id)).toEqual([foreign.id]);
   });

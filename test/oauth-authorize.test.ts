@@ -1,9 +1,10 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { oauthCodes, oauthGrants, ownerSessions } from "../src/db/schema";
+import { apiKeys, oauthCodes, oauthGrants, ownerSessions } from "../src/db/schema";
 import { sha256Hex } from "../src/lib/secrets";
+import { signedIn } from "./helpers/dashboard";
 import { db } from "./helpers/fixtures";
-import { call } from "./helpers/http";
+import { BASE, call } from "./helpers/http";
 import {
   authorizeQuery,
   browse,
@@ -436,7 +437,11 @@ describe("the consent page and the owner's answer (spec: Partner sign-in, steps 
       const response = await call(`/oauth/authorize?${authorizeQuery(params)}`, {
         method: "POST",
         body: "decision=approve",
-        headers: { Authorization: `Bearer ${credential}`, "Content-Type": "application/x-www-form-urlencoded" },
+        headers: {
+          Authorization: `Bearer ${credential}`,
+          "Content-Type": "application/x-www-form-urlencoded",
+          Origin: BASE,
+        },
       });
       expect(response.status).toBe(303);
       expect(response.headers.get("Location")).toMatch(/^\/oauth\/authorize\?/);
@@ -516,5 +521,108 @@ describe("one connection per client and business", () => {
     const grants = await db.select().from(oauthGrants).where(eq(oauthGrants.clientId, app.client_id));
     expect(grants).toHaveLength(1);
     expect(await codesOf(app.client_id)).toHaveLength(2);
+  });
+});
+
+describe("the consent POST comes from our own page, by the dashboard's rule (hono/csrf)", async () => {
+  const mine = await createOwnerBusiness({ name: "Origin Check Studio" });
+  const app = await registerClient({ client_name: "Origin Check App" });
+  const dashboardJar = await signedIn(mine);
+
+  /** A form post with exactly these headers besides the jar's cookies: no Origin unless one is given. */
+  const postForm = (jar: CookieJar, path: string, form: Record<string, string>, headers: Record<string, string>) =>
+    call(path, {
+      method: "POST",
+      body: authorizeQuery(form),
+      headers: { Cookie: jar.header(), "Content-Type": "application/x-www-form-urlencoded", ...headers },
+    });
+
+  // What a browser sends from our page: Sec-Fetch-Site same-origin, and an Origin that is ours, or "null" under the
+  // pages' Referrer-Policy no-referrer (the Fetch standard); what another site's form, or a client without either,
+  // sends. Each row: the headers, and whether the dashboard takes its form.
+  const CASES: Array<[name: string, headers: Record<string, string>, taken: boolean]> = [
+    ["our Origin", { Origin: BASE }, true],
+    ["Sec-Fetch-Site same-origin, without Origin", { "Sec-Fetch-Site": "same-origin" }, true],
+    ["Origin null with Sec-Fetch-Site same-origin", { Origin: "null", "Sec-Fetch-Site": "same-origin" }, true],
+    ["another site's Origin", { Origin: "https://evil.example" }, false],
+    ["another site's Origin, cross-site", { Origin: "https://evil.example", "Sec-Fetch-Site": "cross-site" }, false],
+    ["our host on another scheme", { Origin: "https://localhost:8787" }, false],
+    ["Origin null alone", { Origin: "null" }, false],
+    ["Sec-Fetch-Site same-site", { "Sec-Fetch-Site": "same-site" }, false],
+    ["neither Origin nor Sec-Fetch-Site", {}, false],
+  ];
+
+  it.each(CASES)("%s: the consent form as the dashboard's form (taken: %s)", async (_case, headers, taken) => {
+    // The dashboard's rule, measured: a key form with the session's token.
+    const keysBefore = await db.$count(apiKeys, eq(apiKeys.businessId, mine.business.id));
+    const csrf = csrfTokenOf(await (await browse(dashboardJar, "/dashboard/keys")).text());
+    const keyForm = await postForm(
+      dashboardJar,
+      "/dashboard/keys",
+      { label: "origin check", csrf_token: csrf },
+      headers,
+    );
+    expect(keyForm.status).toBe(taken ? 201 : 403);
+    expect(await db.$count(apiKeys, eq(apiKeys.businessId, mine.business.id))).toBe(keysBefore + (taken ? 1 : 0));
+
+    // The consent form, with its session's token: the same answer.
+    const { params } = await validAuthorizationParams(app);
+    const query = authorizeQuery(params);
+    const jar = new CookieJar();
+    const token = csrfTokenOf(await (await signIn(jar, query, mine.owner)).text());
+    const codesBefore = (await codesOf(app.client_id)).length;
+    const consent = await postForm(
+      jar,
+      `/oauth/authorize?${query}`,
+      { csrf_token: token, decision: "approve" },
+      headers,
+    );
+    if (taken) {
+      expect(consent.status).toBe(303);
+      expect(new URL(consent.headers.get("Location") ?? "").searchParams.has("code")).toBe(true);
+      expect((await codesOf(app.client_id)).length).toBe(codesBefore + 1);
+    } else {
+      expect(consent.status).toBe(403);
+      expect(consent.headers.get("Location")).toBeNull();
+      expect(consent.headers.get("Content-Type")).toMatch(/^text\/html/);
+      expect(consent.headers.get("X-Frame-Options")).toBe("DENY");
+      const html = await consent.text();
+      expect(html).toMatch(/^<!doctype html>/);
+      expect(html).toContain("The form was not sent from this page, or it has expired. Nothing was changed.");
+      expect(html).toContain(`href="/oauth/authorize?${query.replaceAll("&", "&amp;")}"`);
+      expect((await codesOf(app.client_id)).length).toBe(codesBefore);
+    }
+  });
+
+  it("refuses another site's form before reading the request: even a refusal, even an invalid request", async () => {
+    const { params } = await validAuthorizationParams(app);
+    const query = authorizeQuery(params);
+    const jar = new CookieJar();
+    const token = csrfTokenOf(await (await signIn(jar, query, mine.owner)).text());
+    const foreign = { Origin: "https://evil.example" };
+    // A refusal would send the browser to the app: not from another site's form.
+    const refused = await postForm(
+      jar,
+      `/oauth/authorize?${query}`,
+      { csrf_token: token, decision: "refuse" },
+      foreign,
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("Location")).toBeNull();
+    // An invalid request gets the 403 too, not the page that would say what is wrong with it.
+    const invalid = await postForm(jar, "/oauth/authorize?client_id=nobody", { csrf_token: token }, foreign);
+    expect(invalid.status).toBe(403);
+    expect(await invalid.text()).not.toContain("No app is registered");
+    // The session is untouched: the owner's own page still answers.
+    const own = await postForm(
+      jar,
+      `/oauth/authorize?${query}`,
+      { csrf_token: token, decision: "refuse" },
+      {
+        Origin: BASE,
+      },
+    );
+    expect(own.status).toBe(303);
+    expect(new URL(own.headers.get("Location") ?? "").searchParams.get("error")).toBe("access_denied");
   });
 });

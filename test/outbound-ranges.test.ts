@@ -23,6 +23,18 @@ const RANGES: Array<[range: string, refused: string[], outside: string[]]> = [
     ["https://[::a00:1]/", "https://[::10.0.0.1]/", "https://[::a9fe:a9fe]/", "https://[::7f00:1]/"],
     ["https://[::808:808]/", "https://[::1:0:0]/"],
   ],
+  [
+    "::ffff:0:0:0/96, SIIT's IPv4-translated addresses, judged by their embedded IPv4 address",
+    [
+      "https://[::ffff:0:0:0]/",
+      "https://[::ffff:0:7f00:1]/",
+      "https://[::ffff:0:127.0.0.1]/",
+      "https://[::ffff:0:a00:1]/",
+      "https://[::ffff:0:169.254.169.254]/",
+      "https://[::ffff:0:ffff:ffff]/",
+    ],
+    ["https://[::ffff:0:808:808]/", "https://[::fffe:ffff:ffff:ffff]/", "https://[::ffff:1:0:0]/"],
+  ],
   ["::, the unspecified address", ["https://[::]/", "https://[0:0:0:0:0:0:0:0]/"], ["https://[::101:101]/"]],
   [
     "64:ff9b:1::/48, NAT64 local use",

@@ -107,6 +107,8 @@ describe("isPrivateAddress: IPv6 ranges of DESIGN.md", () => {
     ["ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "just before 100::/64"],
     ["100:0:0:1::", "just after 100::/64"],
     ["::1:0:0", "just after ::/96"],
+    ["::fffe:ffff:ffff:ffff", "just before ::ffff:0:0:0/96"],
+    ["::ffff:1:0:0", "just after ::ffff:0:0:0/96"],
   ])("%s is public (%s)", (address) => {
     expect(isPrivateAddress(address)).toBe(false);
   });
@@ -145,6 +147,26 @@ describe("isPrivateAddress: IPv6 ranges of DESIGN.md", () => {
   ])("IPv4-compatible (::/96) %s is judged by its embedded IPv4 address (private: %s)", (address, isPrivate) => {
     expect(isPrivateAddress(address)).toBe(isPrivate);
   });
+
+  it.each([
+    ["::ffff:0:7f00:1", true],
+    ["::ffff:0:127.0.0.1", true],
+    ["[::ffff:0:7f00:1]", true],
+    ["0:0:0:0:ffff:0:7f00:1", true],
+    ["::ffff:0:0:0", true],
+    ["::ffff:0:a00:1", true],
+    ["::ffff:0:169.254.169.254", true],
+    ["::ffff:0:c0a8:101", true],
+    ["::ffff:0:ffff:ffff", true],
+    ["::ffff:0:808:808", false],
+    ["::ffff:0:8.8.8.8", false],
+    ["::ffff:0:101:101", false],
+  ])(
+    "IPv4-translated (::ffff:0:0:0/96) %s is judged by its embedded IPv4 address (private: %s)",
+    (address, isPrivate) => {
+      expect(isPrivateAddress(address)).toBe(isPrivate);
+    },
+  );
 
   it.each([
     "",

@@ -1,8 +1,8 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { webhookDeliveries, webhookEndpoints } from "../src/db/schema";
+import { events, webhookDeliveries, webhookEndpoints } from "../src/db/schema";
 import { EVENT_NAMES } from "../src/domain/platform/event-catalog";
-import { SENDS_PER_HOUR } from "../src/domain/webhooks/endpoint-budgets";
+import { SENDS_PER_HOUR, TEST_EVENTS_PER_HOUR } from "../src/domain/webhooks/endpoint-budgets";
 import { SAMPLE_DATA } from "../src/domain/webhooks/samples";
 import { ActionObject } from "../src/schemas/actions";
 import { BookingObject } from "../src/schemas/booking";
@@ -21,7 +21,7 @@ import { subscribe } from "./helpers/webhooks";
 
 // DESIGN.md, Beyond the spec: Test events by API. `POST /webhooks/{id}/test` `{ "event": name }` (default `ping`)
 // → 202 `{ event_id }`: a signed sample of that event, `"test": true` in its envelope, to that endpoint only, through
-// the queue like any delivery; counted with redeliveries.
+// the queue like any delivery; counted with redeliveries, and per business.
 
 const HOUR = 3_600_000;
 const testPath = (endpointId: number | string) => `/api/v1/webhooks/${endpointId}/test`;
@@ -51,6 +51,7 @@ describe("the samples", () => {
     "intake.completed": ["intake", "response_id", "conversation", "answers", "completed_at"],
     "action.enabled": ["action", "reason"],
     "action.disabled": ["action", "reason"],
+    "action.change_accepted": ["action"],
     "intake.enabled": ["intake", "reason"],
     "intake.disabled": ["intake", "reason"],
   };
@@ -230,6 +231,8 @@ describe("POST /webhooks/{id}/test", async () => {
   });
 
   it(`counts with redeliveries: ${SENDS_PER_HOUR} an hour per endpoint, then 429 for both`, async () => {
+    // A business of its own: its test events are counted per business too (below).
+    const { apiKey } = await createBusiness();
     const budgetBox = receiverBox("test-budget");
     const busy = await subscribe(apiKey, budgetBox.url("/ok"), ["lead.created"]);
     await awayFromWindowEdge(10_000, HOUR);
@@ -248,6 +251,89 @@ describe("POST /webhooks/{id}/test", async () => {
       `A webhook endpoint can be sent at most ${SENDS_PER_HOUR} redeliveries and test events an hour; try again when the hour is up.`,
     );
     expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, busy.id))).toBe(SENDS_PER_HOUR);
+  });
+
+  it(`counts ${TEST_EVENTS_PER_HOUR} test events an hour per business: re-creating the endpoint does not start again`, async () => {
+    const { business, apiKey } = await createBusiness();
+    const budgetBox = receiverBox("test-budget-business");
+    const url = budgetBox.url("/ok");
+    const first = await subscribe(apiKey, url, ["lead.created"]);
+    await awayFromWindowEdge(15_000, HOUR);
+    const before = await Promise.all(Array.from({ length: 40 }, () => sendTest(apiKey, first.id, { event: "ping" })));
+    expect(before.map((answer) => answer.status)).toEqual(Array(40).fill(202));
+    expect((await call(`/api/v1/webhooks/${first.id}`, { key: apiKey, method: "DELETE" })).status).toBe(204);
+
+    // The same URL again: a new endpoint, with its own redelivery budget, but the business's test events go on.
+    const again = await subscribe(apiKey, url, ["lead.created"]);
+    expect(again.id).not.toBe(first.id);
+    const next = await sendTest(apiKey, again.id, { event: "ping" });
+    expect(next.status).toBe(202);
+    // The business's budget is the tighter one: its remaining uses are the ones announced.
+    expect(next.headers.get("RateLimit-Limit")).toBe(String(TEST_EVENTS_PER_HOUR));
+    expect(next.headers.get("RateLimit-Remaining")).toBe(String(TEST_EVENTS_PER_HOUR - 41));
+    expect(next.headers.get("RateLimit-Policy")).toBe(`${TEST_EVENTS_PER_HOUR};w=3600`);
+    const rest = await Promise.all(
+      Array.from({ length: TEST_EVENTS_PER_HOUR - 41 + 5 }, () => sendTest(apiKey, again.id, { event: "ping" })),
+    );
+    expect(rest.filter((answer) => answer.status === 202)).toHaveLength(TEST_EVENTS_PER_HOUR - 41);
+    const refused = rest.find((answer) => answer.status === 429);
+    const sentence = `A business's webhook endpoints can be sent at most ${TEST_EVENTS_PER_HOUR} test events an hour together; try again when the hour is up.`;
+    expect(refused?.headers.get("Retry-After")).toMatch(/^\d+$/);
+    expect(refused?.headers.get("RateLimit-Remaining")).toBe("0");
+    await expectError(refused as Response, 429, sentence);
+
+    // Any other endpoint of the business is refused too; one of another business is not.
+    const another = await subscribe(apiKey, budgetBox.url("/other"), ["lead.created"]);
+    await expectError(await sendTest(apiKey, another.id, { event: "ping" }), 429, sentence);
+    const stranger = await createBusiness();
+    const theirs = await subscribe(stranger.apiKey, budgetBox.url("/theirs"), ["lead.created"]);
+    expect((await sendTest(stranger.apiKey, theirs.id, { event: "ping" })).status).toBe(202);
+
+    // Only the accepted ones were written; the re-created endpoint keeps the redeliveries the test events left it.
+    expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, again.id))).toBe(
+      TEST_EVENTS_PER_HOUR - 40,
+    );
+    expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, another.id))).toBe(0);
+    // Every accepted test event is stored (the deleted endpoint's deliveries went with it, its events stay).
+    expect(await db.$count(events, and(eq(events.businessId, business.id), eq(events.type, "ping")))).toBe(
+      TEST_EVENTS_PER_HOUR,
+    );
+    const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, again.id));
+    const redelivered = await call(`/api/v1/webhooks/${again.id}/deliveries/${delivery?.id}/redeliver`, {
+      key: apiKey,
+      method: "POST",
+    });
+    expect(redelivered.status).toBe(202);
+    expect(redelivered.headers.get("RateLimit-Remaining")).toBe(
+      String(SENDS_PER_HOUR - (TEST_EVENTS_PER_HOUR - 40) - 1),
+    );
+  });
+
+  it("spends nothing of the business's test events when the endpoint's own budget refuses one", async () => {
+    const { apiKey } = await createBusiness();
+    const budgetBox = receiverBox("test-budget-all-or-none");
+    const busy = await subscribe(apiKey, budgetBox.url("/busy"), ["lead.created"]);
+    const quiet = await subscribe(apiKey, budgetBox.url("/quiet"), ["lead.created"]);
+    await awayFromWindowEdge(15_000, HOUR);
+    expect((await sendTest(apiKey, busy.id, { event: "ping" })).status).toBe(202);
+    const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, busy.id));
+    const redeliveries = await Promise.all(
+      Array.from({ length: SENDS_PER_HOUR - 1 }, () =>
+        call(`/api/v1/webhooks/${busy.id}/deliveries/${delivery?.id}/redeliver`, { key: apiKey, method: "POST" }),
+      ),
+    );
+    expect(redeliveries.every((answer) => answer.status === 202)).toBe(true);
+    for (let i = 0; i < 3; i++) {
+      await expectError(
+        await sendTest(apiKey, busy.id, { event: "ping" }),
+        429,
+        `A webhook endpoint can be sent at most ${SENDS_PER_HOUR} redeliveries and test events an hour; try again when the hour is up.`,
+      );
+    }
+    const elsewhere = await sendTest(apiKey, quiet.id, { event: "ping" });
+    expect(elsewhere.status).toBe(202);
+    // One test event before, this one now: the three refused were not counted.
+    expect(elsewhere.headers.get("RateLimit-Remaining")).toBe(String(TEST_EVENTS_PER_HOUR - 2));
   });
 
   it("makes two D1 round trips, with an API key and with an access token", async () => {

@@ -32,23 +32,48 @@ export class BusinessLimits extends DurableObject {
 
   /** Counts one use of `name`, unless `limit` uses were already counted in the window of `windowMs` holding `now`. */
   async take(name: string, limit: number, windowMs: number, now: number = Date.now()): Promise<WindowUse> {
+    const [use] = await this.takeEach([{ name, limit }], windowMs, now);
+    return use as WindowUse;
+  }
+
+  /**
+   * One use of several budgets at once, all or none: counted in each when every one has room, in none otherwise (a
+   * use refused by one budget spends nothing of the others). Answers each budget's use, in the order given: the use
+   * was counted when every `allowed` is true.
+   */
+  async takeEach(
+    budgets: ReadonlyArray<{ name: string; limit: number }>,
+    windowMs: number,
+    now: number = Date.now(),
+  ): Promise<WindowUse[]> {
     const sql = this.ctx.storage.sql;
     const resetAt = now - (now % windowMs) + windowMs;
     const resetInSeconds = Math.max(1, Math.ceil((resetAt - now) / 1000));
     sql.exec("DELETE FROM windows WHERE window_end <= ?", now);
-    const used =
-      sql
-        .exec<{ used: number }>("SELECT used FROM windows WHERE name = ? AND window_end = ?", name, resetAt)
-        .toArray()[0]?.used ?? 0;
-    if (used >= limit) return { allowed: false, limit, remaining: 0, resetAt, resetInSeconds };
-    sql.exec(
-      "INSERT INTO windows (name, window_end, used) VALUES (?, ?, 1) ON CONFLICT (name, window_end) DO UPDATE SET used = used + 1",
-      name,
-      resetAt,
+    const used = budgets.map(
+      ({ name }) =>
+        sql
+          .exec<{ used: number }>("SELECT used FROM windows WHERE name = ? AND window_end = ?", name, resetAt)
+          .toArray()[0]?.used ?? 0,
     );
+    // `allowed` is each budget's own answer; `remaining` counts this use only when every budget had room.
+    const counted = budgets.every(({ limit }, i) => (used[i] ?? 0) < limit);
+    const uses = budgets.map(({ limit }, i) => {
+      const before = used[i] ?? 0;
+      const remaining = Math.max(0, limit - before - (counted ? 1 : 0));
+      return { allowed: before < limit, limit, remaining, resetAt, resetInSeconds };
+    });
+    if (!counted) return uses;
+    for (const { name } of budgets) {
+      sql.exec(
+        "INSERT INTO windows (name, window_end, used) VALUES (?, ?, 1) ON CONFLICT (name, window_end) DO UPDATE SET used = used + 1",
+        name,
+        resetAt,
+      );
+    }
     const alarm = await this.ctx.storage.getAlarm();
     if (alarm === null || alarm > resetAt) await this.ctx.storage.setAlarm(resetAt);
-    return { allowed: true, limit, remaining: limit - used - 1, resetAt, resetInSeconds };
+    return uses;
   }
 
   /** At the end of a window: drop every ended window, and wake again at the end of the next one still held. */

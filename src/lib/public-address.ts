@@ -44,11 +44,14 @@ const PRIVATE_V6: Range[] = [
   [[0x0100, 0, 0, 0, 0, 0, 0, 0], 64], // discard-only (RFC 6666)
 ];
 
-// The two ranges that carry an IPv4 address in their last 32 bits and are judged by it (DESIGN.md): IPv4-mapped
-// ::ffff:0:0/96 and the deprecated IPv4-compatible ::/96, so `[::a00:1]` is 10.0.0.1 and `[::808:808]` is 8.8.8.8.
+// The ranges that carry an IPv4 address in their last 32 bits and are judged by it (DESIGN.md): IPv4-mapped
+// ::ffff:0:0/96, the deprecated IPv4-compatible ::/96, and SIIT's IPv4-translated ::ffff:0:0:0/96 (RFC 2765 §2.1;
+// a stack that still translates it reaches the IPv4 address), so `[::a00:1]` is 10.0.0.1, `[::808:808]` is 8.8.8.8
+// and `[::ffff:0:7f00:1]` (`[::ffff:0:127.0.0.1]` before `new URL`) is 127.0.0.1.
 const EMBEDDING_V4: Range[] = [
   [[0, 0, 0, 0, 0, 0xffff, 0, 0], 96],
   [[0, 0, 0, 0, 0, 0, 0, 0], 96],
+  [[0, 0, 0, 0, 0xffff, 0, 0, 0], 96],
 ];
 
 function inRange(parts: number[], [network, prefixBits]: Range, bitsPerPart: number): boolean {

@@ -46,9 +46,17 @@ export const respondToError: ErrorHandler<AppEnv> = (err, c) => {
       ? errorBody(c, answer.status, answer.error)
       : errorBody(c, err.status as ContentfulStatusCode, "The request cannot be processed.");
   }
-  console.error(JSON.stringify({ level: "error", requestId: c.get("requestId"), ...loggableError(err) }));
+  logUnexpected(c, err);
   return errorBody(c, 500, "Something failed on our side; retry with a short backoff.");
 };
+
+/** An unexpected error's one log line: its name and message (never a query's values), with the request id. */
+function logUnexpected(c: Context, err: Error) {
+  console.error(JSON.stringify({ level: "error", requestId: c.get("requestId"), ...loggableError(err) }));
+}
+
+/** The owner's page for an unexpected error: nothing of the error itself, as on the API. */
+export const PAGE_SERVER_ERROR = "Something failed on our side, and nothing was changed by it. Try again in a moment.";
 
 export const respondNotFound: NotFoundHandler<AppEnv> = (c) =>
   errorBody(c, 404, `Nothing is at ${c.req.method} ${c.req.path}.`);
@@ -76,8 +84,10 @@ export const respondToOAuthError: ErrorHandler<AppEnv> = (err, c) => {
 };
 
 /**
- * The owner's pages: a refusal of the service (ApiError) or of Hono's middleware (HTTPException, such as the CSRF
- * Origin check) becomes a page saying why, drawn by the surface; anything else goes on to the service's mapping.
+ * The owner's pages (the dashboard, the consent page): a refusal of the service (ApiError) or of Hono's middleware
+ * (HTTPException, such as the CSRF Origin check) becomes a page saying why, drawn by the surface; anything else is
+ * logged as the API logs it and becomes the surface's page too, with status 500 and nothing of the error: a browser
+ * gets a page it can show, never the API's JSON.
  */
 export const respondToPageError =
   <E extends AppEnv>(
@@ -88,5 +98,6 @@ export const respondToPageError =
     if (err instanceof HTTPException && err.status < 500) {
       return page(c, err.status as ContentfulStatusCode, err.message || "The request cannot be processed.");
     }
-    throw err;
+    logUnexpected(c, err);
+    return page(c, 500, PAGE_SERVER_ERROR);
   };

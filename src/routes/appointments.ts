@@ -7,18 +7,22 @@ import { BookingObject } from "../schemas/booking";
 import { errorResponses } from "../schemas/errors";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
-/** Spec, GET /appointments: limit 1..100 (25), status, since `YYYY-MM-DD`. */
+/** Spec, GET /appointments: limit 1..100 (25), status, since `YYYY-MM-DD` (the appointment's date, not its booking). */
 const AppointmentsQuery = z.object({
   limit: queryInteger({ min: 1, max: 100, default: 25 }),
   status: z.enum(BOOKING_STATUSES).optional(),
-  since: isoDate.optional().openapi({ description: "Only appointments on or after this date" }),
+  since: isoDate
+    .optional()
+    .openapi({ description: "Only appointments whose date is on or after this date (it does not change the order)" }),
 });
 
 const listAppointmentsRoute = partnerRoute({
   method: "get",
   path: "/appointments",
   operationId: "listAppointments",
-  summary: "Bookings, newest appointment first",
+  summary: "Bookings, most recently booked first",
+  description:
+    "Newest first by when the booking was made (`created_at`, then `id`), as orders and events are. `since` filters on the appointment's own `date`.",
   tags: ["Bookings and orders"],
   request: { query: AppointmentsQuery },
   responses: {

@@ -1,4 +1,7 @@
 import { type Context, Hono } from "hono";
+import { csrf } from "hono/csrf";
+import { createMiddleware } from "hono/factory";
+import { HTTPException } from "hono/http-exception";
 import type { Child } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../app-env";
@@ -13,6 +16,7 @@ import {
   refuseAuthorization,
 } from "../domain/oauth/authorization";
 import { oauthIssuer } from "../domain/oauth/discovery";
+import { respondToPageError } from "../middleware/error-responses";
 import {
   endOwnerSession,
   ownerSessionOf,
@@ -33,7 +37,8 @@ import { renderPage } from "./page-shell";
  * - `POST /oauth/authorize?…`           approve or refuse → 303 to the app's redirect URI
  * - `POST /oauth/authorize/sign-out?…`  ends the session, 303 back to the GET
  *
- * Every POST carries the authorization request in its query and checks it again from scratch.
+ * Every POST carries the authorization request in its query and checks it again from scratch; the consent POST must
+ * come from our own page (`sameOriginForm`).
  */
 
 /**
@@ -83,6 +88,35 @@ const forgedForm = (c: Context<AppEnv>, request: AuthorizationRequest) =>
     />,
   );
 
+/** Back to the GET of the same request, for a page that offers to start again. */
+const startAgain = (c: Context<AppEnv>) => `/oauth/authorize${new URL(c.req.url).search}`;
+
+const checkOrigin = csrf();
+
+/**
+ * The consent form must come from this service's own page, by the dashboard's rule (`hono/csrf`, as
+ * routes/dashboard/index.tsx): `Sec-Fetch-Site: same-origin` or an `Origin` that is ours; a form with neither is
+ * refused, as it is there. With the session's CSRF token, a forged approval needs both. Checked before the request
+ * is read: another site's form learns nothing of it.
+ */
+const sameOriginForm = createMiddleware<AppEnv>(async (c, next) => {
+  try {
+    await checkOrigin(c, async () => {});
+  } catch (err) {
+    if (!(err instanceof HTTPException)) throw err;
+    return page(
+      c,
+      403,
+      <ErrorPage
+        title="This form has expired"
+        message="The form was not sent from this page, or it has expired. Nothing was changed."
+        retry={startAgain(c)}
+      />,
+    );
+  }
+  await next();
+});
+
 export const oauthAuthorize = new Hono<AppEnv>()
   .get("/authorize", async (c) => {
     const { request, response } = await checkedRequest(c);
@@ -102,7 +136,7 @@ export const oauthAuthorize = new Hono<AppEnv>()
     if (!outcome.signedIn) return signInPage(c, request, outcome.status, outcome.error);
     return backToAuthorize(c, request);
   })
-  .post("/authorize", async (c) => {
+  .post("/authorize", sameOriginForm, async (c) => {
     const { request, response } = await checkedRequest(c);
     if (!request) return response;
     const session = await ownerSessionOf(c);
@@ -133,4 +167,18 @@ export const oauthAuthorize = new Hono<AppEnv>()
     }
     endOwnerSession(c);
     return backToAuthorize(c, request);
-  });
+  })
+  // Errors are pages here, as on the dashboard: an unexpected one is a 500 page, never the API's JSON.
+  .onError(
+    respondToPageError<AppEnv>((c, status, message) =>
+      page(
+        c,
+        status,
+        <ErrorPage
+          title={status >= 500 ? "Something failed" : "That did not work"}
+          message={message}
+          retry={startAgain(c)}
+        />,
+      ),
+    ),
+  );

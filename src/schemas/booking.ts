@@ -14,7 +14,7 @@ export const BookingObject = z
   .object({
     id: z.number().int(),
     status: z.enum(BOOKING_STATUSES),
-    date: isoDate.openapi({ description: "Business time zone" }),
+    date: isoDate.openapi({ description: "The appointment's date, business time zone (what `since` filters on)" }),
     time: clockTime.openapi({ description: "Business time zone" }),
     duration_minutes: z.number().int(),
     service: z.object({
@@ -43,7 +43,9 @@ export const BookingObject = z
       .nullable()
       .openapi({ description: "The client's own page addresses" }),
     conversation_id: z.string().nullable(),
-    created_at: timestamp,
+    created_at: timestamp.openapi({
+      description: "When the client booked: GET /appointments lists the most recently booked first",
+    }),
   })
   .openapi("Booking");
 

@@ -61,9 +61,13 @@ export const bookings = sqliteTable(
     createdAt: createdAt(),
     ...snapshotColumns(),
   },
-  // GET /appointments reads newest appointment first, optionally from a date and of one status: each shape has an
-  // index in that order, so a page reads only the rows it returns.
+  // GET /appointments reads the most recently booked first, optionally of one status: each shape has an index in
+  // that order, so a page reads only the rows it returns. With `since` (an appointment date), the date indexes find
+  // the appointments on or after it, which are then sorted: a read bounded by what the partner asked for, not by
+  // every booking the business ever had.
   (t) => [
+    index("bookings_business_created").on(t.businessId, t.createdAt, t.id),
+    index("bookings_business_status_created").on(t.businessId, t.status, t.createdAt, t.id),
     index("bookings_business_date").on(t.businessId, t.date, t.time, t.id),
     index("bookings_business_status_date").on(t.businessId, t.status, t.date, t.time, t.id),
   ],

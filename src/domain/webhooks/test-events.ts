@@ -2,16 +2,17 @@ import type { Database } from "../../db/client";
 import type { BusinessLimits } from "../../durable-objects/business-limits";
 import type { Principal } from "../access/principals";
 import type { EventName } from "../platform/event-catalog";
-import { takeSend } from "./endpoint-budgets";
+import { takeTestEvent } from "./endpoint-budgets";
 import type { WebhookEndpoint } from "./endpoints";
 import { type EmittedEvent, writeEvents } from "./events";
 import { SAMPLE_DATA } from "./samples";
 
 /**
  * `POST /webhooks/{id}/test` (DESIGN.md, Beyond the spec: Test events by API), once the endpoint was read with the
- * credential: the endpoint's budget (shared with redeliveries: 429), then a sample of the event type, marked
- * `"test": true`, written to the outbox for that endpoint alone, whatever it subscribed to (as the dashboard's
- * `ping`). Its audience is the endpoint's side (`audienceOf`), so the Events API lists it to that side, as delivered.
+ * credential: the endpoint's budget (shared with redeliveries) and the business's budget of test events, which
+ * re-creating the endpoint does not renew (429), then a sample of the event type, marked `"test": true`, written to
+ * the outbox for that endpoint alone, whatever it subscribed to (as the dashboard's `ping`). Its audience is the
+ * endpoint's side (`audienceOf`), so the Events API lists it to that side, as delivered.
  */
 export async function sendTestEvent(
   limits: DurableObjectNamespace<BusinessLimits>,
@@ -20,7 +21,7 @@ export async function sendTestEvent(
   endpoint: WebhookEndpoint,
   event: EventName,
 ) {
-  const budget = await takeSend(limits, principal.business.id, endpoint.id);
+  const budget = await takeTestEvent(limits, principal.business.id, endpoint.id);
   const { emitted, deliveryIds } = await writeEvents(
     db,
     principal.business,

@@ -1,0 +1,2 @@
+CREATE INDEX `bookings_business_created` ON `bookings` (`business_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `bookings_business_status_created` ON `bookings` (`business_id`,`status`,`created_at`,`id`);
