@@ -3,12 +3,12 @@ import { and, eq, isNull } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { bookings, events, webhookDeliveries, webhookEndpoints } from "../src/db/schema";
 import { LEASE_MS, RETRY_DELAYS_SECONDS } from "../src/domain/webhooks/attempts";
-import { markSwept, STUCK_AFTER_MS, UNENQUEUED_AFTER_MS } from "../src/domain/webhooks/deliveries";
+import { EXTRA_OWED_AFTER_MS, markSwept, STUCK_AFTER_MS, UNENQUEUED_AFTER_MS } from "../src/domain/webhooks/deliveries";
 import { endpointsOf } from "../src/domain/webhooks/endpoints";
 import { writeEvents } from "../src/domain/webhooks/events";
 import { SWEEP_LIMIT, sweepOutbox } from "../src/queues/outbox-sweep";
 import { createBusiness, db } from "./helpers/fixtures";
-import { json } from "./helpers/http";
+import { call, json } from "./helpers/http";
 import { bookingObject, reportChange } from "./helpers/platform";
 import { receiverBox } from "./helpers/receiver";
 import { expectServerErrors, takeServerErrors } from "./helpers/server-errors";
@@ -240,5 +240,103 @@ describe("a D1 error inside a report's batch", async () => {
       expect.stringMatching(/^logged .*"level":"error".*injected fault/),
       `POST /internal/v1/businesses/${business.id}/events answered 500`,
     ]);
+  });
+});
+
+describe("a redelivery or a recover whose enqueue fails", async () => {
+  const { business, apiKey } = await createBusiness();
+  const HOUR = 3_600_000;
+  const iso = (at: number) => new Date(at).toISOString();
+
+  async function deliveryTo(path: string, row: Partial<typeof webhookDeliveries.$inferInsert>) {
+    const box = receiverBox("on-demand");
+    const endpoint = await subscribe(apiKey, box.url(path));
+    const { deliveryIds } = await outboxOnly(business, [
+      { event: "review.created", data: { review: { id: 4 } }, endpointId: endpoint.id },
+    ]);
+    const id = deliveryIds[0] ?? 0;
+    await db.update(webhookDeliveries).set(row).where(eq(webhookDeliveries.id, id));
+    return { box, endpoint, id };
+  }
+
+  /** As the consumer leaves a delivery after six failed attempts, from 20 hours ago. */
+  const failed = () => ({
+    status: "failed" as const,
+    attemptCount: 6,
+    createdAt: iso(Date.now() - 20 * HOUR),
+    nextAttemptAt: iso(Date.now() - 5 * HOUR),
+    enqueuedAt: iso(Date.now() - 20 * HOUR),
+    completedAt: iso(Date.now() - 5 * HOUR),
+  });
+
+  /** The refused send: its warning is expected, and kept out of the output. */
+  async function withBrokenQueue(path: string, body?: unknown) {
+    const warnings = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    try {
+      const response = await call(path, {
+        key: apiKey,
+        method: "POST",
+        body,
+        bindings: { WEBHOOK_DELIVERIES: brokenQueue },
+      });
+      expect(response.status, await response.clone().text()).toBe(202);
+      expect(warnings).toHaveBeenCalledWith(expect.stringContaining("enqueue failed; the outbox sweep will retry"));
+      return response;
+    } finally {
+      warnings.mockRestore();
+    }
+  }
+
+  /** The extra attempt as if asked for a minute ago: what the sweep takes for a message never sent, or lost. */
+  const owedForAMinute = (id: number) =>
+    db
+      .update(webhookDeliveries)
+      .set({ extraAttemptAt: iso(Date.now() - EXTRA_OWED_AFTER_MS - 1000) })
+      .where(eq(webhookDeliveries.id, id));
+
+  it("keeps a redelivery owed on the row, and the sweep sends it, once, when it has been owed a minute", async () => {
+    const { box, endpoint, id } = await deliveryTo("/ok", failed());
+    await withBrokenQueue(`/api/v1/webhooks/${endpoint.id}/deliveries/${id}/redeliver`);
+    expect((await deliveryRow(id))?.extraAttemptAt).not.toBeNull();
+    // Within the minute its message may still be on its way: the sweep leaves it.
+    expect(await sweepOutbox(env)).toBe(0);
+    await owedForAMinute(id);
+    expect(await sweepOutbox(env)).toBe(1);
+    await vi.waitFor(async () => expect((await deliveryRow(id))?.extraAttemptAt).toBeNull(), { timeout: 10_000 });
+    expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attemptCount: 6 });
+    const requests = await box.recorded();
+    expect(requests.map((request) => request.headers["x-service-delivery"])).toEqual([String(id)]);
+    expect(await sweepOutbox(env)).toBe(0);
+    expect(await attemptsOf(id)).toHaveLength(1);
+  });
+
+  it("sends a recover's pending delivery at the next sweep, and its failed one once it has been owed a minute", async () => {
+    const lost = await deliveryTo("/ok", failed());
+    // Failed once an hour ago, its next attempt still ahead.
+    const pending = await deliveryTo("/ok", {
+      attemptCount: 1,
+      createdAt: iso(Date.now() - HOUR),
+      nextAttemptAt: iso(Date.now() + 10 * 60_000),
+      enqueuedAt: iso(Date.now() - HOUR),
+    });
+    for (const { endpoint } of [lost, pending]) {
+      const response = await withBrokenQueue(`/api/v1/webhooks/${endpoint.id}/recover`, {
+        since: iso(Date.now() - 24 * HOUR),
+      });
+      expect(await json(response)).toEqual({ queued: 1 });
+    }
+    // The pending one is due now and not enqueued, as a new outbox row: the next sweep sends it.
+    expect(await deliveryRow(pending.id)).toMatchObject({ status: "pending", enqueuedAt: null });
+    expect(await sweepOutbox(env)).toBe(1);
+    await vi.waitFor(async () => expect((await deliveryRow(pending.id))?.status).toBe("delivered"), {
+      timeout: 10_000,
+    });
+    expect(await deliveryRow(pending.id)).toMatchObject({ attemptCount: 2 });
+    await owedForAMinute(lost.id);
+    expect(await sweepOutbox(env)).toBe(1);
+    await vi.waitFor(async () => expect((await deliveryRow(lost.id))?.status).toBe("delivered"), { timeout: 10_000 });
+    expect(await sweepOutbox(env)).toBe(0);
+    expect(await lost.box.recorded()).toHaveLength(1);
+    expect(await pending.box.recorded()).toHaveLength(1);
   });
 });

@@ -1,21 +1,24 @@
 import { env } from "cloudflare:test";
-import { and, eq, inArray } from "drizzle-orm";
+import { eq, fillPlaceholders, inArray } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { events, webhookDeliveries, webhookEndpoints } from "../src/db/schema";
 import type { Business } from "../src/domain/access/businesses";
 import { RETRY_DELAYS_SECONDS } from "../src/domain/webhooks/attempts";
 import { RECOVERS_PER_HOUR, SENDS_PER_HOUR } from "../src/domain/webhooks/endpoint-budgets";
 import { KEPT_FOR_MS } from "../src/domain/webhooks/event-log";
+import { recoverWrites } from "../src/domain/webhooks/recovery";
 import type { DeliveryMessage } from "../src/queues/delivery-message";
 import { page, signedIn } from "./helpers/dashboard";
 import { createApiKey, createBusiness, db } from "./helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "./helpers/http";
 import { connectApp, createOwnerBusiness } from "./helpers/oauth";
+import { apiKeyPrincipal } from "./helpers/principals";
 import { awayFromWindowEdge } from "./helpers/rate-limit-window";
 import { receiverBox } from "./helpers/receiver";
 import { roundTrips } from "./helpers/round-trips";
-import { verifyWebhookSignature } from "./helpers/verify-signature";
+import { verifyStandardWebhook, verifyWebhookSignature } from "./helpers/verify-signature";
 import { attemptsOf, consume, consumeBatch, deliveryRow, outboxOnly, subscribe } from "./helpers/webhooks";
+import type { RecordedRequest } from "./recorded-request";
 
 // DESIGN.md, Beyond the spec: Deliveries of one endpoint, for its owner side only: the list with every attempt, a
 // redelivery now, and recover of everything that failed since a time; both through the outbox and the real queue.
@@ -276,64 +279,158 @@ describe("whose endpoints and deliveries", async () => {
 
 describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
   const { business, apiKey } = await createBusiness();
-  const box = receiverBox("redeliver");
-  const endpoint = await subscribe(apiKey, box.url("/hooks"), ["lead.created"]);
 
-  it("sends the same envelope again now, as a new delivery, freshly signed, and keeps the original's history", async () => {
+  /** One delivery to the endpoint, as if written `ago` milliseconds ago. */
+  async function oneDelivery(endpointId: number, ago = 0) {
     const {
-      eventIds: [eventId],
-      deliveryIds: [original = 0],
-    } = await deliveriesTo(business, endpoint.id, 1);
-    // The original was attempted an hour from now on the consumer's clock: its signature carries that time.
-    const attemptedAt = Date.now() + HOUR;
-    expect(await consume(original, attemptedAt)).toEqual({ acked: true, retryDelay: undefined });
+      eventIds: [eventId = ""],
+      deliveryIds: [id = 0],
+    } = await deliveriesTo(business, endpointId, 1);
+    if (ago > 0) await happenedAt([id], Date.now() - ago);
+    return { id, eventId };
+  }
 
-    const response = await redeliver(apiKey, endpoint.id, original);
-    expect(response.status, await response.clone().text()).toBe(202);
-    const { delivery_id: copy, event_id } = await json<{ delivery_id: number; event_id: string }>(response);
-    expect(event_id).toBe(eventId);
-    expect(copy).toBeGreaterThan(original);
+  /** Once the extra attempt is recorded: the debt is cleared in the same batch as the attempt. */
+  const attempted = (id: number) =>
+    vi.waitFor(
+      async () => {
+        const row = await deliveryRow(id);
+        expect(row?.extraAttemptAt).toBeNull();
+        return row;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
 
-    const [first, again] = await box.arrived(2);
+  /**
+   * The redelivery as the receiver got it: the same delivery (X-Service-Delivery) and envelope (webhook-id) as its
+   * first attempt, signed now, so that it verifies both ways within the 300 seconds a receiver allows.
+   */
+  async function expectSameDeliverySignedNow(
+    again: RecordedRequest | undefined,
+    first: RecordedRequest | undefined,
+    secret: string,
+  ) {
+    expect(again?.headers["x-service-delivery"]).toMatch(/^\d+$/);
+    expect(again?.headers["x-service-delivery"]).toBe(first?.headers["x-service-delivery"]);
+    expect(again?.headers["webhook-id"]).toBe(first?.headers["webhook-id"]);
     expect(again?.body).toBe(first?.body);
-    expect(JSON.parse(again?.body ?? "{}").id).toBe(eventId);
-    expect(first?.headers["x-service-delivery"]).toBe(String(original));
-    expect(again?.headers["x-service-delivery"]).toBe(String(copy));
-    // The original's signature is of its own time; the redelivery's, of now: it verifies, the old one no longer would.
-    expect(first?.headers["x-service-signature"]).toMatch(new RegExp(`^t=${Math.floor(attemptedAt / 1000)},`));
-    expect(
-      await verifyWebhookSignature(first?.body ?? "", first?.headers["x-service-signature"] ?? "", endpoint.secret),
-    ).toBe(false);
-    expect(
-      await verifyWebhookSignature(again?.body ?? "", again?.headers["x-service-signature"] ?? "", endpoint.secret),
-    ).toBe(true);
+    const body = again?.body ?? "";
+    expect(await verifyWebhookSignature(body, again?.headers["x-service-signature"] ?? "", secret)).toBe(true);
+    expect(await verifyStandardWebhook(body, new Headers(again?.headers), secret)).toBe(true);
+  }
 
-    const history = await vi.waitFor(async () => {
-      const listed = await listDeliveries(apiKey, endpoint.id);
-      expect(listed.data[0]?.status).toBe("delivered");
-      return listed;
-    });
-    expect(history.data.map((delivery) => [delivery.id, delivery.event_id, delivery.attempts.length])).toEqual([
-      [copy, eventId, 1],
-      [original, eventId, 1],
-    ]);
-    expect(history.data[1]?.attempts[0]?.attempted_at).toBe(iso(attemptedAt));
+  const endpointAt = (box: ReturnType<typeof receiverBox>, path: string) =>
+    subscribe(apiKey, box.url(path), ["lead.created"]);
+
+  it("attempts a failed delivery once more, as the same delivery signed now, which a success delivers", async () => {
+    const box = receiverBox("failed-then-ok");
+    const endpoint = await endpointAt(box, "/fail-first/6");
+    const { id, eventId } = await oneDelivery(endpoint.id, 20 * HOUR);
+    await failAllAttempts([id], Date.now() - 20 * HOUR);
+
+    const response = await redeliver(apiKey, endpoint.id, id);
+    expect(response.status, await response.clone().text()).toBe(202);
+    expect(await json(response)).toEqual({ delivery_id: id, event_id: eventId });
+
+    const requests = await box.arrived(7);
+    await expectSameDeliverySignedNow(requests[6], requests[0], endpoint.secret);
+    // The sixth attempt was signed at its own time, 5 hours ago: a receiver would refuse it now.
+    const sixth = requests[5];
+    expect(
+      await verifyWebhookSignature(sixth?.body ?? "", sixth?.headers["x-service-signature"] ?? "", endpoint.secret),
+    ).toBe(false);
+    const row = await attempted(id);
+    expect(row).toMatchObject({ status: "delivered", attemptCount: 6 });
+    // The same delivery, its history one attempt longer: no new delivery.
+    const listed = await listDeliveries(apiKey, endpoint.id);
+    expect(listed.data).toHaveLength(1);
+    expect(listed.data[0]).toMatchObject({ id, event_id: eventId, status: "delivered", next_attempt_at: null });
+    expect(listed.data[0]?.attempts.map((attempt) => attempt.status_code)).toEqual([500, 500, 500, 500, 500, 500, 200]);
+    expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, endpoint.id))).toBe(1);
   });
 
-  it("leaves a pending delivery on its own schedule", async () => {
-    const failingEndpoint = await subscribe(apiKey, receiverBox("pending").url("/status/500"), ["review.created"]);
-    const {
-      deliveryIds: [pending = 0],
-    } = await deliveriesTo(business, failingEndpoint.id, 1);
+  it("leaves a failed delivery failed when the extra attempt fails too, and starts no schedule", async () => {
+    const box = receiverBox("failed-still");
+    const endpoint = await endpointAt(box, "/status/500");
+    const { id } = await oneDelivery(endpoint.id, 20 * HOUR);
+    await failAllAttempts([id], Date.now() - 20 * HOUR);
+    const before = await deliveryRow(id);
+
+    expect((await redeliver(apiKey, endpoint.id, id)).status).toBe(202);
+    const requests = await box.arrived(7);
+    await expectSameDeliverySignedNow(requests[6], requests[0], endpoint.secret);
+    // Failed as it was: the same count, completion and due time; only its enqueue was marked.
+    expect(await attempted(id)).toEqual({ ...before, enqueuedAt: expect.any(String) });
+    const [listed] = (await listDeliveries(apiKey, endpoint.id)).data;
+    expect(listed).toMatchObject({ id, status: "failed", next_attempt_at: null });
+    expect(listed?.attempts.map((attempt) => attempt.status_code)).toEqual(Array.from({ length: 7 }, () => 500));
+    // Nothing comes after it: a message now sends nothing.
+    expect(await consume(id, Date.now() + HOUR)).toEqual({ acked: true, retryDelay: undefined });
+    expect(await box.recorded()).toHaveLength(7);
+  });
+
+  it("gives a pending delivery one attempt more and keeps its schedule: its next attempts come as they would have", async () => {
+    const box = receiverBox("pending");
+    const endpoint = await endpointAt(box, "/fail-first/3");
+    const { id } = await oneDelivery(endpoint.id);
     const T0 = Date.now();
-    expect(await consume(pending, T0)).toEqual({ acked: false, retryDelay: 60 });
-    const before = await deliveryRow(pending);
-    const response = await redeliver(apiKey, failingEndpoint.id, pending);
+    expect(await consume(id, T0)).toEqual({ acked: false, retryDelay: 60 });
+    const before = await deliveryRow(id);
+    expect(before).toMatchObject({ status: "pending", attemptCount: 1, nextAttemptAt: iso(T0 + 60_000) });
+
+    const response = await redeliver(apiKey, endpoint.id, id);
     expect(response.status).toBe(202);
-    const { delivery_id: copy } = await json<{ delivery_id: number }>(response);
-    await vi.waitFor(async () => expect(await attemptsOf(copy)).toHaveLength(1), { timeout: 10_000 });
-    expect(await deliveryRow(pending)).toEqual(before);
-    expect(await deliveryRow(copy)).toMatchObject({ status: "pending", attemptCount: 1, eventId: before?.eventId });
+    expect((await json<{ delivery_id: number }>(response)).delivery_id).toBe(id);
+    const requests = await box.arrived(2);
+    await expectSameDeliverySignedNow(requests[1], requests[0], endpoint.secret);
+    expect(await attempted(id)).toEqual({ ...before, enqueuedAt: expect.any(String) });
+    const [listed] = (await listDeliveries(apiKey, endpoint.id)).data;
+    expect(listed).toMatchObject({ id, status: "pending", next_attempt_at: iso(T0 + 60_000) });
+    expect(listed?.attempts.map((attempt) => attempt.status_code)).toEqual([500, 500]);
+
+    // Its schedule goes on as if nothing had happened: the second attempt a minute after the first, which fails and
+    // is followed 5 minutes later by the third (the extra attempt is not counted).
+    expect(await consume(id, T0 + 60_000)).toEqual({ acked: false, retryDelay: 300 });
+    expect(await consume(id, T0 + 360_000)).toEqual({ acked: true, retryDelay: undefined });
+    expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attemptCount: 3 });
+    expect((await attemptsOf(id)).map((attempt) => attempt.statusCode)).toEqual([500, 500, 500, 200]);
+    expect(await box.recorded()).toHaveLength(4);
+  });
+
+  it("delivers a pending delivery whose extra attempt succeeds, which ends its schedule", async () => {
+    const box = receiverBox("pending-then-ok");
+    const endpoint = await endpointAt(box, "/fail-first/1");
+    const { id } = await oneDelivery(endpoint.id);
+    const T0 = Date.now();
+    expect(await consume(id, T0)).toEqual({ acked: false, retryDelay: 60 });
+
+    expect((await redeliver(apiKey, endpoint.id, id)).status).toBe(202);
+    const requests = await box.arrived(2);
+    await expectSameDeliverySignedNow(requests[1], requests[0], endpoint.secret);
+    expect(await attempted(id)).toMatchObject({
+      status: "delivered",
+      attemptCount: 1,
+      completedAt: expect.any(String),
+    });
+    // Its scheduled message, when it comes, sends nothing.
+    expect(await consume(id, T0 + 60_000)).toEqual({ acked: true, retryDelay: undefined });
+    expect(await box.recorded()).toHaveLength(2);
+    const [listed] = (await listDeliveries(apiKey, endpoint.id)).data;
+    expect(listed).toMatchObject({ id, status: "delivered", next_attempt_at: null });
+    expect(listed?.attempts.map((attempt) => attempt.status_code)).toEqual([500, 200]);
+  });
+
+  it("sends a delivered delivery once more too, which stays delivered whatever the answer", async () => {
+    const box = receiverBox("delivered-again");
+    const endpoint = await endpointAt(box, "/ok");
+    const { id } = await oneDelivery(endpoint.id);
+    expect(await consume(id, Date.now())).toEqual({ acked: true, retryDelay: undefined });
+    const before = await deliveryRow(id);
+    expect((await redeliver(apiKey, endpoint.id, id)).status).toBe(202);
+    const requests = await box.arrived(2);
+    await expectSameDeliverySignedNow(requests[1], requests[0], endpoint.secret);
+    expect(await attempted(id)).toEqual({ ...before, enqueuedAt: expect.any(String) });
+    expect(await attemptsOf(id)).toHaveLength(2);
   });
 
   it("answers 409 for a disabled endpoint, and sends nothing", async () => {
@@ -360,7 +457,8 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.filter((status) => status === 202)).toHaveLength(SENDS_PER_HOUR);
     expect(statuses.filter((status) => status === 429)).toHaveLength(10);
-    expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, busy.id))).toBe(SENDS_PER_HOUR + 1);
+    // Every one an attempt of the same delivery: no delivery is added.
+    expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, busy.id))).toBe(1);
 
     const refused = answers.find((answer) => answer.status === 429) as Response;
     const secondsLeftInHour = Math.ceil((HOUR - (Date.now() % HOUR)) / 1000);
@@ -406,72 +504,141 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
 });
 
 describe("POST /webhooks/{id}/recover", async () => {
-  it("gives a receiver that was down for a day every delivery it missed, once, through the real queue", async () => {
+  /** The delivery's row as the consumer leaves it after six failed attempts, from `at` (a fixture). */
+  const failedFixture = (ids: number[], at: number) =>
+    db
+      .update(webhookDeliveries)
+      .set({ status: "failed", attemptCount: 6, createdAt: iso(at), completedAt: iso(at + 15 * HOUR) })
+      .where(inArray(webhookDeliveries.id, ids));
+
+  it("sends at once what a receiver back up missed: failed deliveries, and pending ones that failed; counts both", async () => {
     const { business, apiKey } = await createBusiness();
-    const MISSED = 10;
-    // The receiver fails the first requests of its box (every attempt of the outage below), then answers 200.
-    const box = receiverBox("down-a-day");
-    const endpoint = await subscribe(apiKey, box.url(`/fail-first/${(MISSED + 1) * 6 + 1}`), ["lead.created"]);
-    const neighbour = await subscribe(apiKey, receiverBox("neighbour").url("/status/500"), ["review.created"]);
-    const downSince = Date.now() - 26 * HOUR;
+    const box = receiverBox("back-up");
+    // Down for the eleven attempts below, then up.
+    const endpoint = await subscribe(apiKey, box.url("/fail-first/11"), ["lead.created"]);
+    const now = Date.now();
+    // Failed: its six attempts over 15 hours, from 20 hours ago.
+    const failed = await deliveriesTo(business, endpoint.id, 1);
+    const [failedId = 0] = failed.deliveryIds;
+    await happenedAt(failed.deliveryIds, now - 20 * HOUR);
+    await failAllAttempts(failed.deliveryIds, now - 20 * HOUR);
+    // Pending after five failed attempts from 3 hours ago: its sixth and last is due in more than 11 hours.
+    const pending = await deliveriesTo(business, endpoint.id, 1);
+    const [pendingId = 0] = pending.deliveryIds;
+    await happenedAt(pending.deliveryIds, now - 3 * HOUR);
+    let at = now - 3 * HOUR;
+    for (const delay of RETRY_DELAYS_SECONDS) {
+      expect(await consume(pendingId, at)).toEqual({ acked: false, retryDelay: delay });
+      at += delay * 1000;
+    }
+    expect(await deliveryRow(pendingId)).toMatchObject({ status: "pending", attemptCount: 5, nextAttemptAt: iso(at) });
+    expect(at).toBeGreaterThan(now + 11 * HOUR);
+    // Delivered an hour ago, never attempted yet (on its way: its own message sends it), and failed but written before
+    // `since`: none is the recover's.
+    const delivered = await deliveriesTo(business, endpoint.id, 1);
+    await happenedAt(delivered.deliveryIds, now - 2 * HOUR);
+    await db
+      .update(webhookDeliveries)
+      .set({ status: "delivered", attemptCount: 1, completedAt: iso(now - HOUR) })
+      .where(inArray(webhookDeliveries.id, delivered.deliveryIds));
+    const fresh = await deliveriesTo(business, endpoint.id, 1);
+    const older = await deliveriesTo(business, endpoint.id, 1);
+    await failedFixture(older.deliveryIds, now - 26 * HOUR);
+    const untouched = [...delivered.deliveryIds, ...fresh.deliveryIds, ...older.deliveryIds];
+    const rowsBefore = await Promise.all(untouched.map(deliveryRow));
 
-    // A failure older than the outage, which the partner does not ask for.
-    const earlier = await deliveriesTo(business, endpoint.id, 1);
-    await happenedAt(earlier.deliveryIds, downSince - 16 * HOUR);
-    expect(await failAllAttempts(earlier.deliveryIds, downSince - 16 * HOUR)).toBeLessThan(downSince);
-    // The day down: every delivery of MISSED events fails all six attempts, over about 15 hours.
-    const missed = await deliveriesTo(business, endpoint.id, MISSED);
-    await happenedAt(missed.deliveryIds, downSince);
-    await failAllAttempts(missed.deliveryIds, downSince);
-    // One still on its schedule, and another endpoint's failure: neither is the recover's.
-    const retrying = await deliveriesTo(business, endpoint.id, 1);
-    await happenedAt(retrying.deliveryIds, downSince + 20 * HOUR);
-    await consume(retrying.deliveryIds[0] ?? 0, downSince + 20 * HOUR);
-    const elsewhere = await deliveriesTo(business, neighbour.id, 1);
-    await happenedAt(elsewhere.deliveryIds, downSince);
-    await failAllAttempts(elsewhere.deliveryIds, downSince);
-
-    const response = await recover(apiKey, endpoint.id, iso(downSince));
+    const response = await recover(apiKey, endpoint.id, iso(now - 24 * HOUR));
     expect(response.status, await response.clone().text()).toBe(202);
-    expect(await json(response)).toEqual({ queued: MISSED });
+    expect(await json(response)).toEqual({ queued: 2 });
     expect(response.headers.get("RateLimit-Limit")).toBe(String(RECOVERS_PER_HOUR));
 
-    const delivered = await vi.waitFor(
-      async () => {
-        const page = await listDeliveries(apiKey, endpoint.id, "?status=delivered&limit=100");
-        if (page.data.length < MISSED) throw new Error(`${page.data.length} delivered so far`);
-        return page.data;
-      },
-      { timeout: 15_000, interval: 200 },
-    );
-    expect(delivered.map((delivery) => delivery.event_id).sort()).toEqual([...missed.eventIds].sort());
-    for (const delivery of delivered) {
-      expect(delivery.attempts).toEqual([expect.objectContaining({ status_code: 200, error: null })]);
-    }
-    // The receiver got each missed envelope once more, under the new delivery's id, signed now.
-    const recovered = (await box.recorded()).slice((MISSED + 1) * 6 + 1);
-    expect(recovered.map((request) => JSON.parse(request.body).id).sort()).toEqual([...missed.eventIds].sort());
+    // The receiver gets both at once, each as its own delivery, signed now.
+    const recovered = (await box.arrived(13)).slice(11);
     expect(recovered.map((request) => Number(request.headers["x-service-delivery"])).sort()).toEqual(
-      delivered.map((delivery) => delivery.id).sort(),
+      [failedId, pendingId].sort(),
+    );
+    expect(recovered.map((request) => JSON.parse(request.body).id).sort()).toEqual(
+      [...failed.eventIds, ...pending.eventIds].sort(),
     );
     for (const request of recovered) {
       expect(
         await verifyWebhookSignature(request.body, request.headers["x-service-signature"] ?? "", endpoint.secret),
       ).toBe(true);
     }
-    // The failures stay in the history as they were; nothing else was touched.
-    const failed = await listDeliveries(apiKey, endpoint.id, "?status=failed&limit=100");
-    expect(failed.data.map((delivery) => delivery.id).sort()).toEqual(
-      [...earlier.deliveryIds, ...missed.deliveryIds].sort(),
+    await vi.waitFor(
+      async () => {
+        const page = await listDeliveries(apiKey, endpoint.id, "?status=delivered");
+        expect(page.data.map((delivery) => delivery.id).sort()).toEqual(
+          [...delivered.deliveryIds, failedId, pendingId].sort(),
+        );
+      },
+      { timeout: 10_000, interval: 100 },
     );
-    expect((await deliveryRow(retrying.deliveryIds[0] ?? 0))?.status).toBe("pending");
-    expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, neighbour.id))).toBe(1);
+    // The failed one had one attempt more, outside its schedule; the pending one its sixth, brought forward.
+    expect(await deliveryRow(failedId)).toMatchObject({ status: "delivered", attemptCount: 6, extraAttemptAt: null });
+    expect((await attemptsOf(failedId)).map((attempt) => attempt.statusCode)).toEqual([
+      500, 500, 500, 500, 500, 500, 200,
+    ]);
+    expect(await deliveryRow(pendingId)).toMatchObject({ status: "delivered", attemptCount: 6 });
+    expect((await attemptsOf(pendingId)).map((attempt) => attempt.statusCode)).toEqual([500, 500, 500, 500, 500, 200]);
+    // Nothing else was sent or changed, and no delivery was added.
+    expect(await box.recorded()).toHaveLength(13);
+    expect(await Promise.all(untouched.map(deliveryRow))).toEqual(rowsBefore);
+    expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, endpoint.id))).toBe(5);
 
-    // Asked again, it sends nothing twice.
-    expect(await json(await recover(apiKey, endpoint.id, iso(downSince)))).toEqual({ queued: 0 });
+    // Asked again, nothing is left to send.
+    expect(await json(await recover(apiKey, endpoint.id, iso(now - 24 * HOUR)))).toEqual({ queued: 0 });
   });
 
-  it("queues 3,000 failed deliveries in one write: two round trips, 30 queue batches, each marked enqueued", async () => {
+  it("goes on with a pending delivery's schedule from the attempt it brought forward, and leaves a failed one failed", async () => {
+    const { business, apiKey } = await createBusiness();
+    const box = receiverBox("still-down");
+    const endpoint = await subscribe(apiKey, box.url("/status/500"), ["lead.created"]);
+    const now = Date.now();
+    const failed = await deliveriesTo(business, endpoint.id, 1);
+    const [failedId = 0] = failed.deliveryIds;
+    await happenedAt(failed.deliveryIds, now - 20 * HOUR);
+    await failAllAttempts(failed.deliveryIds, now - 20 * HOUR);
+    const failedBefore = await deliveryRow(failedId);
+    // Failed once just now: its second attempt is a minute away.
+    const pending = await deliveriesTo(business, endpoint.id, 1);
+    const [pendingId = 0] = pending.deliveryIds;
+    expect(await consume(pendingId, now)).toEqual({ acked: false, retryDelay: 60 });
+
+    expect(await json(await recover(apiKey, endpoint.id, iso(now - 24 * HOUR)))).toEqual({ queued: 2 });
+    await box.arrived(9);
+    const attempts = await vi.waitFor(
+      async () => {
+        const recorded = await attemptsOf(pendingId);
+        expect(recorded).toHaveLength(2);
+        return recorded;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    // Its second attempt, made now, counts: the next is 5 minutes after it, as the schedule says after a second one.
+    const second = attempts[1];
+    expect(second?.statusCode).toBe(500);
+    expect(await deliveryRow(pendingId)).toMatchObject({
+      status: "pending",
+      attemptCount: 2,
+      nextAttemptAt: iso(
+        Date.parse(second?.attemptedAt ?? "") + (second?.durationMs ?? 0) + RETRY_DELAYS_SECONDS[1] * 1000,
+      ),
+    });
+    // The failed one: one attempt more, and failed as it was.
+    const failedAfter = await vi.waitFor(
+      async () => {
+        const row = await deliveryRow(failedId);
+        expect(row?.extraAttemptAt).toBeNull();
+        return row;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(failedAfter).toEqual({ ...failedBefore, enqueuedAt: expect.any(String) });
+    expect(await attemptsOf(failedId)).toHaveLength(7);
+  });
+
+  it("asks for 3,000 failed deliveries in one write: two round trips, 30 queue batches, each marked enqueued", async () => {
     const { business, apiKey } = await createBusiness();
     const endpoint = await subscribe(apiKey, "https://partner.example/big", ["lead.created"]);
     const COUNT = 3000;
@@ -505,56 +672,71 @@ describe("POST /webhooks/{id}/recover", async () => {
     expect(await json(response)).toEqual({ queued: COUNT });
     expect(trips).toHaveLength(2);
 
-    const fresh = await db
-      .select()
-      .from(webhookDeliveries)
-      .where(and(eq(webhookDeliveries.endpointId, endpoint.id), eq(webhookDeliveries.status, "pending")));
-    expect(fresh).toHaveLength(COUNT);
-    expect(new Set(fresh.map((delivery) => delivery.eventId)).size).toBe(COUNT);
-    expect(fresh.every((delivery) => delivery.attemptCount === 0 && delivery.enqueuedAt !== null)).toBe(true);
+    const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpoint.id));
+    expect(rows).toHaveLength(COUNT);
+    expect(
+      rows.every(
+        (row) =>
+          row.status === "failed" && row.attemptCount === 6 && row.extraAttemptAt !== null && row.enqueuedAt !== null,
+      ),
+    ).toBe(true);
     expect(batches).toHaveLength(COUNT / 100);
     expect(batches.every((batch) => batch.length === 100)).toBe(true);
-    expect(batches.flat().sort((a, b) => a - b)).toEqual(fresh.map((delivery) => delivery.id).sort((a, b) => a - b));
-    // Numbered in the order they were missed, one per failed delivery.
-    const failed = await db
-      .select()
-      .from(webhookDeliveries)
-      .where(and(eq(webhookDeliveries.endpointId, endpoint.id), eq(webhookDeliveries.status, "failed")));
-    const eventsInOrder = (rows: typeof fresh) => [...rows].sort((a, b) => a.id - b.id).map((row) => row.eventId);
-    expect(eventsInOrder(fresh)).toEqual(eventsInOrder(failed));
+    // Oldest first, the order in which they were missed.
+    expect(batches.flat()).toEqual(rows.map((row) => row.id).sort((a, b) => a - b));
 
+    // Owed already: a second recover asks for nothing twice.
     expect(await json(await recover(apiKey, endpoint.id, iso(Date.now() - 24 * HOUR)))).toEqual({ queued: 0 });
     expect(await db.$count(events, eq(events.businessId, business.id))).toBe(COUNT);
   });
 
-  it("queues each failed delivery once when recovers race", async () => {
+  it("asks for each delivery once when recovers race", async () => {
     const { business, apiKey } = await createBusiness();
     const endpoint = await subscribe(apiKey, "https://partner.example/race", ["lead.created"]);
-    const { deliveryIds } = await deliveriesTo(business, endpoint.id, 50);
+    const failed = (await deliveriesTo(business, endpoint.id, 40)).deliveryIds;
+    await failedFixture(failed, Date.now() - 20 * HOUR);
+    // Ten pending, each after one failed attempt, its next one a minute away.
+    const pending = (await deliveriesTo(business, endpoint.id, 10)).deliveryIds;
     await db
       .update(webhookDeliveries)
-      .set({ status: "failed", attemptCount: 6, completedAt: iso(Date.now() - HOUR) })
-      .where(inArray(webhookDeliveries.id, deliveryIds));
+      .set({ attemptCount: 1, nextAttemptAt: iso(Date.now() + 60_000) })
+      .where(inArray(webhookDeliveries.id, pending));
     const { batches, queue } = recordingQueue();
     const answers = await Promise.all(
       Array.from({ length: 3 }, () =>
         call(recoverPath(endpoint.id), {
           key: apiKey,
           method: "POST",
-          body: { since: iso(Date.now() - 2 * HOUR) },
+          body: { since: iso(Date.now() - 24 * HOUR) },
           bindings: { WEBHOOK_DELIVERIES: queue },
         }),
       ),
     );
     const queued = await Promise.all(answers.map(async (answer) => (await json<{ queued: number }>(answer)).queued));
     expect(queued.reduce((sum, n) => sum + n, 0)).toBe(50);
-    expect(batches.flat()).toHaveLength(50);
-    expect(
-      await db.$count(
-        webhookDeliveries,
-        and(eq(webhookDeliveries.endpointId, endpoint.id), eq(webhookDeliveries.status, "pending")),
-      ),
-    ).toBe(50);
+    expect(batches.flat().sort((a, b) => a - b)).toEqual([...failed, ...pending].sort((a, b) => a - b));
+    expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, endpoint.id))).toBe(50);
+  });
+
+  it("walks only the endpoint's own range of deliveries, never every business's pending ones", async () => {
+    const { apiKey } = await createBusiness();
+    const endpoint = await subscribe(apiKey, "https://partner.example/plan", ["lead.created"]);
+    const principal = await apiKeyPrincipal(apiKey);
+    const plans = await Promise.all(
+      recoverWrites(principal, endpoint.id, iso(Date.now() - HOUR), Date.now()).map(async (write) => {
+        const { sql, params } = write.prepared(db).query;
+        const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .bind(...fillPlaceholders(params, write.values))
+          .all<{ detail: string }>();
+        return plan.results.map((step) => step.detail).join("; ");
+      }),
+    );
+    // One range of (endpoint_id, status[, completed_at]) each: never the index of every business's due deliveries.
+    for (const plan of plans) {
+      expect(plan).toMatch(
+        /^SEARCH webhook_deliveries USING INDEX webhook_deliveries_endpoint_status \(endpoint_id=\? AND status=\?/,
+      );
+    }
   });
 
   describe("its rules", async () => {

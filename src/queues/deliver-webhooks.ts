@@ -34,6 +34,11 @@ type Send = { message: Message<DeliveryMessage>; delivery: ClaimedDelivery };
  * in two D1 round trips (DESIGN.md, Performance budget), as named steps: claim every message's delivery in one D1
  * batch → send the claimed ones signed, concurrently (lib/outbound.ts: address check, POST, timeout) → record every
  * attempt in one D1 batch → ack each message, or retry it after its delivery's delay of the schedule.
+ *
+ * A message is a delivery id and nothing more, whatever it is sent for: the attempt it makes is decided by the row
+ * (src/domain/webhooks/attempts.ts, `claimDeliveries`): the scheduled one when it is due, else the extra one a
+ * partner asked for (redeliver, recover), if one is owed. Only a scheduled attempt's message is retried on the
+ * schedule; the message of an extra attempt is acked, so that a delivery never has two schedules.
  */
 export async function deliverWebhooks(
   batch: MessageBatch<DeliveryMessage>,
@@ -122,7 +127,8 @@ async function attempt(
     deliveryId: delivery.id,
     endpointId: delivery.endpointId,
     eventId: delivery.eventId,
-    attempt: delivery.attemptCount + 1,
+    // The attempt's number on the schedule; 0 for the one attempt asked for outside it (redeliver, recover).
+    attempt: delivery.kind === "extra" ? 0 : delivery.attemptCount + 1,
     ok: recorded.ok,
     statusCode: recorded.statusCode,
     outcome: outcome.kind,

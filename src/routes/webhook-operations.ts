@@ -48,9 +48,9 @@ const redeliverRoute = partnerRoute({
   method: "post",
   path: "/webhooks/{id}/deliveries/{delivery_id}/redeliver",
   operationId: "redeliverWebhookDelivery",
-  summary: "Send a delivery's event again, now",
+  summary: "Make one more attempt of a delivery, now",
   description:
-    "A new delivery of the same envelope (same id) to the endpoint, signed afresh and retried like any other; the original keeps its attempts and schedule. Redeliveries and test events: 60 an hour per endpoint.",
+    "One more attempt of the same delivery (the same X-Service-Delivery and envelope), signed afresh, recorded among its attempts. It starts no retry schedule: a failed delivery stays failed if it fails and is delivered if it succeeds; a pending one keeps its next attempt and the rest of its schedule, which a success ends. Redeliveries and test events: 60 an hour per endpoint.",
   tags: ["Webhooks"],
   request: { params: DeliveryPath },
   responses: {
@@ -64,9 +64,9 @@ const recoverRoute = partnerRoute({
   method: "post",
   path: "/webhooks/{id}/recover",
   operationId: "recoverWebhookDeliveries",
-  summary: "Send again every delivery that failed since a time",
+  summary: "Send now every delivery not delivered since a time",
   description:
-    "One new delivery per event whose delivery to the endpoint failed since `since` and has not been delivered or queued again since. 5 an hour per endpoint.",
+    "Every delivery to the endpoint created since `since` that is not delivered is sent now: a failed one by one more attempt (as a redelivery), a pending one that has failed by its next scheduled attempt, its schedule going on from there. A pending one never attempted is already on its way and is not counted; nor is one whose attempt is already owed or under way. 5 an hour per endpoint.",
   tags: ["Webhooks"],
   request: { ...byEndpoint, body: { required: true, content: json(RecoverBody) } },
   responses: {
@@ -82,7 +82,7 @@ const testRoute = partnerRoute({
   operationId: "sendWebhookTestEvent",
   summary: "Send a signed sample event to the endpoint",
   description:
-    'A realistic sample of the event type, with "test": true in its envelope, to this endpoint only, whatever it subscribed to. Counted with redeliveries: 60 an hour per endpoint.',
+    'A realistic sample of the event type, with "test": true in its envelope, to this endpoint only, whatever it subscribed to. Counted with redeliveries: 60 an hour per endpoint; and 60 test events an hour per business, which re-creating an endpoint does not renew.',
   tags: ["Webhooks"],
   request: { ...byEndpoint, body: { required: false, content: json(TestEventBody) } },
   responses: {
@@ -93,9 +93,11 @@ const testRoute = partnerRoute({
 });
 
 /**
- * After the write, the answer: the new deliveries are enqueued once it has gone (`waitUntil`), so the partner waits
- * for two round trips only (the credential with the endpoint, then the write). They are in the outbox already: a
- * failed send is left to the sweep (DESIGN.md, Outbox). The budget left goes in the RateLimit headers.
+ * After the write, the answer: the deliveries are enqueued once it has gone (`waitUntil`), so the partner waits for
+ * two round trips only (the credential with the endpoint, then the write). What they owe is in the outbox already
+ * (a new row, an extra attempt, a next attempt brought forward): a failed send is logged and left to the sweep
+ * (docs/webhooks.md, How delivery works inside; src/queues/outbox-sweep.ts). The budget left goes in the RateLimit
+ * headers.
  */
 function queued(c: Context<AppEnv>, deliveryIds: number[], budget: BudgetUse) {
   c.executionCtx.waitUntil(enqueueDeliveries(c.env.WEBHOOK_DELIVERIES, database(c.env.DB), deliveryIds));

@@ -102,24 +102,28 @@ export const DeliveryPath = z.object({
 
 export const Redelivery = z
   .object({
-    delivery_id: z
-      .number()
-      .int()
-      .openapi({ description: "The new delivery: its attempts show in the endpoint's list" }),
-    event_id: z.string().openapi({ description: "The envelope id, the same as the original's" }),
+    delivery_id: z.number().int().openapi({
+      description: "The delivery redelivered (its X-Service-Delivery): the attempt shows among its attempts",
+    }),
+    event_id: z.string().openapi({ description: "The envelope id of the delivery's event" }),
   })
   .openapi("Redelivery");
 
 export const RecoverBody = z
   .object({
     since: timestamp.openapi({
-      description: "Every delivery that failed at or after this time is sent again; at most 30 days ago",
+      description: "Every delivery created at or after this time and not delivered is sent now; at most 30 days ago",
     }),
   })
   .openapi("RecoverDeliveries");
 
 export const Recovery = z
-  .object({ queued: z.number().int().openapi({ description: "How many deliveries were queued" }) })
+  .object({
+    queued: z.number().int().openapi({
+      description:
+        "How many deliveries are sent now: the failed ones, and the pending ones that had failed at least once",
+    }),
+  })
   .openapi("Recovery");
 
 export const TestEventBody = z

@@ -88,6 +88,13 @@ export const webhookDeliveries = sqliteTable(
     leaseUntil: timestamp("lease_until"),
     completedAt: timestamp("completed_at"),
     createdAt: createdAt(),
+    /**
+     * One attempt owed outside the retry schedule (a partner's redeliver, or recover of a failed delivery): null when
+     * none is. While owed, the time it was asked for (or last put on the queue by the sweep); while it is being made,
+     * the end of its lease, which the consumer compares before clearing it. It never moves `attempt_count` or
+     * `next_attempt_at` (src/domain/webhooks/README.md).
+     */
+    extraAttemptAt: timestamp("extra_attempt_at"),
   },
   (t) => [
     index("webhook_deliveries_status_due").on(t.status, t.nextAttemptAt),
@@ -99,6 +106,8 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_unenqueued")
       .on(t.createdAt)
       .where(sql`${t.status} = 'pending' and ${t.enqueuedAt} is null`),
+    // The extra attempts the sweep sends again (owed a minute: their message lost, or never sent): few rows owe one.
+    index("webhook_deliveries_extra_owed").on(t.extraAttemptAt).where(sql`${t.extraAttemptAt} is not null`),
   ],
 );
 

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lte, type Placeholder, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, lte, type Placeholder, sql } from "drizzle-orm";
 import { runBatch, statementsThatFit } from "../../db/batches";
 import type { Database } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
@@ -14,6 +14,13 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export const UNENQUEUED_AFTER_MS = 60_000;
 /** Due this long ago and still pending: its message was lost; the sweep sends it again. */
 export const STUCK_AFTER_MS = 15 * 60_000;
+/**
+ * An extra attempt (redeliver, recover) still owed this long after it was asked for, or after its lease ran out: its
+ * message was never sent, was lost, or its consumer died; the sweep sends one again. The row cannot tell a message
+ * never sent from one on its way, so a queue slower than this gets a duplicate message, which the claim makes
+ * harmless (attempts.ts).
+ */
+export const EXTRA_OWED_AFTER_MS = 60_000;
 
 /**
  * A new delivery row, pending and due now, with no attempt yet, as an INSERT ... SELECT writes it: the outbox's
@@ -36,6 +43,7 @@ export const newDeliveryColumns = <Business, Event, Endpoint>(
   leaseUntil: sql<string | null>`null`.as("lease_until"),
   completedAt: sql<string | null>`null`.as("completed_at"),
   createdAt: sql<string>`${now}`.as("created_at"),
+  extraAttemptAt: sql<string | null>`null`.as("extra_attempt_at"),
 });
 
 /** Cloudflare Queues takes at most 100 messages in one `sendBatch`. */
@@ -66,11 +74,13 @@ export async function markEnqueued(db: Database, ids: number[], now: number): Pr
 }
 
 /**
- * The outbox rows the sweep must (re-)enqueue, oldest first, at most `limit` of each kind; both reads walk their
- * own index in order, so that a run takes the oldest rows and the next run the ones after.
+ * The outbox rows the sweep must (re-)enqueue, oldest first, at most `limit` of each kind; every read walks its own
+ * index in order, so that a run takes the oldest rows and the next run the ones after. `lost`: pending deliveries
+ * never enqueued or stuck, for their scheduled attempt (`markSwept`); `extras`: extra attempts owed too long
+ * (`markExtrasSwept`). A delivery can be in both: a message for each, and the claim makes one attempt at a time.
  */
 export async function deliveriesToSweep(db: Database, now: number, limit: number) {
-  const [unenqueued, stuck] = await db.batch([
+  const [unenqueued, stuck, extras] = await db.batch([
     db
       .select({ id: webhookDeliveries.id })
       .from(webhookDeliveries)
@@ -90,8 +100,38 @@ export async function deliveriesToSweep(db: Database, now: number, limit: number
       )
       .orderBy(webhookDeliveries.status, webhookDeliveries.nextAttemptAt)
       .limit(limit),
+    db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(extraOwedSince(iso(now - EXTRA_OWED_AFTER_MS)))
+      .orderBy(webhookDeliveries.extraAttemptAt)
+      .limit(limit),
   ]);
-  return [...new Set([...unenqueued, ...stuck].map((row) => row.id))];
+  return {
+    lost: [...new Set([...unenqueued, ...stuck].map((row) => row.id))],
+    extras: extras.map((row) => row.id),
+  };
+}
+
+/** An extra attempt owed since at most `before` (the index `webhook_deliveries_extra_owed`: owing rows only). */
+const extraOwedSince = (before: string) =>
+  and(isNotNull(webhookDeliveries.extraAttemptAt), lte(webhookDeliveries.extraAttemptAt, before));
+
+/**
+ * Before the sweep sends a chunk of owed extra attempts: owed from now, so that the next run takes the rows after
+ * these, and these again a minute later if this send fails or its messages are lost: no release is needed. A row
+ * asked for again, or claimed, since it was read is left as it is.
+ */
+export async function markExtrasSwept(db: Database, ids: number[], now: number): Promise<void> {
+  await runBatch(
+    db,
+    statementsThatFit(ids, (slice) =>
+      db
+        .update(webhookDeliveries)
+        .set({ extraAttemptAt: iso(now) })
+        .where(and(inArray(webhookDeliveries.id, slice), extraOwedSince(iso(now - EXTRA_OWED_AFTER_MS)))),
+    ),
+  );
 }
 
 /**

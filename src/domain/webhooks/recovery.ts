@@ -1,7 +1,7 @@
-import { and, eq, gte, min, notInArray } from "drizzle-orm";
+import { and, eq, gte, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
-import { runStatements, statement } from "../../db/statements";
+import { type Placeheld, runStatements, statement } from "../../db/statements";
 import type { BusinessLimits } from "../../durable-objects/business-limits";
 import { invalid } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
@@ -9,8 +9,7 @@ import type { Principal } from "../access/principals";
 import { reachArgument, scopeOf } from "../access/scope";
 import { takeRecover } from "./endpoint-budgets";
 import { KEPT_FOR_MS, keptSince } from "./event-log";
-import { copiesOf } from "./redelivery";
-import type { EndpointArguments } from "./sendable-endpoint";
+import { type EndpointArguments, sendableEndpointId } from "./sendable-endpoint";
 
 /**
  * DESIGN.md, Beyond the spec: `since` "at most 30 days back" (nothing older is kept), and not in the future (nothing
@@ -24,51 +23,80 @@ export function assertRecoverableSince(since: string, now: EpochMs = Date.now())
   }
 }
 
+type RecoverArguments = EndpointArguments & { since: string; kept: string; now: string };
+
+/** The endpoint's kept deliveries created since `since`, while the endpoint is within reach and enabled. */
+const createdSince = (db: Database, { reach, endpoint, since, kept }: Placeheld<RecoverArguments>) =>
+  and(
+    eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
+    gte(webhookDeliveries.createdAt, since),
+    gte(webhookDeliveries.createdAt, kept),
+  );
+
 /**
- * One new delivery for every event whose delivery to the endpoint failed since `since` (by when it failed: the index
- * `webhook_deliveries_endpoint_status` (endpoint_id, status, completed_at)), in ONE statement: an INSERT ... SELECT
- * binds the same 13 parameters for any number of deliveries, where a list of their ids would pass D1's 100. An event
- * is sent once however many of its deliveries failed (the original, an earlier recover's), and not at all while one
- * of its deliveries to the endpoint is pending or has been delivered since then: a second recover, or a recover after
- * a redelivery, sends nothing twice. Numbered oldest first, the order in which they were missed.
+ * Every failed one owes one extra attempt from now (as a redelivery: attempts.ts), unless one is owed or under way
+ * already, so that recovers at the same moment, or a recover after a redelivery, ask for nothing twice. A range of
+ * the index `webhook_deliveries_endpoint_status` (endpoint_id, status, completed_at): a failed delivery finished
+ * after it was created, so `completed_at >= since` holds for every one created since then.
  */
-const failedSince = statement<EndpointArguments & { since: string; kept: string; now: string }>()(
-  (db, { reach, endpoint, since, kept, now }) => {
-    // Two ranges of the same index, rather than one OR that SQLite would answer by reading every delivery of the
-    // endpoint.
-    const eventsOf = (status: "pending" | "delivered") =>
-      db
-        .select({ eventId: webhookDeliveries.eventId })
-        .from(webhookDeliveries)
-        .where(
-          and(
-            eq(webhookDeliveries.endpointId, endpoint),
-            eq(webhookDeliveries.status, status),
-            status === "delivered" ? gte(webhookDeliveries.completedAt, since) : undefined,
-          ),
-        );
-    const settled = eventsOf("pending").unionAll(eventsOf("delivered"));
-    return db
-      .insert(webhookDeliveries)
-      .select(
-        copiesOf(
-          db,
-          { reach, endpoint, kept, now },
-          eq(webhookDeliveries.status, "failed"),
-          gte(webhookDeliveries.completedAt, since),
-          notInArray(webhookDeliveries.eventId, settled),
-        )
-          .groupBy(webhookDeliveries.eventId)
-          .orderBy(min(webhookDeliveries.id)),
-      )
-      .returning({ id: webhookDeliveries.id });
-  },
+const failedAsked = statement<RecoverArguments>()((db, args) =>
+  db
+    .update(webhookDeliveries)
+    .set({ extraAttemptAt: sql`${args.now}` })
+    .where(
+      and(
+        createdSince(db, args),
+        eq(webhookDeliveries.status, "failed"),
+        gte(webhookDeliveries.completedAt, args.since),
+        isNull(webhookDeliveries.extraAttemptAt),
+      ),
+    )
+    .returning({ id: webhookDeliveries.id }),
 );
 
 /**
- * `POST /webhooks/{id}/recover` (DESIGN.md, Beyond the spec), once the endpoint was read with the credential: the
- * endpoint's budget (429), then the new deliveries, written in one round trip. Answers their ids, for the queue, and
- * the budget left.
+ * Every pending one that has failed at least once has its next scheduled attempt now, and its schedule goes on from
+ * there, counting it (attempts.ts: the delay after it is the one after its number). Only one not due yet: one due is
+ * on its way already (its message, or the sweep's), and a second recover finds these due. Marked not enqueued, as a
+ * new outbox row is, so that the sweep sends it a minute later if the enqueue after the answer fails; the message
+ * of its old schedule then finds it not due, and is acked.
+ */
+const pendingBroughtForward = statement<RecoverArguments>()((db, args) =>
+  db
+    .update(webhookDeliveries)
+    .set({ nextAttemptAt: sql`${args.now}`, enqueuedAt: null })
+    .where(
+      and(
+        createdSince(db, args),
+        eq(webhookDeliveries.status, "pending"),
+        gte(webhookDeliveries.attemptCount, 1),
+        // `+` keeps SQLite on the endpoint's range of `webhook_deliveries_endpoint_status` (endpoint_id, status):
+        // without it, it walks `webhook_deliveries_status_due`, every business's pending deliveries not yet due.
+        sql`+${webhookDeliveries.nextAttemptAt} > ${args.now}`,
+      ),
+    )
+    .returning({ id: webhookDeliveries.id }),
+);
+
+/** The two updates of a recover, in the order of their answers: the failed deliveries', then the pending ones'. */
+export function recoverWrites(principal: Principal, endpointId: number, since: string, now: EpochMs) {
+  const args = {
+    reach: reachArgument(scopeOf(principal)),
+    endpoint: endpointId,
+    since,
+    kept: keptSince(now),
+    now: iso(now),
+  };
+  return [failedAsked(args), pendingBroughtForward(args)];
+}
+
+/**
+ * `POST /webhooks/{id}/recover` (docs/webhooks.md, Deliveries, redelivery and recovery), once the endpoint was read
+ * with the credential: the endpoint's budget (429), then, in ONE round trip (two updates whose parameters do not grow
+ * with the count, where a list of ids would pass D1's 100), every delivery to the endpoint created since `since` and
+ * not delivered is sent now: a failed one by one extra attempt, a pending one that has failed by its next scheduled
+ * attempt. A pending one never attempted is on its way already and is left alone. Answers their ids, oldest first
+ * (the order in which they were missed), for the queue, and the budget left.
  */
 export async function recoverDeliveries(
   limits: DurableObjectNamespace<BusinessLimits>,
@@ -79,14 +107,9 @@ export async function recoverDeliveries(
   now: EpochMs = Date.now(),
 ) {
   const budget = await takeRecover(limits, principal.business.id, endpointId);
-  const [rows] = (await runStatements(db, [
-    failedSince({
-      reach: reachArgument(scopeOf(principal)),
-      endpoint: endpointId,
-      since,
-      kept: keptSince(now),
-      now: iso(now),
-    }),
-  ])) as [Array<{ id: number }>];
-  return { deliveryIds: rows.map((row) => row.id), budget };
+  const [failed, pending] = (await runStatements(db, recoverWrites(principal, endpointId, since, now))) as Array<
+    Array<{ id: number }>
+  >;
+  const deliveryIds = [...(failed ?? []), ...(pending ?? [])].map((row) => row.id).sort((a, b) => a - b);
+  return { deliveryIds, budget };
 }

@@ -1,8 +1,8 @@
-import { and, eq, gte, type SQL } from "drizzle-orm";
+import { and, eq, gte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { type Read, readTwo } from "../../db/reads";
 import { webhookDeliveries } from "../../db/schema";
-import { type Placeheld, runStatements, statement } from "../../db/statements";
+import { type Bound, runStatements, statement } from "../../db/statements";
 import type { BusinessLimits } from "../../durable-objects/business-limits";
 import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
@@ -38,31 +38,47 @@ const deliveryWithin = statement<DeliveryArguments>()((db, { reach, endpoint, de
     ),
 );
 
-type CopyArguments = EndpointArguments & { kept: string; now: string };
-
 /**
- * New deliveries (`newDeliveryColumns`) of the events of the endpoint's kept deliveries that `which` picks, selected
- * only while the endpoint is within reach and enabled and only from deliveries still kept (30 days): the select of
- * the INSERT ... SELECT of a redelivery (one delivery) and of a recover (every failed one: recovery.ts).
+ * The owner's Send again: a new delivery (`newDeliveryColumns`) of the delivery's event, written only while the
+ * endpoint is within reach and enabled and the original is one of its kept ones.
  */
-export const copiesOf = (db: Database, { reach, endpoint, kept, now }: Placeheld<CopyArguments>, ...which: SQL[]) =>
-  db
-    .select(newDeliveryColumns(webhookDeliveries, now))
-    .from(webhookDeliveries)
-    .where(
-      and(
-        ...which,
-        eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
-        gte(webhookDeliveries.createdAt, kept),
-      ),
-    );
-
-/** The copy, written only while the endpoint is within reach and enabled and the original is one of its kept ones. */
-const copyOf = statement<DeliveryArguments & { now: string }>()((db, { delivery, ...copy }) =>
+const copyOf = statement<DeliveryArguments & { now: string }>()((db, { reach, endpoint, delivery, kept, now }) =>
   db
     .insert(webhookDeliveries)
-    .select(copiesOf(db, copy, eq(webhookDeliveries.id, delivery)))
+    .select(
+      db
+        .select(newDeliveryColumns(webhookDeliveries, now))
+        .from(webhookDeliveries)
+        .where(
+          and(
+            eq(webhookDeliveries.id, delivery),
+            eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
+            gte(webhookDeliveries.createdAt, kept),
+          ),
+        ),
+    )
     .returning({ id: webhookDeliveries.id, eventId: webhookDeliveries.eventId }),
+);
+
+/**
+ * The partner's redelivery: one extra attempt owed by the delivery itself, from now, written only while the endpoint
+ * is within reach and enabled and the delivery is one of its kept ones. Whatever its status: a delivered one is sent
+ * once more too (a receiver that lost what it stored). Asked again while one is owed, it stays one; asked while one
+ * is being made, it is owed once more (the attempt under way leaves it: attempts.ts, `extraAttemptRecorded`).
+ */
+const extraAttemptAsked = statement<DeliveryArguments & { now: string }>()(
+  (db, { reach, endpoint, delivery, kept, now }) =>
+    db
+      .update(webhookDeliveries)
+      .set({ extraAttemptAt: sql`${now}` })
+      .where(
+        and(
+          eq(webhookDeliveries.id, delivery),
+          eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
+          gte(webhookDeliveries.createdAt, kept),
+        ),
+      )
+      .returning({ id: webhookDeliveries.id, eventId: webhookDeliveries.eventId }),
 );
 
 /**
@@ -88,46 +104,66 @@ export function deliveryToSendAgain(
   );
 }
 
-export type NewDelivery = { id: number; eventId: string };
+export type SentDelivery = { id: number; eventId: string };
 
 /**
- * Send again, the owner's (the dashboard: a business id, every side) and the partner's (`POST
- * /webhooks/{id}/deliveries/{delivery_id}/redeliver`: its own side): a NEW delivery of the same event to the same
- * endpoint, pending and due now, so that the original keeps its attempts and, while pending, its schedule (DESIGN.md:
- * "outside the retry schedule (a pending delivery keeps its schedule)"), and the history shows the two apart. The
- * envelope is the event's, so its `id` is the same; each attempt is signed afresh by the consumer. Like any delivery
- * it is retried on the schedule if it fails (spec: "It is signed and retried like every event"). The caller enqueues
- * it (the outbox: the row first; a failed send is left to the sweep).
- *
- * ONE round trip: the copy, scoped by reach, endpoint and retention, and the endpoint itself, which says why nothing
- * was copied: the endpoint out of reach (404), disabled (409), or the delivery not one of its kept ones (404).
+ * ONE round trip: the write, scoped by reach, endpoint and retention, and the endpoint itself, which says why nothing
+ * was written: the endpoint out of reach (404), disabled (409), or the delivery not one of its kept ones (404).
  */
-export async function sendDeliveryAgain(
+async function writtenOrRefused(
+  db: Database,
+  write: (args: DeliveryArguments & { now: string }) => Bound<SentDelivery[]>,
+  reach: ReadReach,
+  endpointId: number,
+  deliveryId: number,
+  now: EpochMs,
+): Promise<SentDelivery> {
+  const endpoint = { reach: reachArgument(reach), endpoint: endpointId };
+  const [written, endpoints] = (await runStatements(db, [
+    write({ ...endpoint, delivery: deliveryId, kept: keptSince(now), now: iso(now) }),
+    endpointWithin(endpoint),
+  ])) as [SentDelivery[], WebhookEndpoint[]];
+  const [delivery] = written;
+  if (delivery) return delivery;
+  assertSendable(endpoints[0]);
+  throw deliveryNotFound();
+}
+
+/**
+ * The owner's Send again (the dashboard: a business id, every side): a NEW delivery of the same event to the same
+ * endpoint, pending and due now, with a schedule of its own; the original keeps its attempts and, while pending, its
+ * schedule. The envelope is the event's, so its `id` is the same. The caller enqueues it (the outbox: the row first;
+ * a failed send is left to the sweep).
+ */
+export function sendDeliveryAgain(
   db: Database,
   reach: ReadReach,
   endpointId: number,
   deliveryId: number,
   now: EpochMs = Date.now(),
-): Promise<NewDelivery> {
-  const endpoint = { reach: reachArgument(reach), endpoint: endpointId };
-  const [copies, endpoints] = (await runStatements(db, [
-    copyOf({ ...endpoint, delivery: deliveryId, kept: keptSince(now), now: iso(now) }),
-    endpointWithin(endpoint),
-  ])) as [NewDelivery[], WebhookEndpoint[]];
-  const [copy] = copies;
-  if (copy) return copy;
-  assertSendable(endpoints[0]);
-  throw deliveryNotFound();
+): Promise<SentDelivery> {
+  return writtenOrRefused(db, copyOf, reach, endpointId, deliveryId, now);
 }
 
-/** The partner's redelivery, once `deliveryToSendAgain` has admitted it: the endpoint's budget (429), then the copy. */
+/**
+ * The partner's redelivery (`POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`), once `deliveryToSendAgain`
+ * has admitted it: the endpoint's budget (429), then ONE more attempt of the SAME delivery, now, as Svix's and
+ * Stripe's resend do: the same `X-Service-Delivery` and envelope, signed afresh by the consumer, and recorded among
+ * the delivery's attempts. It starts no schedule (attempts.ts, `extraAttemptRecorded`): a failed delivery stays
+ * failed if it fails, and is delivered if it succeeds; a pending one keeps its count and its next attempt, and a
+ * success ends its schedule. The outbox: the debt is written on the row (`extra_attempt_at`) before the caller
+ * enqueues the delivery's id; a send that fails, or a message that is lost, is left to the sweep, which sends one
+ * again a minute later (deliveries.ts, `EXTRA_OWED_AFTER_MS`).
+ */
 export async function redeliver(
   limits: DurableObjectNamespace<BusinessLimits>,
   db: Database,
   principal: Principal,
   endpointId: number,
   deliveryId: number,
+  now: EpochMs = Date.now(),
 ) {
   const budget = await takeSend(limits, principal.business.id, endpointId);
-  return { delivery: await sendDeliveryAgain(db, scopeOf(principal), endpointId, deliveryId), budget };
+  const delivery = await writtenOrRefused(db, extraAttemptAsked, scopeOf(principal), endpointId, deliveryId, now);
+  return { delivery, budget };
 }
