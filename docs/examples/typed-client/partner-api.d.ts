@@ -28,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Bookings, newest appointment first */
+        /**
+         * Bookings, most recently booked first
+         * @description Newest first by when the booking was made (`created_at`, then `id`), as orders and events are. `since` filters on the appointment's own `date`.
+         */
         get: operations["listAppointments"];
         put?: never;
         post?: never;
@@ -232,7 +235,7 @@ export interface paths {
         head?: never;
         /**
          * Change an action
-         * @description A new url switches the action off until the owner switches it on again.
+         * @description A new url switches the action off until the owner switches it on again. A new description or parameters of an action that is on are stored, and the action stays on, but the Secretary keeps the version the owner approved until the owner accepts the change (`changePending` meanwhile; `action.change_accepted` then). A new title alone needs no review.
          */
         patch: operations["updateAction"];
         trace?: never;
@@ -301,8 +304,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a delivery's event again, now
-         * @description A new delivery of the same envelope (same id) to the endpoint, signed afresh and retried like any other; the original keeps its attempts and schedule. Redeliveries and test events: 60 an hour per endpoint.
+         * Make one more attempt of a delivery, now
+         * @description One more attempt of the same delivery (the same X-Service-Delivery and envelope), signed afresh, recorded among its attempts. It starts no retry schedule: a failed delivery stays failed if it fails and is delivered if it succeeds; a pending one keeps its next attempt and the rest of its schedule, which a success ends. Redeliveries and test events: 60 an hour per endpoint.
          */
         post: operations["redeliverWebhookDelivery"];
         delete?: never;
@@ -321,8 +324,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send again every delivery that failed since a time
-         * @description One new delivery per event whose delivery to the endpoint failed since `since` and has not been delivered or queued again since. 5 an hour per endpoint.
+         * Send now every delivery not delivered since a time
+         * @description Every delivery to the endpoint created since `since` that is not delivered is sent now: a failed one by one more attempt (as a redelivery), a pending one that has failed by its next scheduled attempt, its schedule going on from there. A pending one never attempted is already on its way and is not counted; nor is one whose attempt is already owed or under way. 5 an hour per endpoint.
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
@@ -342,7 +345,7 @@ export interface paths {
         put?: never;
         /**
          * Send a signed sample event to the endpoint
-         * @description A realistic sample of the event type, with "test": true in its envelope, to this endpoint only, whatever it subscribed to. Counted with redeliveries: 60 an hour per endpoint.
+         * @description A realistic sample of the event type, with "test": true in its envelope, to this endpoint only, whatever it subscribed to. Counted with redeliveries: 60 an hour per endpoint; and 60 test events an hour per business, which re-creating an endpoint does not renew.
          */
         post: operations["sendWebhookTestEvent"];
         delete?: never;
@@ -753,6 +756,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "action.change_accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * action.change_accepted
+         * @description Sent to the endpoints subscribed to `action.change_accepted` or to `*`, of the key or app that owns the action or intake only. Verify one of the two signatures before trusting the body, and drop duplicates by the envelope id.
+         */
+        post: operations["onActionChangeAccepted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "intake.enabled": {
         parameters: {
             query?: never;
@@ -829,7 +852,7 @@ export interface components {
             status: "pending" | "confirmed" | "completed" | "cancelled" | "no_show";
             /**
              * Format: date
-             * @description Business time zone
+             * @description The appointment's date, business time zone (what `since` filters on)
              * @example 2026-11-22
              */
             date: string;
@@ -877,6 +900,7 @@ export interface components {
             conversation_id: string | null;
             /**
              * Format: date-time
+             * @description When the client booked: GET /appointments lists the most recently booked first
              * @example 2026-11-22T09:30:00.000Z
              */
             created_at: string;
@@ -905,7 +929,7 @@ export interface components {
                 previous: {
                     /**
                      * Format: date
-                     * @description Business time zone
+                     * @description The appointment's date, business time zone (what `since` filters on)
                      * @example 2026-11-22
                      */
                     date: string;
@@ -1431,6 +1455,8 @@ export interface components {
             parameters: components["schemas"]["ActionParameters"];
             /** @description Starts false; only the owner switches it on */
             enabled: boolean;
+            /** @description True while a change of `description` or `parameters` of a switched-on action waits for the owner: until the owner accepts it (`action.change_accepted`), the Secretary uses the version the owner approved */
+            changePending: boolean;
             /** @enum {string} */
             source: "api_key" | "oauth_app";
             failureCount: number;
@@ -1516,6 +1542,33 @@ export interface components {
                  * @enum {string}
                  */
                 reason: "owner" | "changed" | "credential_revoked";
+            };
+            /**
+             * @description Only on a sample sent by POST /webhooks/{id}/test
+             * @enum {boolean}
+             */
+            test?: true;
+        };
+        ActionChangeAcceptedEvent: {
+            /**
+             * @description evt_ and an opaque part; drop duplicates by it
+             * @example evt_3kTfQ9x
+             */
+            id: string;
+            /** @enum {string} */
+            event: "action.change_accepted";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            business: {
+                id: string;
+                handle: string;
+                name: string;
+            };
+            data: {
+                action: components["schemas"]["Action"] & unknown;
             };
             /**
              * @description Only on a sample sent by POST /webhooks/{id}/test
@@ -1677,7 +1730,7 @@ export interface components {
              */
             url: string;
             /** @description Omitted means ["*"] */
-            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "intake.enabled" | "intake.disabled")[];
+            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled")[];
             description?: string;
         };
         KnowledgeItem: {
@@ -1857,7 +1910,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "intake.enabled" | "intake.disabled";
+            event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled";
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
@@ -1917,19 +1970,19 @@ export interface components {
             duration_ms: number;
         };
         Redelivery: {
-            /** @description The new delivery: its attempts show in the endpoint's list */
+            /** @description The delivery redelivered (its X-Service-Delivery): the attempt shows among its attempts */
             delivery_id: number;
-            /** @description The envelope id, the same as the original's */
+            /** @description The envelope id of the delivery's event */
             event_id: string;
         };
         Recovery: {
-            /** @description How many deliveries were queued */
+            /** @description How many deliveries are sent now: the failed ones, and the pending ones that had failed at least once */
             queued: number;
         };
         RecoverDeliveries: {
             /**
              * Format: date-time
-             * @description Every delivery that failed at or after this time is sent again; at most 30 days ago
+             * @description Every delivery created at or after this time and not delivered is sent now; at most 30 days ago
              * @example 2026-11-22T09:30:00.000Z
              */
             since: string;
@@ -1944,7 +1997,7 @@ export interface components {
              * @default ping
              * @enum {string}
              */
-            event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "intake.enabled" | "intake.disabled";
+            event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled";
         };
         RotatedSecret: {
             /**
@@ -2013,7 +2066,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 status?: "pending" | "confirmed" | "completed" | "cancelled" | "no_show";
-                /** @description Only appointments on or after this date */
+                /** @description Only appointments whose date is on or after this date (it does not change the order) */
                 since?: string;
             };
             header?: never;
@@ -3070,7 +3123,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this name */
-                type?: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "intake.enabled" | "intake.disabled";
+                type?: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled";
                 limit?: number;
                 /** @description The id of the last event of the previous page */
                 starting_after?: string;
@@ -4439,6 +4492,48 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ActionDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx within 10 seconds; do the work afterwards */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A failure, as is a redirect or no answer within 10 seconds: retried after 1, 5, 30, 120 and 720 minutes */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onActionChangeAccepted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as in the envelope */
+                "X-Service-Event": "action.change_accepted";
+                /** @description The delivery id (a number), the same for every attempt of one delivery */
+                "X-Service-Delivery": string;
+                /** @description Stripe's scheme: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the whole whsec_ secret>`; two `v1=` during a secret rotation */
+                "X-Service-Signature": string;
+                /** @description Standard Webhooks: the envelope's id (evt_…) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same unix seconds as t */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`; two, separated by a space, during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ActionChangeAcceptedEvent"];
             };
         };
         responses: {

@@ -86,8 +86,8 @@ export const oauthTokens = sqliteTable(
     codeHash: text("code_hash"),
     expiresAt: timestamp("expires_at").notNull(),
     /**
-     * Refresh tokens: set once, when rotated out. Presented again by its client within 60 seconds of this, it gets a
-     * sibling pair (DESIGN.md, Refresh grace); later, it revokes the grant's tokens (RFC 9700 §4.14.2).
+     * Refresh tokens: set once, when rotated out; the token is refused from then on. Presented again within 60 seconds
+     * of this it is only refused (docs/oauth.md); later, it revokes the grant's tokens (RFC 9700 §4.14.2).
      */
     rotatedAt: timestamp("rotated_at"),
     revokedAt: timestamp("revoked_at"),

@@ -8,7 +8,6 @@ import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Principal } from "../access/principals";
 import { type ReadReach, reachArgument, scopeOf } from "../access/scope";
-import { newDeliveryColumns } from "./deliveries";
 import { takeSend } from "./endpoint-budgets";
 import type { WebhookEndpoint } from "./endpoints";
 import { keptSince } from "./event-log";
@@ -36,28 +35,6 @@ const deliveryWithin = statement<DeliveryArguments>()((db, { reach, endpoint, de
         gte(webhookDeliveries.createdAt, kept),
       ),
     ),
-);
-
-/**
- * The owner's Send again: a new delivery (`newDeliveryColumns`) of the delivery's event, written only while the
- * endpoint is within reach and enabled and the original is one of its kept ones.
- */
-const copyOf = statement<DeliveryArguments & { now: string }>()((db, { reach, endpoint, delivery, kept, now }) =>
-  db
-    .insert(webhookDeliveries)
-    .select(
-      db
-        .select(newDeliveryColumns(webhookDeliveries, now))
-        .from(webhookDeliveries)
-        .where(
-          and(
-            eq(webhookDeliveries.id, delivery),
-            eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
-            gte(webhookDeliveries.createdAt, kept),
-          ),
-        ),
-    )
-    .returning({ id: webhookDeliveries.id, eventId: webhookDeliveries.eventId }),
 );
 
 /**
@@ -130,10 +107,10 @@ async function writtenOrRefused(
 }
 
 /**
- * The owner's Send again (the dashboard: a business id, every side): a NEW delivery of the same event to the same
- * endpoint, pending and due now, with a schedule of its own; the original keeps its attempts and, while pending, its
- * schedule. The envelope is the event's, so its `id` is the same. The caller enqueues it (the outbox: the row first;
- * a failed send is left to the sweep).
+ * The owner's Send again (the dashboard: a business id, every side): ONE more attempt of the same delivery, as the
+ * partner's redelivery makes (`redeliver`, below), without the partner's budget: the owner sees it in the same
+ * delivery's history. The caller enqueues it (the outbox: the debt on the row first; a failed send is left to the
+ * sweep).
  */
 export function sendDeliveryAgain(
   db: Database,
@@ -142,7 +119,7 @@ export function sendDeliveryAgain(
   deliveryId: number,
   now: EpochMs = Date.now(),
 ): Promise<SentDelivery> {
-  return writtenOrRefused(db, copyOf, reach, endpointId, deliveryId, now);
+  return writtenOrRefused(db, extraAttemptAsked, reach, endpointId, deliveryId, now);
 }
 
 /**
