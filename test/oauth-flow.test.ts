@@ -21,6 +21,17 @@ const options = { [oauth.customFetch]: fetchWorker, [oauth.allowInsecureRequests
 
 /** The owner in a browser: opens the authorization URL, signs in, approves; answers where the browser is sent. */
 /** The authorization request a client sends the owner's browser to: PKCE S256, state, scope api. */
+/** Discovery (RFC 8414) as the library does it: it checks that the issuer is the address it asked. */
+const discovered = async (issuer: URL) =>
+  oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...options, algorithm: "oauth2" }));
+
+/** Registration (RFC 7591) through the library. */
+const registeredClient = async (
+  as: oauth.AuthorizationServer,
+  metadata: Partial<oauth.OmitSymbolProperties<oauth.Client>>,
+) =>
+  oauth.processDynamicClientRegistrationResponse(await oauth.dynamicClientRegistrationRequest(as, metadata, options));
+
 async function authorizationRequest(as: oauth.AuthorizationServer, clientId: string, verifier: string, state: string) {
   const url = new URL(as.authorization_endpoint ?? "");
   url.search = new URLSearchParams({
@@ -61,22 +72,15 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
   ] as const)("works for a %s client", async (method, clientAuthFor) => {
     const shop = await createOwnerBusiness({ name: "Bella Hair Studio" });
 
-    // Discovery (RFC 8414): the library checks that the issuer is the address it asked.
     const issuer = new URL(BASE);
-    const as = await oauth.processDiscoveryResponse(
-      issuer,
-      await oauth.discoveryRequest(issuer, { ...options, algorithm: "oauth2" }),
-    );
+    const as = await discovered(issuer);
     expect(as.issuer).toBe(BASE);
 
-    // Registration (RFC 7591).
-    const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(
-        as,
-        { client_name: "Partner CRM", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: method },
-        options,
-      ),
-    );
+    const registered = await registeredClient(as, {
+      client_name: "Partner CRM",
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: method,
+    });
     const client: oauth.Client = { client_id: registered.client_id, token_endpoint_auth_method: method };
     const clientAuth = clientAuthFor(String(registered.client_secret ?? ""));
 
@@ -141,17 +145,8 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
   it("reports a refused consent as access_denied, with state and iss checked", async () => {
     const shop = await createOwnerBusiness();
     const issuer = new URL(BASE);
-    const as = await oauth.processDiscoveryResponse(
-      issuer,
-      await oauth.discoveryRequest(issuer, { ...options, algorithm: "oauth2" }),
-    );
-    const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(
-        as,
-        { client_name: "Refused", redirect_uris: [REDIRECT_URI] },
-        options,
-      ),
-    );
+    const as = await discovered(issuer);
+    const registered = await registeredClient(as, { client_name: "Refused", redirect_uris: [REDIRECT_URI] });
     const client: oauth.Client = { client_id: registered.client_id };
     const state = oauth.generateRandomState();
     const url = await authorizationRequest(as, client.client_id, oauth.generateRandomCodeVerifier(), state);
@@ -183,17 +178,12 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
       return response;
     };
     const issuer = new URL(BASE);
-    const as = await oauth.processDiscoveryResponse(
-      issuer,
-      await oauth.discoveryRequest(issuer, { ...options, algorithm: "oauth2" }),
-    );
-    const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(
-        as,
-        { client_name: "Busy", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "client_secret_basic" },
-        options,
-      ),
-    );
+    const as = await discovered(issuer);
+    const registered = await registeredClient(as, {
+      client_name: "Busy",
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: "client_secret_basic",
+    });
     const client: oauth.Client = { client_id: registered.client_id };
     const refused = await oauth
       .processRefreshTokenResponse(
@@ -218,10 +208,7 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
     const secret = "p+ss%word:with:colons";
     await insertClient({ id: "cl_interop_basic", secret, method: "client_secret_basic" });
     const issuer = new URL(BASE);
-    const as = await oauth.processDiscoveryResponse(
-      issuer,
-      await oauth.discoveryRequest(issuer, { ...options, algorithm: "oauth2" }),
-    );
+    const as = await discovered(issuer);
     const client: oauth.Client = { client_id: "cl_interop_basic" };
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();

@@ -16,7 +16,7 @@ import {
   reviewedVersion,
   switchAction,
 } from "../../domain/actions/registration";
-import { enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
+import { type Enqueue, enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { ApiError } from "../../lib/errors";
 import { outboundPolicy } from "../../lib/outbound";
 import { idOrNotFound } from "../../lib/validation";
@@ -47,6 +47,35 @@ async function actionWithCreator(db: Database, businessId: string, id: number) {
     actionCreator(db, businessId, id),
   ]);
   return { action, change: pendingChange(row), creator };
+}
+
+type ReviewedWrite = (
+  db: Database,
+  businessId: string,
+  id: number,
+  options: { reviewed: string; enqueue: Enqueue },
+) => Promise<unknown>;
+
+/**
+ * The owner's approval of the version they reviewed (switching on, accepting a change): the form carries its digest,
+ * and a 409 (the action changed since) shows the action again as it now is, saying so.
+ */
+async function reviewedWrite(c: Context<DashboardEnv>, write: ReviewedWrite) {
+  const db = database(c.env.DB);
+  const { business } = c.var.session;
+  const id = actionId(c);
+  const { reviewed } = await c.req.parseBody();
+  try {
+    await write(db, business.id, id, {
+      reviewed: typeof reviewed === "string" ? reviewed : "",
+      enqueue: enqueueAfterAnswer(c),
+    });
+  } catch (error) {
+    const changed = refusalShownInPlace(error, 409);
+    const shown = await actionWithCreator(db, business.id, id);
+    return renderPage(c, 409, <ActionPage session={c.var.session} {...shown} changed={changed} />);
+  }
+  return c.redirect(`/dashboard/actions/${id}`, 303);
 }
 
 /**
@@ -113,42 +142,11 @@ export const actionPages = new Hono<DashboardEnv>()
       <ActionPage session={c.var.session} {...shown} tested={tested} problem={problem} />,
     );
   })
-  .post("/actions/:id/on", async (c) => {
-    const db = database(c.env.DB);
-    const { business } = c.var.session;
-    const id = actionId(c);
-    const { reviewed } = await c.req.parseBody();
-    try {
-      // The version the owner reviewed: a PATCH that landed meanwhile is shown to them, not switched on unseen.
-      await switchAction(db, business.id, id, true, {
-        reviewed: typeof reviewed === "string" ? reviewed : "",
-        enqueue: enqueueAfterAnswer(c),
-      });
-    } catch (error) {
-      const changed = refusalShownInPlace(error, 409);
-      const shown = await actionWithCreator(db, business.id, id);
-      return renderPage(c, 409, <ActionPage session={c.var.session} {...shown} changed={changed} />);
-    }
-    return c.redirect(`/dashboard/actions/${id}`, 303);
-  })
-  .post("/actions/:id/accept", async (c) => {
-    const db = database(c.env.DB);
-    const { business } = c.var.session;
-    const id = actionId(c);
-    const { reviewed } = await c.req.parseBody();
-    try {
-      // The change the owner reviewed: a PATCH that landed meanwhile is shown to them, not accepted unseen.
-      await acceptActionChange(db, business.id, id, {
-        reviewed: typeof reviewed === "string" ? reviewed : "",
-        enqueue: enqueueAfterAnswer(c),
-      });
-    } catch (error) {
-      const changed = refusalShownInPlace(error, 409);
-      const shown = await actionWithCreator(db, business.id, id);
-      return renderPage(c, 409, <ActionPage session={c.var.session} {...shown} changed={changed} />);
-    }
-    return c.redirect(`/dashboard/actions/${id}`, 303);
-  })
+  // Both guarded by the version the owner reviewed: a PATCH that landed meanwhile is shown, not approved unseen.
+  .post("/actions/:id/on", (c) =>
+    reviewedWrite(c, (db, businessId, id, options) => switchAction(db, businessId, id, true, options)),
+  )
+  .post("/actions/:id/accept", (c) => reviewedWrite(c, acceptActionChange))
   .post("/actions/:id/off", async (c) => {
     const id = actionId(c);
     await switchAction(database(c.env.DB), c.var.session.business.id, id, false, { enqueue: enqueueAfterAnswer(c) });
