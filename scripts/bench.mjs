@@ -1,4 +1,4 @@
-// `npm run bench` (issue 19): what the app costs against a floor, on this machine. Two parts:
+// `npm run bench` (docs/performance.md): what the app costs against a floor, on this machine. Two parts:
 // - Reads: the four read paths of the partner API under wrk, in alternating rounds on the app and on the floor Worker
 //   (bench/floor/: the same paths with one D1 round trip each and nothing else), the same data seeded in both.
 // - Webhook deliveries end to end: 1 and 16 concurrent reporters post new bookings through the core platform's

@@ -7,9 +7,7 @@ import { join } from "node:path";
 import { runWranglerCaptured } from "./wrangler.mjs";
 
 /**
- * Gzipped KiB. It was 228.9 before the zod locales were aliased away (issue 19), 190.0 after, 205.1 with issue 17,
- * 209.9 with issue 20 (the structured log lines and the request's counting view of D1, 1.6 KiB), 215.9 with the
- * owner's review of action changes, the pages before access ends, the token budget and the extra attempts (6 KiB).
+ * Gzipped KiB; how it grew, change by change, is in docs/performance.md (Bundle).
  */
 const BUDGET_GZIP_KIB = 218;
 

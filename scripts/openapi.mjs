@@ -1,7 +1,7 @@
 // `npm run openapi`: writes openapi.json, the OpenAPI 3.1 document of /api/v1 as the Worker serves it at
 // /api/v1/openapi.json, for the production BASE_URL of wrangler.toml, and the typed client example's types generated
-// from it by openapi-typescript (docs/examples/typed-client/partner-api.d.ts) (DESIGN.md, Beyond the spec: The contract in the
-// partner's tools; docs/openapi.md). The routes are loaded in Node by Vite's module runner (Vite comes with vitest),
+// from it by openapi-typescript (docs/examples/typed-client/partner-api.d.ts) (docs/openapi.md;
+// docs/decisions.md, The contract in a partner's tools). The routes are loaded in Node by Vite's module runner (Vite comes with vitest),
 // which resolves and compiles the TypeScript as the tests do; none of them imports a `cloudflare:` module.
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -28,7 +28,7 @@ const biome = spawnSync(join(PROJECT_ROOT, "node_modules", ".bin", "biome"), ["f
 if (biome.status !== 0) throw new Error(`biome format failed:\n${biome.stdout}${biome.stderr}`);
 console.log(`openapi.json written for ${baseUrl}.`);
 
-// What a partner's generator makes of the document: test/typed-client.test.ts compiles and runs the example with it.
+// What a partner's generator makes of the document: test/api/typed-client.test.ts compiles and runs the example with it.
 const types = join(PROJECT_ROOT, "docs", "examples", "typed-client", "partner-api.d.ts");
 const generated = spawnSync(join(PROJECT_ROOT, "node_modules", ".bin", "openapi-typescript"), [path, "-o", types], {
   encoding: "utf8",

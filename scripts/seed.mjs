@@ -1,4 +1,4 @@
-// `npm run seed --silent [-- --handle <handle> --plan <plan>]` (DESIGN.md, "Local development"): applies the local
+// `npm run seed --silent [-- --handle <handle> --plan <plan>]` (README.md, Two commands): applies the local
 // migrations and seeds one business (owner, a fresh API key, a few bookings and orders, an owner knowledge source),
 // idempotently, then prints its credentials as ONE JSON object on stdout. Everything else goes to stderr.
 // The demo data is in scripts/demo-data.json; the values the Worker also uses are in src/shared-constants.json.

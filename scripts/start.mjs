@@ -1,4 +1,4 @@
-// `npm start` (DESIGN.md, "Local development"): migrates and seeds the local D1 (scripts/seed.mjs), prints the demo
+// `npm start` (README.md, Two commands): migrates and seeds the local D1 (scripts/seed.mjs), prints the demo
 // credentials, then runs `wrangler dev` offline in the foreground until it exits or is stopped.
 import { constants } from "node:os";
 import { seed } from "./seed.mjs";

@@ -2127,7 +2127,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of orders, in the same envelope as appointments (DESIGN.md) */
+            /** @description A page of orders, in the same envelope as appointments */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,302 @@
+#!/usr/bin/env node
+// The repository explains itself: every path a comment or a document names exists, every section a comment or a
+// document cites ("docs/architecture.md, The outbox") is a heading of that document, and nothing points outside the
+// repository (a design file a clone does not have, an issue tracker's numbers). Node 20+, no dependencies.
+//
+//   node scripts/check-references.mjs     prints `path:line: message` per problem and exits 1, or a summary and 0
+//
+// What is read: src/**/*.{ts,tsx,md}, test/**/*.ts, test-e2e/**/*.ts, scripts/**/*.mjs, bench/**/*.md, README.md,
+// docs/**/*.md. Paths, section citations, DESIGN.md, ../shared and "issue N" are looked for wherever they are written
+// (a test's title too); `#N` only in comments and documents, since in code `#333` is a colour.
+
+/** @typedef {{ file: string; line: number; message: string }} Problem */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const SELF = "scripts/check-references.mjs";
+
+/** Folders to read, and which file names in them. */
+const SOURCES = [
+  { dir: "src", match: /\.(?:ts|tsx|md)$/ },
+  { dir: "test", match: /\.ts$/ },
+  { dir: "test-e2e", match: /\.ts$/ },
+  { dir: "scripts", match: /\.mjs$/ },
+  { dir: "bench", match: /\.md$/ },
+  { dir: "docs", match: /\.md$/ },
+];
+const SINGLE_FILES = ["README.md"];
+const SKIP_DIRS = new Set(["node_modules", ".wrangler", "dist", ".git"]);
+
+const ROOTS = "(?:src|docs|test|test-e2e|scripts|migrations|bench)";
+/** A repository path: a known top folder, then a file with one of the extensions worth naming. */
+const PATH = new RegExp(`(?<![\\w@.-])${ROOTS}/[\\w./-]*?[\\w-]\\.(?:ts|tsx|mjs|md|sql|json)(?![\\w])`, "g");
+/** A folder named with its trailing slash (`src/domain/access/`). */
+const FOLDER = new RegExp(`(?<![\\w@.-])${ROOTS}/(?:[\\w.-]+/)*(?![\\w.-])`, "g");
+/** A section citation: `docs/x.md, Section`, `docs/x.md, "Section"`, `docs/x.md (Section)`. */
+const CITATION = /(?<![\w@./-])(docs\/[\w./-]+?\.md)(?:, *| *\()/g;
+/** What points outside the repository. */
+const OUTSIDE = [
+  { pattern: /DESIGN\.md/g, message: "cites DESIGN.md, which a clone does not have; cite docs/architecture.md" },
+  { pattern: /\.\.\/shared(?![\w-])/g, message: "points to ../shared, outside the repository" },
+  { pattern: /\b[Ii]ssues? #?\d+/g, message: "names an issue number; say the rule, or cite a docs/ section" },
+  // Only in comments: in code, `#333` is a colour and `&#39;` an entity.
+  {
+    pattern: /(?<![&\w])#\d+\b/g,
+    commentsOnly: true,
+    message: "names an issue number (#N); say the rule, or cite a docs/ section",
+  },
+];
+
+/** @param {string} dir @param {RegExp} match @param {string[]} found @returns {string[]} */
+function filesUnder(dir, match, found = []) {
+  const full = join(ROOT, dir);
+  if (!existsSync(full)) return found;
+  for (const entry of readdirSync(full, { withFileTypes: true })) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) {
+      if (!SKIP_DIRS.has(entry.name)) filesUnder(path, match, found);
+    } else if (match.test(entry.name)) {
+      found.push(path);
+    }
+  }
+  return found;
+}
+
+/**
+ * The comments of a TypeScript or JavaScript file, as a copy of the text in which everything else is blanked out
+ * (line breaks kept, so line numbers stay). Strings, template literals and regular expression literals are skipped;
+ * a `/` starts a regular expression where an expression may start (after an operator, a bracket or a keyword).
+ */
+/** @param {string} text */
+function commentsOnly(text) {
+  const out = [];
+  let i = 0;
+  let lastSignificant = "";
+  let lastWord = "";
+  const blank = (/** @type {string} */ s) => s.replace(/[^\n]/g, " ");
+  while (i < text.length) {
+    const c = text[i];
+    const next = text[i + 1];
+    if (c === "/" && next === "/") {
+      const end = text.indexOf("\n", i);
+      const stop = end === -1 ? text.length : end;
+      out.push(text.slice(i, stop));
+      i = stop;
+      continue;
+    }
+    if (c === "/" && next === "*") {
+      const end = text.indexOf("*/", i + 2);
+      const stop = end === -1 ? text.length : end + 2;
+      out.push(text.slice(i, stop));
+      i = stop;
+      continue;
+    }
+    if (c === '"' || c === "'" || c === "`") {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c) {
+        if (text[j] === "\\") j++;
+        else if (c !== "`" && text[j] === "\n") break;
+        j++;
+      }
+      out.push(blank(text.slice(i, j + 1)));
+      i = j + 1;
+      lastSignificant = c;
+      lastWord = "";
+      continue;
+    }
+    if (c === "/") {
+      const expressionStarts =
+        lastSignificant === "" ||
+        "(,=:[!&|?{};+-*%<>~^".includes(lastSignificant) ||
+        ["return", "typeof", "case", "do", "else", "in", "of", "void", "yield", "await"].includes(lastWord);
+      if (expressionStarts) {
+        let j = i + 1;
+        let inClass = false;
+        while (j < text.length && text[j] !== "\n") {
+          if (text[j] === "\\") j++;
+          else if (text[j] === "[") inClass = true;
+          else if (text[j] === "]") inClass = false;
+          else if (text[j] === "/" && !inClass) break;
+          j++;
+        }
+        out.push(blank(text.slice(i, j + 1)));
+        i = j + 1;
+        lastSignificant = "/";
+        lastWord = "";
+        continue;
+      }
+    }
+    out.push(c === "\n" ? "\n" : " ");
+    if (!/\s/.test(c)) {
+      lastSignificant = c;
+      const word = /^[A-Za-z_$][\w$]*/.exec(text.slice(i));
+      if (word && !/[\w$]/.test(text[i - 1] ?? "")) {
+        lastWord = word[0];
+        out.push(" ".repeat(word[0].length - 1));
+        i += word[0].length;
+        lastSignificant = word[0].at(-1) ?? "";
+        continue;
+      }
+      lastWord = "";
+    }
+    i++;
+  }
+  return out.join("");
+}
+
+/** Heading text, and list items' bold labels (`- **Token budget**: …`), as they are compared: lower case, bare. */
+/** @param {string} name */
+function normalise(name) {
+  return name
+    .replace(/[*_`]/g, "")
+    .replace(/^\d+(?:\.\d+)*\.?\s+/, "")
+    .replace(/^["'“‘*]+|["'”’*]+$/g, "")
+    .replace(/[\s.,:;!?]+$/, "")
+    .replace(/\s+/g, " ")
+    .trim()
+    .toLowerCase();
+}
+
+const sectionCache = new Map();
+/** @param {string} path */
+function sectionsOf(path) {
+  if (!sectionCache.has(path)) {
+    const names = new Set();
+    const text = readFileSync(join(ROOT, path), "utf8");
+    let fenced = false;
+    for (const line of text.split("\n")) {
+      if (/^\s*```/.test(line)) fenced = !fenced;
+      if (fenced) continue;
+      const heading = /^#{1,6}\s+(.+?)\s*#*\s*$/.exec(line);
+      if (heading) names.add(normalise(heading[1]));
+      const label = /^\s*(?:[-*]\s+)?\*\*([^*]+)\*\*/.exec(line);
+      if (label) names.add(normalise(label[1]));
+    }
+    sectionCache.set(path, names);
+  }
+  return sectionCache.get(path);
+}
+
+/**
+ * The section name a citation gives, from the text after `docs/x.md, ` or `docs/x.md (`: up to the closing quote
+ * when quoted; else up to the first `)`, or `:` `;` `.` followed by a space or the end (a heading's own numbering,
+ * "5. Refresh", is kept), joined with the next line when it runs to the end of its line. Text that does not start
+ * with a capital letter or a backtick is a sentence going on ("docs/webhooks.md, kept here so that…", a date), not
+ * a section.
+ */
+/** @param {string} rest */
+function sectionName(rest) {
+  const quoted = /^\s*["“*]([^"”*]+)["”*]/.exec(rest);
+  if (quoted) return { name: quoted[1], complete: true };
+  const numbering = /^\s*(?:\d+\.)+\s+/.exec(rest)?.[0] ?? "";
+  const body = rest.slice(numbering.length);
+  const end = /\)|[:;.](?=\s|$)/.exec(body);
+  const name = (end ? body.slice(0, end.index) : body).trim();
+  if (!/^[A-Z`]/.test(name)) return null;
+  return { name: numbering + name, complete: Boolean(end) };
+}
+
+/** The text of the next line without its comment or list markers, to continue a citation broken over two lines. */
+const continuation = (/** @type {string | undefined} */ line) =>
+  (line ?? "").replace(/^\s*(?:\/\/+|\/?\*+\/?|#+|[-*>])?\s*/, "");
+
+function main() {
+  const files = [...SINGLE_FILES.filter((f) => existsSync(join(ROOT, f)))];
+  for (const { dir, match } of SOURCES) files.push(...filesUnder(dir, match));
+
+  /** @type {Problem[]} */
+  const problems = [];
+  let checked = 0;
+  const report = (/** @type {string} */ file, /** @type {number} */ line, /** @type {string} */ message) =>
+    problems.push({ file, line, message });
+
+  for (const file of files) {
+    if (file === SELF) continue; // its own comments show the forms it looks for
+    let text;
+    try {
+      text = readFileSync(join(ROOT, file), "utf8");
+    } catch {
+      continue; // removed while the check ran
+    }
+    const isCode = /\.(?:ts|tsx|mjs)$/.test(file);
+    const lines = text.split("\n");
+    const commentLines = isCode ? commentsOnly(text).split("\n") : lines;
+
+    lines.forEach((line, index) => {
+      const at = index + 1;
+
+      // (a) repository paths and folders
+      for (const m of line.matchAll(PATH)) {
+        const before = line.slice(0, m.index);
+        if (/\/$/.test(before) && !/(?:^|[^\w.-])\.\.?\/$/.test(before)) continue; // inside a longer foreign path
+        if (/\$\{[^}]*$/.test(before) || /^\$\{/.test(line.slice(m.index + m[0].length))) continue;
+        checked++;
+        const relativeToFile = /\.\.?\/$/.test(before)
+          ? resolve(ROOT, dirname(file), (before.match(/(?:\.\.?\/)+$/) ?? [""])[0], m[0])
+          : null;
+        if (!existsSync(join(ROOT, m[0])) && !(relativeToFile && existsSync(relativeToFile))) {
+          report(file, at, `${m[0]} does not exist`);
+        }
+      }
+      for (const m of line.matchAll(FOLDER)) {
+        const before = line.slice(0, m.index);
+        if (/\/$/.test(before)) continue;
+        checked++;
+        const full = join(ROOT, m[0]);
+        if (!existsSync(full) || !statSync(full).isDirectory()) report(file, at, `folder ${m[0]} does not exist`);
+      }
+
+      // (b) section citations
+      for (const m of line.matchAll(CITATION)) {
+        const doc = m[1];
+        if (!existsSync(join(ROOT, doc))) continue; // reported by (a)
+        const after = line.slice(m.index + m[0].length);
+        let cited = sectionName(after);
+        if (cited && !cited.complete)
+          cited = sectionName(`${after.trimEnd()} ${continuation(lines[index + 1])}`) ?? cited;
+        if (!cited) continue;
+        checked++;
+        const sections = sectionsOf(doc);
+        const wanted = normalise(cited.name);
+        if (sections.has(wanted)) continue;
+        // A sentence may go on after the section's name without punctuation, and one citation may name several
+        // sections ("docs/intakes.md (Contact details, Identity questions)").
+        const startsWithSection = [...sections].some(
+          (s) => wanted.startsWith(s) && /^[\s,—–-]/.test(wanted.slice(s.length)),
+        );
+        // …and a heading may carry a qualifier the citation leaves out ("OAuth: RFC 9700", "… (for contributors)").
+        const qualified = [...sections].some((s) => s.startsWith(`${wanted}:`) || s.startsWith(`${wanted} (`));
+        const everyPart =
+          wanted.includes(", ") &&
+          wanted.split(", ").every((/** @type {string} */ part) => sections.has(normalise(part)));
+        if (startsWithSection || qualified || everyPart) continue;
+        report(file, at, `${doc} has no section "${cited.name.trim()}"`);
+      }
+
+      // (c) nothing outside the repository
+      for (const { pattern, message, commentsOnly: inComments } of OUTSIDE) {
+        const scanned = inComments ? (commentLines[index] ?? "") : line;
+        for (const _ of scanned.matchAll(pattern)) report(file, at, message);
+      }
+    });
+  }
+
+  const byFile = (/** @type {Problem} */ a, /** @type {Problem} */ b) =>
+    a.file.localeCompare(b.file) || a.line - b.line;
+  for (const { file, line, message } of problems.sort(byFile)) console.log(`${file}:${line}: ${message}`);
+  if (problems.length > 0) {
+    const folders = new Map();
+    for (const { file } of problems) {
+      const top = file.includes("/") ? file.split("/")[0] : file;
+      folders.set(top, (folders.get(top) ?? 0) + 1);
+    }
+    const summary = [...folders].map(([folder, n]) => `${folder}: ${n}`).join(", ");
+    console.log(`references: ${checked} checked, ${problems.length} problems (${summary})`);
+    process.exit(1);
+  }
+  console.log(`references: ${checked} checked, all found`);
+}
+
+main();
