@@ -17,7 +17,10 @@ export interface Env {
   ASSETS: Fetcher;
   SERVICE_NAME: string;
   BASE_URL: string;
-  /** "true" only in local development and tests (DESIGN.md, Security notes). */
+  /**
+   * "true" only in local development and tests, where webhook and action URLs may be loopback addresses; production
+   * never sets it, so outbound calls reach public addresses only (docs/architecture.md, Outbound calls).
+   */
   ALLOW_LOOPBACK_URLS: string;
   DOH_RESOLVER_URL: string;
   /** Secret: the Secretary runtime's bearer token for `/internal/v1`. */

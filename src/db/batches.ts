@@ -11,8 +11,9 @@ type Renderable = { toSQL(): { params: unknown[] } };
 /**
  * The statements that cover `items`, each built by `build` over a slice and split until it binds at most
  * MAX_BOUND_PARAMETERS. The count is what drizzle actually binds (`toSQL().params.length`), never an estimate from
- * object keys: a delivery row of 6 keys binds 7 (drizzle binds the `attempt_count` default too), and an estimate
- * from keys is how 15 endpoints once made every report fail. Run the result in one `runBatch` to keep it atomic.
+ * object keys: drizzle also binds the default of every column a row leaves out, so a row binds more values than it
+ * has keys, and an estimate would let a large write past D1's limit (docs/reliability.md, Statements that always fit
+ * D1). Run the result in one `runBatch` to keep it atomic.
  */
 export function statementsThatFit<Item, Statement extends Renderable>(
   items: readonly Item[],

@@ -38,8 +38,8 @@ function clientThrough(d1: D1Database, real: D1Database): Database {
 const EXECUTIONS = new Set<PropertyKey>(["all", "raw", "first", "run"]);
 
 /**
- * A request's own view of the D1 binding, counting its round trips for the request's log line (DESIGN.md,
- * Operations: Logs): a statement executed alone is one, a batch is one (as test/helpers/counting-d1.ts counts).
+ * A request's own view of the D1 binding, counting its round trips for the request's log line (docs/operations.md,
+ * Reading the logs): a statement executed alone is one, a batch is one (as test/helpers/counting-d1.ts counts).
  * `database()` of it answers a client reading through it, so every query of the request is counted.
  */
 export function countingD1(real: D1Database): { d1: D1Database; roundTrips: () => number } {

@@ -9,9 +9,10 @@ export const rowsOfBusiness = (table: BusinessTable, businessId: string): SQL =>
   sql`(select count(*) from ${table} where ${table.businessId} = ${businessId})`;
 
 /**
- * Inserts a row unless the business is at its limit (DESIGN.md: "Check-and-insert is atomic: concurrent creates
- * never exceed a limit"). The insert, and a delete of that same row (by rowid) when the count went over the limit,
- * run in one D1 batch, which is one transaction: however many creates race, at most `limit` rows survive.
+ * Inserts a row unless the business is at its limit, atomically, so that concurrent creates never exceed a limit
+ * (docs/architecture.md, Principals and owner sides). The insert, and a delete of that same row (by rowid) when the
+ * count went over the limit, run in one D1 batch, which is one transaction: however many creates race, at most
+ * `limit` rows survive.
  * `used` is what counts toward the limit, by default the business's rows of the same table.
  * Answers the stored row, or undefined when the limit was reached; a unique-key conflict rejects as usual.
  */

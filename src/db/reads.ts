@@ -3,8 +3,8 @@ import { type Bound, runStatements } from "./statements";
 
 /**
  * A read as data: its statements, and how their rows become the answer. A read is built apart from its execution so
- * that a partner read goes in one D1 batch with the credential's lookup (DESIGN.md, Performance budget: one round
- * trip); `answer` may throw (a 404), and is called only once the credential is accepted.
+ * that a partner read goes in one D1 batch with the credential's lookup, one round trip (docs/architecture.md,
+ * Performance budget); `answer` may throw (a 404), and is called only once the credential is accepted.
  */
 export type Read<T> = { statements: Bound<unknown>[]; answer: (results: unknown[]) => T };
 

@@ -3,8 +3,8 @@ import { integer, sqliteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "./client";
 
 /**
- * The view of migrations/0001, declared here and not in `schema/` because drizzle-kit must not create it as a
- * table. Inserting 0 into it aborts the batch; inserting 1 stores nothing.
+ * The view of migrations/0001_snapshot_guard.sql, declared here and not in `schema/` because drizzle-kit must not
+ * create it as a table. Inserting 0 into it aborts the batch; inserting 1 stores nothing.
  */
 const snapshotGuard = sqliteTable("snapshot_guard", { current: integer("current").notNull() });
 

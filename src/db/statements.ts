@@ -83,11 +83,12 @@ export type Placeheld<A> = {
 export type Bound<T> = { prepared: (db: Database) => Shape; values: Record<string, unknown>; rows?: T };
 
 /**
- * A statement whose SQL is rendered once per shape and isolate, not once per request (DESIGN.md, Performance budget:
- * drizzle spends about 100 µs building a lookup's SQL, more than the rest of a read's own work). `build` is given a
- * placeholder for every value, so it can depend only on which values are given and on the shape of each
- * `ShapedArgument`, never on a value itself: the shape key is exactly that, so two uses of one key render the same SQL.
- * Placeholder values are bound as they are (no column mapping): give them as stored (strings and numbers).
+ * A statement whose SQL is rendered once per shape and isolate, not once per request: drizzle spends about 100 µs
+ * building a lookup's SQL, more than the rest of a read's own work (docs/decisions.md, Performance: one round trip
+ * per read). `build` is given a placeholder for every value, so it can depend only on which values are given and on
+ * the shape of each `ShapedArgument`, never on a value itself: the shape key is exactly that, so two uses of one key
+ * render the same SQL. Placeholder values are bound as they are (no column mapping): give them as stored (strings and
+ * numbers).
  */
 export const statement =
   <A extends Record<string, unknown>>() =>

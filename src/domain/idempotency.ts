@@ -7,8 +7,8 @@ import { type Clock, type EpochMs, iso } from "../lib/time";
 import type { Principal } from "./access/principals";
 
 /**
- * Idempotency-Key (DESIGN.md, Beyond the spec: Idempotency; docs/idempotency.md): the first completed answer of a POST
- * is kept 24 hours per (principal, key) and answered again to the same request.
+ * Idempotency-Key (docs/idempotency.md, The contract): the first completed answer of a POST is kept 24 hours per
+ * (principal, key) and answered again to the same request.
  */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
@@ -48,7 +48,10 @@ export function readKey(header: string): string {
 export const fingerprintOf = (method: string, path: string, body: string) =>
   sha256HexNative(`${method}\n${path}\n${body}`);
 
-/** Keys are not shared between principals (DESIGN.md): an API key, or an app connection. */
+/**
+ * Keys are kept per principal, an API key or an app connection, not per owner side: the same key from another of the
+ * business's API keys is another request (docs/idempotency.md, The contract).
+ */
 export const principalOf = (principal: Principal) =>
   principal.kind === "api_key" ? `key:${principal.apiKeyId}` : `app:${principal.grantId}`;
 

@@ -149,8 +149,9 @@ function failingEndpoints(db: Database, businessId: string, now: EpochMs) {
 }
 
 /**
- * Endpoints disabled by their health (DESIGN.md, Endpoint health: "the owner's overview shows it"): they get no new
- * deliveries until their partner enables them again. At most 20 per business, a range of the (business, side) index.
+ * Endpoints disabled by their health, shown on the owner's overview (docs/webhooks.md, Endpoint health): they get no
+ * new deliveries until their partner or the owner enables them again. At most 20 per business, a range of the
+ * (business, side) index.
  */
 const disabledEndpoints = (db: Database, businessId: string) =>
   db
@@ -198,11 +199,11 @@ const connectedApps = (db: Database, businessId: string) =>
     .orderBy(desc(oauthGrants.id));
 
 /**
- * The overview: what needs the owner (DESIGN.md, dashboard: "actions and intakes waiting for approval (and those a
- * partner's change switched off), endpoints whose recent deliveries fail, knowledge sources used against the plan's
- * limit, connected apps and when each last called"; Endpoint health: the disabled endpoints). One D1 batch, one query
- * per list, each scoped by the business and read through its index: the page costs one round trip, whatever the
- * business holds.
+ * The overview: what needs the owner: actions and intakes waiting for approval (and those a partner's change switched
+ * off), endpoints whose recent deliveries fail or that their health disabled, knowledge sources used against the plan's
+ * limit, and the active keys and connected apps with when each was last used (docs/decisions.md, Partners of one
+ * business stay apart). One D1 batch, one query per list, each scoped by the business and read through its index: the
+ * page costs one round trip, whatever the business holds.
  */
 export async function ownerOverview(db: Database, business: Business, now: EpochMs = Date.now()) {
   const [waitingIntakes, waitingActions, failing, disabled, [sources], keys, apps] = await db.batch([

@@ -7,16 +7,20 @@ import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "./idempotency";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** DESIGN.md, Operations: "events, deliveries and attempts after 30 days" (and DESIGN.md, Beyond the spec: Events). */
+/**
+ * Events, with their deliveries and attempts, are kept 30 days: as far back as `GET /events` and recover reach
+ * (docs/decisions.md, Operations).
+ */
 export const EVENT_RETENTION_MS = 30 * DAY_MS;
 /**
- * DESIGN.md, Operations: "action calls after 30 days except each action's 10 most recent". The 10 are kept by the
- * `superseded` mark (migration 0008's trigger): only a call that has left its action's 10 most recent may go.
+ * Action calls are deleted after 30 days, except each action's 10 most recent, which `GET /actions/{id}` shows
+ * (docs/decisions.md, Operations). The 10 are kept by the `superseded` mark (migration 0008's trigger): only a call
+ * that has left its action's 10 most recent may go.
  */
 export const ACTION_CALL_RETENTION_MS = 30 * DAY_MS;
-/** DESIGN.md, Operations: "expired codes, sessions and idempotency records after a day". */
+/** Expired codes, sessions and idempotency records go a day after they expire (docs/decisions.md, Operations). */
 export const EXPIRED_RECORD_RETENTION_MS = DAY_MS;
-/** DESIGN.md, Operations: "revoked or expired tokens after 90 days". */
+/** Revoked or expired OAuth tokens are deleted 90 days after they ended (docs/decisions.md, Operations). */
 export const ENDED_TOKEN_RETENTION_MS = 90 * DAY_MS;
 /**
  * How many rows of each kind one run deletes at most. The cron runs every minute and the next run takes the rest;
@@ -43,9 +47,9 @@ function chunkDeletion(db: Database, table: SQLiteTable, due: SQL | undefined, l
 }
 
 /**
- * The statements of one run, one per kind, each a range scan of an index of migration 0008 (test/retention.test.ts
- * proves the plans). Deleted records are gone for every principal and the owner alike; intake responses are not
- * among them: they stay until their intake is deleted (spec), which deletes them.
+ * The statements of one run, one per kind, each a range scan of an index of migration 0008
+ * (test/operations/retention-chunks.test.ts proves the plans). Deleted records are gone for every principal and the
+ * owner alike; intake responses are not among them: they stay until their intake is deleted (spec), which deletes them.
  */
 export function retentionDeletions(db: Database, now: EpochMs, limit = RETENTION_CHUNK) {
   const expiredBefore = iso(now - EXPIRED_RECORD_RETENTION_MS);
@@ -71,16 +75,16 @@ export function retentionDeletions(db: Database, now: EpochMs, limit = RETENTION
     ),
     oauthCodes: chunkDeletion(db, oauthCodes, lt(oauthCodes.expiresAt, expiredBefore), limit),
     ownerSessions: chunkDeletion(db, ownerSessions, lt(ownerSessions.expiresAt, expiredBefore), limit),
-    // A record counts as absent 24 hours after its creation (domain/idempotency.ts): that is when it expires.
+    // A record counts as absent 24 hours after its creation (src/domain/idempotency.ts): that is when it expires.
     idempotencyKeys: chunkDeletion(
       db,
       idempotencyKeys,
       lt(idempotencyKeys.createdAt, iso(now - IDEMPOTENCY_KEPT_MS - EXPIRED_RECORD_RETENTION_MS)),
       limit,
     ),
-    // Refresh-token reuse detection (DESIGN.md, Refresh token reuse) needs rotated-out tokens: rotation neither
-    // revokes nor expires a token, so one stays until 90 days past its own expiry; by then its successor, issued
-    // before that expiry with 90 days to live, has expired too.
+    // Refresh-token reuse detection (docs/decisions.md, Refresh tokens) needs rotated-out tokens: rotation neither
+    // revokes nor expires a token, so one stays until 90 days past its own expiry; by then its successor, issued before
+    // that expiry with 90 days to live, has expired too.
     oauthTokens: chunkDeletion(
       db,
       oauthTokens,

@@ -9,9 +9,9 @@ import { actionNotFound } from "./actions/registration";
 import { endpointNotFound } from "./webhooks/endpoints";
 
 /**
- * Secret rotation of webhook endpoints and actions (DESIGN.md, Beyond the spec: Secret rotation), as Stripe's secret
- * roll: a new secret at once, and the old one still signing beside it for up to 24 hours, so that a partner swaps the
- * secret in its receiver without a moment when a request fails verification.
+ * Secret rotation of webhook endpoints and actions (docs/webhooks.md, Rotating a secret), as Stripe's secret roll: a
+ * new secret at once, and the old one still signing beside it for up to 24 hours, so that a partner swaps the secret in
+ * its receiver without a moment when a request fails verification.
  */
 
 /** The longest the previous secret keeps signing after a rotation, and how long it does when the partner does not say. */
@@ -40,13 +40,13 @@ type RotatingTable = typeof webhookEndpoints | typeof actions;
 /**
  * The rotation of `table`'s records (endpoints or actions), whose 404 is `notFound`.
  *
- * One rotation, in ONE statement (DESIGN.md, Performance budget: the credential, then one write): the current secret
- * becomes the previous one and a new one the current, in the row's own UPDATE, whose WHERE holds the partner's side.
- * SQLite computes every SET from the row as it was, and applies one UPDATE at a time: of two rotations at once, the
- * second moves the first's new secret to `previous_secret`, so each answered secret is either current or previous
- * (or expired), never lost half-way. Only the current and the newest previous secret are kept: a rotation during
- * another drops the older previous secret at once. Another side's or business's record is the same 404 as a missing
- * one (DESIGN.md, Principals and ownership).
+ * One rotation, in ONE statement (docs/architecture.md, Performance budget: the credential, then one write): the
+ * current secret becomes the previous one and a new one the current, in the row's own UPDATE, whose WHERE holds the
+ * partner's side. SQLite computes every SET from the row as it was, and applies one UPDATE at a time: of two rotations
+ * at once, the second moves the first's new secret to `previous_secret`, so each answered secret is either current or
+ * previous (or expired), never lost half-way. Only the current and the newest previous secret are kept: a rotation
+ * during another drops the older previous secret at once. Another side's or business's record is the same 404 as a
+ * missing one (docs/architecture.md, Principals and owner sides).
  */
 const rotation =
   (table: RotatingTable, notFound: () => ApiError) =>

@@ -12,10 +12,11 @@ export type WindowUse = {
 };
 
 /**
- * One per business (`idFromName(businessId)`, DESIGN.md): the per-business counters that must be exact, such as
- * "120 knowledge pushes per hour per business" (spec: Limits). Counts live in the object's own SQLite storage, so
- * they survive eviction; a window is aligned to the clock (a clock hour for pushes), and windows that have ended are
- * deleted on every use and by an alarm at the end of the window, so storage holds only current windows.
+ * One per business (`idFromName(businessId)`; docs/architecture.md, Shape): the per-business counters that must be
+ * exact, such as "120 knowledge pushes per hour per business" (spec: Limits). Counts live in the object's own SQLite
+ * storage, so they survive eviction; a window is aligned to the clock (a clock hour for pushes), and windows that
+ * have ended are deleted on every use and by an alarm at the end of the window, so storage holds only current
+ * windows.
  *
  * `take` runs its reads and writes synchronously, before any await: the object's input gate makes each use atomic,
  * however many requests arrive together.

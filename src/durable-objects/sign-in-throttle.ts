@@ -1,9 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 
 /**
- * DESIGN.md, Security notes: Sign-in. Failed sign-ins are counted per email address and per client address; past
- * 10 failures for one email address in 15 minutes, or 50 from one client address, sign-in is refused before any
- * password is checked.
+ * Failed sign-ins are counted per email address and per client address; past 10 failures for one email address in
+ * 15 minutes, or 50 from one client address, sign-in is refused before any password is checked, so that passwords
+ * cannot be guessed at speed (docs/architecture.md, Sign-in).
  */
 export const SIGN_IN_FAILURE_LIMITS = { email: 10, address: 50 } as const;
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
@@ -73,7 +73,11 @@ export class SignInThrottle extends DurableObject {
     return answer;
   }
 
-  /** Reports how an allowed attempt ended. A success for an email address clears its count (DESIGN.md). */
+  /**
+   * Reports how an allowed attempt ended. A success clears an email address's count, never a client address's, so
+   * that one account's owner cannot reset an address between guesses at others (docs/decisions.md, Security
+   * hardening).
+   */
   async settle(key: ThrottledKey, attemptId: string, outcome: AttemptOutcome, now: number = Date.now()) {
     this.pending.delete(attemptId);
     if (outcome === "failed") {

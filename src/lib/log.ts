@@ -1,9 +1,10 @@
 import type { OutboundOutcome } from "./outbound";
 
 /**
- * The fields each kind of line may carry (DESIGN.md, Operations: Logs): ids, counts, statuses and durations only.
- * No free text from a request, a receiver or the database fits here, so no secret, token, hash, bound parameter,
- * argument, answer, customer detail, query string or body can reach a line (DESIGN.md, Security notes: Everywhere).
+ * The fields each kind of line may carry (docs/operations.md, Reading the logs): ids, counts, statuses and durations
+ * only. No free text from a request, a receiver or the database fits here, so no secret, token, hash, bound
+ * parameter, argument, answer, customer detail, query string or body can reach a line (docs/architecture.md,
+ * Everywhere).
  * Nothing of an endpoint's or action's URL either: its path and query may hold the receiver's own secret.
  */
 type Lines = {

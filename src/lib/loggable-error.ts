@@ -5,11 +5,11 @@
 const BOUND_PARAMETERS = /(^|\n)params:[\s\S]*$/;
 
 /**
- * What a log line may say of an unexpected error (DESIGN.md, Security notes: Everywhere, "log the error's name and
- * message, never a query's bound parameters"): its name, and its message followed by its causes' (a D1 failure's own
- * words, such as "D1_ERROR: UNIQUE constraint failed: …", are in the cause Drizzle wraps), each without bound values.
- * Errors that keep Error's generic name (DrizzleQueryError does) are named by their class instead: wrangler keeps
- * class names when it minifies.
+ * What a log line may say of an unexpected error: its name and message, never a query's bound parameters
+ * (docs/architecture.md, Everywhere). The message is followed by its causes' (a D1 failure's own words, such as
+ * "D1_ERROR: UNIQUE constraint failed: …", are in the cause Drizzle wraps), each without bound values. Errors that
+ * keep Error's generic name (DrizzleQueryError does) are named by their class instead: wrangler keeps class names
+ * when it minifies.
  */
 export function loggableError(error: Error): { error: string; message: string } {
   const messages: string[] = [];

@@ -13,8 +13,9 @@ export type OAuthErrorCode =
   | "invalid_client_metadata";
 
 /**
- * An OAuth error (DESIGN.md, OAuth errors: RFC 6749 `{ error, error_description }`). Domain functions of the OAuth
- * endpoints throw it; the router of `/api/oauth` turns it into the JSON body, with `Cache-Control: no-store`.
+ * An OAuth error, answered as RFC 6749 §5.2's `{ error, error_description }` (docs/decisions.md, Errors). Domain
+ * functions of the OAuth endpoints throw it; the router of `/api/oauth` turns it into the JSON body, with
+ * `Cache-Control: no-store`.
  * `error_description` is a sentence for the developer; it never carries a secret.
  */
 export class OAuthError extends Error {

@@ -2,19 +2,19 @@ import { type OutboundPolicy as AddressPolicy, unreachableReason } from "./publi
 import { type SigningSecrets, signatureHeaders } from "./signing";
 
 /**
- * The one outbound signed call (DESIGN.md, Security notes): webhook deliveries, action calls and the owner's Test
- * buttons all leave the Worker through `signedPost`, as named steps: the public-address check (the URL rules, then
- * DNS-over-HTTPS) → the POST, signed with a fresh timestamp (`X-Service-Signature` and the Standard Webhooks headers,
- * under every secret a rotation keeps live: lib/signing.ts) → a timeout → `redirect: "manual"` (a redirect is a
- * failure, and cannot lead the request to a private address) → a bounded read of the answer → a typed outcome.
- * Callers word the outcome for their own records (delivery attempts, action calls).
+ * The one outbound signed call (docs/architecture.md, Outbound calls): webhook deliveries, action calls and the
+ * owner's Test buttons all leave the Worker through `signedPost`, as named steps: the public-address check (the URL
+ * rules, then DNS-over-HTTPS) → the POST, signed with a fresh timestamp (`X-Service-Signature` and the Standard
+ * Webhooks headers, under every secret a rotation keeps live: lib/signing.ts) → a timeout → `redirect: "manual"` (a
+ * redirect is a failure, and cannot lead the request to a private address) → a bounded read of the answer → a typed
+ * outcome. Callers word the outcome for their own records (delivery attempts, action calls).
  */
 
 /** What every outbound call needs from the Worker's configuration, built once from its bindings. */
 export type OutboundPolicy = AddressPolicy & {
   /** DNS-over-HTTPS resolver (JSON API) for the address check; configuration, so tests point it at their own. */
   resolverUrl: string;
-  /** `User-Agent: <serviceName>-<Kind>/1.0 (+<baseUrl>)` (DESIGN.md, Action request; spec, Delivery request). */
+  /** `User-Agent: <serviceName>-<Kind>/1.0 (+<baseUrl>)` (spec, Delivery request; docs/decisions.md, Calls). */
   serviceName: string;
   baseUrl: string;
 };
@@ -25,7 +25,7 @@ export const outboundPolicy = (env: {
   SERVICE_NAME: string;
   BASE_URL: string;
 }): OutboundPolicy => ({
-  // The dev-only switch (DESIGN.md, Local development): loopback targets only when it is exactly "true".
+  // The dev-only switch (README.md, Configuration): loopback targets only when it is exactly "true".
   allowLoopback: env.ALLOW_LOOPBACK_URLS === "true",
   resolverUrl: env.DOH_RESOLVER_URL,
   serviceName: env.SERVICE_NAME,
@@ -39,7 +39,7 @@ export type SignedPost = {
   body: string;
   /** Headers besides Content-Type, User-Agent and the signature headers. */
   headers: Record<string, string>;
-  /** `webhook-id` (DESIGN.md, Standard Webhooks): the event's `evt_` id for a delivery, the call id for an action. */
+  /** `webhook-id` (docs/webhooks.md, The request; Action calls): the event's `evt_` id, or the action call's id. */
   webhookId: string;
   /** The current secret, and the previous one while a rotation lets it sign too (lib/signing.ts). */
   secrets: SigningSecrets;

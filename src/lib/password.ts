@@ -3,9 +3,10 @@ import { decodeBase64urlIgnorePadding, encodeBase64urlNoPadding } from "@oslojs/
 import sharedConstants from "../shared-constants.json";
 
 /**
- * Owner passwords (DESIGN.md, Business owner dashboard: "PBKDF2 via WebCrypto"), stored as
- * `pbkdf2-sha256$<iterations>$<salt base64url>$<hash base64url>` (no padding): PBKDF2-HMAC-SHA256 over the 16 raw
- * salt bytes, 32-byte hash. scripts/seed.mjs writes the same format with node:crypto.
+ * Owner passwords: PBKDF2-SHA256 through WebCrypto, at the most iterations Workers allow, with a salt per owner
+ * (docs/architecture.md, Sign-in), stored as `pbkdf2-sha256$<iterations>$<salt base64url>$<hash base64url>` (no
+ * padding): PBKDF2-HMAC-SHA256 over the 16 raw salt bytes, 32-byte hash. scripts/seed.mjs writes the same format with
+ * node:crypto.
  */
 const SCHEME = "pbkdf2-sha256";
 

@@ -1,9 +1,10 @@
 import { invalid } from "./errors";
 
 /**
- * Outbound calls (webhook deliveries, action calls, Test buttons) go only to public addresses (DESIGN.md, Security
- * notes). Hostnames are checked after `new URL` has normalised them (`2130706433` and `0x7f.1` become `127.0.0.1`,
- * `[::ffff:127.0.0.1]` becomes `[::ffff:7f00:1]`), and names are resolved before every attempt.
+ * Outbound calls (webhook deliveries, action calls, Test buttons) go only to public addresses, so that no partner can
+ * make the Worker reach a private network (docs/architecture.md, Outbound calls). Hostnames are checked after
+ * `new URL` has normalised them (`2130706433` and `0x7f.1` become `127.0.0.1`, `[::ffff:127.0.0.1]` becomes
+ * `[::ffff:7f00:1]`), and names are resolved before every attempt.
  */
 
 type Range = readonly [network: number[], prefixBits: number];
@@ -44,10 +45,11 @@ const PRIVATE_V6: Range[] = [
   [[0x0100, 0, 0, 0, 0, 0, 0, 0], 64], // discard-only (RFC 6666)
 ];
 
-// The ranges that carry an IPv4 address in their last 32 bits and are judged by it (DESIGN.md): IPv4-mapped
-// ::ffff:0:0/96, the deprecated IPv4-compatible ::/96, and SIIT's IPv4-translated ::ffff:0:0:0/96 (RFC 2765 §2.1;
-// a stack that still translates it reaches the IPv4 address), so `[::a00:1]` is 10.0.0.1, `[::808:808]` is 8.8.8.8
-// and `[::ffff:0:7f00:1]` (`[::ffff:0:127.0.0.1]` before `new URL`) is 127.0.0.1.
+// The ranges that carry an IPv4 address in their last 32 bits and are judged by it (docs/architecture.md, Outbound
+// calls; docs/decisions.md, Smaller rules): IPv4-mapped ::ffff:0:0/96, the deprecated IPv4-compatible ::/96, and
+// SIIT's IPv4-translated ::ffff:0:0:0/96 (RFC 2765 §2.1; a stack that still translates it reaches the IPv4 address),
+// so `[::a00:1]` is 10.0.0.1, `[::808:808]` is 8.8.8.8 and `[::ffff:0:7f00:1]` (`[::ffff:0:127.0.0.1]` before
+// `new URL`) is 127.0.0.1.
 const EMBEDDING_V4: Range[] = [
   [[0, 0, 0, 0, 0, 0xffff, 0, 0], 96],
   [[0, 0, 0, 0, 0, 0, 0, 0], 96],

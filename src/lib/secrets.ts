@@ -9,7 +9,10 @@ export function randomToken(prefix: string, bytes = 32): string {
   return prefix + encodeBase64urlNoPadding(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
-/** Keys, tokens and codes are stored only as this hash and looked up by it (DESIGN.md, Principals). */
+/**
+ * Keys, tokens and codes are stored only as this hash and looked up by it, so that a leak of the database gives no
+ * usable credential (docs/architecture.md, Principals and owner sides).
+ */
 export function sha256Hex(value: string): string {
   return encodeHexLowerCase(sha256(encoder.encode(value)));
 }

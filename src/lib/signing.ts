@@ -5,9 +5,8 @@ import { decodeBase64, encodeBase64, encodeHexLowerCase } from "@oslojs/encoding
 const encoder = new TextEncoder();
 
 /**
- * A new signing secret of a webhook endpoint or an action (DESIGN.md, Webhook signing computation): `whsec_` + 32
- * random bytes in standard base64, the form the Standard Webhooks libraries decode (base64url characters made them
- * refuse our earlier secrets).
+ * A new signing secret of a webhook endpoint or an action: `whsec_` + 32 random bytes in standard base64, the form
+ * the Standard Webhooks libraries decode, which base64url is not (docs/webhooks.md, The signatures; Older secrets).
  */
 export const newSigningSecret = () => `whsec_${encodeBase64(crypto.getRandomValues(new Uint8Array(32)))}`;
 
@@ -15,9 +14,9 @@ export const newSigningSecret = () => `whsec_${encodeBase64(crypto.getRandomValu
 const STANDARD_WEBHOOKS_SECRET = /^whsec_([A-Za-z0-9+/]{43}=)$/;
 
 /**
- * The key of `webhook-signature` (DESIGN.md, Beyond the spec: Standard Webhooks): the bytes the base64 after `whsec_`
- * encodes. A secret made before that form (`whsec_` + base64url, or an action's `actsec_` + base64url: 43 characters
- * without padding, so never of the form above) keys it by its UTF-8 bytes, the same key as `X-Service-Signature`: the
+ * The key of `webhook-signature` (docs/webhooks.md, The signatures): the bytes the base64 after `whsec_` encodes. A
+ * secret of an older form (`whsec_` + base64url, or an action's `actsec_` + base64url: 43 characters without
+ * padding, so never of the form above) keys it by its UTF-8 bytes, the same key as `X-Service-Signature`: the
  * Standard Webhooks libraries take such a key as a raw one (docs/webhooks.md, Older secrets).
  */
 export function standardWebhooksKey(secret: string): Uint8Array {
@@ -27,18 +26,19 @@ export function standardWebhooksKey(secret: string): Uint8Array {
 
 /**
  * The secrets a request is signed with: the current one first, then, during a rotation, the previous one until it
- * expires (DESIGN.md, Beyond the spec: Secret rotation).
+ * expires (docs/webhooks.md, Rotating a secret).
  */
 export type SigningSecrets = readonly [current: string] | readonly [current: string, previous: string];
 
 /**
- * The signature headers of a webhook delivery or an action call, one signature per secret:
- * - `X-Service-Signature` (DESIGN.md, Webhook signing computation): `t=<unix seconds>,v1=<lowercase hex>[,v1=…]`,
- *   HMAC-SHA256 keyed by the secret string as UTF-8 over `${t}.${rawBody}`. Byte for byte the scheme stripe-node's
- *   `webhooks.constructEventAsync` verifies, accepting any one of several `v1` (test/standard-webhooks.test.ts).
- * - Standard Webhooks (DESIGN.md, Beyond the spec): `webhook-id`, `webhook-timestamp` (the same seconds as `t`), and
- *   `webhook-signature`: `v1,<base64>[ v1,<base64>]`, space separated as that specification has it, HMAC-SHA256 keyed
- *   by `standardWebhooksKey` over `${id}.${t}.${rawBody}`.
+ * The signature headers of a webhook delivery or an action call, one signature per secret (docs/webhooks.md, The
+ * signatures):
+ * - `X-Service-Signature`: `t=<unix seconds>,v1=<lowercase hex>[,v1=…]`, HMAC-SHA256 keyed by the secret string as
+ *   UTF-8 over `${t}.${rawBody}`. Byte for byte the scheme stripe-node's `webhooks.constructEventAsync` verifies,
+ *   accepting any one of several `v1` (test/webhooks/standard-webhooks.test.ts).
+ * - Standard Webhooks: `webhook-id`, `webhook-timestamp` (the same seconds as `t`), and `webhook-signature`:
+ *   `v1,<base64>[ v1,<base64>]`, space separated as that specification has it, HMAC-SHA256 keyed by
+ *   `standardWebhooksKey` over `${id}.${t}.${rawBody}`.
  */
 export function signatureHeaders(
   secrets: SigningSecrets,

@@ -104,8 +104,9 @@ function isRealDateTime(value: string): boolean {
  * A timestamp. The API writes them as ISO 8601 UTC strings with milliseconds (spec: Conventions). One the core
  * platform reports (booking and order `created_at`, order `ready_at` and `estimated_ready_at`, lead `created_at`,
  * review `submitted_at`) must name an instant: an ISO 8601 date-time with its zone, stored and sent on normalised to
- * UTC with milliseconds, so that it reads and sorts like ours (DESIGN.md, Timestamps the core platform reports).
- * The checks are refinements, not a pattern, so that the document describes the API's timestamps as before.
+ * UTC with milliseconds, so that it reads and sorts like ours (docs/decisions.md, Data model). The checks are
+ * refinements, not a pattern, so that the OpenAPI document describes every timestamp alike: a `date-time`, without a
+ * pattern.
  */
 export const timestamp = z
   .string()

@@ -36,8 +36,8 @@ async function recordUseQuietly(db: Database, principal: Principal, now: number)
 
 /**
  * The principal of a request whose handler has nothing to read before it writes (a create, a delete): the credential
- * alone, one round trip, then the plan and the budget. The write makes at most one more (DESIGN.md, Performance
- * budget).
+ * alone, one round trip, then the plan and the budget. The write makes at most one more: a partner write costs at
+ * most two round trips (docs/architecture.md, Performance budget).
  */
 export async function admitted(c: Context<AppEnv>): Promise<Principal> {
   const { principal } = await authenticateWith(database(c.env.DB), c.var.credential, []);

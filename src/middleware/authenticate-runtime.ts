@@ -4,9 +4,9 @@ import { unauthorized } from "../lib/errors";
 import { secretsEqual } from "../lib/secrets";
 
 /**
- * `/internal/v1` is for the Secretary runtime and the core platform only (DESIGN.md, Secretary runtime API):
- * `Authorization: Bearer <RUNTIME_TOKEN>`, compared in constant time. While the token is rotated, the one before it
- * (`RUNTIME_TOKEN_PREVIOUS`) is accepted too, so that callers move to the new one without a refused request
+ * `/internal/v1` is for the Secretary runtime and the core platform only (docs/decisions.md, The Secretary runtime
+ * API): `Authorization: Bearer <RUNTIME_TOKEN>`, compared in constant time. While the token is rotated, the one before
+ * it (`RUNTIME_TOKEN_PREVIOUS`) is accepted too, so that callers move to the new one without a refused request
  * (docs/operations.md, Rotating RUNTIME_TOKEN); both are always compared, so the time taken does not tell which
  * matched. An unset token refuses everything.
  */

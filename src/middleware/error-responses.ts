@@ -12,8 +12,8 @@ export const NOT_JSON_BODY = "The request body must be sent as application/json.
 /**
  * How the API answers what Hono's own middleware raises (validators, body limit): the spec's status and a sentence
  * in the API's voice. The media-type check of the partner routes' validators (@hono/zod-openapi) raises 415, which
- * the spec's Errors table does not have: a body of the wrong content type is a 400 naming the type (DESIGN.md,
- * "A body of the wrong content type").
+ * the spec's Errors table does not have: a body of the wrong content type is a 400 naming the type
+ * (docs/decisions.md, Errors).
  */
 const FRAMEWORK_ANSWERS: Partial<Record<number, { status: ContentfulStatusCode; error: string }>> = {
   400: { status: 400, error: "The request body is not valid JSON." },
@@ -68,14 +68,17 @@ export const respondMethodNotAllowed = (c: Context, allowed: string[]) => {
 
 /**
  * RFC 6749 §5.1 (and RFC 7591 §3.2.1, RFC 7009 §2.2): answers of `/api/oauth`, errors included, carry or concern
- * credentials and are never cached (DESIGN.md, Security notes: OAuth, `Cache-Control: no-store`).
+ * credentials and are never cached: `Cache-Control: no-store` (docs/architecture.md, OAuth).
  */
 export function doNotStore(c: Context) {
   c.header("Cache-Control", "no-store");
   c.header("Pragma", "no-cache");
 }
 
-/** `/api/oauth`: OAuth errors leave as `{ error, error_description }` (DESIGN.md, OAuth errors); the rest as the API's. */
+/**
+ * `/api/oauth`: OAuth errors leave as RFC 6749 §5.2's `{ error, error_description }`, the rest as the API's
+ * (docs/decisions.md, Errors).
+ */
 export const respondToOAuthError: ErrorHandler<AppEnv> = (err, c) => {
   if (!(err instanceof OAuthError)) return respondToError(err, c);
   doNotStore(c);

@@ -37,8 +37,9 @@ class Replay extends ApiError {
 
 /**
  * Called by the admission (authenticate-partner.ts) once the principal is known and admitted, so that a refused
- * credential, plan or budget never touches a key (DESIGN.md, Idempotency: keys are per principal): the key is read
- * (400), then claimed, replayed (throws), refused as used with another request (422) or still running (409).
+ * credential, plan or budget never touches a key, and a key is the principal's own: the same key sent by another API
+ * key or app is not a replay (docs/idempotency.md, The contract). The key is read (400), then claimed, replayed
+ * (throws), refused as used with another request (422) or still running (409).
  */
 export async function claimIdempotencyKey(c: Context<AppEnv>, principal: Principal): Promise<void> {
   const request = keyedRequests.get(c);
@@ -64,11 +65,11 @@ async function answerOf(response: Response): Promise<Answer> {
 }
 
 /**
- * Every partner POST (DESIGN.md, Beyond the spec: Idempotency; docs/idempotency.md); on other methods, which are
- * idempotent or reads, the header is ignored. Without the header the request runs as before, with no extra round
- * trip. With it: the claim at admission (one round trip, or one per poll while a first request runs), then the answer
- * is kept before it is sent (one more), so that a retry right after it is a replay. A 5xx is not kept: the key is
- * released, so that a retry runs; a 2xx or 4xx of the handler is a completed answer and is kept.
+ * Every partner POST (docs/idempotency.md); on other methods, which are idempotent or reads, the header is ignored.
+ * Without the header the request makes no extra round trip. With it: the claim at admission (one round trip, or one
+ * per poll while a first request runs), then the answer is kept before it is sent (one more), so that a retry right
+ * after it is a replay. A 5xx is not kept: the key is released, so that a retry runs; a 2xx or 4xx of the handler is
+ * a completed answer and is kept.
  */
 export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   const header = c.req.header(IDEMPOTENCY_HEADER);

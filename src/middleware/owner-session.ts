@@ -15,10 +15,10 @@ import type { Env } from "../env";
 import { clientAddressOf } from "../lib/client-address";
 
 /**
- * The owner's browser session, shared by the dashboard and the OAuth consent page (DESIGN.md: HttpOnly, Secure,
- * SameSite cookies; sessions as hashed random tokens in D1). `prefix: "host"` makes them `__Host-` cookies: Secure,
- * Path=/, no Domain, so a sibling subdomain cannot plant one. SameSite=Lax lets the session arrive with an app's
- * top-level redirect to the consent page, and keeps it off cross-site form posts.
+ * The owner's browser session, shared by the dashboard and the OAuth consent page: HttpOnly, Secure, SameSite
+ * cookies holding a random token that D1 stores only as its hash (docs/architecture.md, Sign-in). `prefix: "host"`
+ * makes them `__Host-` cookies: Secure, Path=/, no Domain, so a sibling subdomain cannot plant one. SameSite=Lax lets
+ * the session arrive with an app's top-level redirect to the consent page, and keeps it off cross-site form posts.
  */
 const SESSION_COOKIE = "owner_session";
 /** The sign-in form's CSRF token before any session exists: a double-submit cookie. */
@@ -63,7 +63,7 @@ const throttleOf = (env: Env, key: ThrottledKey, name: string) => ({
 });
 
 /**
- * The counts a sign-in passes (DESIGN.md, Security notes: Sign-in): its email address, normalised as sign-in
+ * The counts a sign-in passes (docs/architecture.md, Sign-in): its email address, normalised as sign-in
  * compares it, when it could be an account's (no object for an empty or oversized one), and the client's address.
  */
 function throttlesOf(c: AnyContext, email: string) {

@@ -8,8 +8,8 @@ export const REQUESTS_PER_MINUTE = 600;
 const POLICY = `${REQUESTS_PER_MINUTE};w=60`;
 
 /**
- * DESIGN.md, Rate limits of other endpoints: a per-principal budget through Cloudflare's Rate Limiting binding,
- * which answers in the same location without a round trip. It says only yes or no, so responses state the policy
+ * A per-principal budget through Cloudflare's Rate Limiting binding, which answers in the same location without a
+ * round trip (docs/decisions.md, Knowledge and limits). It says only yes or no, so responses state the policy
  * (`RateLimit-Policy`) rather than an exact remainder; exact per-business counts live in BusinessLimits.
  */
 export async function spendRequestBudget(c: Context<AppEnv>, principal: Principal): Promise<void> {

@@ -31,9 +31,9 @@ function routeOf(c: Context) {
 }
 
 /**
- * One line per request (DESIGN.md, Operations: Logs), written once the answer is made, errors and 404s included
- * (`app.onError` and `app.notFound` answer inside `next`). The request reads D1 through a counting view of the
- * binding (db/client.ts), so the line can say how many round trips it made; work left to `waitUntil` after the
+ * One line per request (docs/operations.md, Reading the logs), written once the answer is made, errors and 404s
+ * included (`app.onError` and `app.notFound` answer inside `next`). The request reads D1 through a counting view of
+ * the binding (db/client.ts), so the line can say how many round trips it made; work left to `waitUntil` after the
  * answer is not counted.
  */
 export const requestLog = createMiddleware<AppEnv>(async (c, next) => {

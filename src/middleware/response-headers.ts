@@ -13,7 +13,7 @@ const PARTNER_API = /^\/api\/v1(\/|$)/;
 
 /**
  * The headers of every response of the Worker, whoever answered it (a route, an error mapping, the 404), set on the
- * way out (DESIGN.md, Security notes: Pages): `nosniff`, so that no answer (a JSON body echoing a partner's text, the
+ * way out (docs/architecture.md, Pages): `nosniff`, so that no answer (a JSON body echoing a partner's text, the
  * reference's script) is ever read by a browser as another type than the one it is served as; and HSTS when the
  * request came over https, so that the browser never uses plain http for this host again. Over http it is left out:
  * RFC 6797 §7.2 says a host must not send it there (and local development runs on http). Under `/api/v1`, no-store.

@@ -30,10 +30,11 @@ export type ConsumerOptions = { now?: Clock; answerTimeoutMs?: number };
 type Send = { message: Message<DeliveryMessage>; delivery: ClaimedDelivery };
 
 /**
- * The queue consumer (DESIGN.md, Queue WEBHOOK_DELIVERIES), one delivery per message, a whole queue batch at a time
- * in two D1 round trips (DESIGN.md, Performance budget), as named steps: claim every message's delivery in one D1
- * batch → send the claimed ones signed, concurrently (lib/outbound.ts: address check, POST, timeout) → record every
- * attempt in one D1 batch → ack each message, or retry it after its delivery's delay of the schedule.
+ * The consumer of WEBHOOK_DELIVERIES (docs/architecture.md, The outbox), one delivery per message, a whole queue
+ * batch at a time in two D1 round trips, not two per delivery (docs/architecture.md, Performance budget), as named
+ * steps: claim every message's delivery in one D1 batch → send the claimed ones signed, concurrently
+ * (lib/outbound.ts: address check, POST, timeout) → record every attempt in one D1 batch → ack each message, or
+ * retry it after its delivery's delay of the schedule.
  *
  * A message is a delivery id and nothing more, whatever it is sent for: the attempt it makes is decided by the row
  * (src/domain/webhooks/attempts.ts, `claimDeliveries`): the scheduled one when it is due, else the extra one a
@@ -114,7 +115,7 @@ async function attempt(
     body: delivery.envelope,
     // Spec, Delivery request: the event and the delivery id (the same for every attempt of one delivery).
     headers: { "X-Service-Event": delivery.event, "X-Service-Delivery": String(delivery.id) },
-    // `webhook-id` (DESIGN.md, Standard Webhooks): the envelope's `evt_` id, the same for every attempt.
+    // `webhook-id` (docs/webhooks.md, The request): the envelope's `evt_` id, the same for every attempt.
     webhookId: delivery.eventId,
     // During a rotation, the endpoint's previous secret signs too, until it expires at the consumer's clock.
     secrets: signingSecrets(delivery, attemptedAt),
@@ -122,7 +123,8 @@ async function attempt(
     timeoutMs: answerTimeoutMs,
   });
   const recorded = attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - attemptedAt));
-  // DESIGN.md, Operations: Logs: one line per attempt, of ids and the outcome's kind (never the URL or the error text).
+  // One line per attempt, of ids and the outcome's kind, never the URL or the error text (docs/operations.md, Reading
+  // the logs).
   logLine("delivery_attempt", {
     deliveryId: delivery.id,
     endpointId: delivery.endpointId,

@@ -21,12 +21,12 @@ type Marks = {
 };
 
 /**
- * The outbox sweep on the cron trigger (DESIGN.md, Outbox): deliveries written but never enqueued, or pending long
- * past their due time because their message was lost, go on the queue again; and so do the extra attempts a partner
- * asked for (redeliver, recover) still owed a minute later. A duplicate is harmless: the consumer claims a delivery
- * before sending it. Each chunk is marked, then sent (see `markSwept`, `markExtrasSwept`), and a chunk that fails is
- * logged (and released, for the first kind) without stopping the chunks after it. Answers how many messages were
- * enqueued.
+ * The outbox sweep on the cron trigger (docs/architecture.md, The outbox): deliveries written but never enqueued, or
+ * pending long past their due time because their message was lost, go on the queue again; and so do the extra
+ * attempts a partner asked for (redeliver, recover) still owed a minute later. A duplicate is harmless: the consumer
+ * claims a delivery before sending it. Each chunk is marked, then sent (see `markSwept`, `markExtrasSwept`), and a
+ * chunk that fails is logged (and released, for the first kind) without stopping the chunks after it. Answers how
+ * many messages were enqueued.
  */
 export async function sweepOutbox(env: Env, now = Date.now()): Promise<number> {
   const db = database(env.DB);

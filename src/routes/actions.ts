@@ -110,7 +110,8 @@ export const actions = createPartnerRouter()
     return c.json(action, 200);
   })
   .openapi(patchRoute, async (c) => {
-    // The action and its side's endpoints (who hears of a switch-off: DESIGN.md, Lifecycle events), with the credential.
+    // The action and its side's endpoints, with the credential: a switch-off is told only to the owner side concerned
+    // (docs/architecture.md, Lifecycle events).
     const current = await readAsPartner(c, (scope) =>
       withEndpoints(actionRow(scope, actionId(c.req.valid("param").id)), scope),
     );

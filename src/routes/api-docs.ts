@@ -55,8 +55,9 @@ function servedDocument(baseUrl: string): string {
 /**
  * The interactive reference: Scalar's standalone bundle, byte for byte the file dist/browser/standalone.js of the npm
  * package @scalar/api-reference 1.72.1, kept in assets/docs/reference.js and served from this origin, so that the page
- * works offline and no other origin's script runs where an owner is signed in (DESIGN.md, Security notes: Pages). It
- * is 4.3 MB: a static asset, outside the Worker's bundle (docs/security.md says how to update it).
+ * works offline and no other origin's script runs where an owner is signed in (docs/architecture.md, Pages). It is
+ * 4.35 MB: a static asset, outside the Worker's bundle (docs/decisions.md, OpenAPI and the reference page, says how to
+ * update it).
  */
 const REFERENCE_SCRIPT = "/docs/reference.js";
 

@@ -37,13 +37,16 @@ const getRoute = partnerRoute({
 
 /**
  * The stored envelopes are the text that was delivered: answered as that text, not parsed and serialised again, so
- * that a partner reads byte for byte what its endpoint received (DESIGN.md: "the envelope exactly as delivered").
+ * that a partner reads byte for byte what its endpoint received (docs/decisions.md, Webhooks a partner can operate).
  * Typed as the JSON the route documents, which that text is.
  */
 const storedJson = <T>(c: Context<AppEnv>, text: string) =>
   c.body(text, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<T, 200, "json">;
 
-/** DESIGN.md, Beyond the spec: Events (`GET /events`, `GET /events/{id}`), one D1 round trip each. */
+/**
+ * The Events API, `GET /events` and `GET /events/{id}` (docs/webhooks.md, Operating your integration), one D1 round
+ * trip each.
+ */
 export const eventsApi = createPartnerRouter()
   .openapi(listRoute, async (c) => {
     const { type, limit, starting_after } = c.req.valid("query");

@@ -115,7 +115,8 @@ export const intakes = createPartnerRouter(rejectInvalidNamingField)
     return c.json(intake, 200);
   })
   .openapi(patchRoute, async (c) => {
-    // The intake and its side's endpoints (who hears of a switch-off: DESIGN.md, Lifecycle events), with the credential.
+    // The intake and its side's endpoints, with the credential: a switch-off is told only to the owner side concerned
+    // (docs/architecture.md, Lifecycle events).
     const current = await readAsPartner(c, (scope) =>
       withEndpoints(ownedIntakeRow(scope, intakeId(c.req.valid("param").id)), scope),
     );

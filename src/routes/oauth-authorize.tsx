@@ -42,7 +42,7 @@ import { renderPage } from "./page-shell";
  */
 
 /**
- * A page of this flow (DESIGN.md, Security notes: OAuth, "the consent page cannot be framed"), with the headers of
+ * A page of this flow, which cannot be framed (RFC 9700 §4.16; docs/architecture.md, OAuth), with the headers of
  * every page; a page whose form leads back to the app lets the form's redirect go to the app's origin.
  */
 const page = (c: Context<AppEnv>, status: ContentfulStatusCode, body: Child, formRedirectUri?: string) =>
@@ -60,7 +60,7 @@ async function checkedRequest(c: Context<AppEnv>) {
   };
 }
 
-/** Back to the GET, which shows whatever fits now (303 after a POST: DESIGN.md, Security notes: OAuth). */
+/** Back to the GET, which shows whatever fits now (303 after a POST: RFC 9700 §4.12; docs/architecture.md, OAuth). */
 const backToAuthorize = (c: Context<AppEnv>, request: AuthorizationRequest) =>
   c.redirect(`/oauth/authorize?${authorizationQuery(request)}`, 303);
 

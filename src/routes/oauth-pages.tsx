@@ -26,8 +26,8 @@ const Layout: FC<{ title: string; children?: Child }> = ({ title, children }) =>
 const hostOf = (uri: string) => new URL(uri).host;
 
 /**
- * Apps register themselves and choose their own name (DESIGN.md, Security notes: the consent page shows "that the
- * app's name is the app's own claim"), so a name such as "Secretary Support" must not read as our word.
+ * Apps register themselves and choose their own name, so the consent and sign-in pages say that the name is the
+ * app's own claim (docs/architecture.md, OAuth): a name such as "Secretary Support" must not read as our word.
  */
 const NameClaim: FC<{ request: AuthorizationRequest }> = ({ request }) => (
   <p class="muted">The name “{request.client.clientName}” is how the app describes itself; we have not verified it.</p>

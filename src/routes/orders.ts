@@ -22,7 +22,7 @@ const listOrdersRoute = partnerRoute({
   request: { query: OrdersQuery },
   responses: {
     200: {
-      description: "A page of orders, in the same envelope as appointments (DESIGN.md)",
+      description: "A page of orders, in the same envelope as appointments",
       content: { "application/json": { schema: z.object({ data: z.array(OrderObject) }) } },
     },
     ...errorResponses(400, 401, 403),

@@ -6,7 +6,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /**
  * The one shell of every HTML page the service serves to an owner: the dashboard, and the OAuth sign-in and consent
- * pages. One stylesheet, one set of security headers (DESIGN.md, Security notes: Pages), one sign-in form.
+ * pages. One stylesheet, one set of security headers (docs/architecture.md, Pages), one sign-in form.
  */
 
 const STYLES = [
@@ -67,7 +67,7 @@ function contentSecurityPolicy(allow: Record<string, string>): string {
 }
 
 /**
- * The headers every HTML page carries (DESIGN.md, Security notes: Pages) with the page's own CSP: no framing
+ * The headers every HTML page carries (docs/architecture.md, Pages) with the page's own CSP: no framing
  * (X-Frame-Options beside frame-ancestors, for browsers without CSP 2), no referrer, never cached (pages show keys and
  * customers' answers). `X-Content-Type-Options` and HSTS come with every response (middleware/response-headers.ts).
  */

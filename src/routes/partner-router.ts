@@ -22,10 +22,10 @@ type ParameterObject = NonNullable<RouteConfig["parameters"]>[number];
 const STILL_RUNNING = `A request with the same ${IDEMPOTENCY_HEADER} is still running after a wait of up to ${WAIT_MS / 1000} seconds; retry`;
 
 /**
- * What every POST documents of `Idempotency-Key` (DESIGN.md, Beyond the spec: Idempotency; docs/idempotency.md): the
- * header, `Idempotent-Replayed` on a replayed success, 422 for the key used with another request and 409 while the
- * first is still running (after a route's own 409, when it has one). The header is read by the `idempotency`
- * middleware, not by a zod validator: its 400 comes after the credential's admission, like every request check.
+ * What every POST documents of `Idempotency-Key` (docs/idempotency.md): the header, `Idempotent-Replayed` on a
+ * replayed success, 422 for the key used with another request and 409 while the first is still running (after a
+ * route's own 409, when it has one). The header is read by the `idempotency` middleware, not by a zod validator: its
+ * 400 comes after the credential's admission, like every request check.
  */
 function withIdempotency(responses: Responses): Responses {
   const documented: Responses = {};

@@ -34,8 +34,9 @@ const rotateEndpointRoute = rotation("webhooks", "rotateWebhookEndpointSecret", 
 const rotateActionRoute = rotation("actions", "rotateActionSecret", "Connected actions", "an action");
 
 /**
- * DESIGN.md, Beyond the spec: Secret rotation of webhook endpoints and actions. Each is the credential, then one
- * UPDATE scoped by the partner's side (DESIGN.md, Performance budget: a write makes at most two round trips).
+ * Secret rotation of webhook endpoints and actions (docs/webhooks.md, Rotating a secret). Each is the credential,
+ * then one UPDATE scoped by the partner's side: a write makes at most two round trips (docs/architecture.md,
+ * Performance budget).
  */
 export const secretRotation = createPartnerRouter()
   .openapi(rotateEndpointRoute, async (c) => {

@@ -4,9 +4,9 @@ import { eventEnvelope, pascalCase } from "../schemas/events";
 
 /*
  * The document's `webhooks` (OpenAPI 3.1): what a partner's endpoint receives, one entry per event name, so that typed
- * event handlers come from the same file as the typed client (DESIGN.md, Beyond the spec: The contract in the
- * partner's tools). The request as docs/webhooks.md describes it (spec, Events: Delivery request; DESIGN.md, Standard
- * Webhooks); the answer as the spec's Answering a delivery.
+ * event handlers come from the same file as the typed client (docs/decisions.md, The contract in a partner's tools).
+ * The request follows the spec's Events: Delivery request (docs/webhooks.md, The request); the answer, the spec's
+ * Answering a delivery.
  */
 
 const deliveryHeaders = (event: EventName) =>
@@ -30,9 +30,10 @@ const deliveryHeaders = (event: EventName) =>
   });
 
 /**
- * Who receives the event (spec, intake.completed: opt-in and only to the intake's owner; DESIGN.md, Lifecycle events:
- * only to the owner side concerned; src/domain/webhooks/events.ts: `ping` to the one endpoint tested), and what a
- * receiver does first. Any event also comes as a sample, marked `test`, from `POST /webhooks/{id}/test`.
+ * Who receives the event (spec, intake.completed: opt-in and only to the intake's owner; docs/architecture.md,
+ * Lifecycle events: only to the owner side concerned; src/domain/webhooks/events.ts: `ping` to the one endpoint
+ * tested), and what a receiver does first. Any event also comes as a sample, marked `test`, from
+ * `POST /webhooks/{id}/test`.
  */
 function description(event: EventName) {
   const owner = /^(action|intake)\./.test(event) ? ", of the key or app that owns the action or intake only" : "";

@@ -27,7 +27,10 @@ const enableRoute = partnerRoute({
   },
 });
 
-/** DESIGN.md, Beyond the spec: Endpoint health (`POST /webhooks/{id}/enable`). Two round trips: the credential, the update. */
+/**
+ * Endpoint health, `POST /webhooks/{id}/enable` (docs/webhooks.md, Endpoint health). Two round trips: the credential,
+ * the update.
+ */
 export const webhookHealth = createPartnerRouter().openapi(enableRoute, async (c) => {
   const scope = scopeOf(await admitted(c));
   const id = idOrNotFound(c.req.valid("param").id, endpointNotFound);

@@ -104,7 +104,10 @@ function queued(c: Context<AppEnv>, deliveryIds: number[], budget: BudgetUse) {
   for (const [name, value] of Object.entries(rateLimitHeaders(budget))) c.header(name, value);
 }
 
-/** DESIGN.md, Beyond the spec: Deliveries of one endpoint (list, redeliver, recover) and test events by API. */
+/**
+ * The deliveries of one endpoint (list, redeliver, recover) and test events (docs/webhooks.md, Operating your
+ * integration).
+ */
 export const webhookOperations = createPartnerRouter()
   .openapi(deliveriesRoute, async (c) => {
     const { status, limit, starting_after } = c.req.valid("query");
@@ -141,7 +144,7 @@ export const webhookOperations = createPartnerRouter()
     return c.json({ queued: deliveryIds.length }, 202);
   })
   .openapi(testRoute, async (c) => {
-    // The body is optional: without one, or without `event`, the sample is a ping (DESIGN.md, Test events by API).
+    // The body is optional: without one, or without `event`, the sample is a ping (docs/webhooks.md, Test events).
     const event = c.req.valid("json").event ?? "ping";
     const endpoint = await readAsPartner(c, (scope) => sendableEndpoint(scope, endpointId(c.req.valid("param").id)));
     const db = database(c.env.DB);

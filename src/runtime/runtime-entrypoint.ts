@@ -12,9 +12,9 @@ import { parseOrThrow } from "../lib/validation";
 import { ActionCallBody, ActionCallParams, BusinessIdParam, ContextQuery, PlanChange } from "../schemas/runtime";
 
 /**
- * The Secretary runtime API as typed RPC, for Workers bound to this one by a service binding (DESIGN.md). Each
- * method validates its input with the same zod schema as its HTTP mirror under `/internal/v1` and calls the same
- * domain function, so the two cannot drift apart.
+ * The Secretary runtime API as typed RPC, for Workers bound to this one by a service binding (docs/decisions.md, The
+ * Secretary runtime API). Each method validates its input with the same zod schema as its HTTP mirror under
+ * `/internal/v1` and calls the same domain function, so the two cannot drift apart.
  */
 export class RuntimeApi extends WorkerEntrypoint<Env> {
   setPlan(businessId: string, change: { plan: string; active: boolean }) {
@@ -54,7 +54,10 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
     });
   }
 
-  /** The conversation's intake (DESIGN.md): the same methods as its Durable Object, reached by conversation id. */
+  /**
+   * The conversation's intake (docs/decisions.md, The intake conversation): the same methods as its Durable Object,
+   * reached by conversation id.
+   */
   startIntake(conversationId: string, body: unknown) {
     return conversationObject(this.env, conversationId).start(conversationId, body);
   }

@@ -11,8 +11,8 @@ import { BookingChange, OrderChange, OTHER_CHANGES } from "./platform-changes";
 import { EnvelopeObject } from "./webhook-operations";
 
 /*
- * Each event's `data` as it is delivered (spec, Events and their data; DESIGN.md, Beyond the spec: The contract in the
- * partner's tools), built from the schemas the service itself validates and answers with, so that the document's
+ * Each event's `data` as it is delivered (spec, Events and their data; docs/decisions.md, The contract in a partner's
+ * tools), built from the schemas the service itself validates and answers with, so that the document's
  * `webhooks` section cannot drift from them. src/domain/webhooks/samples.ts holds one sample of each; a test parses
  * every sample with these schemas.
  */

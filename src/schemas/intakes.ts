@@ -143,7 +143,7 @@ export const IntakeFieldInput = z
       example: "What email address should we reply to?",
     }),
     type: z
-      // A missing type reads like every other missing member; a wrong one lists the seven (validation.ts).
+      // A missing type reads like every other missing member; a wrong one lists the seven (lib/zod-messages.ts).
       .enum(INTAKE_FIELD_TYPES, { error: (issue) => (issue.input === undefined ? "is required" : undefined) })
       .openapi({
         description: Object.entries(ACCEPTED_ANSWERS)

@@ -4,8 +4,8 @@ import { BookingObject } from "./booking";
 import { OrderObject } from "./order";
 
 /**
- * What the core platform reports on `POST /internal/v1/businesses/{id}/events` (DESIGN.md, Bodies of the two
- * core-platform endpoints). Objects are the spec's Booking and Order objects; event data as the spec's Events table.
+ * What the core platform reports on `POST /internal/v1/businesses/{id}/events` (docs/decisions.md, Events from the
+ * core platform). Objects are the spec's Booking and Order objects; event data as the spec's Events table.
  */
 export const BookingChange = z.object({
   booking: BookingObject,

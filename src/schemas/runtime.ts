@@ -8,7 +8,7 @@ export const BusinessIdParam = z.object({ id: z.uuid({ error: "must be a busines
 
 export const PlanChange = z.strictObject({ plan: z.enum(PLANS), active: z.boolean() });
 
-/** `POST /internal/v1/businesses/{id}/actions/{name}/call` (DESIGN.md, Secretary runtime API). */
+/** `POST /internal/v1/businesses/{id}/actions/{name}/call` (README.md, The Secretary runtime API). */
 export const ActionCallParams = BusinessIdParam.extend({ name: z.string().min(1).max(64) });
 
 export const ActionCallBody = z.object({
@@ -20,7 +20,7 @@ export const ActionCallBody = z.object({
 
 export type ActionCallBody = z.infer<typeof ActionCallBody>;
 
-/** `POST /internal/v1/conversations/{cid}/intake` (DESIGN.md): start an intake in a conversation. */
+/** `POST /internal/v1/conversations/{cid}/intake`: start an intake in a conversation (docs/intakes.md). */
 export const StartIntakeBody = z.object({
   business_id: z.uuid({ error: "must be a business id (a UUID)" }),
   intake_id: z.number().int().positive(),

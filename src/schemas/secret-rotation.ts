@@ -4,9 +4,9 @@ import { MAX_PREVIOUS_SECRET_SECONDS } from "../domain/secret-rotation";
 const EXPIRES_IN_RULE = `must be a whole number of seconds from 0 to ${MAX_PREVIOUS_SECRET_SECONDS}`;
 
 /**
- * DESIGN.md, Beyond the spec: Secret rotation, `{ "expires_in": seconds }`. The body may be left out (the default
- * applies); unknown keys are refused rather than ignored, so that a misspelt `expires_in` never leaves the old
- * secret signing for a day that the partner meant to end at once.
+ * The rotation body, `{ "expires_in": seconds }` (docs/webhooks.md, Rotating a secret). The body may be left out (the
+ * default applies); unknown keys are refused rather than ignored, so that a misspelt `expires_in` never leaves the
+ * old secret signing for a day that the partner meant to end at once.
  */
 export const RotateSecretBody = z
   .strictObject({

@@ -5,8 +5,9 @@ import { queryId, queryInteger, timestamp } from "../lib/validation";
 import { ErrorBody } from "./errors";
 
 /*
- * DESIGN.md, Beyond the spec: what a partner operates its integration with. Events, the deliveries of an endpoint,
- * redelivery, recover and test events, in the API's own naming (snake_case, like bookings and orders).
+ * What a partner operates its integration with (docs/webhooks.md, Operating your integration): events, the
+ * deliveries of an endpoint, redelivery, recover and test events, in the API's own naming (snake_case, like bookings
+ * and orders).
  */
 
 /** One event name (no `*`): the `type` of a listing, the `event` of a test event. */
@@ -22,7 +23,7 @@ const EVENT_ID = /^evt_[A-Za-z0-9_-]{1,64}$/;
 
 const limit = queryInteger({ min: 1, max: 100, default: 25 });
 
-/** Spec, Envelope, and `test` on a test event (DESIGN.md, Test events by API). */
+/** Spec, Envelope, and `test` on a test event (docs/webhooks.md, Test events). */
 export const EnvelopeObject = z
   .object({
     id: z.string().openapi({ description: "evt_ and an opaque part; drop duplicates by it", example: "evt_3kTfQ9x" }),
@@ -136,7 +137,7 @@ export const TestEvent = z
   .object({ event_id: z.string().openapi({ description: "The sample's envelope id (GET /events/{id})" }) })
   .openapi("TestEvent");
 
-/** A send to a disabled endpoint (DESIGN.md, Endpoint health): enable it first. */
+/** A send to a disabled endpoint (docs/webhooks.md, Endpoint health): enable it first. */
 export const endpointDisabledResponse = {
   409: {
     description: "The endpoint is disabled: enable it (POST /webhooks/{id}/enable), then send or recover",

@@ -29,7 +29,10 @@ export const CreateWebhookEndpointBody = z
   })
   .openapi("CreateWebhookEndpoint");
 
-/** DESIGN.md, Webhook endpoint record, with its health (DESIGN.md, Beyond the spec: Endpoint health). */
+/**
+ * The endpoint record, `{ id, url, events, description, created_at }` (its secret only in the 201), with its health
+ * (docs/webhooks.md, Endpoint health).
+ */
 export const WebhookEndpointObject = z
   .object({
     id: z.number().int(),

@@ -86,8 +86,8 @@ export const actionCalls = sqliteTable(
     index("action_calls_action").on(t.actionId, t.id),
     // At most 2 calls per customer message (spec: Limits) is counted with this index.
     index("action_calls_business_message").on(t.businessId, t.messageId),
-    // Retention (DESIGN.md, Operations): the superseded calls past 30 days are one range. The calls kept as their
-    // action's 10 most recent are not in it, so no run reads them however long their action stays idle.
+    // Retention (docs/decisions.md, Operations): the superseded calls past 30 days are one range. The calls kept as
+    // their action's 10 most recent are not in it, so no run reads them however long their action stays idle.
     index("action_calls_superseded_created").on(t.createdAt).where(sql`${t.superseded} = 1`),
   ],
 );

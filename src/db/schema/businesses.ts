@@ -2,7 +2,10 @@ import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, flag, timestamp } from "./columns";
 
-/** The plans of a business; src/shared-constants.json lists them for the seed too (test/shared-constants.test.ts). */
+/**
+ * The plans of a business; src/shared-constants.json lists them for the seed too
+ * (test/operations/shared-constants.test.ts).
+ */
 export const PLANS = ["free", "pro", "business"] as const;
 export type Plan = (typeof PLANS)[number];
 
@@ -49,7 +52,7 @@ export const ownerSessions = sqliteTable(
   (t) => [
     uniqueIndex("owner_sessions_token_hash").on(t.tokenHash),
     index("owner_sessions_owner").on(t.ownerId),
-    // Retention (DESIGN.md, Operations): the expired sessions are one range.
+    // Retention (docs/decisions.md, Operations): the expired sessions are one range.
     index("owner_sessions_expires").on(t.expiresAt),
   ],
 );

@@ -8,8 +8,8 @@ export const createdAt = () => timestamp("created_at").notNull();
 export const flag = (name: string) => integer(name, { mode: "boolean" });
 
 /**
- * A signing secret's predecessor during a rotation (DESIGN.md, Beyond the spec: Secret rotation): until it expires,
- * every request carries a signature under each. Null when no rotation is under way.
+ * A signing secret's predecessor during a rotation (docs/webhooks.md, Rotating a secret): until it expires, every
+ * request carries a signature under each. Null when no rotation is under way.
  */
 export const previousSecretColumns = () => ({
   previousSecret: text("previous_secret"),
@@ -17,8 +17,9 @@ export const previousSecretColumns = () => ({
 });
 
 /**
- * The principal that created a business-wide record (DESIGN.md, Principals and ownership): exactly one of the two
- * is set. Intakes and their deliveries belong to it; endpoints, actions and knowledge only remember it (`source`).
+ * The principal that created a record: exactly one of the two is set. An intake belongs to that key or app alone;
+ * an endpoint or an action to its owner side, the app connection or (when `oauth_grant_id` is null) the business's
+ * API keys together; a knowledge item names its latest author (docs/architecture.md, Principals and owner sides).
  */
 export const principalColumns = () => ({
   apiKeyId: integer("api_key_id"),

@@ -4,7 +4,8 @@ import { createdAt, flag } from "./columns";
 
 /**
  * Which report wrote the snapshot: a report applies only if the snapshot is still the one it read (the
- * `snapshot_guard` of migrations/0001), so concurrent reports of one booking never emit an event twice.
+ * `snapshot_guard` of migrations/0001_snapshot_guard.sql), so concurrent reports of one booking never emit an event
+ * twice.
  */
 const snapshotColumns = () => ({ reportToken: text("report_token") });
 

@@ -3,10 +3,10 @@ import { businesses } from "./businesses";
 import { createdAt } from "./columns";
 
 /**
- * The answers kept for `Idempotency-Key` (DESIGN.md, Beyond the spec: Idempotency; docs/idempotency.md): one row per
- * (principal, key), claimed before the handler writes and completed with its answer. A row whose `status` is null is
- * still running. Rows older than 24 hours count as absent (the next claim replaces them); deleting them is the
- * retention cron's (issue 20).
+ * The answers kept for `Idempotency-Key` (docs/idempotency.md): one row per (principal, key), claimed before the
+ * handler writes and completed with its answer. A row whose `status` is null is still running. Rows older than 24
+ * hours count as absent (the next claim replaces them); deleting them is the retention cron's (docs/decisions.md,
+ * Operations).
  */
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
@@ -15,7 +15,10 @@ export const idempotencyKeys = sqliteTable(
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),
-    /** `key:<api key id>` or `app:<oauth grant id>`: keys are not shared between principals (DESIGN.md). */
+    /**
+     * `key:<api key id>` or `app:<oauth grant id>`: keys are not shared between principals, not even between the API
+     * keys of one business (docs/idempotency.md, The contract).
+     */
     principal: text("principal").notNull(),
     key: text("key").notNull(),
     /** SHA-256 of the method, path and body: the same key with another request is a 422. */
@@ -27,7 +30,7 @@ export const idempotencyKeys = sqliteTable(
     createdAt: createdAt(),
   },
   // The claim is an INSERT ... ON CONFLICT on this index: of concurrent first requests, exactly one wins.
-  // Retention (DESIGN.md, Operations): the expired records are one range of `idempotency_keys_created`.
+  // Retention (docs/decisions.md, Operations): the expired records are one range of `idempotency_keys_created`.
   (t) => [
     uniqueIndex("idempotency_keys_principal_key").on(t.principal, t.key),
     index("idempotency_keys_created").on(t.createdAt),

@@ -27,8 +27,8 @@ export const oauthClients = sqliteTable(
 
 /**
  * An app connection: one client approved by the owner of one business, at most one row per (client, business)
- * (issue 8: "A connection is per business and client"). Disconnecting sets `revoked_at`; a later approval of the
- * same client by the same business reactivates the row, so the app finds its intakes again (still off).
+ * (docs/decisions.md, OAuth). Disconnecting sets `revoked_at`; a later approval of the same client by the same
+ * business reactivates the row, so the app finds its intakes again (still off).
  */
 export const oauthGrants = sqliteTable(
   "oauth_grants",
@@ -67,7 +67,7 @@ export const oauthCodes = sqliteTable(
     usedAt: timestamp("used_at"),
     createdAt: createdAt(),
   },
-  // Retention (DESIGN.md, Operations): the expired codes are one range of `oauth_codes_expires`.
+  // Retention (docs/decisions.md, Operations): the expired codes are one range of `oauth_codes_expires`.
   (t) => [index("oauth_codes_grant").on(t.grantId), index("oauth_codes_expires").on(t.expiresAt)],
 );
 
@@ -96,8 +96,8 @@ export const oauthTokens = sqliteTable(
   (t) => [
     index("oauth_tokens_grant").on(t.grantId),
     index("oauth_tokens_code").on(t.codeHash),
-    // Retention (DESIGN.md, Operations): tokens expired, or revoked, 90 days ago are two ranges; only revoked tokens
-    // are in the second index, so issuing a token does not write it.
+    // Retention (docs/decisions.md, Operations): tokens expired, or revoked, 90 days ago are two ranges; only revoked
+    // tokens are in the second index, so issuing a token does not write it.
     index("oauth_tokens_expires").on(t.expiresAt),
     index("oauth_tokens_revoked").on(t.revokedAt).where(sql`${t.revokedAt} is not null`),
   ],

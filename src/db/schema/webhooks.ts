@@ -20,8 +20,8 @@ export const webhookEndpoints = sqliteTable(
     secret: text("secret").notNull(),
     ...previousSecretColumns(),
     /**
-     * Endpoint health (DESIGN.md, Beyond the spec): a disabled endpoint gets no new deliveries until it is enabled
-     * again; `disabled_reason` says why, in a sentence for the partner and the owner.
+     * Endpoint health (docs/webhooks.md, Endpoint health): a disabled endpoint gets no new deliveries until it is
+     * enabled again; `disabled_reason` says why, in a sentence for the partner and the owner.
      */
     status: text("status", { enum: ENDPOINT_STATUSES }).notNull().default("enabled"),
     disabledReason: text("disabled_reason"),
@@ -29,8 +29,9 @@ export const webhookEndpoints = sqliteTable(
     ...principalColumns(),
     createdAt: createdAt(),
   },
-  // An endpoint's owner side (DESIGN.md, Principals and ownership) is its app connection, or the business's API keys
-  // when `oauth_grant_id` is null: the partner's list is one range of this index, the business's all of its prefix.
+  // An endpoint's owner side (docs/architecture.md, Principals and owner sides) is its app connection, or the
+  // business's API keys when `oauth_grant_id` is null: the partner's list is one range of this index, the business's
+  // all of its prefix.
   (t) => [index("webhook_endpoints_business_side").on(t.businessId, t.oauthGrantId)],
 );
 
@@ -45,10 +46,11 @@ export const events = sqliteTable(
     type: text("type").notNull(),
     envelope: text("envelope").notNull(),
     /**
-     * Who could receive it, for the Events API (DESIGN.md, Beyond the spec: an event is listed to a principal only if
-     * it could be delivered to it): null for every side of the business; `keys` for the API keys' side; `key:<id>`
-     * for one API key, `app:<grant id>` for one app connection (an intake's `intake.completed`, a lifecycle event, a
-     * test event); `none` for an intake.completed older than this column whose intake was deleted.
+     * Who could receive it, for the Events API, which lists an event to a principal only if it could have been
+     * delivered to it (docs/webhooks.md, Operating your integration): null for every side of the business; `keys` for
+     * the API keys' side; `key:<id>` for one API key, `app:<grant id>` for one app connection (an intake's
+     * `intake.completed`, a lifecycle event, a test event); `none` for an event listed to nobody, an
+     * `intake.completed` whose intake's owner cannot be known (docs/decisions.md, Webhooks a partner can operate).
      */
     audience: text("audience"),
     createdAt: createdAt(),
@@ -57,7 +59,7 @@ export const events = sqliteTable(
     index("events_business_created").on(t.businessId, t.createdAt),
     // The Events API's `type` filter: a rare type is a range of its own, not a walk of the business's 30 days.
     index("events_business_type_created").on(t.businessId, t.type, t.createdAt),
-    // Retention (DESIGN.md, Operations): the events past 30 days, across businesses, are one range.
+    // Retention (docs/decisions.md, Operations): the events past 30 days, across businesses, are one range.
     index("events_created").on(t.createdAt),
   ],
 );

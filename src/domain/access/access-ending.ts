@@ -14,10 +14,11 @@ import { apiKeyNotFound } from "./api-keys";
 import { connectionNotFound } from "./app-connections";
 
 /*
- * What the owner sees before ending a partner's access (DESIGN.md, Principals and ownership: the owner "sees before
- * revoking a key or disconnecting an app what will stop and what remains"). Each preview is one D1 batch, one query
- * per list, each through an index of the business or of the credential; nothing is changed here: revokeApiKey and
- * disconnectApp do that, and these previews say what they do.
+ * What the owner sees before ending a partner's access: before revoking a key or disconnecting an app, what will stop
+ * and what remains, so that the owner decides knowing both (docs/decisions.md, Partners of one business stay apart;
+ * docs/architecture.md, What happens when access ends). Each preview is one D1 batch, one query per list, each through
+ * an index of the business or of the credential; nothing is changed here: revokeApiKey and disconnectApp do that, and
+ * these previews say what they do.
  */
 
 type TouchedAction = {
@@ -78,10 +79,11 @@ function touchedRecords(db: Database, businessId: string, touched: Touched) {
 }
 
 /**
- * Before revoking the API key `id` (DESIGN.md, Revoking a key): its own intakes are switched off (spec); when it is
- * the business's last active key, the endpoints created with API keys are deleted with their pending deliveries,
- * else they keep receiving through the other keys; the actions created with API keys and the texts this key pushed
- * remain. `endpoints` is therefore empty unless this revocation deletes them. The 404 for a key of another business.
+ * Before revoking the API key `id` (docs/architecture.md, What happens when access ends): its own intakes are switched
+ * off (spec); when it is the business's last active key, the endpoints created with API keys are deleted with their
+ * pending deliveries, else they keep receiving through the other keys; the actions created with API keys and the texts
+ * this key pushed remain, and the owner chooses whether those actions are switched off (docs/decisions.md, When access
+ * ends). `endpoints` is therefore empty unless this revocation deletes them. The 404 for a key of another business.
  */
 export async function keyRevocationPreview(db: Database, businessId: string, id: number) {
   const [[key], [others], keyIntakes, keySideEndpoints, keySideActions, knowledge] = await db.batch([
@@ -100,7 +102,8 @@ export async function keyRevocationPreview(db: Database, businessId: string, id:
       .where(and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt), ne(apiKeys.id, id))),
     ...touchedRecords(db, businessId, {
       intakes: eq(intakes.apiKeyId, id),
-      // The API keys' side: what any of the business's keys created (DESIGN.md, Principals and ownership).
+      // The API keys' side: what any of the business's keys created (docs/architecture.md, Principals and owner
+      // sides).
       endpoints: isNull(webhookEndpoints.oauthGrantId),
       actions: isNull(actions.oauthGrantId),
       knowledge: eq(knowledgeItems.apiKeyId, id),
@@ -123,9 +126,10 @@ export async function keyRevocationPreview(db: Database, businessId: string, id:
 }
 
 /**
- * Before disconnecting the app connection `id` (DESIGN.md, Disconnecting an app): its tokens stop at once and its
- * intakes are switched off (spec); its webhook endpoints are deleted with their pending deliveries; its actions and
- * knowledge remain, marked as coming from a disconnected app. The 404 for a connection of another business.
+ * Before disconnecting the app connection `id` (docs/architecture.md, What happens when access ends): its tokens stop
+ * at once and its intakes are switched off (spec); its webhook endpoints are deleted with their pending deliveries;
+ * its actions and knowledge remain, marked as coming from a disconnected app, and the owner chooses whether those
+ * actions are switched off (docs/decisions.md, When access ends). The 404 for a connection of another business.
  */
 export async function appDisconnectionPreview(db: Database, businessId: string, id: number) {
   const [[connection], appIntakes, appEndpoints, appActions, knowledge] = await db.batch([

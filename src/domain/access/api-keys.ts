@@ -82,18 +82,19 @@ function revocationOf(
 const REVOCATION_ATTEMPTS = 3;
 
 /**
- * The owner revokes an API key (spec: Authentication, "A missing, malformed or revoked key returns 401";
- * "Revoking a key switches that key's intakes off"). The revocation and the switch-off are one D1 batch, one
- * transaction: there is no moment at which the key is revoked and one of its intakes still on. Each intake switched
- * off tells the key's endpoints with `intake.disabled`, reason `credential_revoked` (DESIGN.md, Lifecycle events),
- * in the same batch. When it was the business's last active key, the API-key side's webhook endpoints are deleted in
- * the same batch, and nothing is told: no endpoint of that side is left to receive it, nor any key to list it.
- * With `switchActionsOff`, the owner's choice on the confirmation page, the API keys' actions that are on are switched
- * off in the same batch (docs/decisions.md, When access ends), each told with `action.disabled`, reason
- * `credential_revoked`, to the endpoints that remain. Revoking a revoked key keeps its first revocation time. A key of another business, or an id that is not one, is a
- * 404. The batch is guarded by what it was decided on (the key, the other active keys, the intakes that are on, the
- * endpoints to delete, the actions to switch off), so its answer is exact: the key's id, when it was revoked, how many
- * intakes and actions this call switched off and how many endpoints it deleted.
+ * The owner revokes an API key (spec: Authentication, "A missing, malformed or revoked key returns 401"; "Revoking a
+ * key switches that key's intakes off"). The revocation and the switch-off are one D1 batch, one transaction: there is
+ * no moment at which the key is revoked and one of its intakes still on. Each intake switched off tells the key's
+ * endpoints with `intake.disabled`, reason `credential_revoked` (docs/architecture.md, Lifecycle events), in the same
+ * batch. When it was the business's last active key, the API-key side's webhook endpoints are deleted in the same
+ * batch, and nothing is told: no endpoint of that side is left to receive it, nor any key to list it. With
+ * `switchActionsOff`, the owner's choice on the confirmation page, the API keys' actions that are on are switched off
+ * in the same batch (docs/decisions.md, When access ends), each told with `action.disabled`, reason
+ * `credential_revoked`, to the endpoints that remain. Revoking a revoked key keeps its first revocation time. A key of
+ * another business, or an id that is not one, is a 404. The batch is guarded by what it was decided on (the key, the
+ * other active keys, the intakes that are on, the endpoints to delete, the actions to switch off), so its answer is
+ * exact: the key's id, when it was revoked, how many intakes and actions this call switched off and how many endpoints
+ * it deleted.
  */
 export async function revokeApiKey(
   db: Database,
@@ -144,9 +145,9 @@ export async function revokeApiKey(
           .set({ enabled: false, updatedAt: now })
           .where(and(eq(intakes.apiKeyId, id), eq(intakes.businessId, businessId), eq(intakes.enabled, true))),
         changedRows(db, record.intakesOn.length),
-        // DESIGN.md, What happens when access ends: the endpoints of the API-key side stop receiving once the business
-        // has no active key left, deleted with their pending deliveries (cascade). Decided after the revocation above,
-        // in the same transaction, so two last keys revoked at once still leave none behind.
+        // The endpoints of the API-key side stop receiving once the business has no active key left, deleted with their
+        // pending deliveries (cascade; docs/architecture.md, What happens when access ends). Decided after the
+        // revocation above, in the same transaction, so two last keys revoked at once still leave none behind.
         db.delete(webhookEndpoints).where(
           and(
             eq(webhookEndpoints.businessId, businessId),
@@ -199,7 +200,7 @@ export async function listApiKeys(db: Database, businessId: string) {
 
 /**
  * The owner creates a key (spec: "The owner creates keys in the dashboard"): `sk_live_` + 32 random bytes, shown
- * once in the answer, stored as its SHA-256 (DESIGN.md, API key format). The count of active keys and the insert
+ * once in the answer, stored as its SHA-256 (docs/decisions.md, Data model). The count of active keys and the insert
  * are one transaction, so the 11th is refused however many are created at once.
  */
 export async function createApiKey(db: Database, businessId: string, label: string) {

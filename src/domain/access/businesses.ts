@@ -39,7 +39,10 @@ export function assertPlanIncludesApi(business: Business): void {
   }
 }
 
-/** The billing side sets the plan (DESIGN.md, Secretary runtime API: `PUT /internal/v1/businesses/{id}/plan`). */
+/**
+ * The billing side sets the plan and whether it is active (`PUT /internal/v1/businesses/{id}/plan`: docs/decisions.md,
+ * The Secretary runtime API).
+ */
 export async function setPlan(db: Database, businessId: string, plan: { plan: Plan; active: boolean }) {
   const updated = await db
     .update(businesses)

@@ -3,9 +3,10 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { oauthClients, oauthGrants } from "../../db/schema";
 
 /**
- * Who created a webhook endpoint or an action, as the owner reads it (DESIGN.md, Principals and ownership): the
- * business's API keys together, or one app connection, which may since have been disconnected: its actions and
- * knowledge remain, "marked in the dashboard as coming from a disconnected app".
+ * Who created a webhook endpoint or an action, as the owner reads it (docs/architecture.md, Principals and owner
+ * sides): the business's API keys together, or one app connection, which may since have been disconnected. A
+ * disconnected app's actions and knowledge remain, and the dashboard marks them as coming from a disconnected app, so
+ * that the owner knows the app can no longer change them (docs/architecture.md, What happens when access ends).
  */
 export type Creator = { kind: "api_keys" } | { kind: "app"; appName: string; disconnected: boolean };
 

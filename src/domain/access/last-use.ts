@@ -12,9 +12,9 @@ export const useToRecord = (principal: Principal, now: EpochMs): boolean =>
   principal.lastUsedAt === null || principal.lastUsedAt < iso(now - LAST_USE_PRECISION_MS);
 
 /**
- * Records that the credential was used (DESIGN.md, dashboard overview: "connected apps and API keys with when each was
- * last used"). Run after the answer (`waitUntil`), never on the request's path; conditional, so that concurrent
- * requests of one credential write it once.
+ * Records that the credential was used, for the owner's overview, which lists the active keys and connected apps with
+ * when each was last used (docs/decisions.md, Partners of one business stay apart). Run after the answer (`waitUntil`),
+ * never on the request's path; conditional, so that concurrent requests of one credential write it once.
  */
 export async function recordUse(db: Database, principal: Principal, now: EpochMs): Promise<void> {
   const at = iso(now);

@@ -7,8 +7,8 @@ import { type EpochMs, iso } from "../../lib/time";
 import type { Business } from "./businesses";
 
 /**
- * Owner sign-in (DESIGN.md, Business owner dashboard: email + password, PBKDF2 via WebCrypto, sessions as hashed
- * random tokens in D1, CSRF protection on every form). The dashboard and the OAuth consent page both sign in
+ * Owner sign-in: email and password, PBKDF2 through WebCrypto, sessions as random tokens stored hashed in D1, and a
+ * CSRF token on every form (docs/architecture.md, Sign-in). The dashboard and the OAuth consent page both sign in
  * through it.
  */
 

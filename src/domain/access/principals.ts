@@ -11,9 +11,9 @@ import { ACCESS_TOKEN_PATTERN } from "../oauth/token-format";
 import type { Business } from "./businesses";
 
 /**
- * Who makes a partner request (DESIGN.md, Principals and ownership): an API key, or an OAuth app connection (one
- * client approved by the owner of one business). Every partner query is scoped by `business.id`; intakes belong to
- * the principal itself.
+ * Who makes a partner request (docs/architecture.md, Principals and owner sides): an API key, or an OAuth app
+ * connection (one client approved by the owner of one business). Every partner query is scoped by `business.id`;
+ * intakes belong to the principal itself.
  */
 export type Principal = (
   | { kind: "api_key"; apiKeyId: number; business: Business }
@@ -23,7 +23,7 @@ export type Principal = (
   lastUsedAt: string | null;
 };
 
-/** `sk_live_` + 32 random bytes in base64url (DESIGN.md, API key format). */
+/** `sk_live_` + 32 random bytes in base64url (docs/decisions.md, Authentication and the plan). */
 export const API_KEY_PREFIX = sharedConstants.API_KEY_PREFIX;
 const API_KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 
@@ -127,9 +127,9 @@ function tokenPrincipal(row: TokenRow | undefined, now: EpochMs): Principal {
 }
 
 /**
- * The credential's principal and the results of `statements`, in one D1 batch: one round trip (DESIGN.md,
- * Performance budget). The statements are scoped by the credential's `reachArgument`, so a refused credential selects nothing; the
- * refusal is thrown before anyone sees their results all the same.
+ * The credential's principal and the results of `statements`, in one D1 batch: one round trip (docs/architecture.md,
+ * Performance budget). The statements are scoped by the credential's `reachArgument`, so a refused credential selects
+ * nothing; the refusal is thrown before anyone sees their results all the same.
  */
 export async function authenticateWith(
   db: Database,

@@ -10,11 +10,11 @@ import type { Credential, Principal } from "./principals";
 export type ScopeValue<T> = T | SQLWrapper;
 
 /**
- * Whose records a query may touch (DESIGN.md, Principals and ownership): the business, and the principal, for the
- * records that belong to one key or one app (exactly one of `apiKeyId` and `oauthGrantId` is set). A write's scope
- * holds the ids of the principal it authenticated first; a read's holds sub-selects on the credential's hash, so
- * that the read goes in the same D1 batch as the authentication (DESIGN.md, Performance budget). The sub-selects
- * find only a credential that is accepted, so for a refused one they are NULL and the read selects nothing.
+ * Whose records a query may touch (docs/architecture.md, Principals and owner sides): the business, and the principal,
+ * for the records that belong to one key or one app (exactly one of `apiKeyId` and `oauthGrantId` is set). A write's
+ * scope holds the ids of the principal it authenticated first; a read's holds sub-selects on the credential's hash, so
+ * that the read goes in the same D1 batch as the authentication (docs/architecture.md, Performance budget). The
+ * sub-selects find only a credential that is accepted, so for a refused one they are NULL and the read selects nothing.
  */
 export type Scope = {
   businessId: ScopeValue<string>;
@@ -32,8 +32,8 @@ export function scopeOf(principal: Principal): PrincipalScope {
 }
 
 /**
- * A partner read's scope while its credential is looked up in the same D1 batch (DESIGN.md, Performance budget):
- * the credential itself, which the read's statements find by sub-selects on its hash.
+ * A partner read's scope while its credential is looked up in the same D1 batch (docs/architecture.md, Performance
+ * budget): the credential itself, which the read's statements find by sub-selects on its hash.
  */
 export type CredentialScope = { credential: Credential; now: EpochMs };
 
@@ -109,9 +109,9 @@ function credentialScope(db: Database, kind: Credential["kind"]): Scope {
 type SidedTable = { businessId: SQLiteColumn; oauthGrantId: SQLiteColumn };
 
 /**
- * The records of the scope's owner side (DESIGN.md, Principals and ownership): those its app connection created, or,
- * for an API key, those the business's keys created together (`oauth_grant_id` null). Another side's record is the
- * same 404 as a missing one. Served by the (business_id, oauth_grant_id) indexes.
+ * The records of the scope's owner side (docs/architecture.md, Principals and owner sides): those its app connection
+ * created, or, for an API key, those the business's keys created together (`oauth_grant_id` null). Another side's
+ * record is the same 404 as a missing one. Served by the (business_id, oauth_grant_id) indexes.
  */
 export const onSide = (table: SidedTable, scope: Scope): SQL | undefined =>
   and(

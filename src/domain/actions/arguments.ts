@@ -4,9 +4,9 @@ import { contactArgumentProblem } from "./contact-details";
 
 /*
  * The Secretary's arguments against the action's parameters. Names are looked up with `Object.hasOwn`, so that an
- * argument or parameter named like an Object property (`constructor`) is never mistaken for one (DESIGN.md). A
- * parameter is never named so (registration refuses it: `isNotDataName`, src/lib/validation.ts), so an argument named
- * so is never a parameter and makes the call `rejected`.
+ * argument or parameter named like an Object property (`constructor`) is never mistaken for one (docs/architecture.md,
+ * Everywhere). A parameter is never named so (registration refuses it: `isNotDataName`, src/lib/validation.ts), so an
+ * argument named so is never a parameter and makes the call `rejected`.
  */
 
 /** A required parameter is missing when its argument is absent, null or blank. */
@@ -18,8 +18,9 @@ function missingRequired(parameters: ActionParameters, args: Record<string, unkn
 }
 
 /**
- * Spec, Connected actions: "The Secretary asks the customer for a missing required parameter instead of calling".
- * A call without one is not a call (DESIGN.md): 422 naming every missing parameter, nothing sent, nothing recorded.
+ * Spec, Connected actions: "The Secretary asks the customer for a missing required parameter instead of calling". A
+ * call without one is not a call (docs/decisions.md, Calls): 422 naming every missing parameter, nothing sent, nothing
+ * recorded.
  */
 export function assertRequiredArguments(parameters: ActionParameters, args: Record<string, unknown>) {
   const missing = missingRequired(parameters, args);

@@ -114,11 +114,11 @@ function callResult(action: Action, call: ActionCall, answer: string | null) {
 }
 
 /**
- * One call of an action (DESIGN.md, `POST /internal/v1/businesses/{id}/actions/{name}/call`), as steps: the action
- * must be enabled (the owner's Test may call it while off) and the channel one where actions run → every required
- * argument must be there (else 422: no call at all) → the arguments must fit the schema (else recorded `rejected`,
- * nothing sent) → a place among the 2 calls of the customer message, taken atomically with the call's record → the
- * signed POST → the outcome recorded with the counters.
+ * One call of an action (`POST /internal/v1/businesses/{id}/actions/{name}/call`; docs/decisions.md, Calls), as steps:
+ * the action must be enabled (the owner's Test may call it while off) and the channel one where actions run → every
+ * required argument must be there (else 422: no call at all) → the arguments must fit the schema (else recorded
+ * `rejected`, nothing sent) → a place among the 2 calls of the customer message, taken atomically with the call's
+ * record → the signed POST → the outcome recorded with the counters.
  */
 export async function callAction(
   policy: OutboundPolicy,
@@ -190,7 +190,8 @@ export async function callAction(
       url: action.url,
       body,
       headers: { "X-Service-Call": String(call.id) },
-      // DESIGN.md, Standard Webhooks: an action call's `webhook-id` is its call id.
+      // An action call's `webhook-id` is its call id, so that Standard Webhooks libraries verify it as they verify a
+      // delivery (docs/webhooks.md, Action calls).
       webhookId: String(call.id),
       // During a rotation, the action's previous secret signs too, until it expires.
       secrets: signingSecrets(action, signedAt),
@@ -201,7 +202,8 @@ export async function callAction(
     timeoutMs,
   );
   const finishedAt = now();
-  // DESIGN.md, Operations: Logs: one line per call sent, of ids and statuses (never its URL, arguments or answer).
+  // One line per call sent, of ids and statuses, never its URL, arguments or answer: nothing a partner or customer
+  // wrote reaches a log (docs/operations.md, Reading the logs).
   logLine("action_call", {
     callId: call.id,
     actionId: action.id,

@@ -5,15 +5,17 @@ import { type Creator, creatorColumns, creatorOf, withCreator } from "../access/
 import { actionNotFound } from "./registration";
 
 /*
- * The owner's side of connected actions (DESIGN.md, Principals and ownership): scoped by the business alone, never by
- * a partner principal, since "the owner can remove any webhook endpoint, action or pushed text, whoever created it".
+ * The owner's side of connected actions (docs/architecture.md, Principals and owner sides): scoped by the business
+ * alone, never by a partner principal, since the owner may remove any webhook endpoint, action or pushed text, whoever
+ * created it.
  */
 
 const ofBusiness = (businessId: string, id: number) => and(eq(actions.id, id), eq(actions.businessId, businessId));
 
 /**
  * Every action of the business, whoever registered it, with its creator, so that the list marks an action of a
- * disconnected app as such (DESIGN.md, Disconnecting an app). One query through the (business, name) index.
+ * disconnected app as such (docs/architecture.md, What happens when access ends). One query through the (business,
+ * name) index.
  */
 export async function listActionsForOwner(db: Database, businessId: string) {
   const rows = await db

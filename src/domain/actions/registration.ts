@@ -34,9 +34,9 @@ export const MAX_ACTIONS_PER_BUSINESS = 10;
 export const RECENT_CALLS = 10;
 
 /**
- * DESIGN.md, Action call records: a call still `pending` 30 s after it started was cut off mid-way (the Worker
- * stopped before recording its outcome; an answer takes at most 5 s). From then on it is an `error`, shown as such
- * and no longer among the calls of its customer message. Nothing is written for it: the queries decide by its age.
+ * A call still `pending` 30 s after it started was cut off mid-way (the Worker stopped before recording its outcome;
+ * an answer takes at most 5 s). From then on it is an `error`, shown as such and no longer among the calls of its
+ * customer message (docs/decisions.md, Calls). Nothing is written for it: the queries decide by its age.
  */
 export const CUT_OFF_AFTER_MS = 30_000;
 export const cutOffBefore = (now: EpochMs) => iso(now - CUT_OFF_AFTER_MS);
@@ -76,8 +76,9 @@ export function pendingChange(action: Versions) {
 }
 
 /**
- * Spec, Connected action: the fields of its table; `source` is "api_key" or "oauth_app" (docs/decisions.md), and
- * `changePending`, true while a change of description or parameters waits for the owner.
+ * Spec, Connected action: the fields of its table; `source` is "api_key" or "oauth_app" (docs/decisions.md, Decisions
+ * the design made where the contract is silent), and `changePending`, true while a change of description or parameters
+ * waits for the owner.
  */
 export function toActionObject(action: Action) {
   return {
@@ -100,8 +101,9 @@ export function toActionObject(action: Action) {
 }
 
 /**
- * DESIGN.md, Action call record: one of its four statuses. The queries answer a `pending` call only once it is cut
- * off (see CUT_OFF_AFTER_MS), so a pending call here is an error.
+ * A call as its record is answered, with one of the four statuses of the spec's call history (docs/decisions.md,
+ * Calls). The queries answer a `pending` call only once it is cut off (see CUT_OFF_AFTER_MS), so a pending call here
+ * is an error.
  */
 export function toCallObject(call: ActionCall) {
   return {
@@ -233,9 +235,10 @@ const asRead = (action: Action) =>
   );
 
 /**
- * Writes `changes` to the action as it was read, with the lifecycle event they mean in one D1 batch (lifecycle.ts):
- * `action.change_accepted` for an accepted change, else `action.enabled` or `action.disabled` for `reason` when
- * `enabled` changes. Answers the action as written, or undefined when it changed meanwhile (nothing written).
+ * Writes `changes` to the action as it was read, with the lifecycle event they mean in one D1 batch
+ * (src/domain/webhooks/lifecycle.ts): `action.change_accepted` for an accepted change, else `action.enabled` or
+ * `action.disabled` for `reason` when `enabled` changes. Answers the action as written, or undefined when it changed
+ * meanwhile (nothing written).
  */
 async function writeAction(
   db: Database,
@@ -262,13 +265,13 @@ async function writeAction(
 }
 
 /**
- * Spec, Connected action `enabled`: "PATCH /actions/{id} with a new url → false, until the owner approves again";
- * an action that was on then sends `action.disabled` with reason `changed` to its side (docs/webhooks.md, Lifecycle
- * events). A new description or parameters of an action that is on are stored and answered, `enabled` stays true,
- * and the Secretary keeps the approved version until the owner accepts the change (`acceptActionChange`); a new title
- * alone is seen only by the owner and needs no review. Only what differs is written; a PATCH that changes nothing leaves `updatedAt` as it was. `current` is the action
- * and its side's endpoints as the request read them with its credential; a write that another one overtook compares
- * again with what that one stored.
+ * Spec, Connected action `enabled`: "PATCH /actions/{id} with a new url → false, until the owner approves again"; an
+ * action that was on then sends `action.disabled` with reason `changed` to its side (docs/webhooks.md, Lifecycle
+ * events). A new description or parameters of an action that is on are stored and answered, `enabled` stays true, and
+ * the Secretary keeps the approved version until the owner accepts the change (`acceptActionChange`); a new title alone
+ * is seen only by the owner and needs no review. Only what differs is written; a PATCH that changes nothing leaves
+ * `updatedAt` as it was. `current` is the action and its side's endpoints as the request read them with its credential;
+ * a write that another one overtook compares again with what that one stored.
  */
 export async function patchAction(
   policy: AddressPolicy,
@@ -318,8 +321,9 @@ export async function deleteAction(db: Database, reach: Reach, id: number) {
 }
 
 /**
- * What the owner reviews before switching an action on (DESIGN.md, dashboard: "it applies only to the version (url,
- * description, parameters) the owner reviewed"): a digest of exactly those three, which the dashboard's form carries.
+ * What the owner reviews before switching an action on: switching on applies only to the version (url, description,
+ * parameters) the owner reviewed (docs/decisions.md, Calls), so this is a digest of exactly those three, which the
+ * dashboard's form carries.
  */
 export function reviewedVersion(action: Pick<Action, "url" | "description" | "parameters">): string {
   return sha256Hex(JSON.stringify([action.url, action.description, withRequiredList(action.parameters)]));
@@ -338,12 +342,13 @@ const changedSinceReview = () =>
   conflict("The action has changed since it was reviewed: review it again before switching it on.");
 
 /**
- * The owner switches an action on or off (spec: "Only the business owner can switch an action ... on or off"), and
- * its side gets `action.enabled` or `action.disabled` with reason `owner` (DESIGN.md, Lifecycle events). Switching on
- * is guarded like an intake's: `reviewed`, when given, is the `reviewedVersion` the owner saw, and a different current
- * version is a 409; without it, the version first read is the one reviewed. The write is guarded by what it read, in
- * the same batch, so a PATCH landing between the read and the write is never switched on unseen. Switching off an
- * action that is off marks it as the owner's (the overview no longer lists it as waiting), and sends nothing.
+ * The owner switches an action on or off (spec: "Only the business owner can switch an action ... on or off"), and its
+ * side gets `action.enabled` or `action.disabled` with reason `owner` (docs/architecture.md, Lifecycle events).
+ * Switching on is guarded like an intake's: `reviewed`, when given, is the `reviewedVersion` the owner saw, and a
+ * different current version is a 409; without it, the version first read is the one reviewed. The write is guarded by
+ * what it read, in the same batch, so a PATCH landing between the read and the write is never switched on unseen.
+ * Switching off an action that is off marks it as the owner's (the overview no longer lists it as waiting), and sends
+ * nothing.
  */
 export async function switchAction(
   db: Database,
@@ -394,8 +399,8 @@ export async function acceptActionChange(
 }
 
 /**
- * What the Secretary may call on a channel (docs/decisions.md, The Secretary runtime API): enabled actions as the
- * owner approved them, none on phone calls.
+ * What the Secretary may call on a channel: enabled actions as the owner approved them (docs/decisions.md, Changes to
+ * a switched-on action), none on phone calls (docs/decisions.md, Calls).
  */
 export async function actionsForSecretary(db: Database, businessId: string, channel: Channel) {
   if (!actionsRunOn(channel)) return [];

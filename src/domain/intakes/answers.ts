@@ -37,9 +37,9 @@ const monthNumber = (name: string) => {
 };
 
 /**
- * A date as customers write it, normalised to `YYYY-MM-DD`: `2026-12-24`, day first with `/`, `.` or `-`
- * (`24/12/2026`: the spec's businesses are mostly outside the US; docs/decisions.md), or with the month's English
- * name (`24 December 2026`, `Dec 24, 2026`). Impossible dates (`2026-02-30`) are refused, never rolled over.
+ * A date as customers write it, normalised to `YYYY-MM-DD`: `2026-12-24`, day first with `/`, `.` or `-` (`24/12/2026`:
+ * the spec's businesses are mostly outside the US; docs/decisions.md, The intake conversation), or with the month's
+ * English name (`24 December 2026`, `Dec 24, 2026`). Impossible dates (`2026-02-30`) are refused, never rolled over.
  */
 export function parseDate(text: string): string | undefined {
   const value = text.trim().toLowerCase().replace(/,/g, " ").replace(/\s+/g, " ");
@@ -174,7 +174,10 @@ export function checkAnswer(field: IntakeField, raw: string): CheckedAnswer {
   }
 }
 
-/** What the channel proved about the customer (DESIGN.md: `customer: { phone?, email? }`). */
+/**
+ * What the channel proved about the customer: the runtime's `customer: { phone?, email? }` when it starts an intake
+ * (docs/decisions.md, The intake conversation).
+ */
 export type ProvenIdentity = { phone?: string; email?: string };
 
 /**

@@ -11,9 +11,9 @@ import { contactDetailsOf, identityQuestionsOf } from "./question-detection";
 import { contentOf, intakeNotFound, intakeOwner, normalizeField, toIntakeObject } from "./registration";
 
 /*
- * The owner's side of an intake (spec: States, Intake `enabled`; Contact details and approval). Only the owner
- * switches an intake on or off; these functions are for the dashboard and are scoped by the business alone, never
- * by a partner principal. The rules for contact details and identity questions are in docs/intakes.md.
+ * The owner's side of an intake (spec: States, Intake `enabled`; Contact details and approval). Only the owner switches
+ * an intake on or off; these functions are for the dashboard and are scoped by the business alone, never by a partner
+ * principal. The rules for contact details and identity questions are in docs/intakes.md, The approval summary.
  */
 
 /**
@@ -54,13 +54,13 @@ const changedMeanwhile = () =>
   conflict("The intake was changed by another request at the same moment; switch it again.");
 
 /**
- * The owner switches the intake on (spec: Intake `enabled`, false → true, after seeing every question and the
- * contact details), and its owner gets `intake.enabled` with reason `owner` (DESIGN.md, Lifecycle events). Records
- * the approved version and its content, which later PATCHes are compared against. `version`, when given, is the
- * version the owner reviewed, else the one first read: a different current version is a 409, so an owner never
- * approves questions they have not seen. The write is guarded by the version and state it read and by the credential
- * not being revoked, in the batch that writes the event, so neither a concurrent PATCH nor a concurrent revocation
- * can be overtaken. An intake that is on stays as it is.
+ * The owner switches the intake on (spec: Intake `enabled`, false → true, after seeing every question and the contact
+ * details), and its owner gets `intake.enabled` with reason `owner` (docs/architecture.md, Lifecycle events). Records
+ * the approved version and its content, which later PATCHes are compared against. `version`, when given, is the version
+ * the owner reviewed, else the one first read: a different current version is a 409, so an owner never approves
+ * questions they have not seen. The write is guarded by the version and state it read and by the credential not being
+ * revoked, in the batch that writes the event, so neither a concurrent PATCH nor a concurrent revocation can be
+ * overtaken. An intake that is on stays as it is.
  */
 export async function switchIntakeOn(
   db: Database,
@@ -125,7 +125,10 @@ export async function switchIntakeOff(
   throw changedMeanwhile();
 }
 
-/** What the owner reviews before switching an intake on (spec: Contact details and approval; DESIGN.md, dashboard). */
+/**
+ * What the owner reviews before switching an intake on (spec: Contact details and approval; docs/intakes.md, The
+ * approval summary).
+ */
 export async function approvalSummary(db: Database, businessId: string, intakeId: number) {
   const { intake, credentialRevoked } = await runRead(db, businessIntake(businessId, intakeId));
   const questions = intake.fields.map(normalizeField);

@@ -2,8 +2,9 @@ import type { IntakeContent, IntakeField } from "../../db/schema";
 import { normalizeField } from "./registration";
 
 /**
- * The question-by-question change list of an intake against the version the owner approved (DESIGN.md, dashboard:
- * "the question-by-question change view after a PATCH"); docs/intakes.md explains how moves are found.
+ * The question-by-question change list of an intake against the version the owner approved: after a partner's PATCH
+ * the owner sees exactly what changed before switching it on again (docs/intakes.md, The change list, which also
+ * explains how moves are found).
  */
 
 const QUESTION_PROPERTIES = ["label", "type", "required", "options", "help"] as const;

@@ -45,9 +45,9 @@ export const questionOf = (field: IntakeField) => ({
 });
 
 /**
- * Spec, How an intake conversation runs, 2: "asks the questions one at a time"; DESIGN.md, Order of the questions:
- * in the order of `fields` (the order the owner approved), skipping those answered or skipped. Undefined when
- * nothing is left to ask.
+ * Spec, How an intake conversation runs, 2: "asks the questions one at a time", in the order of `fields` (the order the
+ * owner approved), skipping those answered or skipped (docs/intakes.md, The conversation: order, completion and the 24
+ * hours). Undefined when nothing is left to ask.
  */
 export function nextQuestion(run: IntakeRun) {
   const next = run.snapshot.fields.find(
@@ -58,9 +58,10 @@ export function nextQuestion(run: IntakeRun) {
 
 /**
  * Spec, How an intake conversation runs, 4: "When every required question has a valid answer, the response is
- * stored". DESIGN.md: the run completes in the answers call that leaves every required question answered, keeping
- * the optional answers sent in that call; optional questions after the last required one are asked only if the
- * runtime sends them with it.
+ * stored". The run completes in the answers call that leaves every required question answered, keeping the optional
+ * answers sent in that call; optional questions after the last required one are asked only if the runtime sends them
+ * with it, since a customer who stops there has still sent their answers (docs/intakes.md, The conversation: order,
+ * completion and the 24 hours).
  */
 export const everyRequiredAnswered = (run: IntakeRun) =>
   run.snapshot.fields.every((field) => !field.required || run.answers[field.id] !== undefined);
@@ -121,8 +122,9 @@ const listed = (items: string[]) =>
 
 /**
  * Spec, How an intake conversation runs, 2: the Secretary "says what it will ask and that the answers go to the
- * business"; DESIGN.md, The opening line: the questions' labels, or their topics when long (a question's topic is
- * its id in words: `moving_date` → "moving date"), and the business by name. The owner-facing title is not shown.
+ * business": the questions' labels, or their topics when long (a question's topic is its id in words: `moving_date` →
+ * "moving date"), and the business by name (docs/intakes.md, The conversation: order, completion and the 24 hours). The
+ * owner-facing title is not shown.
  */
 export function openingLine(run: IntakeRun): string {
   const { fields } = run.snapshot;

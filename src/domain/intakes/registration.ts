@@ -135,7 +135,7 @@ export async function createIntake(db: Database, principal: Principal, input: Cr
   return toIntakeObject(row);
 }
 
-/** DESIGN.md: `GET /intakes` lists the calling principal's own intakes, oldest first. */
+/** `GET /intakes` lists the calling principal's own intakes, oldest first (docs/intakes.md, Ownership). */
 const intakesWithin = statement<{ side: ShapedArgument<Scope> }>()((db, { side }) =>
   db.select().from(intakes).where(ownedBy(side)).orderBy(asc(intakes.id)),
 );
@@ -156,11 +156,11 @@ export const getIntake = (reach: PartnerReach, intakeId: number): Read<IntakeObj
 const PATCH_ATTEMPTS = 3;
 
 /**
- * Spec, Intakes and Intake `enabled`: `PATCH /intakes/{id}` takes `title`, `description` and `fields` (the whole
- * list); a key left out keeps its value. `name` and `enabled` may come back unchanged, never different. When the
- * result is the same intake (compared normalised), nothing is written; otherwise it is stored with the next version,
- * switched off, and the last approved version is kept for the owner's question-by-question view. An intake that was
- * on tells its owner with `intake.disabled`, reason `changed` (DESIGN.md, Lifecycle events), in the same batch.
+ * Spec, Intakes and Intake `enabled`: `PATCH /intakes/{id}` takes `title`, `description` and `fields` (the whole list);
+ * a key left out keeps its value. `name` and `enabled` may come back unchanged, never different. When the result is the
+ * same intake (compared normalised), nothing is written; otherwise it is stored with the next version, switched off,
+ * and the last approved version is kept for the owner's question-by-question view. An intake that was on tells its
+ * owner with `intake.disabled`, reason `changed` (docs/architecture.md, Lifecycle events), in the same batch.
  *
  * The write is guarded by the version and the state it was computed from: if a concurrent PATCH or switch got in
  * between, the comparison is made again against what that one stored. `current` is the intake and its side's
@@ -219,8 +219,8 @@ export async function deleteIntake(db: Database, principal: Principal, id: numbe
 }
 
 /**
- * What the Secretary may start on a channel (DESIGN.md, context endpoint): the business's enabled intakes, only on
- * the chat channels where intakes run (spec: not on phone calls nor through MCP).
+ * What the Secretary may start on a channel (docs/decisions.md, The intake conversation): the business's enabled
+ * intakes, only on the chat channels where intakes run (spec: not on phone calls nor through MCP).
  */
 export async function intakesForSecretary(db: Database, businessId: string, channel: Channel) {
   if (!intakesRunOn(channel)) return [];
@@ -232,7 +232,10 @@ export async function intakesForSecretary(db: Database, businessId: string, chan
   return rows.map((row) => ({ ...row, fields: row.fields.map(normalizeField) }));
 }
 
-/** The owner sees every intake of the business, whichever key or app registered it (DESIGN.md, dashboard). */
+/**
+ * The owner sees every intake of the business, whichever key or app registered it (docs/architecture.md, Principals
+ * and owner sides).
+ */
 export async function listBusinessIntakes(db: Database, businessId: string) {
   const rows = await db.select().from(intakes).where(eq(intakes.businessId, businessId)).orderBy(asc(intakes.id));
   return rows.map(toIntakeObject);

@@ -11,11 +11,11 @@ import { intakeNotFound, type OneIntake, ownedIntake } from "./registration";
 export const RESPONSES_PER_PAGE = 50;
 
 /**
- * One page of an intake's responses, newest first: `RESPONSES_PER_PAGE + 1` rows (the extra one says whether there
- * is a next page) older than `before`. The index `intake_responses_intake (intake_id, id)` serves the filter and the
- * order together, so the page reads only the rows it returns. The intake id the index is searched with is the
- * principal's own intake, found by a scalar subquery on its primary key: for another credential's intake it is
- * NULL, and the page reads no response at all (measured in test/intake-responses.test.ts).
+ * One page of an intake's responses, newest first: `RESPONSES_PER_PAGE + 1` rows (the extra one says whether there is a
+ * next page) older than `before`. The index `intake_responses_intake (intake_id, id)` serves the filter and the order
+ * together, so the page reads only the rows it returns. The intake id the index is searched with is the principal's own
+ * intake, found by a scalar subquery on its primary key: for another credential's intake it is NULL, and the page reads
+ * no response at all (measured in test/intakes/responses.test.ts).
  */
 const responsesPage = statement<OneIntake & { before?: number }>()((db, { side, id, before }) =>
   db

@@ -17,7 +17,9 @@ import { businessOf, type Reach, type ReadReach, reachArgument } from "../access
 export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;
 type BusinessLimitsNamespace = DurableObjectNamespace<BusinessLimits>;
 
-/** Spec, Limits: "Knowledge pushes: 120 per hour per business" (a clock hour: docs/decisions.md). */
+/**
+ * Spec, Limits: "Knowledge pushes: 120 per hour per business", a clock hour (docs/decisions.md, Knowledge and limits).
+ */
 export const PUSHES_PER_HOUR = 120;
 const HOUR_MS = 3_600_000;
 
@@ -103,8 +105,8 @@ async function storeKnowledge(
     if (existing.title === input.title && existing.content === input.content) {
       return { created: false, item: { ...toKnowledgeObject(existing), unchanged: true } };
     }
-    // DESIGN.md, Knowledge item: a replace records its principal as the author of the current text, whom the owner's
-    // list and the Secretary's context name.
+    // A replace records its principal as the author of the current text, whom the owner's list and the Secretary's
+    // context name (docs/architecture.md, Principals and owner sides).
     const [updated] = await db
       .update(knowledgeItems)
       .set({ ...input, chars: characterCount(input.content), updatedAt: now, ...principalRef(principal) })

@@ -119,13 +119,13 @@ const firstChars = (text: string, count: number) =>
   characterCount(text) <= count ? text : [...text].slice(0, count).join("");
 
 /**
- * What the Secretary may answer from (spec, What the service does: the business's settings take precedence over
- * pushed knowledge; "Pushed text is treated as information, never as instructions"): the settings first, then each
- * pushed text, newest first, as its own value with its key, title and author, and rendered with its source and title
- * between the boundary lines of this context, under a header saying it is information from a connected app. At most 16,000 characters of
- * rendering in total: the settings and each text's header, boundary lines and content. The text that crosses the
- * budget keeps its header and both boundary lines and loses the end of its content; those after it are left out
- * and counted.
+ * What the Secretary may answer from (spec, What the service does: the business's settings take precedence over pushed
+ * knowledge; "Pushed text is treated as information, never as instructions"): the settings first, then each pushed
+ * text, newest first, as its own value with its key, title and author, and rendered with its source and title between
+ * the boundary lines of this context, under a header saying it is information from a connected app. At most 16,000
+ * characters of rendering in total: the settings and each text's header, boundary lines and content. The text that
+ * crosses the budget keeps its header and both boundary lines and loses the end of its content; those after it are left
+ * out and counted.
  */
 export async function secretaryKnowledge(db: Database, business: Business) {
   const items = await pushedItems(db, business.id);

@@ -36,7 +36,7 @@ export type AuthorizationRequestCheck =
 /**
  * Appends the response parameters to the redirect URI, keeping its own query exactly as written (RFC 6749 §3.1.2:
  * "MUST retain the query component"). The URI has no fragment: registration refuses one. `iss` is in every
- * authorization response (RFC 9207 §2; DESIGN.md, Security notes: OAuth).
+ * authorization response (RFC 9207 §2; docs/architecture.md, OAuth).
  */
 function authorizationResponseLocation(
   redirectUri: string,
@@ -58,7 +58,7 @@ function authorizationResponseLocation(
  * RFC 9700 §4.11.2: an attacker can register a client and "intentionally send an erroneous authorization request
  * (...) thus instructing the authorization server to redirect the user agent to its phishing site"; the server
  * "SHOULD only automatically redirect the user agent if it trusts the redirection URI". Only the owner's own
- * decision on the consent page (approve or refuse) sends the browser to the client (DESIGN.md, Security notes).
+ * decision on the consent page (approve or refuse) sends the browser to the client (docs/architecture.md, OAuth).
  */
 export async function checkAuthorizationRequest(
   db: Database,
@@ -152,10 +152,11 @@ export function refuseAuthorization(request: AuthorizationRequest, issuer: strin
 
 /**
  * The owner approves: the connection of this client and business is created, or reactivated if the owner had
- * disconnected it (one per client and business: issue 8), and a code is issued for it, single use, valid
- * 10 minutes, bound to the client (through the connection), the redirect URI as requested, and the PKCE challenge
- * (RFC 6749 §4.1.2, RFC 7636 §4.4). The client's first approval is recorded, which keeps it from the cleanup of
- * unused clients (client-cleanup.ts). The writes are one D1 batch. Only the code's SHA-256 is stored.
+ * disconnected it (one per client and business, so the app finds its intakes again: docs/decisions.md, OAuth), and a
+ * code is issued for it, single use, valid 10 minutes, bound to the client (through the connection), the redirect URI
+ * as requested, and the PKCE challenge (RFC 6749 §4.1.2, RFC 7636 §4.4). The client's first approval is recorded, which
+ * keeps it from the cleanup of unapproved clients (client-cleanup.ts). The writes are one D1 batch. Only the code's
+ * SHA-256 is stored.
  */
 export async function approveAuthorization(
   db: Database,

@@ -103,7 +103,7 @@ export async function authenticateClient(
 
 /**
  * The client of a revocation request. The spec (Partner sign-in, step 6: "POST either token as token with
- * client_id") makes the client_id enough, for a confidential client too (DESIGN.md, Revocation request): revoking
+ * client_id") makes the client_id enough, for a confidential client too (docs/decisions.md, OAuth): revoking
  * only ends access, and whoever holds a token could use it anyway. A secret that is sent, in the body or in Basic,
  * must still be the client's, so a client with a wrong secret learns it here as at the token endpoint.
  */

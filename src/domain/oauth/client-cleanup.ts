@@ -3,7 +3,10 @@ import type { Database } from "../../db/client";
 import { oauthClients } from "../../db/schema";
 import { type EpochMs, iso } from "../../lib/time";
 
-/** DESIGN.md, Security notes: registration is open, so "clients never used within 30 days are removed". */
+/**
+ * Registration is open, so a client that no owner approved within 30 days of its registration is removed: until an
+ * approval it can do nothing, and only fills the table (docs/architecture.md, OAuth).
+ */
 export const UNAPPROVED_CLIENT_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 /** How many clients one run removes at most; the cron runs every minute and the next run takes the rest. */
 export const CLIENT_CLEANUP_LIMIT = 500;

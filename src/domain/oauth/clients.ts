@@ -12,19 +12,19 @@ export type OAuthClient = typeof oauthClients.$inferSelect;
 
 /** Client ids are public: 16 random bytes are plenty to keep them unguessable and unique. */
 export const CLIENT_ID_PREFIX = "cl_";
-/** `cs_live_` + 32 random bytes: 256 bits, above RFC 9700's 128 (DESIGN.md, Security notes: OAuth). */
+/** `cs_live_` + 32 random bytes: 256 bits, above RFC 9700's 128 (docs/architecture.md, OAuth). */
 export const CLIENT_SECRET_PREFIX = "cs_live_";
 
 /** `[[ratelimits]] REGISTRATION_RATE_LIMIT` in wrangler.toml: registrations per client address and minute. */
 export const REGISTRATIONS_PER_MINUTE = 10;
 
 /**
- * DESIGN.md, Security notes: "Registration is limited per client address", since it is open and each client is a
- * row that stays for 30 days unless an owner approves it. Counted through the Rate Limiting binding (no round
- * trip), keyed by the client's address as Cloudflare reports it; a request without one did not come from the
- * internet (a service binding, a test) and is not limited. Past the limit: the service's 429 (spec: Errors) with
- * `Retry-After`, like every other rate limit here; it is no OAuth protocol error, so it keeps the API's
- * `{ "error": <sentence> }` as `/api/oauth` does for every error outside RFC 6749 and RFC 7591.
+ * Registration is limited per client address (docs/architecture.md, OAuth), since it is open and each client is a row
+ * that stays for 30 days unless an owner approves it. Counted through the Rate Limiting binding (no round trip), keyed
+ * by the client's address as Cloudflare reports it; a request without one did not come from the internet (a service
+ * binding, a test) and is not limited. Past the limit: the service's 429 (spec: Errors) with `Retry-After`, like every
+ * other rate limit here; it is no OAuth protocol error, so it keeps the API's `{ "error": <sentence> }` as `/api/oauth`
+ * does for every error outside RFC 6749 and RFC 7591.
  */
 export async function limitRegistrations(limiter: RateLimit, clientAddress: string | undefined): Promise<void> {
   if (clientAddress === undefined) return;
@@ -55,7 +55,7 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
 /**
  * Registers a client (spec: Partner sign-in, step 1; RFC 7591 §3). Registration is open, as RFC 7591 allows: a
  * client can do nothing until the owner of a business approves it. The secret of the two secret methods is
- * returned here, once, and stored only as its SHA-256 (DESIGN.md, Principals and ownership); `none` clients are
+ * returned here, once, and stored only as its SHA-256 (docs/decisions.md, Data model); `none` clients are
  * public (RFC 6749 §2.1) and get no secret. Duplicate redirect URIs are folded.
  */
 export async function registerClient(

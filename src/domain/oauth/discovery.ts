@@ -19,7 +19,7 @@ export function oauthEndpoints(baseUrl: string) {
 }
 
 /**
- * RFC 8414 §2 metadata, with exactly the fields DESIGN.md lists (OAuth discovery), plus
+ * RFC 8414 §2 metadata, exactly the document of docs/oauth.md, Endpoints: what the service supports, including
  * `revocation_endpoint_auth_methods_supported`: without it RFC 8414 tells clients that revocation accepts only
  * client_secret_basic, which would send public clients nowhere.
  */

@@ -16,7 +16,7 @@ export const revokeTokensOfGrant = (db: Database, grantId: number | SQL, now: Ep
 
 /**
  * The parameters of a revocation request (RFC 7009 §2.1, with the client's own of RFC 6749 §2.3.1): the only members
- * read from a JSON body (DESIGN.md, Revocation request); others are ignored like unknown form parameters.
+ * read from a JSON body (docs/decisions.md, Exactly as the spec says); others are ignored like unknown form parameters.
  */
 export const REVOCATION_PARAMETERS = ["token", "token_type_hint", "client_id", "client_secret"] as const;
 

@@ -12,10 +12,10 @@ export type AppointmentFilters = { limit: number; status?: BookingRow["status"];
 /**
  * Spec, GET /appointments: newest first, optionally one status and on or after `since`. "Newest" is the most recently
  * booked (`created_at`, then `id`), as for orders, events and responses; `since` filters on the appointment's own date.
- * The order is that of the indexes `bookings_business_created` and `bookings_business_status_created` (migration
- * 0010), so a page reads only the rows it returns. With `since`, SQLite reads the range of `bookings_business_date`
- * (or `…_status_date`) and sorts it: the appointments on or after `since`, where walking the booking order would
- * read every booking the business ever had when fewer than a page match (test/round-trips.test.ts).
+ * The order is that of the indexes `bookings_business_created` and `bookings_business_status_created` (migration 0010),
+ * so a page reads only the rows it returns. With `since`, SQLite reads the range of `bookings_business_date` (or
+ * `…_status_date`) and sorts it: the appointments on or after `since`, where walking the booking order would read every
+ * booking the business ever had when fewer than a page match (test/api/round-trips-hot-paths.test.ts).
  */
 const appointmentsPage = statement<{ reach: ShapedArgument<Reach> } & AppointmentFilters>()(
   (db, { reach, limit, status, since }) =>

@@ -23,9 +23,10 @@ import type { EventName } from "./event-catalog";
 import { toOrderObject, toOrderRow } from "./orders";
 
 /**
- * DESIGN.md, Which status changes emit which event (bookings): created → booking.created; date or time changed →
- * booking.rescheduled; cancelled → booking.cancelled; no_show → booking.cancelled with action "no_show";
- * completed → booking.completed. Nothing else emits (a changed note only updates the snapshot).
+ * Which change of a booking emits which event (docs/decisions.md, Decisions the design made where the contract is
+ * silent): created → booking.created; date or time changed → booking.rescheduled; cancelled → booking.cancelled;
+ * no_show → booking.cancelled with action "no_show"; completed → booking.completed. Nothing else emits (a changed note
+ * only updates the snapshot).
  */
 export function bookingEvents(previous: BookingObject | undefined, change: BookingChangeInput): EventDraft[] {
   const { booking } = change;
@@ -51,7 +52,7 @@ export function bookingEvents(previous: BookingObject | undefined, change: Booki
   return drafts;
 }
 
-/** DESIGN.md, the same table for orders. */
+/** The same for orders (docs/decisions.md, Decisions the design made where the contract is silent). */
 const ORDER_STATUS_EVENTS: Partial<Record<OrderObject["status"], EventName>> = {
   preparing: "order.preparing",
   ready_for_pickup: "order.ready",
@@ -177,9 +178,9 @@ async function emitOther(queue: DeliveryQueue, db: Database, businessId: string,
 }
 
 /**
- * The core platform reports a change (DESIGN.md, `POST /internal/v1/businesses/{id}/events`): the booking or order
- * snapshot that `GET /appointments` and `GET /orders` read is stored, and the event the change means is emitted, in
- * the same D1 batch. Answers the events emitted (none when nothing changed).
+ * The core platform reports a change (`POST /internal/v1/businesses/{id}/events`; docs/decisions.md, Events from the
+ * core platform): the booking or order snapshot that `GET /appointments` and `GET /orders` read is stored, and the
+ * event the change means is emitted, in the same D1 batch. Answers the events emitted (none when nothing changed).
  */
 export async function reportChange(
   queue: DeliveryQueue,

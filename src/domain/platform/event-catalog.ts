@@ -15,7 +15,7 @@ export const EVENT_NAMES = [
   "review.created",
   "ping",
   "intake.completed",
-  // DESIGN.md, Beyond the spec: Lifecycle events, delivered only to the owner side concerned.
+  // Lifecycle events, delivered only to the owner side concerned (docs/architecture.md, Lifecycle events).
   "action.enabled",
   "action.disabled",
   "action.change_accepted",
@@ -25,7 +25,10 @@ export const EVENT_NAMES = [
 
 export type EventName = (typeof EVENT_NAMES)[number];
 
-/** Spec, intake.completed: "Opt-in: `*` does not include it". DESIGN.md: no other opt-in events. */
+/**
+ * Spec, intake.completed: "Opt-in: `*` does not include it". No other event is opt-in, so `*` means every other event
+ * (docs/decisions.md, Decisions the design made where the contract is silent).
+ */
 export const OPT_IN_EVENTS: ReadonlySet<EventName> = new Set(["intake.completed"]);
 
 export const ALL_EVENTS = "*";

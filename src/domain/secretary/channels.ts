@@ -18,7 +18,7 @@ export const CHANNELS = [...CHAT_CHANNELS, "mcp", "phone"] as const;
 
 export type Channel = (typeof CHANNELS)[number];
 
-/** Actions are refused on phone calls only: an MCP assistant talks in text (docs/decisions.md). */
+/** Actions are refused on phone calls only: an MCP assistant talks in text (docs/decisions.md, Calls). */
 export const actionsRunOn = (channel: Channel) => channel !== "phone";
 
 export const intakesRunOn = (channel: Channel) => (CHAT_CHANNELS as readonly string[]).includes(channel);

@@ -12,8 +12,8 @@ import type { Channel } from "./channels";
 /**
  * Spec, Connected actions ("The Secretary asks the customer for a missing required parameter instead of calling.
  * Actions are not considered on routine replies such as just a name, a phone number or a yes"), Limits and What the
- * service does, as the runtime is to follow them (DESIGN.md, A missing required parameter at call time). On every
- * channel, so that a phone call's context says why it has no actions.
+ * service does, as the runtime is to follow them (docs/decisions.md, Calls). On every channel, so that a phone call's
+ * context says why it has no actions.
  */
 const ACTION_RULES = [
   "Consider an action only when the customer asks for something its description covers; never on routine replies such as just a name, a phone number or a yes.",
@@ -24,10 +24,11 @@ const ACTION_RULES = [
 ];
 
 /**
- * DESIGN.md, `GET /internal/v1/businesses/{id}/context?channel=C`: what the Secretary may use on channel C. The
- * settings first, then pushed knowledge marked as information, each text its own value and fenced by this context's
- * boundary token (16,000 characters in all: `secretaryKnowledge`); enabled actions where actions run, with the rules
- * of calling them in words; enabled intakes where intakes run.
+ * `GET /internal/v1/businesses/{id}/context?channel=C`: what the Secretary may use on channel C (docs/decisions.md,
+ * The intake conversation). The settings first, then pushed knowledge marked as information, each text its own value
+ * and fenced by this context's boundary token, so that no partner's text passes for an instruction (16,000 characters
+ * in all: `secretaryKnowledge`; docs/architecture.md, Pushed text stays information); enabled actions where actions
+ * run, with the rules of calling them in words; enabled intakes where intakes run.
  */
 export async function secretaryContext(db: Database, businessId: string, channel: Channel) {
   const business = await db.select().from(businesses).where(eq(businesses.id, businessId)).get();

@@ -36,7 +36,7 @@ export type ClaimedDelivery = {
   envelope: string;
   url: string;
   secret: string;
-  /** During a rotation, the endpoint's previous secret until it expires (DESIGN.md, Secret rotation). */
+  /** During a rotation, the endpoint's previous secret until it expires (docs/webhooks.md, Rotating a secret). */
   previousSecret: string | null;
   previousSecretExpiresAt: string | null;
 };
@@ -158,11 +158,11 @@ function retryDelayAfter({ delivery, outcome }: Attempt): number | undefined {
  * 2xx → delivered; a failure before the sixth attempt → pending, due after the next delay of the schedule; the sixth
  * failure → failed. An extra attempt is recorded in the history too, and moves nothing but its own debt: 2xx →
  * delivered (a pending delivery's schedule ends there), a failure leaves the delivery as it was (failed stays failed,
- * pending keeps its count and its next attempt, delivered stays delivered). The same batch keeps the endpoints'
- * health (health.ts: last success, 410 Gone, 3 days of failures). Answers, in the order of `attempts`, the delay
- * before each delivery's next attempt, or undefined when it is finished or the attempt was an extra one. The batch is
- * one transaction: if it fails, no attempt of it is recorded and every delivery stays under its lease
- * (docs/reliability.md, A D1 error while recording attempts).
+ * pending keeps its count and its next attempt, delivered stays delivered). The same batch keeps the endpoints' health
+ * (health.ts: last success, 410 Gone, 3 days of failures). Answers, in the order of `attempts`, the delay before each
+ * delivery's next attempt, or undefined when it is finished or the attempt was an extra one. The batch is one
+ * transaction: if it fails, no attempt of it is recorded and every delivery stays under its lease (docs/reliability.md,
+ * Faults produced and survived).
  */
 export async function recordAttempts(db: Database, attempts: Attempt[]): Promise<Array<number | undefined>> {
   const retryDelays = attempts.map(retryDelayAfter);
@@ -205,8 +205,8 @@ export async function recordAttempts(db: Database, attempts: Attempt[]): Promise
 
 /**
  * One attempt's row, written only while the delivery exists: one deleted with its endpoint during the send would
- * otherwise fail the foreign key, and with it the records of the whole batch. Rendered once (src/db/statements.ts):
- * a batch of 100 attempts made drizzle build 200 statements' SQL. Binds 6 parameters.
+ * otherwise fail the foreign key, and with it the records of the whole batch. Rendered once (src/db/statements.ts),
+ * not once per attempt, which for a batch of 100 attempts would build 200 statements' SQL. Binds 5 parameters.
  */
 const attemptRecord = statement<{
   delivery: number;

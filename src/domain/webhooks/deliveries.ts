@@ -5,8 +5,8 @@ import { webhookDeliveries } from "../../db/schema";
 import { idsIn, runStatements, statement } from "../../db/statements";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 
-// The consumer's side (the lease, the claim, the record, the retry schedule) is in attempts.ts; these names are
-// exported here too, where the outbox's readers have always found them.
+// The outbox's side: the delivery rows the request path writes and enqueues, and what the sweep sends again. The
+// consumer's side (the lease, the claim, the record, the retry schedule) is in attempts.ts.
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -24,8 +24,8 @@ export const EXTRA_OWED_AFTER_MS = 60_000;
 
 /**
  * A new delivery row, pending and due now, with no attempt yet, as an INSERT ... SELECT writes it: the outbox's
- * deliveries of an event (events.ts), and the copies a redelivery or a recover sends again (redelivery.ts). Every
- * column in the table's order (drizzle's rule for an insert from a select); the business, event and endpoint are
+ * deliveries of an event (events.ts); a redelivery or a recover adds no row, it makes another attempt of the same one.
+ * Every column in the table's order (drizzle's rule for an insert from a select); the business, event and endpoint are
  * those of the row it is selected from.
  */
 export const newDeliveryColumns = <Business, Event, Endpoint>(
@@ -56,7 +56,10 @@ export function queueBatches(ids: number[]): number[][] {
   return batches;
 }
 
-/** One message per delivery, ids only (DESIGN.md, Queue): the consumer re-reads the rest from D1. */
+/**
+ * One message per delivery, ids only: the consumer re-reads the rest from D1, the outbox and the record
+ * (docs/architecture.md, Storage and state).
+ */
 export async function sendDeliveries(queue: DeliveryQueue, ids: number[]): Promise<void> {
   await queue.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
 }

@@ -95,7 +95,10 @@ type AttemptRow = {
   durationMs: number;
 };
 
-/** DESIGN.md, Beyond the spec: Deliveries. `next_attempt_at` only while an attempt is still to come. */
+/**
+ * A delivery with its attempts (docs/webhooks.md, Deliveries, redelivery and recovery). `next_attempt_at` only while
+ * an attempt is still to come.
+ */
 function toDeliveryObject(row: DeliveryRow, attempts: AttemptRow[]) {
   return {
     id: row.id,
@@ -118,9 +121,9 @@ export type DeliveryPage = { deliveries: DeliveryObject[]; hasMore: boolean };
 
 /**
  * The history of one endpoint (spec, Webhook delivery: failed deliveries are "visible to the owner in the endpoint's
- * history"; DESIGN.md, Beyond the spec: Deliveries): newest first, each delivery with its attempts. One read for the
- * partner's `GET /webhooks/{id}/deliveries` (its own side; one round trip with its credential) and for the owner's
- * page (a business id: every side). The endpoint is read too, for the 404 of one out of reach.
+ * history"; docs/webhooks.md, Deliveries, redelivery and recovery): newest first, each delivery with its attempts. One
+ * read for the partner's `GET /webhooks/{id}/deliveries` (its own side; one round trip with its credential) and for the
+ * owner's page (a business id: every side). The endpoint is read too, for the 404 of one out of reach.
  */
 export function endpointDeliveries(
   reach: ReadReach,

@@ -6,10 +6,11 @@ type BusinessLimitsNamespace = DurableObjectNamespace<BusinessLimits>;
 const HOUR_MS = 3_600_000;
 
 /**
- * Sends on a partner's demand, per endpoint and clock hour (docs/decisions.md): redeliveries and test events together,
- * and recovers. What they protect is the partner's own receiver: a loop that calls them cannot flood it. 60 an hour
- * is a redelivery a minute, more than anyone clicks or scripts by hand; a recover can queue a month of failures at
- * once, so 5 an hour. The owner's Send again in the dashboard is a person's click, and is not counted.
+ * Sends on a partner's demand, per endpoint and clock hour (docs/decisions.md, Webhooks a partner can operate):
+ * redeliveries and test events together, and recovers. What they protect is the partner's own receiver: a loop that
+ * calls them cannot flood it. 60 an hour is a redelivery a minute, more than anyone clicks or scripts by hand; a
+ * recover can queue a month of failures at once, so 5 an hour. The owner's Send again in the dashboard is a person's
+ * click, and is not counted.
  *
  * Test events are also counted per business, 60 an hour across its endpoints: an endpoint's own count ends with it,
  * and deleting and re-creating it (same URL, same receiver) must not start a new hour's worth.
@@ -21,9 +22,9 @@ export const TEST_EVENTS_PER_HOUR = 60;
 type Budget = { name: string; limit: number; refusal: string };
 
 /**
- * Counts one use of every budget in the business's BusinessLimits object (one per business, DESIGN.md), all or none;
- * 429 with Retry-After and the RateLimit headers of a budget that is spent. Answers the budget with the fewest uses
- * left, for the headers of the 202.
+ * Counts one use of every budget in the business's BusinessLimits object (one per business: docs/architecture.md,
+ * Storage and state), all or none; 429 with Retry-After and the RateLimit headers of a budget that is spent. Answers
+ * the budget with the fewest uses left, for the headers of the 202.
  */
 async function take(namespace: BusinessLimitsNamespace, businessId: string, budgets: Budget[]): Promise<BudgetUse> {
   const limits = namespace.get(namespace.idFromName(businessId));

@@ -18,8 +18,9 @@ export const MAX_ENDPOINTS_PER_BUSINESS = 20;
 export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
 
 /**
- * DESIGN.md, Webhook endpoint record: `{ id, url, events, description, created_at }`, and its health (Beyond the
- * spec: Endpoint health): `status`, `disabled_reason`, `last_success_at`. The secret never again.
+ * The webhook endpoint record: `{ id, url, events, description, created_at }` and its health, `status`,
+ * `disabled_reason`, `last_success_at` (docs/decisions.md, Decisions the design made where the contract is silent;
+ * docs/webhooks.md, Endpoint health). The secret never again: it is shown once, in the 201.
  */
 export function toEndpointObject(endpoint: WebhookEndpoint) {
   return {
@@ -41,7 +42,8 @@ export async function createEndpoint(
   principal: Principal,
   input: { url: string; events?: string[]; description?: string },
 ) {
-  // Spec: "url (string, required, https)"; DESIGN.md: public addresses only, loopback only in local development.
+  // Spec: "url (string, required, https)"; public addresses only, loopback only in local development, so that no
+  // delivery reaches our own network (docs/architecture.md, Outbound calls).
   assertRegistrableUrl(policy, input.url);
   const secret = newSigningSecret();
   const endpoint = await insertWithinLimit(

@@ -8,17 +8,17 @@ import { type PartnerReach, type Scope, sideArgument } from "../access/scope";
 import type { EventName } from "../platform/event-catalog";
 
 /**
- * DESIGN.md, Operations: events, deliveries and attempts are kept 30 days. The Events API, the deliveries of an
- * endpoint and `recover` reach exactly that far, whether or not the retention has removed older rows yet.
+ * Events, deliveries and attempts are kept 30 days (docs/decisions.md, Operations). The Events API, the deliveries of
+ * an endpoint and `recover` reach exactly that far, whether or not the retention has removed older rows yet.
  */
 export const KEPT_FOR_MS = 30 * 86_400_000;
 export const keptSince = (now: EpochMs): string => iso(now - KEPT_FOR_MS);
 
 /**
- * DESIGN.md, Beyond the spec: "an event is listed to a principal only if it could be delivered to it". The stored
- * audience (events.audience, written by `writeEvents`) says who that is: null for every side of the business, `keys`
- * for the API keys' side (any key of the business), `key:<id>` for one key (its own intakes' `intake.completed`),
- * `app:<grant id>` for one app connection, `none` for nobody.
+ * An event is listed to a principal only if it could have been delivered to it, so that no partner reads another's
+ * events (docs/webhooks.md, Events you were sent). The stored audience (events.audience, written by `writeEvents`) says
+ * who that is: null for every side of the business, `keys` for the API keys' side (any key of the business), `key:<id>`
+ * for one key (its own intakes' `intake.completed`), `app:<grant id>` for one app connection, `none` for nobody.
  */
 function receivable(scope: Scope): SQL | undefined {
   const { audience } = events;
@@ -76,9 +76,9 @@ export type EventFilters = { limit: number; type?: EventName; startingAfter?: st
 export type EnvelopePage = { envelopes: string[]; hasMore: boolean };
 
 /**
- * `GET /events` (DESIGN.md, Beyond the spec: Events): newest first, optionally of one type, after a cursor. A cursor
- * that is not an event this principal can list (unknown, another business's, not receivable, older than 30 days) is
- * a 400 naming the parameter rather than a 404, since the path names no such event: the page has no place to start.
+ * `GET /events` (docs/webhooks.md, Events you were sent): newest first, optionally of one type, after a cursor. A
+ * cursor that is not an event this principal can list (unknown, another business's, not receivable, older than 30 days)
+ * is a 400 naming the parameter rather than a 404, since the path names no such event: the page has no place to start.
  */
 export function listEvents(reach: PartnerReach, filters: EventFilters, now: EpochMs = Date.now()): Read<EnvelopePage> {
   const scope = { side: sideArgument(reach), kept: keptSince(now) };

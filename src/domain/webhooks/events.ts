@@ -23,7 +23,7 @@ export type EventDraft = {
   endpointId?: number;
   /**
    * A sample sent on the partner's request (`POST /webhooks/{id}/test`), not a change of the business: its envelope
-   * says `"test": true` (DESIGN.md, Beyond the spec: Test events by API).
+   * says `"test": true` (docs/webhooks.md, Test events).
    */
   test?: true;
   /**
@@ -36,9 +36,9 @@ export type EventDraft = {
 export type EmittedEvent = { id: string; event: EventName };
 
 /**
- * The receivers of an event meant for some of the business's partners only: one principal (`intake.completed` goes
- * to the principal that owns the intake: spec, intake.completed), or one owner side (a lifecycle event: the app
- * connection `side`, or the API keys together when `side` is null; DESIGN.md, Beyond the spec).
+ * The receivers of an event meant for some of the business's partners only: one principal (`intake.completed` goes to
+ * the principal that owns the intake: spec, intake.completed), or one owner side (a lifecycle event: the app connection
+ * `side`, or the API keys together when `side` is null; docs/architecture.md, Lifecycle events).
  */
 export type Audience = { principal: PrincipalRef } | { side: number | null };
 
@@ -60,7 +60,7 @@ function audienceOf(draft: EventDraft, endpoints: WebhookEndpoint[]): string | n
 
 /**
  * Spec, Envelope: `id` (`evt_` + an opaque part), `event`, `created_at`, `business { id, handle, name }`, `data`; and
- * `test: true` on a test event (DESIGN.md, Test events by API), after the spec's members.
+ * `test: true` on a test event (docs/webhooks.md, Test events), after the spec's members.
  */
 function envelope(business: Business, draft: EventDraft, createdAt: string) {
   return {
@@ -90,9 +90,10 @@ function receives(endpoint: WebhookEndpoint, draft: EventDraft): boolean {
 }
 
 /**
- * The outbox (DESIGN.md): each event and one delivery row per receiving endpoint are written in ONE D1 batch,
- * together with the caller's own statements (a booking snapshot, say), before anything is enqueued. If the batch
- * fails nothing was emitted; once it succeeded, nothing can be lost: the sweep enqueues what `enqueue` could not.
+ * The outbox (docs/architecture.md, The outbox): each event and one delivery row per receiving endpoint are written in
+ * ONE D1 batch, together with the caller's own statements (a booking snapshot, say), before anything is enqueued. If
+ * the batch fails nothing was emitted; once it succeeded, nothing can be lost: the sweep enqueues what
+ * `enqueueDeliveries` could not.
  */
 export async function writeEvents(
   db: Database,
@@ -154,7 +155,7 @@ const deliveriesOf = statement<{ event: string; now: string; endpoints: string; 
             and(
               inArray(webhookEndpoints.id, idsIn(endpoints)),
               eq(webhookEndpoints.businessId, business),
-              // Endpoint health (DESIGN.md, Beyond the spec): a disabled endpoint gets no new deliveries.
+              // A disabled endpoint gets no new deliveries (docs/webhooks.md, Endpoint health).
               eq(webhookEndpoints.status, "enabled"),
             ),
           ),
@@ -163,10 +164,10 @@ const deliveriesOf = statement<{ event: string; now: string; endpoints: string; 
 );
 
 /**
- * Puts deliveries on the queue (ids only), then marks them enqueued, chunk by chunk. Nothing here is thrown: the
- * rows are already in the outbox, so a failed send is left to the sweep on the cron trigger (DESIGN.md, Outbox),
- * and a failed mark after a send only means the sweep sends that chunk once more, which the consumer's claim makes
- * harmless. The caller's answer (the report's 201) therefore never depends on the queue.
+ * Puts deliveries on the queue (ids only), then marks them enqueued, chunk by chunk. Nothing here is thrown: the rows
+ * are already in the outbox, so a failed send is left to the sweep on the cron trigger (docs/architecture.md, The
+ * outbox), and a failed mark after a send only means the sweep sends that chunk once more, which the consumer's claim
+ * makes harmless. The caller's answer (the report's 201) therefore never depends on the queue.
  */
 export async function enqueueDeliveries(queue: DeliveryQueue, db: Database, deliveryIds: number[]): Promise<void> {
   for (const ids of queueBatches(deliveryIds)) {

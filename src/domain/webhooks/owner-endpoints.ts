@@ -5,11 +5,14 @@ import { creatorColumns, withCreator } from "../access/creators";
 import { endpointNotFound } from "./endpoints";
 
 /*
- * The owner's side of webhook endpoints (DESIGN.md, Principals and ownership): scoped by the business alone, since
- * "the owner can remove any webhook endpoint ... whoever created it".
+ * The owner's side of webhook endpoints (docs/architecture.md, Principals and owner sides): scoped by the business
+ * alone, since the owner may remove any webhook endpoint, whoever created it.
  */
 
-/** What the owner's list and endpoint page show: the endpoint, its health (DESIGN.md, Endpoint health), its creator. */
+/**
+ * What the owner's list and endpoint page show: the endpoint, its health (docs/webhooks.md, Endpoint health), its
+ * creator.
+ */
 const endpointColumns = {
   id: webhookEndpoints.id,
   url: webhookEndpoints.url,
@@ -34,8 +37,8 @@ export async function listEndpointsForOwner(db: Database, businessId: string) {
 
 /**
  * One endpoint of the business with its creator and how many of its deliveries are still pending: what removing it
- * would stop (its deliveries go with it, so the consumer finds nothing to send: DESIGN.md, Outbox). The 404 for an
- * endpoint of another business or an id that is none.
+ * would stop (its deliveries go with it, so the consumer finds nothing to send: docs/architecture.md, The outbox). The
+ * 404 for an endpoint of another business or an id that is none.
  */
 export async function endpointForOwner(db: Database, businessId: string, id: number) {
   const [[endpoint], [pending]] = await db.batch([

@@ -12,8 +12,9 @@ import { KEPT_FOR_MS, keptSince } from "./event-log";
 import { type EndpointArguments, sendableEndpointId } from "./sendable-endpoint";
 
 /**
- * DESIGN.md, Beyond the spec: `since` "at most 30 days back" (nothing older is kept), and not in the future (nothing
- * has failed there yet). Checked while the request is read, so the 400 comes before any other check of the request.
+ * `since` is at most 30 days back (nothing older is kept) and not in the future (nothing has failed there yet)
+ * (docs/webhooks.md, Deliveries, redelivery and recovery). Checked while the request is read, so the 400 comes before
+ * any other check of the request.
  */
 export function assertRecoverableSince(since: string, now: EpochMs = Date.now()): void {
   const at = Date.parse(since);

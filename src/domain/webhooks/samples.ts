@@ -7,10 +7,10 @@ import type { OrderObject } from "../../schemas/order";
 import type { EventName } from "../platform/event-catalog";
 
 /*
- * One realistic `data` per event name, for test events (DESIGN.md, Beyond the spec: Test events by API): the shapes of
- * the spec's Events table, with the spec's Booking and Order objects, so that a partner's handler meets in CI what it
- * will meet in production. Each is checked against the schemas the core platform's reports are validated with
- * (test/webhook-test-events.test.ts). Invented people and places; example.com addresses.
+ * One realistic `data` per event name, for test events (docs/webhooks.md, Test events): the shapes of the spec's Events
+ * table, with the spec's Booking and Order objects, so that a partner's handler meets in CI what it will meet in
+ * production. Each is checked against the schemas the core platform's reports are validated with
+ * (test/webhooks/test-events.test.ts). Invented people and places; example.com addresses.
  */
 
 const booking = {

@@ -9,9 +9,9 @@ import { endpointNotFound, type WebhookEndpoint } from "./endpoints";
 
 /*
  * The endpoint that a send on demand (a redelivery, a recover, a test event, the owner's Send again) goes to, and
- * whose deliveries are listed: one within reach (a partner's own side, or any side of the owner's business: DESIGN.md,
- * Principals and ownership); to be sent to, also enabled (DESIGN.md, Endpoint health: a disabled endpoint gets no new
- * deliveries).
+ * whose deliveries are listed: one within reach (a partner's own side, or any side of the owner's business:
+ * docs/architecture.md, Principals and owner sides); to be sent to, also enabled, since a disabled endpoint gets no
+ * new deliveries (docs/webhooks.md, Endpoint health).
  */
 
 export type EndpointArguments = { reach: ShapedArgument<Reach>; endpoint: number };

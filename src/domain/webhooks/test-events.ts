@@ -8,11 +8,11 @@ import { type EmittedEvent, writeEvents } from "./events";
 import { SAMPLE_DATA } from "./samples";
 
 /**
- * `POST /webhooks/{id}/test` (DESIGN.md, Beyond the spec: Test events by API), once the endpoint was read with the
- * credential: the endpoint's budget (shared with redeliveries) and the business's budget of test events, which
- * re-creating the endpoint does not renew (429), then a sample of the event type, marked `"test": true`, written to
- * the outbox for that endpoint alone, whatever it subscribed to (as the dashboard's `ping`). Its audience is the
- * endpoint's side (`audienceOf`), so the Events API lists it to that side, as delivered.
+ * `POST /webhooks/{id}/test` (docs/webhooks.md, Test events), once the endpoint was read with the credential: the
+ * endpoint's budget (shared with redeliveries) and the business's budget of test events, which re-creating the endpoint
+ * does not renew (429), then a sample of the event type, marked `"test": true`, written to the outbox for that endpoint
+ * alone, whatever it subscribed to (as the dashboard's `ping`). Its audience is the endpoint's side (`audienceOf`), so
+ * the Events API lists it to that side, as delivered.
  */
 export async function sendTestEvent(
   limits: DurableObjectNamespace<BusinessLimits>,

@@ -6,9 +6,9 @@ import { Layout, OnOff } from "./layout";
 import { minuteText } from "./time-text";
 
 /*
- * The pages before the owner ends a partner's access (DESIGN.md, Principals and ownership: the owner "sees before
- * revoking a key or disconnecting an app what will stop and what remains"), then confirms with the form that posts
- * the revocation or the disconnection itself.
+ * The pages before the owner ends a partner's access: what will stop and what remains, seen before revoking a key or
+ * disconnecting an app (docs/architecture.md, What happens when access ends), then the form that posts the
+ * revocation or the disconnection itself.
  */
 
 type KeyPreview = Awaited<ReturnType<typeof keyRevocationPreview>>;
@@ -95,7 +95,10 @@ const IntakesSwitchedOff = (props: { intakes: Records["intakes"] }) => (
   </li>
 );
 
-/** Endpoints deleted with their deliveries not yet sent (DESIGN.md: "its access has ended"). */
+/**
+ * Endpoints deleted with their deliveries not yet sent: the partner's access has ended, so no customer data leaves
+ * for it through them (docs/architecture.md, What happens when access ends).
+ */
 const EndpointsDeleted = (props: { endpoints: Records["endpoints"]; lead: string }) => (
   <li data-testid="endpoints-deleted">
     {props.lead} These webhook endpoints are removed, and the deliveries still waiting to be sent to them are not sent:

@@ -11,9 +11,9 @@ import type { DashboardEnv } from "./dashboard-env";
 import { Csrf, Layout, Tag } from "./layout";
 
 /**
- * API keys and connected apps (DESIGN.md, dashboard: "Integration holds API keys, Connected apps and Webhooks"):
- * create a key (shown once); revoke a key or disconnect an app after a page that says what will stop and what
- * remains (DESIGN.md, Principals and ownership).
+ * API keys and connected apps, which the navigation groups with Webhooks under Integration (docs/decisions.md,
+ * Exactly as the spec says): create a key (shown once); revoke a key or disconnect an app after a page that says what
+ * will stop and what remains (docs/architecture.md, What happens when access ends).
  */
 export const account = new Hono<DashboardEnv>()
   .get("/keys", async (c) =>

@@ -80,7 +80,7 @@ async function reviewedWrite(c: Context<DashboardEnv>, write: ReviewedWrite) {
 
 /**
  * Connected actions: review (description, url, parameters), Test, switch on/off, the 10 recent calls, and the
- * owner's removal of any action, whoever registered it (DESIGN.md, Principals and ownership).
+ * owner's removal of any action, whoever registered it (docs/architecture.md, Principals and owner sides).
  */
 export const actionPages = new Hono<DashboardEnv>()
   .get("/actions", async (c) => {

@@ -4,8 +4,8 @@ import { Csrf } from "./layout";
 
 /**
  * The step before an owner's action that cannot be undone (removing an endpoint or an action, revoking a key,
- * disconnecting an app: DESIGN.md, Principals and ownership): what will stop, what remains, then the one form that
- * does it, and a way back that changes nothing. A GET page, so following a link never changes anything.
+ * disconnecting an app: docs/architecture.md, What happens when access ends): what will stop, what remains, then the
+ * one form that does it, and a way back that changes nothing. A GET page, so following a link never changes anything.
  */
 export function Confirmation(props: {
   session: OwnerSession;

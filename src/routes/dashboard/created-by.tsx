@@ -2,9 +2,9 @@ import type { Creator } from "../../domain/access/creators";
 import { Tag } from "./layout";
 
 /**
- * Who created an endpoint or an action (DESIGN.md, Principals and ownership): the business's API keys, or an app,
- * marked when the owner has disconnected it ("its actions and knowledge remain ..., marked in the dashboard as coming
- * from a disconnected app"). The words say it; the tag is not the only sign.
+ * Who created an endpoint or an action (docs/architecture.md, Principals and owner sides): the business's API keys,
+ * or an app, marked when the owner has disconnected it, since what it registered remains until the owner removes it
+ * (docs/architecture.md, What happens when access ends). The words say it; the tag is not the only sign.
  */
 export function CreatedBy(props: { creator: Creator }) {
   const { creator } = props;

@@ -37,7 +37,8 @@ const requireOwner = createMiddleware<DashboardEnv>(async (c, next) => {
   const session = await ownerSessionOf(c);
   if (!session) return c.redirect("/dashboard/sign-in", 303);
   c.set("session", session);
-  // DESIGN.md: CSRF protection on every form: the session's token must come back with every POST.
+  // CSRF protection on every form: the session's token must come back with every POST (docs/architecture.md,
+  // Sign-in).
   if (c.req.method === "POST" && !csrfTokenMatches(session.csrfToken, (await c.req.parseBody()).csrf_token)) {
     throw new ApiError(403, "This form was not sent from your dashboard, or it has expired. Nothing was changed.");
   }
@@ -54,8 +55,9 @@ const signedIn = new Hono<DashboardEnv>()
   .route("/", webhookPages);
 
 /**
- * The business owner's dashboard (DESIGN.md, Surfaces): server-rendered pages, the owner's session, CSRF protection
- * on every form (a token in the form, and the request's Origin must be ours), and errors as pages, not JSON.
+ * The business owner's dashboard (docs/decisions.md, The owner's dashboard): server-rendered pages, the owner's
+ * session, CSRF protection on every form (a token in the form, and the request's Origin must be ours), and errors as
+ * pages, not JSON.
  */
 export const dashboard = new Hono<DashboardEnv>()
   .use(csrf())

@@ -8,8 +8,8 @@ import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout } from "./layout";
 
 /**
- * DESIGN.md, Disconnecting an app: "its actions and knowledge remain until the owner removes them, marked in the
- * dashboard as coming from a disconnected app".
+ * A disconnected app's pushed texts remain until the owner removes them, marked as coming from a disconnected app
+ * (docs/architecture.md, What happens when access ends).
  */
 const fromDisconnectedApp = (addedBy: AddedBy) => addedBy.kind === "oauth_app" && addedBy.disconnected;
 

@@ -9,7 +9,10 @@ const NAV = [
   ["/dashboard/knowledge", "Knowledge"],
 ] as const;
 
-/** DESIGN.md, dashboard: "The navigation follows the spec's wording: Integration holds API keys, Connected apps and Webhooks." */
+/**
+ * The navigation follows the spec's wording: Integration holds API keys, Connected apps and Webhooks
+ * (docs/decisions.md, Exactly as the spec says).
+ */
 const INTEGRATION = [
   ["/dashboard/keys", "API keys"],
   ["/dashboard/apps", "Connected apps"],

@@ -13,10 +13,10 @@ const PLAN_NAMES = { free: "Free", pro: "Pro", business: "Business" } as const;
 type Overview = Awaited<ReturnType<typeof ownerOverview>>;
 
 /**
- * The overview, the dashboard's home: the plan, then what needs the owner (DESIGN.md, dashboard: "actions and intakes
- * waiting for approval (and those a partner's change switched off), endpoints whose recent deliveries fail,
- * knowledge sources used against the plan's limit, connected apps and when each last called"; Endpoint health: the
- * endpoints switched off).
+ * The overview, the dashboard's home: the plan, then what needs the owner: actions and intakes waiting for approval
+ * (and those a partner's change switched off), endpoints switched off by their health or whose recent deliveries
+ * fail, knowledge sources used against the plan's limit, and connected apps and keys with when each was last used
+ * (docs/decisions.md, Partners of one business stay apart).
  */
 export const overviewPage = new Hono<DashboardEnv>().get("/", async (c) => {
   const session = c.var.session;
@@ -99,7 +99,7 @@ function Waiting(props: { overview: Overview }) {
 }
 
 /**
- * Endpoints disabled by their health (DESIGN.md, Endpoint health): why, and who can bring each back: the partner
+ * Endpoints disabled by their health (docs/webhooks.md, Endpoint health): why, and who can bring each back: the partner
  * (`POST /webhooks/{id}/enable`), once its receiver works, or the owner on the endpoint's page; the owner can also
  * remove it.
  */

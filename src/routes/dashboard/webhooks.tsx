@@ -20,7 +20,7 @@ const endpointId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") 
 
 const secondText = (at: string) => at.replace("T", " ").slice(0, 19);
 
-/** On, or switched off by its health (DESIGN.md, Endpoint health): in the list and on the endpoint's page. */
+/** On, or switched off by its health (docs/webhooks.md, Endpoint health): in the list and on the endpoint's page. */
 const EndpointStatus = (props: { status: "enabled" | "disabled" }) => (
   <Tag good={props.status === "enabled"}>{props.status === "enabled" ? "On" : "Switched off"}</Tag>
 );
@@ -31,7 +31,7 @@ const HISTORY_PAGE = 50;
 /**
  * Webhook endpoints: their events, who added them and their health, the Test button (`ping`), each delivery with
  * every attempt and a Send again, switching a disabled endpoint back on, and the owner's removal of any endpoint,
- * whoever added it (DESIGN.md, Principals and ownership; Endpoint health).
+ * whoever added it (docs/architecture.md, Principals and owner sides; docs/webhooks.md, Endpoint health).
  */
 export const webhookPages = new Hono<DashboardEnv>()
   .get("/webhooks", async (c) => {

@@ -6,7 +6,10 @@ import { secretaryContext } from "../../domain/secretary/context";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam, ContextQuery } from "../../schemas/runtime";
 
-/** What the Secretary may use on a channel (DESIGN.md, Secretary runtime API). */
+/**
+ * What the Secretary may use on a channel: the settings, pushed knowledge as information, the enabled actions and
+ * intakes where they run (README.md, The Secretary runtime API; docs/decisions.md, The intake conversation).
+ */
 export const context = new Hono<AppEnv>().get(
   "/businesses/:id/context",
   zValidator("param", BusinessIdParam, rejectInvalid),

@@ -12,8 +12,8 @@ const cidParam = zValidator("param", ConversationParam, rejectInvalid);
 const jsonBody = zValidator("json", z.unknown(), rejectInvalid);
 
 /**
- * The HTTP mirror of the IntakeConversation methods (DESIGN.md, Secretary runtime API), for runtimes that are not
- * Workers, for curl and for tests. Each route forwards to the conversation's object and answers its result.
+ * The HTTP mirror of the IntakeConversation methods (README.md, The Secretary runtime API), for runtimes that are
+ * not Workers, for curl and for tests. Each route forwards to the conversation's object and answers its result.
  */
 export const conversations = new Hono<AppEnv>()
   .post("/conversations/:cid/intake", cidParam, jsonBody, async (c) => {

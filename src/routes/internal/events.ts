@@ -8,8 +8,8 @@ import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam } from "../../schemas/runtime";
 
 /**
- * The core platform reports booking, order, payment, lead and review changes (DESIGN.md). 201 when events were
- * emitted, 200 when the report changed nothing.
+ * The core platform reports booking, order, payment, lead and review changes. 201 when events were emitted, 200
+ * when the report changed nothing (docs/decisions.md, Events from the core platform).
  */
 export const platformEvents = new Hono<AppEnv>().post(
   "/businesses/:id/events",

@@ -6,7 +6,10 @@ import { setPlan } from "../../domain/access/businesses";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam, PlanChange } from "../../schemas/runtime";
 
-/** The billing side sets a business's plan (DESIGN.md: `PUT /internal/v1/businesses/{id}/plan`). */
+/**
+ * The billing side sets a business's plan, `PUT /internal/v1/businesses/{id}/plan`, and gets the business with its
+ * plan back (docs/decisions.md, The Secretary runtime API).
+ */
 export const plan = new Hono<AppEnv>().put(
   "/businesses/:id/plan",
   zValidator("param", BusinessIdParam, rejectInvalid),
