@@ -15,7 +15,6 @@ import {
   thankYou,
   UNFINISHED_AFTER_MS,
 } from "../domain/intakes/conversation";
-import type { Env } from "../env";
 import { ApiError, conflict } from "../lib/errors";
 import { settle } from "../lib/settle";
 import { parseOrThrow } from "../lib/validation";
@@ -24,13 +23,13 @@ import { IntakeAnswersBody, StartIntakeBody } from "../schemas/runtime";
 const RUN_KEY = "run";
 
 /**
- * One per Secretary conversation (`idFromName(conversationId)`, DESIGN.md): the intake running in it, its answers,
- * the alarm that drops it after 24 hours, and its exactly-once completion. Every method validates its input with
- * the same zod schema as its HTTP mirror under `/internal/v1/conversations/{cid}/intake`, and answers a
- * `RuntimeResult` (a refusal is a value, with the status the HTTP mirror answers).
+ * One per Secretary conversation (`idFromName(conversationId)`; docs/architecture.md, Shape): the intake running in
+ * it, its answers, the alarm that drops it after 24 hours, and its exactly-once completion. Every method validates
+ * its input with the same zod schema as its HTTP mirror under `/internal/v1/conversations/{cid}/intake`, and answers
+ * a `RuntimeResult` (a refusal is a value, with the status the HTTP mirror answers).
  *
  * Completion happens once per run: the run is marked while it completes, a concurrent call waits for the same
- * completion, and D1 itself refuses a second response for the run (src/domain/intake-completion.ts).
+ * completion, and D1 itself refuses a second response for the run (src/domain/intakes/completion.ts).
  */
 export class IntakeConversation extends DurableObject {
   private completing: Promise<ReturnType<typeof stateOf> & { reply: string }> | undefined;
@@ -161,6 +160,8 @@ export class IntakeConversation extends DurableObject {
   }
 }
 
-/** The conversation's own object (DESIGN.md: `idFromName(conversationId)`). */
-export const conversationObject = (env: Env, conversationId: string) =>
-  env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(conversationId));
+/** The conversation's own object, `idFromName(conversationId)` (docs/architecture.md, Shape). */
+export const conversationObject = (
+  env: { INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation> },
+  conversationId: string,
+) => env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(conversationId));

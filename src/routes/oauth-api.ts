@@ -15,21 +15,28 @@ const JSON_TYPE = "application/json";
 /** The media type of the request body, without its parameters (`; charset=…`), in lower case. */
 const mediaTypeOf = (c: Context) => (c.req.header("Content-Type") ?? "").split(";")[0]?.trim().toLowerCase();
 
+/**
+ * A form body's parameters. The form encoding is ASCII by definition (RFC 6749 Appendix B: UTF-8 bytes
+ * percent-encoded), so the bytes are decoded as UTF-8 here: the runtime's `text()` warns about every body whose
+ * type is not a text type.
+ */
+const formParameters = async (c: Context) => new URLSearchParams(new TextDecoder().decode(await c.req.arrayBuffer()));
+
 /** The token endpoint takes `application/x-www-form-urlencoded` only (RFC 6749 §3.2; spec: Conventions). */
 async function formBody(c: Context): Promise<URLSearchParams> {
   if (mediaTypeOf(c) !== FORM) throw invalidRequest(`The request body must be sent as ${FORM}.`);
-  return new URLSearchParams(await c.req.text());
+  return formParameters(c);
 }
 
 /**
  * The revocation endpoint takes the form encoding (RFC 7009 §2.1) and JSON (spec: Conventions, JSON for every body
- * but the token endpoint's; DESIGN.md, Revocation request). A JSON body becomes the parameters a form would carry:
+ * but the token endpoint's; docs/oauth.md, 6. Revoke). A JSON body becomes the parameters a form would carry:
  * each of `names` must be a string when present; null counts as absent, as an empty form value does (RFC 6749
  * §3.1); other members are ignored like unknown parameters (RFC 6749 §3.2).
  */
 async function formOrJsonBody(c: Context, names: readonly string[]): Promise<URLSearchParams> {
   const type = mediaTypeOf(c);
-  if (type === FORM) return new URLSearchParams(await c.req.text());
+  if (type === FORM) return formParameters(c);
   if (type !== JSON_TYPE) throw invalidRequest(`The request body must be sent as ${FORM} or ${JSON_TYPE}.`);
   let body: unknown;
   try {

@@ -114,7 +114,10 @@ const Title = z
   .max(80)
   .superRefine(visibleText({ lines: false }));
 
-/** DESIGN.md, Action `source`, name and title rules. Other keys are ignored. */
+/**
+ * Spec, Connected actions: the registration body. `name` is 1 to 64 of `a-z 0-9 _` starting with a letter, unique per
+ * business; `title` 1 to 80 characters (docs/decisions.md, Registration). Other keys are ignored.
+ */
 export const CreateActionBody = z
   .object({
     name: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, {
@@ -160,16 +163,17 @@ export const ActionObject = z
     updatedAt: timestamp,
   })
   .openapi("Action");
+export type ActionObject = z.infer<typeof ActionObject>;
 
 export const CreatedActionObject = ActionObject.extend({
   secret: z.string().openapi({ description: "Shown once: it keys X-Service-Signature on every call" }),
 }).openapi("CreatedAction");
 
 /**
- * The Secretary's arguments (DESIGN.md, Secretary runtime API) exactly as sent: a plain object with every own name
- * kept. Not `z.record`, which skips a `__proto__` key without a word: `{"__proto__": …}` would arrive as `{}` and be
- * sent on as a call without it. Kept, that name is judged like any other by `argumentProblem` (names checked with
- * `Object.hasOwn`: DESIGN.md, Everywhere), and the call is `rejected`.
+ * The Secretary's arguments of an action call (docs/decisions.md, Calls) exactly as sent: a plain object with every
+ * own name kept. Not `z.record`, which skips a `__proto__` key without a word: `{"__proto__": …}` would arrive as
+ * `{}` and be sent on as a call without it. Kept, that name is judged like any other by `argumentProblem` (names
+ * checked with `Object.hasOwn`: docs/architecture.md, Everywhere), and the call is `rejected`.
  */
 export const ActionArguments = z.custom<Record<string, unknown>>(
   (value) =>
@@ -177,7 +181,10 @@ export const ActionArguments = z.custom<Record<string, unknown>>(
   { error: "must be an object" },
 );
 
-/** DESIGN.md, Action call record: never `pending` (a call cut off mid-way is an error after 30 s). */
+/**
+ * An action call as the spec's call history shows it: never `pending`, since a call cut off mid-way is shown as an
+ * error after 30 s (docs/decisions.md, Calls).
+ */
 export const ActionCallObject = z
   .object({
     id: z.number().int(),

@@ -4,14 +4,20 @@ import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { type Bound, statement } from "../../db/statements";
 import { iso } from "../../lib/time";
 import { type Reach, reached } from "../access/scope";
-import type { Attempt } from "./attempts";
 import { endpointNotFound, toEndpointObject } from "./endpoints";
 
+/** What endpoint health reads of an attempt (attempts.ts makes them): whose endpoint, when, and how it ended. */
+type Attempt = {
+  delivery: { endpointId: number };
+  attemptedAt: number;
+  outcome: { ok: boolean; statusCode: number | null; durationMs: number };
+};
+
 /*
- * Endpoint health (DESIGN.md, Beyond the spec): an endpoint is disabled when it answers 410 Gone, or when every
+ * Endpoint health (docs/webhooks.md, Endpoint health): an endpoint is disabled when it answers 410 Gone, or when every
  * delivery attempt to it for 3 days has failed (at least 10 failed deliveries and none delivered in that time). A
  * disabled endpoint gets no new deliveries (`writeEvents` inserts none for it); its pending ones finish their schedule
- * and its events stay listable, until its partner enables it again.
+ * and its events stay listable, until its partner or the owner enables it again.
  */
 
 /** How long every attempt must have failed before the endpoint is disabled. */
@@ -24,8 +30,8 @@ const GONE = 410;
 /**
  * The endpoints of a queue batch's attempts as ONE bound value, a JSON array of `[endpoint id, time]` pairs, one per
  * endpoint with the latest (or earliest) time its attempts finished, so that a statement has one shape for any
- * number of them (src/db/statements.ts). The endpoint comes with the claimed delivery: a join of the pairs with the
- * deliveries made SQLite walk the whole deliveries table per endpoint (the drain fell from 660 to 320 a second).
+ * number of them (src/db/statements.ts). The endpoint comes with the claimed delivery, not from a join of the pairs
+ * with the deliveries, which would make SQLite walk the whole deliveries table per endpoint.
  */
 function pairsOf(attempts: Attempt[], pick: "latest" | "earliest"): string {
   const times = new Map<number, string>();

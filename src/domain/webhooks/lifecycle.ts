@@ -7,37 +7,35 @@ import { guard } from "../../db/snapshot-guard";
 import { type Preparable, runStatements, statement } from "../../db/statements";
 import type { Env } from "../../env";
 import { notFound } from "../../lib/errors";
+import type { ActionObject } from "../../schemas/actions";
 import type { IntakeObject } from "../../schemas/intakes";
 import type { Business } from "../access/businesses";
 import type { PrincipalRef } from "../access/principals";
 import type { ReadReach } from "../access/scope";
-import type { toActionObject } from "../actions/registration";
 import { endpointRows, type WebhookEndpoint } from "./endpoints";
 import { type EventDraft, enqueueDeliveries, writeEvents } from "./events";
 
 /*
- * Lifecycle events (DESIGN.md, Beyond the spec): `action.enabled`, `action.disabled`, `intake.enabled` and
- * `intake.disabled`, so that a partner knows when its integration is live without polling. Each is written in the
+ * Lifecycle events (docs/architecture.md, Lifecycle events): `action.enabled`, `action.disabled`,
+ * `action.change_accepted`, `intake.enabled` and `intake.disabled`, so that a partner knows when its integration is
+ * live without polling. Each is written in the
  * same D1 batch as the switch it reports (`writeSwitch`): if one is written, so is the other.
  */
 
 /**
  * Why the record was switched: `owner`, in the dashboard; `changed`, a partner's PATCH switched it off (a new url for
- * an action; a change of its content for an intake: spec, States); `credential_revoked`, the key that registered an
- * intake was revoked (spec: "Revoking a key switches that key's intakes off").
+ * an action; a change of its content for an intake: spec, States); `credential_revoked`, a key was revoked: the
+ * intakes it registered (spec: "Revoking a key switches that key's intakes off"), and the API keys' actions the owner
+ * chose to switch off with it (docs/decisions.md, When access ends).
  */
 export type LifecycleReason = "owner" | "changed" | "credential_revoked";
 
 /**
  * `action.enabled` or `action.disabled` `{ action, reason }`, with the action as `GET /actions` shows it after the
- * switch, to the endpoints of its owner side only (DESIGN.md, Principals and ownership: an action belongs to the app
- * connection that registered it, or to the business's API keys together).
+ * switch, to the endpoints of its owner side only (docs/architecture.md, Principals and owner sides: an action belongs
+ * to the app connection that registered it, or to the business's API keys together).
  */
-export const actionSwitched = (
-  action: ReturnType<typeof toActionObject>,
-  side: number | null,
-  reason: LifecycleReason,
-): EventDraft => ({
+export const actionSwitched = (action: ActionObject, side: number | null, reason: LifecycleReason): EventDraft => ({
   event: action.enabled ? "action.enabled" : "action.disabled",
   data: { action, reason },
   audience: { side },
@@ -47,7 +45,7 @@ export const actionSwitched = (
  * `action.change_accepted` `{ action }`: the owner accepted a change of the action's description or parameters, and
  * the Secretary uses the version in `action` from now on (docs/webhooks.md, Lifecycle events); to its owner side only.
  */
-export const actionChangeAccepted = (action: ReturnType<typeof toActionObject>, side: number | null): EventDraft => ({
+export const actionChangeAccepted = (action: ActionObject, side: number | null): EventDraft => ({
   event: "action.change_accepted",
   data: { action },
   audience: { side },
@@ -68,9 +66,9 @@ export const intakeSwitched = (intake: IntakeObject, owner: PrincipalRef, reason
 export type Enqueue = (deliveryIds: number[]) => void;
 
 /**
- * After the request's answer (`waitUntil`): a partner's PATCH keeps its two D1 round trips (DESIGN.md, Performance
- * budget), and nothing depends on the queue anyway: `enqueueDeliveries` throws nothing, and what it could not send
- * the outbox sweep sends (DESIGN.md, Outbox).
+ * After the request's answer (`waitUntil`): a partner's PATCH keeps its two D1 round trips (docs/architecture.md,
+ * Performance budget), and nothing depends on the queue anyway: `enqueueDeliveries` throws nothing, and what it could
+ * not send the outbox sweep sends (docs/architecture.md, The outbox).
  */
 export const enqueueAfterAnswer =
   (c: { env: Pick<Env, "DB" | "WEBHOOK_DELIVERIES">; executionCtx: Pick<ExecutionContext, "waitUntil"> }): Enqueue =>
@@ -90,8 +88,9 @@ export const changedRows = (db: Database, rows: number) => guard(db, sql`changes
 export type EventTarget = { business: Business; endpoints: WebhookEndpoint[] };
 
 /**
- * A record's read with the endpoints `reach` sees, in the same round trip: a partner's change reads its record and
- * its side's endpoints with its credential (DESIGN.md, Performance budget: a write makes at most two round trips).
+ * A record's read with the endpoints `reach` sees, in the same round trip: a partner's change reads its record and its
+ * side's endpoints with its credential (docs/architecture.md, Performance budget: a write makes at most two round
+ * trips).
  */
 export function withEndpoints<T>(record: Read<T>, reach: ReadReach): Read<{ record: T; endpoints: WebhookEndpoint[] }> {
   const endpoints = endpointRows(reach);
