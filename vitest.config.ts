@@ -6,7 +6,12 @@ import { defineConfig } from "vitest/config";
  * a runtime and storage of its own. Every other file shares one runtime per worker (`isolate: false`), which saves
  * the ~3 s each fresh workerd takes to start; their queries are scoped by the business each test creates.
  */
-const WHOLE_DATABASE = ["test/webhook-delivery.test.ts", "test/outbox-faults.test.ts", "test/retention.test.ts"];
+const WHOLE_DATABASE = [
+  "test/webhooks/delivery.test.ts",
+  "test/webhooks/outbox-faults.test.ts",
+  "test/operations/retention-by-age.test.ts",
+  "test/operations/retention-chunks.test.ts",
+];
 
 // Tests run inside workerd with the real bindings of wrangler.toml: local D1 (migrated by test/setup.ts), Durable
 // Objects and Queues. Outbound calls go to the real HTTP receiver that test/global-setup.ts starts.

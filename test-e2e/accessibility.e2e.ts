@@ -16,7 +16,7 @@ import {
 } from "./local-worker";
 
 /**
- * Accessibility of every page an owner sees (issue 15): axe-core (WCAG 2.0 and 2.1, A and AA) in a real browser
+ * Accessibility of every page an owner sees: axe-core (WCAG 2.0 and 2.1, A and AA) in a real browser
  * against a real `wrangler dev`, at a phone-sized and a desktop viewport. A serious or critical violation fails the
  * test, named by page, rule and element. The dashboard's pages are found by following its links from the overview,
  * so a page linked from another is checked without being listed here. A screenshot of every page at both sizes goes

@@ -6,7 +6,7 @@ import { launchChromium, startWorker } from "./local-worker";
 
 /**
  * The API reference at /docs in a real browser against a real `wrangler dev`, with the network closed to every
- * other origin (DESIGN.md, Security notes: Pages): the page's script comes from the Worker itself, so the reference
+ * other origin (docs/architecture.md, Pages): the page's script comes from the Worker itself, so the reference
  * must render and work with nothing else.
  */
 const PORT = 8798;

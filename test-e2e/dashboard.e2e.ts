@@ -114,7 +114,7 @@ describe("the business owner's dashboard", () => {
     expect(key).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
     await shot("keys");
     expect((await api("/api/v1/me", { token: key })).status).toBe(200);
-    // DESIGN.md, Principals and ownership: the owner first sees what will stop and what remains.
+    // docs/architecture.md, What happens when access ends: the owner first sees what will stop and what remains.
     await page.getByRole("link", { name: `Revoke ${label}` }).click();
     expect(page.url()).toMatch(/\/dashboard\/keys\/\d+\/revoke$/);
     expect((await api("/api/v1/me", { token: key })).status).toBe(200);

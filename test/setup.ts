@@ -10,7 +10,9 @@ watchWorker();
 beforeEach(() => {
   takeServerErrors();
 });
-afterEach(() => {
+afterEach(({ task }) => {
   const { seen, expected } = takeServerErrors();
   if (!expected) expect(seen, "the Worker answered 5xx or logged an uncaught error").toEqual([]);
+  // The error lines of a fault produced on purpose are printed only when the test fails, to explain it.
+  else if (task.result?.state === "fail" && seen.length > 0) console.warn(seen.join("\n"));
 });

@@ -34,7 +34,7 @@ export async function submit(jar: CookieJar, from: string, action: string, form:
 
 /**
  * The owner switches the action on from its page, at the version (url, description, parameters) reviewed there
- * (DESIGN.md, Business owner dashboard: "Switching an action on is guarded like an intake").
+ * (switching an action on is guarded like an intake's; docs/decisions.md, The owner's dashboard).
  */
 export async function switchActionOn(jar: CookieJar, id: number) {
   const path = `/dashboard/actions/${id}`;

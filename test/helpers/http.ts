@@ -4,7 +4,7 @@ import worker from "../../src/index";
 
 export const BASE = "http://localhost:8787";
 
-/** The Secretary runtime's credential for `/internal/v1` (DESIGN.md, Secretary runtime API). */
+/** The Secretary runtime's credential for `/internal/v1` (docs/decisions.md, The Secretary runtime API). */
 export const RUNTIME = { Authorization: `Bearer ${env.RUNTIME_TOKEN}` };
 
 /**

@@ -5,8 +5,8 @@ import { BASE } from "./http";
 
 /**
  * A partner request through the Worker's fetch handler on a D1 that counts round trips: those made before the answer
- * (DESIGN.md, Performance budget: a read makes one, a write at most two), and the answer itself. Work left to
- * `waitUntil` (the enqueue after a write) runs before this returns, but is not counted.
+ * (docs/architecture.md, Performance budget: a read makes one, a write at most two), and the answer itself. Work left
+ * to `waitUntil` (the enqueue after a write) runs before this returns, but is not counted.
  */
 export async function roundTrips(
   path: string,

@@ -1,6 +1,6 @@
 /**
  * A receiver's verification with nothing but WebCrypto: the two examples of docs/webhooks.md, kept here so that the
- * documented code is the tested code (test/standard-webhooks.test.ts, test/webhook-delivery.test.ts).
+ * documented code is the tested code (test/webhooks/standard-webhooks.test.ts, test/webhooks/delivery.test.ts).
  */
 
 /** `X-Service-Signature: t=…,v1=…[,v1=…]`: any one `v1` made with your secret is enough (two during a rotation). */

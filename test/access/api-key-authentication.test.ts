@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { API_KEY_PREFIX } from "../../src/domain/access/principals";
+import { randomToken } from "../../src/lib/secrets";
+import { createApiKey, createBusiness } from "../helpers/fixtures";
+import { call, expectError } from "../helpers/http";
+
+const PROTECTED = ["/api/v1/me", "/api/v1/appointments", "/api/v1/orders"];
+
+describe("API key authentication (spec: Authentication, API key)", () => {
+  it.each(PROTECTED)("refuses %s without an Authorization header (401)", async (path) => {
+    const response = await call(path);
+    await expectError(response, 401, /API key is required/);
+    expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="api"');
+  });
+
+  it.each([
+    ["another scheme", "Basic dXNlcjpwYXNz"],
+    ["a bare key without the scheme", `${randomToken(API_KEY_PREFIX)}`],
+    ["the scheme without a key", "Bearer "],
+    ["a key of the wrong shape", "Bearer sk_live_short"],
+    ["a key with another prefix", `Bearer ${randomToken("pk_live_")}`],
+    ["two tokens", `Bearer ${randomToken(API_KEY_PREFIX)} extra`],
+  ])("refuses a malformed header (%s) with 401", async (_case, header) => {
+    const response = await call("/api/v1/me", { headers: { Authorization: header } });
+    await expectError(response, 401, /malformed/);
+  });
+
+  it("refuses a well-formed key that does not exist (401)", async () => {
+    await expectError(await call("/api/v1/me", { key: randomToken(API_KEY_PREFIX) }), 401, /not recognised/);
+  });
+
+  it("refuses a revoked key (401) while another key of the same business works", async () => {
+    const { business, apiKey } = await createBusiness();
+    const revoked = await createApiKey(business.id, { revoked: true });
+    await expectError(await call("/api/v1/me", { key: revoked.apiKey }), 401, /revoked/);
+    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+  });
+
+  it("accepts the scheme name in any case, as RFC 6750 allows", async () => {
+    const { apiKey } = await createBusiness();
+    const response = await call("/api/v1/me", { headers: { Authorization: `bearer ${apiKey}` } });
+    expect(response.status).toBe(200);
+  });
+});
+
+describe("the plan rule (spec: the API requires Pro or Business; a lapsed plan gives 403)", () => {
+  it.each(PROTECTED)("answers 403 on %s for a lapsed Pro plan", async (path) => {
+    const { apiKey } = await createBusiness({ plan: "pro", active: false });
+    await expectError(await call(path, { key: apiKey }), 403, /lapsed/);
+  });
+
+  it("answers 403 for a lapsed Business plan", async () => {
+    const { apiKey } = await createBusiness({ plan: "business", active: false });
+    await expectError(await call("/api/v1/me", { key: apiKey }), 403, /lapsed/);
+  });
+
+  it("answers 403 for a business on the free plan", async () => {
+    const { apiKey } = await createBusiness({ plan: "free", active: true });
+    await expectError(await call("/api/v1/me", { key: apiKey }), 403, /does not include the API/);
+  });
+
+  it("lets an active Business plan in", async () => {
+    const { apiKey } = await createBusiness({ plan: "business", active: true });
+    expect((await call("/api/v1/orders", { key: apiKey })).status).toBe(200);
+  });
+});

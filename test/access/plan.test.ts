@@ -1,0 +1,87 @@
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createBusiness } from "../helpers/fixtures";
+import { call, json, RUNTIME } from "../helpers/http";
+
+describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () => {
+  const { business, apiKey } = await createBusiness({ plan: "pro", active: true });
+  const setPlan = (body: unknown, id = business.id, headers: Record<string, string> = RUNTIME) =>
+    call(`/internal/v1/businesses/${id}/plan`, { method: "PUT", body, headers });
+
+  it("lapses a plan, which closes the partner API with 403, and reactivates it", async () => {
+    const lapsed = await setPlan({ plan: "pro", active: false });
+    expect(lapsed.status).toBe(200);
+    expect(await json(lapsed)).toEqual({
+      id: business.id,
+      handle: business.handle,
+      name: business.name,
+      currency: "EUR",
+      country: "NL",
+      plan: "pro",
+      plan_active: false,
+    });
+    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(403);
+
+    expect((await setPlan({ plan: "business", active: true })).status).toBe(200);
+    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+  });
+
+  it("moves a business to the free plan, which the API does not include", async () => {
+    expect((await setPlan({ plan: "free", active: true })).status).toBe(200);
+    expect((await call("/api/v1/orders", { key: apiKey })).status).toBe(403);
+    await setPlan({ plan: "pro", active: true });
+  });
+
+  it.each([
+    [{ plan: "gold", active: true }, 'The field "plan" must be one of "free", "pro", "business".'],
+    [{ plan: "pro" }, 'The field "active" is required.'],
+    [{ plan: "pro", active: "yes" }, 'The field "active" must be a boolean.'],
+    [{ plan: "pro", active: true, business_id: "x" }, 'The request body has unknown key "business_id".'],
+    [[], "The request body must be an object."],
+  ])("refuses %j with 400 and the reason", async (body, error) => {
+    const response = await setPlan(body);
+    expect(response.status).toBe(400);
+    expect(await json(response)).toEqual({ error });
+  });
+
+  it("answers 404 for an unknown business and 400 for an id that is not one", async () => {
+    const unknown = await setPlan({ plan: "pro", active: true }, crypto.randomUUID());
+    expect(unknown.status).toBe(404);
+    expect(await json(unknown)).toEqual({ error: "No business has that id." });
+    const malformed = await setPlan({ plan: "pro", active: true }, "not-a-uuid");
+    expect(malformed.status).toBe(400);
+    expect(await json(malformed)).toEqual({ error: 'The path parameter "id" must be a business id (a UUID).' });
+  });
+
+  it.each([
+    ["no token", {}],
+    ["a wrong token", { Authorization: "Bearer wrong-token" }],
+    ["a partner's API key", { Authorization: `Bearer ${apiKey}` }],
+  ])("refuses %s with 401", async (_case, headers) => {
+    const response = await setPlan({ plan: "free", active: false }, business.id, headers);
+    expect(response.status).toBe(401);
+    expect(await json(response)).toEqual({ error: "The runtime token is missing or not valid." });
+    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+  });
+
+  it("is the same as the RPC method setPlan of the RuntimeApi entrypoint, with refusals as values", async () => {
+    const runtime = exports.RuntimeApi;
+    expect(await runtime.setPlan(business.id, { plan: "business", active: false })).toMatchObject({
+      ok: true,
+      value: { id: business.id, plan: "business", plan_active: false },
+    });
+    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(403);
+    expect(await runtime.setPlan(business.id, { plan: "gold", active: true })).toEqual({
+      ok: false,
+      status: 400,
+      error: 'The field "plan" must be one of "free", "pro", "business".',
+    });
+    expect(await runtime.setPlan(crypto.randomUUID(), { plan: "pro", active: true })).toEqual({
+      ok: false,
+      status: 404,
+      error: "No business has that id.",
+    });
+    await runtime.setPlan(business.id, { plan: "pro", active: true });
+    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+  });
+});

@@ -1,0 +1,42 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { countingD1 } from "../helpers/counting-d1";
+import { createBusiness } from "../helpers/fixtures";
+import { BASE, call } from "../helpers/http";
+import { connectApp, createOwnerBusiness } from "../helpers/oauth";
+import { type Method, ROUTES, realPath } from "../helpers/partner-routes";
+
+/** The D1 round trips made before the response is answered (work left to `waitUntil` is not waited for). */
+async function roundTrips(url: string, method: Method, credential: string, body?: unknown) {
+  const { d1, trips } = countingD1(env.DB);
+  const ctx = createExecutionContext();
+  const headers: Record<string, string> = { Authorization: `Bearer ${credential}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const request = new Request(`${BASE}${url}`, { method, headers, body: payload });
+  const response = await worker.fetch(request, { ...env, DB: d1 }, ctx);
+  const count = trips.length;
+  await waitOnExecutionContext(ctx);
+  return { status: response.status, count, trips: [...trips.slice(0, count)] };
+}
+
+// docs/architecture.md, Performance budget: a partner read makes exactly one D1 round trip (the credential and the data
+// in one batch), a write at most two; with an API key and with an OAuth access token.
+describe("D1 round trips of every partner route", () => {
+  it.each(ROUTES)("%s %s: one for a read, at most two for a write", async (method, path, ok, body) => {
+    // A business of its own per credential, since a record a path names is created with the credential itself.
+    const withKey = await createBusiness();
+    const withToken = await connectApp(await createOwnerBusiness());
+    for (const credential of [withKey.apiKey, withToken.tokens.access_token]) {
+      const url = await realPath(path, credential);
+      // The first request of an hour also records the credential's use, after its answer (waitUntil;
+      // test/access/owner-sides.test.ts): measured here is every other request.
+      await call("/api/v1/me", { key: credential });
+      const { status, count, trips } = await roundTrips(url, method, credential, body);
+      expect(status).toBe(ok);
+      if (method === "GET") expect(trips, "a read").toHaveLength(1);
+      else expect(count, `a write: ${trips.join(" | ")}`).toBeLessThanOrEqual(2);
+    }
+  });
+});

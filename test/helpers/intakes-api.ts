@@ -1,0 +1,39 @@
+import { expect } from "vitest";
+import { json } from "./http";
+
+// Bodies and checks for registering intakes (POST and PATCH /api/v1/intakes) in test/intakes/.
+
+export const NOT_FOUND = { error: "No intake with that id exists for this credential." };
+
+/** A question with `overrides`; required by default so that a list of one is valid. */
+export const question = (overrides: Record<string, unknown> = {}) => ({
+  id: "q",
+  label: "Question?",
+  type: "text",
+  required: true,
+  ...overrides,
+});
+
+/** `count` valid questions q0, q1, ... (the first one required). */
+export const questions = (count: number) =>
+  Array.from({ length: count }, (_, i) => question({ id: `q${i}`, required: i === 0 }));
+
+export const select = (options: unknown, overrides: Record<string, unknown> = {}) =>
+  question({ id: "pick", type: "select", required: false, options, ...overrides });
+
+/** Before the question at index 1: a valid first question, so that paths name index 1. */
+export const second = (field: Record<string, unknown>) => ({ fields: [question(), field] });
+
+export const chars = (count: number, unit = "a") => unit.repeat(count);
+export const name = (length: number) => `n${"a".repeat(length - 1)}`;
+export const EMOJI = "😀";
+
+export async function expectInvalid(response: Response, field: string | undefined, sentence?: RegExp) {
+  const body = await json(response);
+  expect(response.status, JSON.stringify(body)).toBe(400);
+  if (field === undefined) expect(body).toEqual({ error: expect.any(String) });
+  else expect(body).toEqual({ error: expect.any(String), field });
+  expect(body.error).toMatch(/^The .+\.$/);
+  if (field !== undefined) expect(body.error).toContain(`"${field}"`);
+  if (sentence) expect(body.error).toMatch(sentence);
+}

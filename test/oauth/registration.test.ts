@@ -1,0 +1,254 @@
+import { eq, like } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { oauthClients } from "../../src/db/schema";
+import { REGISTRATIONS_PER_MINUTE } from "../../src/domain/oauth/clients";
+import { sha256Hex } from "../../src/lib/secrets";
+import { db } from "../helpers/fixtures";
+import { call, expectError, json } from "../helpers/http";
+import { expectOAuthError, ISSUER, REDIRECT_URI, type RegisteredClient, register } from "../helpers/oauth";
+import { awayFromWindowEdge } from "../helpers/rate-limit-window";
+
+describe("discovery (RFC 8414; docs/oauth.md, Endpoints)", () => {
+  it("publishes the metadata docs/oauth.md lists, with absolute endpoints and the base address as issuer", async () => {
+    const response = await call("/.well-known/oauth-authorization-server");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+    expect(await json(response)).toEqual({
+      issuer: ISSUER,
+      authorization_endpoint: `${ISSUER}/oauth/authorize`,
+      token_endpoint: `${ISSUER}/api/oauth/token`,
+      registration_endpoint: `${ISSUER}/api/oauth/register`,
+      revocation_endpoint: `${ISSUER}/api/oauth/revoke`,
+      response_types_supported: ["code"],
+      grant_types_supported: ["authorization_code", "refresh_token"],
+      code_challenge_methods_supported: ["S256"],
+      token_endpoint_auth_methods_supported: ["client_secret_post", "client_secret_basic", "none"],
+      revocation_endpoint_auth_methods_supported: ["client_secret_post", "client_secret_basic", "none"],
+      scopes_supported: ["api"],
+      authorization_response_iss_parameter_supported: true,
+    });
+  });
+
+  it("drops a trailing slash of BASE_URL from the issuer", async () => {
+    const response = await call("/.well-known/oauth-authorization-server", {
+      bindings: { BASE_URL: "https://partners.example/" },
+    });
+    const body = await json(response);
+    expect(body.issuer).toBe("https://partners.example");
+    expect(body.token_endpoint).toBe("https://partners.example/api/oauth/token");
+  });
+});
+
+describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
+  it.each(["client_secret_post", "client_secret_basic"] as const)(
+    "registers a %s client and shows its secret once, storing only its hash",
+    async (method) => {
+      const response = await register({
+        client_name: "Booking Tool",
+        redirect_uris: [REDIRECT_URI, "http://127.0.0.1:9000/cb"],
+        token_endpoint_auth_method: method,
+      });
+      expect(response.status).toBe(201);
+      expect(response.headers.get("Cache-Control")).toBe("no-store");
+      const body = await json<RegisteredClient & Record<string, unknown>>(response);
+      expect(body).toEqual({
+        client_id: expect.stringMatching(/^cl_[A-Za-z0-9_-]{22}$/),
+        client_secret: expect.stringMatching(/^cs_live_[A-Za-z0-9_-]{43}$/),
+        client_secret_expires_at: 0,
+        client_id_issued_at: expect.any(Number),
+        client_name: "Booking Tool",
+        redirect_uris: [REDIRECT_URI, "http://127.0.0.1:9000/cb"],
+        token_endpoint_auth_method: method,
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        scope: "api",
+      });
+      const stored = await db.select().from(oauthClients).where(eq(oauthClients.id, body.client_id)).get();
+      expect(stored?.secretHash).toBe(sha256Hex(body.client_secret ?? ""));
+      expect(JSON.stringify(stored)).not.toContain(body.client_secret);
+    },
+  );
+
+  it("registers a public client (none) without a secret", async () => {
+    const response = await register({
+      client_name: "CLI",
+      redirect_uris: ["http://localhost/cb"],
+      token_endpoint_auth_method: "none",
+    });
+    expect(response.status).toBe(201);
+    const body = await json(response);
+    expect(body).not.toHaveProperty("client_secret");
+    expect(body).not.toHaveProperty("client_secret_expires_at");
+    expect(body.token_endpoint_auth_method).toBe("none");
+    const stored = await db
+      .select()
+      .from(oauthClients)
+      .where(eq(oauthClients.id, String(body.client_id)))
+      .get();
+    expect(stored?.secretHash).toBeNull();
+  });
+
+  it("defaults token_endpoint_auth_method to client_secret_basic, as RFC 7591 §2 does", async () => {
+    const body = await json(await register({ client_name: "Shop", redirect_uris: [REDIRECT_URI] }));
+    expect(body.token_endpoint_auth_method).toBe("client_secret_basic");
+    expect(body.client_secret).toEqual(expect.any(String));
+  });
+
+  it("accepts grant_types, response_types and scope that describe what it does, ignores unknown metadata", async () => {
+    const response = await register({
+      client_name: "Shop",
+      redirect_uris: [REDIRECT_URI, REDIRECT_URI],
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+      scope: "api",
+      logo_uri: "https://partner.example/logo.png",
+      client_id: "chosen-by-me",
+    });
+    expect(response.status).toBe(201);
+    const body = await json(response);
+    expect(body.redirect_uris).toEqual([REDIRECT_URI]);
+    expect(body.client_id).not.toBe("chosen-by-me");
+    expect(body).not.toHaveProperty("logo_uri");
+  });
+
+  it.each([
+    ["1 to 5 redirect URIs: none", []],
+    ["1 to 5 redirect URIs: six", Array.from({ length: 6 }, (_, i) => `https://partner.example/cb${i}`)],
+    ["redirect_uris missing", undefined],
+    ["not an array", REDIRECT_URI],
+    ["http outside loopback", ["http://partner.example/cb"]],
+    ["http on a private address", ["http://192.168.1.10/cb"]],
+    ["http on a name ending in localhost", ["http://app.localhost/cb"]],
+    ["a custom scheme", ["com.partner.app:/callback"]],
+    ["a relative URI", ["/callback"]],
+    ["a fragment", ["https://partner.example/cb#done"]],
+    ["user info", ["https://user:pass@partner.example/cb"]],
+    ["a space", ["https://partner.example/c b"]],
+    ["not a string", [42]],
+    ["too long", [`https://partner.example/${"a".repeat(2000)}`]],
+  ])("refuses redirect_uris with %s: invalid_redirect_uri", async (_case, redirectUris) => {
+    const response = await register({ client_name: "Shop", redirect_uris: redirectUris });
+    await expectOAuthError(response, 400, "invalid_redirect_uri", /redirect_uris/);
+  });
+
+  it.each([
+    ["http://localhost/cb"],
+    ["http://localhost:3000/cb"],
+    ["http://127.0.0.1:8080/callback?x=1"],
+    ["http://[::1]/cb"],
+    ["https://partner.example/cb?tenant=7"],
+  ])("accepts %s", async (uri) => {
+    expect((await register({ client_name: "Shop", redirect_uris: [uri] })).status).toBe(201);
+  });
+
+  it.each([
+    ["no client_name", { redirect_uris: [REDIRECT_URI] }, /client_name/],
+    ["an empty client_name", { client_name: "  ", redirect_uris: [REDIRECT_URI] }, /client_name/],
+    [
+      "a client_name over 100 characters",
+      { client_name: "x".repeat(101), redirect_uris: [REDIRECT_URI] },
+      /client_name/,
+    ],
+    ["a control character in client_name", { client_name: "Shop\u0007", redirect_uris: [REDIRECT_URI] }, /client_name/],
+    [
+      "an unknown auth method",
+      { client_name: "Shop", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "private_key_jwt" },
+      /token_endpoint_auth_method/,
+    ],
+    [
+      "an unsupported grant type",
+      { client_name: "Shop", redirect_uris: [REDIRECT_URI], grant_types: ["client_credentials"] },
+      /grant_types/,
+    ],
+    [
+      "an unsupported response type",
+      { client_name: "Shop", redirect_uris: [REDIRECT_URI], response_types: ["token"] },
+      /response_types/,
+    ],
+    ["another scope", { client_name: "Shop", redirect_uris: [REDIRECT_URI], scope: "admin" }, /scope/],
+  ])("refuses %s: invalid_client_metadata", async (_case, body, member) => {
+    await expectOAuthError(await register(body), 400, "invalid_client_metadata", member);
+  });
+
+  it.each([
+    ["a JSON array", "[]", "application/json"],
+    ["malformed JSON", "{", "application/json"],
+    ["a form body", "client_name=Shop", "application/x-www-form-urlencoded"],
+  ])("refuses %s: invalid_client_metadata", async (_case, body, type) => {
+    const response = await call("/api/oauth/register", { method: "POST", body, headers: { "Content-Type": type } });
+    await expectOAuthError(response, 400, "invalid_client_metadata");
+  });
+
+  it("does not answer browsers' CORS preflights (no CORS on the OAuth endpoints)", async () => {
+    const response = await call("/api/oauth/register", {
+      method: "OPTIONS",
+      headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "POST" },
+    });
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBeNull();
+  });
+});
+
+describe("registration is limited per client address (docs/architecture.md, OAuth)", () => {
+  // Fresh addresses and names per test: the binding's counts and the stored clients are shared with other tests.
+  const random = () => crypto.getRandomValues(new Uint16Array(1))[0] ?? 0;
+  const freshIPv4 = () => `198.18.${random() % 256}.${random() % 256}`;
+  const freshIPv6Network = () => `2001:db8:${random().toString(16)}:${random().toString(16)}`;
+  const freshName = () => `Limited ${crypto.randomUUID()}`;
+  const registerFrom = (address: string | undefined, clientName: string) =>
+    register(
+      { client_name: clientName, redirect_uris: [REDIRECT_URI] },
+      address === undefined ? {} : { "CF-Connecting-IP": address },
+    );
+  const storedNamed = (name: string) => db.$count(oauthClients, like(oauthClients.clientName, `${name}%`));
+
+  // A test that waits past a window's edge (at most 5 s) gets that time on top of its own.
+  const WINDOW_TIMEOUT = { timeout: 15_000 };
+
+  it(
+    `answers 429 with Retry-After past ${REGISTRATIONS_PER_MINUTE} registrations a minute from one address, storing nothing`,
+    WINDOW_TIMEOUT,
+    async () => {
+      await awayFromWindowEdge();
+      const address = freshIPv4();
+      const name = freshName();
+      for (let i = 0; i < REGISTRATIONS_PER_MINUTE; i++) {
+        expect((await registerFrom(address, `${name} ${i}`)).status).toBe(201);
+      }
+      const refused = await registerFrom(address, `${name} refused`);
+      expect(refused.headers.get("Retry-After")).toBe("60");
+      expect(refused.headers.get("RateLimit-Policy")).toBe(`${REGISTRATIONS_PER_MINUTE};w=60`);
+      expect(refused.headers.get("Cache-Control")).toBe("no-store");
+      // The service's 429 (spec: Errors), as every rate limit here answers: a rate limit is no RFC 7591 error.
+      await expectError(
+        refused,
+        429,
+        `Too many registrations from this address: at most ${REGISTRATIONS_PER_MINUTE} a minute. Register once and keep the client_id.`,
+      );
+      expect(await storedNamed(name)).toBe(REGISTRATIONS_PER_MINUTE);
+      expect((await registerFrom(freshIPv4(), `${name} elsewhere`)).status).toBe(201);
+    },
+  );
+
+  it("counts an IPv6 client by its /64, which one host usually holds whole", WINDOW_TIMEOUT, async () => {
+    await awayFromWindowEdge();
+    const network = freshIPv6Network();
+    const name = freshName();
+    for (let i = 1; i <= REGISTRATIONS_PER_MINUTE; i++) {
+      expect((await registerFrom(`${network}::${i}`, `${name} ${i}`)).status).toBe(201);
+    }
+    expect((await registerFrom(`${network}:ffff:ffff:ffff:ffff`, `${name} refused`)).status).toBe(429);
+    expect((await registerFrom(`${freshIPv6Network()}::1`, `${name} elsewhere`)).status).toBe(201);
+  });
+
+  it(
+    "does not limit a request without CF-Connecting-IP: it did not come from the internet (a service binding, a test)",
+    WINDOW_TIMEOUT,
+    async () => {
+      await awayFromWindowEdge();
+      const name = freshName();
+      for (let i = 0; i <= REGISTRATIONS_PER_MINUTE; i++) {
+        expect((await registerFrom(undefined, `${name} ${i}`)).status).toBe(201);
+      }
+    },
+  );
+});
