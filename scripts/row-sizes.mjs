@@ -193,7 +193,7 @@ const CASCADE = { endpoints: 20, attempts: 6 };
 
 /**
  * How long the retention's DELETE of one chunk of events holds D1 when every event takes the most rows with it by the
- * cascade (src/domain/retention.ts, EVENT_CHUNK): `count` events from 2020, their deliveries and attempts, then the
+ * cascade (src/domain/operations/retention.ts, EVENT_CHUNK): `count` events from 2020, their deliveries and attempts, then the
  * retention's statement for a chunk of `chunk`, timed by D1 itself (`meta.duration`).
  * @param {string[]} where
  * @param {number} chunk

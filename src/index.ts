@@ -1,7 +1,7 @@
 import { app } from "./app";
 import { database } from "./db/client";
 import { removeUnapprovedClients } from "./domain/oauth/client-cleanup";
-import { applyRetention } from "./domain/retention";
+import { applyRetention } from "./domain/operations/retention";
 import type { Env } from "./env";
 import { phraseZodMessages } from "./lib/zod-messages";
 import { deliverWebhooks } from "./queues/deliver-webhooks";

@@ -2,7 +2,6 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
 import { database } from "../db/client";
-import type { Principal } from "../domain/access/principals";
 import {
   type Answer,
   claimKey,
@@ -14,7 +13,8 @@ import {
   REPLAYED_HEADERS,
   readKey,
   releaseKey,
-} from "../domain/idempotency";
+} from "../domain/access/idempotency";
+import type { Principal } from "../domain/access/principals";
 import { ApiError } from "../lib/errors";
 
 /**

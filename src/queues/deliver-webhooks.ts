@@ -1,5 +1,4 @@
 import { database } from "../db/client";
-import { signingSecrets } from "../domain/secret-rotation";
 import {
   type Attempt,
   type AttemptOutcome,
@@ -8,6 +7,7 @@ import {
   LEASE_MS,
   recordAttempts,
 } from "../domain/webhooks/attempts";
+import { signingSecrets } from "../domain/webhooks/secret-rotation";
 import type { Env } from "../env";
 import { logLine } from "../lib/log";
 import { loggableError } from "../lib/loggable-error";

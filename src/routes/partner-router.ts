@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env";
-import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, WAIT_MS } from "../domain/idempotency";
+import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, WAIT_MS } from "../domain/access/idempotency";
 import { rejectInvalid } from "../lib/validation";
 import { admittedFirst, partnerCredential } from "../middleware/authenticate-partner";
 import { idempotency } from "../middleware/idempotency";

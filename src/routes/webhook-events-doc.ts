@@ -1,5 +1,5 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { EVENT_NAMES, type EventName, OPT_IN_EVENTS } from "../domain/platform/event-catalog";
+import { EVENT_NAMES, type EventName, OPT_IN_EVENTS } from "../domain/webhooks/event-catalog";
 import { eventEnvelope, pascalCase } from "../schemas/events";
 
 /*

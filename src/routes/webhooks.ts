@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { scopeOf } from "../domain/access/scope";
-import { EVENT_NAMES } from "../domain/platform/event-catalog";
 import { createEndpoint, deleteEndpoint, endpointNotFound, listEndpoints } from "../domain/webhooks/endpoints";
+import { EVENT_NAMES } from "../domain/webhooks/event-catalog";
 import { outboundPolicy } from "../lib/outbound";
 import { idOrNotFound, pathId } from "../lib/validation";
 import { admitted, readAsPartner } from "../middleware/authenticate-partner";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { EventName } from "../domain/platform/event-catalog";
+import type { EventName } from "../domain/webhooks/event-catalog";
 import type { LifecycleReason } from "../domain/webhooks/lifecycle";
 import { timestamp } from "../lib/validation";
 import { ActionObject } from "./actions";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES } from "../db/schema";
-import { EVENT_NAMES } from "../domain/platform/event-catalog";
+import { EVENT_NAMES } from "../domain/webhooks/event-catalog";
 import { queryId, queryInteger, timestamp } from "../lib/validation";
 import { ErrorBody } from "./errors";
 

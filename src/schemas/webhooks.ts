@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ENDPOINT_STATUSES } from "../db/schema";
-import { ALL_EVENTS, EVENT_NAMES } from "../domain/platform/event-catalog";
+import { ALL_EVENTS, EVENT_NAMES } from "../domain/webhooks/event-catalog";
 import { timestamp, visibleText } from "../lib/validation";
 
 const EventName = z

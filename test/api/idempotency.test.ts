@@ -2,7 +2,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actions, idempotencyKeys, webhookEndpoints } from "../../src/db/schema";
-import { ABANDONED_AFTER_MS, fingerprintOf, KEPT_MS, WAIT_MS } from "../../src/domain/idempotency";
+import { ABANDONED_AFTER_MS, fingerprintOf, KEPT_MS, WAIT_MS } from "../../src/domain/access/idempotency";
 import worker from "../../src/index";
 import { iso } from "../../src/lib/time";
 import { countingD1 } from "../helpers/counting-d1";

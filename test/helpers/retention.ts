@@ -9,12 +9,12 @@ import {
   webhookDeliveries,
   webhookEndpoints,
 } from "../../src/db/schema";
-import { applyRetention } from "../../src/domain/retention";
+import { applyRetention } from "../../src/domain/operations/retention";
 import { iso } from "../../src/lib/time";
 import { db } from "./fixtures";
 import { insertClient } from "./oauth";
 
-// Rows aged for the retention run (src/domain/retention.ts), written by the files of test/operations/retention-*.
+// Rows aged for the retention run (src/domain/operations/retention.ts), written by the files of test/operations/retention-*.
 
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;

@@ -12,8 +12,8 @@ import {
   webhookDeliveries,
   webhookEndpoints,
 } from "../../src/db/schema";
+import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../../src/domain/access/idempotency";
 import { RECENT_CALLS, switchAction } from "../../src/domain/actions/registration";
-import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../../src/domain/idempotency";
 import {
   ACTION_CALL_RETENTION_MS,
   applyRetention,
@@ -22,7 +22,7 @@ import {
   EVENT_RETENTION_MS,
   EXPIRED_RECORD_RETENTION_MS,
   retentionDeletions,
-} from "../../src/domain/retention";
+} from "../../src/domain/operations/retention";
 import { iso } from "../../src/lib/time";
 import { registerAction } from "../helpers/actions";
 import { createBusiness, db } from "../helpers/fixtures";

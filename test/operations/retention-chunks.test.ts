@@ -16,7 +16,7 @@ import {
   applyRetention,
   EVENT_RETENTION_MS,
   retentionDeletions,
-} from "../../src/domain/retention";
+} from "../../src/domain/operations/retention";
 import worker from "../../src/index";
 import { createBusiness, db } from "../helpers/fixtures";
 import { createOwnerBusiness } from "../helpers/oauth";

@@ -1,8 +1,8 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { events, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
-import { EVENT_NAMES } from "../../src/domain/platform/event-catalog";
 import { SENDS_PER_HOUR, TEST_EVENTS_PER_HOUR } from "../../src/domain/webhooks/endpoint-budgets";
+import { EVENT_NAMES } from "../../src/domain/webhooks/event-catalog";
 import { SAMPLE_DATA } from "../../src/domain/webhooks/samples";
 import { ActionObject } from "../../src/schemas/actions";
 import { BookingObject } from "../../src/schemas/booking";

@@ -17,9 +17,9 @@ import {
   OTHER_CHANGES,
 } from "../../schemas/platform-changes";
 import { endpointsOf } from "../webhooks/endpoints";
+import type { EventName } from "../webhooks/event-catalog";
 import { type EmittedEvent, type EventDraft, enqueueDeliveries, writeEvents } from "../webhooks/events";
 import { toBookingObject, toBookingRow } from "./bookings";
-import type { EventName } from "./event-catalog";
 import { toOrderObject, toOrderRow } from "./orders";
 
 /**

@@ -10,7 +10,7 @@ import { newSigningSecret } from "../../lib/signing";
 import { isoNow } from "../../lib/time";
 import { type Principal, principalRef } from "../access/principals";
 import { type Reach, type ReadReach, reachArgument, reached } from "../access/scope";
-import { ALL_EVENTS } from "../platform/event-catalog";
+import { ALL_EVENTS } from "./event-catalog";
 
 /** Spec, Limits: "Webhook endpoints per business: 20". */
 export const MAX_ENDPOINTS_PER_BUSINESS = 20;

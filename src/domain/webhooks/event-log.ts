@@ -5,7 +5,7 @@ import { type ShapedArgument, statement } from "../../db/statements";
 import { invalid, notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import { type PartnerReach, type Scope, sideArgument } from "../access/scope";
-import type { EventName } from "../platform/event-catalog";
+import type { EventName } from "./event-catalog";
 
 /**
  * Events, deliveries and attempts are kept 30 days (docs/decisions.md, Operations). The Events API, the deliveries of

@@ -8,9 +8,9 @@ import { randomToken } from "../../lib/secrets";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { Business } from "../access/businesses";
 import { type PrincipalRef, samePrincipal } from "../access/principals";
-import { type EventName, subscribes } from "../platform/event-catalog";
 import { markEnqueued, newDeliveryColumns, queueBatches, sendDeliveries } from "./deliveries";
 import type { WebhookEndpoint } from "./endpoints";
+import { type EventName, subscribes } from "./event-catalog";
 import { sendableEndpoint } from "./sendable-endpoint";
 
 /** An event about to be emitted. */

@@ -4,7 +4,7 @@ import type { BookingObject } from "../../schemas/booking";
 import type { AnswerObject } from "../../schemas/intake-responses";
 import type { IntakeObject } from "../../schemas/intakes";
 import type { OrderObject } from "../../schemas/order";
-import type { EventName } from "../platform/event-catalog";
+import type { EventName } from "./event-catalog";
 
 /*
  * One realistic `data` per event name, for test events (docs/webhooks.md, Test events): the shapes of the spec's Events

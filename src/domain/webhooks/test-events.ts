@@ -1,9 +1,9 @@
 import type { Database } from "../../db/client";
 import type { BusinessLimits } from "../../durable-objects/business-limits";
 import type { Principal } from "../access/principals";
-import type { EventName } from "../platform/event-catalog";
 import { takeTestEvent } from "./endpoint-budgets";
 import type { WebhookEndpoint } from "./endpoints";
+import type { EventName } from "./event-catalog";
 import { type EmittedEvent, writeEvents } from "./events";
 import { SAMPLE_DATA } from "./samples";
 

@@ -1,10 +1,10 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { idempotencyKeys } from "../db/schema";
-import { ApiError, conflict, invalid } from "../lib/errors";
-import { sha256HexNative } from "../lib/secrets";
-import { type Clock, type EpochMs, iso } from "../lib/time";
-import type { Principal } from "./access/principals";
+import type { Database } from "../../db/client";
+import { idempotencyKeys } from "../../db/schema";
+import { ApiError, conflict, invalid } from "../../lib/errors";
+import { sha256HexNative } from "../../lib/secrets";
+import { type Clock, type EpochMs, iso } from "../../lib/time";
+import type { Principal } from "./principals";
 
 /**
  * Idempotency-Key (docs/idempotency.md, The contract): the first completed answer of a POST is kept 24 hours per

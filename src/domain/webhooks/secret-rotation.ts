@@ -1,12 +1,12 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
-import { actions, webhookEndpoints } from "../db/schema";
-import type { ApiError } from "../lib/errors";
-import { newSigningSecret, type SigningSecrets } from "../lib/signing";
-import { type EpochMs, iso } from "../lib/time";
-import { type PrincipalScope, reached } from "./access/scope";
-import { actionNotFound } from "./actions/registration";
-import { endpointNotFound } from "./webhooks/endpoints";
+import type { Database } from "../../db/client";
+import { actions, webhookEndpoints } from "../../db/schema";
+import type { ApiError } from "../../lib/errors";
+import { newSigningSecret, type SigningSecrets } from "../../lib/signing";
+import { type EpochMs, iso } from "../../lib/time";
+import { type PrincipalScope, reached } from "../access/scope";
+import { actionNotFound } from "../actions/registration";
+import { endpointNotFound } from "./endpoints";
 
 /**
  * Secret rotation of webhook endpoints and actions (docs/webhooks.md, Rotating a secret), as Stripe's secret roll: a

@@ -1,9 +1,9 @@
 import { and, lt, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import type { Database } from "../db/client";
-import { actionCalls, events, idempotencyKeys, oauthCodes, oauthTokens, ownerSessions } from "../db/schema";
-import { type EpochMs, iso } from "../lib/time";
-import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "./idempotency";
+import type { Database } from "../../db/client";
+import { actionCalls, events, idempotencyKeys, oauthCodes, oauthTokens, ownerSessions } from "../../db/schema";
+import { type EpochMs, iso } from "../../lib/time";
+import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../access/idempotency";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -75,7 +75,7 @@ export function retentionDeletions(db: Database, now: EpochMs, limit = RETENTION
     ),
     oauthCodes: chunkDeletion(db, oauthCodes, lt(oauthCodes.expiresAt, expiredBefore), limit),
     ownerSessions: chunkDeletion(db, ownerSessions, lt(ownerSessions.expiresAt, expiredBefore), limit),
-    // A record counts as absent 24 hours after its creation (src/domain/idempotency.ts): that is when it expires.
+    // A record counts as absent 24 hours after its creation (src/domain/access/idempotency.ts): that is when it expires.
     idempotencyKeys: chunkDeletion(
       db,
       idempotencyKeys,

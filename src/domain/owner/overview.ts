@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, gt, gte, isNull, max, ne, not, or, sql } from "drizzle-orm";
-import type { Database } from "../db/client";
+import type { Database } from "../../db/client";
 import {
   actions,
   apiKeys,
@@ -12,13 +12,13 @@ import {
   ownerKnowledgeSources,
   webhookDeliveries,
   webhookEndpoints,
-} from "../db/schema";
-import { type EpochMs, iso } from "../lib/time";
-import type { Business } from "./access/businesses";
-import { creatorColumns, withCreator } from "./access/creators";
-import { pendingChange } from "./actions/registration";
-import { registeredByRevokedCredential } from "./intakes/approval";
-import { SOURCE_LIMITS } from "./knowledge/items";
+} from "../../db/schema";
+import { type EpochMs, iso } from "../../lib/time";
+import type { Business } from "../access/businesses";
+import { creatorColumns, withCreator } from "../access/creators";
+import { pendingChange } from "../actions/registration";
+import { registeredByRevokedCredential } from "../intakes/approval";
+import { SOURCE_LIMITS } from "../knowledge/items";
 
 /** How far back a failed delivery makes its endpoint one that needs the owner. */
 const FAILING_WINDOW_MS = 24 * 3_600_000;
