@@ -1,102 +1,50 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { chromium } from "playwright-core";
+import { startLocalWorker } from "../scripts/local-worker.ts";
+import { type SeedResult, seed as seedBusiness } from "../scripts/seed.ts";
+import { type ReceivedRequest, startReceiver as startTestReceiver } from "../test/receiver.ts";
 
-const run = promisify(execFile);
 /**
  * Each browser test file runs on a local state of its own, empty at the start: the seed and `wrangler dev` both use
  * it, and the developer's `.wrangler/state` is never touched (a run leaves keys and intakes behind, and the limits
  * of 10 keys and 5 intakes would fail the fifth run).
  */
 const STATE = mkdtempSync(join(tmpdir(), "secretary-e2e-"));
-const OFFLINE = {
-  WRANGLER_SEND_METRICS: "false",
-  CLOUDFLARE_CF_FETCH_ENABLED: "false",
-  WRANGLER_HIDE_BANNER: "true",
-  SECRETARY_PERSIST_TO: STATE,
-};
 
-export type Seeded = {
-  base_url: string;
-  business_id: string;
-  api_key: string;
-  owner_email: string;
-  owner_password: string;
-  runtime_token: string;
-};
+export type Seeded = SeedResult;
 
-/** `npm run seed --silent`: the local migrations, the demo business and a fresh API key (scripts/seed.mjs). */
-export async function seed(): Promise<Seeded> {
-  const { stdout } = await run("node", ["scripts/seed.mjs"], { env: { ...process.env, ...OFFLINE } });
-  return JSON.parse(stdout) as Seeded;
+/** What `npm run seed --silent` does (scripts/seed.ts): the migrations, the demo business and a fresh API key. */
+export function seed(): Promise<Seeded> {
+  return seedBusiness({ persistTo: STATE, log: () => {} });
 }
 
-/** A real `wrangler dev` of the project on `port`, stopped by the returned function (with the workerd it started). */
+/**
+ * A real `wrangler dev` of the project on `port` (scripts/local-worker.ts), answering once its routes are up; the
+ * returned function stops it with the workerd it started.
+ */
 export async function startWorker(port: number): Promise<() => Promise<void>> {
-  const child: ChildProcess = spawn(
-    "node_modules/.bin/wrangler",
-    [
-      "dev",
-      "--port",
-      String(port),
-      "--ip",
-      "127.0.0.1",
-      "--persist-to",
-      STATE,
-      "--var",
-      `BASE_URL:http://localhost:${port}`,
-      // Each file's own debugger port: wrangler's default (9229) is shared, and a second run on the machine failed.
-      "--inspector-port",
-      String(port + 1000),
-    ],
-    { env: { ...process.env, ...OFFLINE }, stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += chunk;
+  const worker = await startLocalWorker({
+    port,
+    persistTo: STATE,
+    vars: { BASE_URL: `http://localhost:${port}` },
   });
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/api/v1/openapi.json`);
-      if (response.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`wrangler dev did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return async () => {
-    if (child.pid) process.kill(-child.pid, "SIGTERM");
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  };
+  return () => worker.stop();
 }
 
-/** A local HTTP receiver for webhook deliveries, action calls and OAuth redirects: records every request. */
+/**
+ * The project's receiver (test/receiver.ts) for webhook deliveries, action calls and OAuth redirects, answering
+ * what the connected action of {@link sampleAction} answers, with every request kept in `requests` (`url` is the
+ * path and query).
+ */
 export async function startReceiver() {
-  const requests: Array<{ method: string; url: string; headers: Record<string, unknown>; body: string }> = [];
-  const server: Server = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      requests.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
-      response.writeHead(200, { "Content-Type": "application/json" });
-      response.end(JSON.stringify({ in_stock: true, items: 3 }));
-    });
+  const requests: Array<ReceivedRequest & { url: string }> = [];
+  const receiver = await startTestReceiver({
+    answer: { in_stock: true, items: 3 },
+    onRequest: (request) => requests.push({ ...request, url: request.path }),
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, requests, stop: () => new Promise((resolve) => server.close(resolve)) };
+  return { url: receiver.url, requests, stop: receiver.close };
 }
 
 /**

@@ -3,8 +3,10 @@ import type { AddressInfo } from "node:net";
 import type { RecordedRequest } from "./recorded-request";
 
 /**
- * A real HTTP receiver on 127.0.0.1 for outbound calls (webhook deliveries, action calls). Each test uses its own
- * path prefix (a "box"); the receiver records what reaches it and answers as the path asks:
+ * The one HTTP receiver of the project, on 127.0.0.1 (a free port), for outbound calls (webhook deliveries, action
+ * calls, OAuth redirects): vitest's global setup (test/global-setup.ts), the browser tests (test-e2e/local-worker.ts),
+ * the soak and the bench (scripts/soak.ts, scripts/bench.ts). Each test uses its own path prefix (a "box"); the
+ * receiver records what reaches it and answers as the path asks:
  *   /<box>/status/<code>[/...]   answers <code> with a JSON body
  *   /<box>/delay/<ms>[/...]      answers 200 after <ms> milliseconds
  *   /<box>/redirect[/...]        answers 302 to /<box>/ok
@@ -13,13 +15,30 @@ import type { RecordedRequest } from "./recorded-request";
  *   /<box>/json/<encoded>        answers 200 with the percent-decoded <encoded> as a JSON body
  *   /<box>/text                  answers 200 with a text that is not JSON
  *   /<box>/empty                 answers 200 with an empty body
- *   anything else                answers 200 {"ok":true}
+ *   anything else                answers 200 with the `answer` option as JSON ({"ok":true} unless given)
  * `GET /__recorded/<box>` answers the requests recorded under that box, oldest first.
  * `GET /__dns?name=<name>&type=A|AAAA` is a DNS-over-HTTPS resolver (JSON API) for the outbound address checks:
  * `*.private.test` → 10.1.2.3, `*.mapped.test` → ::ffff:127.0.0.1, `*.public.test` → 93.184.216.34, else nothing.
+ *
+ * Options, for the callers in Node that watch what arrives in-process:
+ *   onRequest(request)  is called with each request (the recorded fields, and `arrivedAt`, the `performance.now()`
+ *                       when its whole body was in) before it is answered: the browser tests keep a list, the soak
+ *                       and the bench count deliveries and time them.
+ *   record: false       keeps nothing for `/__recorded/` (a load run of tens of thousands of deliveries would keep
+ *                       them all in memory).
+ *   answer              the JSON body of "anything else" (the browser tests' action answers {"in_stock":true,…}).
+ * Each receiver records on its own; `close()` stops it, dropping the connections still open.
  */
 
-const recorded = new Map<string, RecordedRequest[]>();
+export type ReceivedRequest = RecordedRequest & { arrivedAt: number };
+
+export type ReceiverOptions = {
+  onRequest?: (request: ReceivedRequest) => void;
+  record?: boolean;
+  answer?: unknown;
+};
+
+export type Receiver = { url: string; server: Server; close: () => Promise<void> };
 
 async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
@@ -40,7 +59,11 @@ function resolve(name: string, type: string) {
   return { Status: 0, Answer: answers };
 }
 
-export async function startReceiver(): Promise<{ url: string; server: Server }> {
+export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
+  const { onRequest, record = true, answer = { ok: true } } = options;
+  const recorded = new Map<string, RecordedRequest[]>();
+  /** Requests per box, for fail-first, counted also when nothing is recorded. */
+  const seen = new Map<string, number>();
   const server = createServer(async (request, response) => {
     const path = request.url ?? "/";
     const [box = "", ...rest] = path.slice(1).split("/");
@@ -62,7 +85,10 @@ export async function startReceiver(): Promise<{ url: string; server: Server }> 
       ]),
     );
     const entry = { method: request.method ?? "GET", path, headers, body: await readBody(request), at: Date.now() };
-    recorded.set(box, [...(recorded.get(box) ?? []), entry]);
+    const arrivedAt = performance.now();
+    seen.set(box, (seen.get(box) ?? 0) + 1);
+    if (record) recorded.set(box, [...(recorded.get(box) ?? []), entry]);
+    onRequest?.({ ...entry, arrivedAt });
 
     const [behaviour, argument] = rest;
     if (behaviour === "status") {
@@ -74,7 +100,7 @@ export async function startReceiver(): Promise<{ url: string; server: Server }> 
         response.end(JSON.stringify({ ok: true }));
       }, Number(argument));
     } else if (behaviour === "fail-first") {
-      const failing = (recorded.get(box)?.length ?? 0) <= Number(argument);
+      const failing = (seen.get(box) ?? 0) <= Number(argument);
       response.writeHead(failing ? 500 : 200, { "Content-Type": "application/json" });
       response.end(JSON.stringify({ ok: !failing }));
     } else if (behaviour === "bytes") {
@@ -94,10 +120,15 @@ export async function startReceiver(): Promise<{ url: string; server: Server }> 
       response.end();
     } else {
       response.writeHead(200, { "Content-Type": "application/json" });
-      response.end(JSON.stringify({ ok: true }));
+      response.end(JSON.stringify(answer));
     }
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, server };
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return { url: `http://127.0.0.1:${port}`, server, close };
 }

@@ -1,17 +1,16 @@
 import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import { decodeBase64urlIgnorePadding, encodeBase64urlNoPadding } from "@oslojs/encoding";
-import sharedConstants from "../shared-constants.json";
 
 /**
  * Owner passwords: PBKDF2-SHA256 through WebCrypto, at the most iterations Workers allow, with a salt per owner
  * (docs/architecture.md, Sign-in), stored as `pbkdf2-sha256$<iterations>$<salt base64url>$<hash base64url>` (no
- * padding): PBKDF2-HMAC-SHA256 over the 16 raw salt bytes, 32-byte hash. scripts/seed.mjs writes the same format with
- * node:crypto.
+ * padding): PBKDF2-HMAC-SHA256 over the 16 raw salt bytes, 32-byte hash. The seed (scripts/seed.ts) hashes its
+ * owner's password with this module.
  */
 const SCHEME = "pbkdf2-sha256";
 
 /** 100,000 is the most iterations the Workers runtime's PBKDF2 accepts; it refuses more with NotSupportedError. */
-export const PASSWORD_ITERATIONS = sharedConstants.PASSWORD_ITERATIONS;
+export const PASSWORD_ITERATIONS = 100_000;
 const SALT_BYTES = 16;
 const HASH_BITS = 256;
 

@@ -13,7 +13,7 @@ import { sha256Hex } from "../../src/lib/secrets";
 import { createBusiness, db } from "../helpers/fixtures";
 import { createOwnerBusiness } from "../helpers/oauth";
 
-/** Written by scripts/seed.mjs's hashPassword("demo-password") with node:crypto, so the formats provably agree. */
+/** Written with node:crypto by an earlier seed's own hashPassword("demo-password"): another implementation of the format agrees. */
 const SEEDED_HASH = "pbkdf2-sha256$100000$WW898hAXSxf4mRy23vkC3g$X9h0bQVqDpLEjnphfi88j_aeonnWQR_VFRmeGJL7yV8";
 const SEEDED_UNICODE_HASH = "pbkdf2-sha256$100000$eFNEt89tGHnVxQAyb86o4A$f0YzJ2HBRc13qXaX6JboqhfdsCiyYIVbLjHLDTP3FeI";
 

@@ -2,10 +2,7 @@ import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, flag, timestamp } from "./columns";
 
-/**
- * The plans of a business; src/shared-constants.json lists them for the seed too
- * (test/operations/shared-constants.test.ts).
- */
+/** The plans of a business; the seed (scripts/seed.ts) takes them from here too. */
 export const PLANS = ["free", "pro", "business"] as const;
 export type Plan = (typeof PLANS)[number];
 

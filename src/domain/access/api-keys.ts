@@ -5,11 +5,9 @@ import type { Read } from "../../db/reads";
 import { actions, apiKeys, intakes, webhookEndpoints } from "../../db/schema";
 import { oneOff } from "../../db/statements";
 import { conflict, forbidden, notFound } from "../../lib/errors";
-import { randomToken, sha256Hex } from "../../lib/secrets";
 import { isoNow } from "../../lib/time";
-import sharedConstants from "../../shared-constants.json";
+import { type Action, toActionObject } from "../actions/action-object";
 import { switchSideActionsOff } from "../actions/owner-actions";
-import { type Action, toActionObject } from "../actions/registration";
 import { type IntakeRow, intakeOwner, toIntakeObject } from "../intakes/registration";
 import {
   actionSwitched,
@@ -19,7 +17,7 @@ import {
   readForSwitch,
   writeSwitch,
 } from "../webhooks/lifecycle";
-import { API_KEY_PREFIX } from "./principals";
+import { MAX_ACTIVE_KEYS, newApiKey } from "./api-key-format";
 
 export const apiKeyNotFound = () => notFound("No API key with that id exists for this business.");
 
@@ -180,8 +178,7 @@ export async function revokeApiKey(
   throw conflict("The key's intakes or endpoints were changed by another request at the same moment; revoke it again.");
 }
 
-/** Spec, Authentication: "At most 10 active keys per business." */
-export const MAX_ACTIVE_KEYS = sharedConstants.MAX_ACTIVE_KEYS;
+export { MAX_ACTIVE_KEYS };
 
 /** The owner's list of keys: label, first characters, when created and revoked; never the key or its hash. */
 export async function listApiKeys(db: Database, businessId: string) {
@@ -204,15 +201,15 @@ export async function listApiKeys(db: Database, businessId: string) {
  * are one transaction, so the 11th is refused however many are created at once.
  */
 export async function createApiKey(db: Database, businessId: string, label: string) {
-  const key = randomToken(API_KEY_PREFIX);
+  const { key, keyHash, displayPrefix } = newApiKey();
   const activeKeys = sql`(select count(*) from ${apiKeys} where ${apiKeys.businessId} = ${businessId} and ${apiKeys.revokedAt} is null)`;
   const row = await insertWithinLimit(
     db,
     apiKeys,
     {
       businessId,
-      keyHash: sha256Hex(key),
-      displayPrefix: key.slice(0, 12),
+      keyHash,
+      displayPrefix,
       label: label.trim() || "API key",
       createdAt: isoNow(),
     },

@@ -6,8 +6,8 @@ import { type Bound, runStatements, statement } from "../../db/statements";
 import { ApiError, unauthorized } from "../../lib/errors";
 import { sha256HexNative } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
-import sharedConstants from "../../shared-constants.json";
 import { ACCESS_TOKEN_PATTERN } from "../oauth/token-format";
+import { API_KEY_PREFIX } from "./api-key-format";
 import type { Business } from "./businesses";
 
 /**
@@ -23,8 +23,8 @@ export type Principal = (
   lastUsedAt: string | null;
 };
 
-/** `sk_live_` + 32 random bytes in base64url (docs/decisions.md, Authentication and the plan). */
-export const API_KEY_PREFIX = sharedConstants.API_KEY_PREFIX;
+export { API_KEY_PREFIX };
+
 const API_KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 
 /**

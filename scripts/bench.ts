@@ -2,32 +2,37 @@
 // - Reads: the four read paths of the partner API under wrk, in alternating rounds on the app and on the floor Worker
 //   (bench/floor/: the same paths with one D1 round trip each and nothing else), the same data seeded in both.
 // - Webhook deliveries end to end: 1 and 16 concurrent reporters post new bookings through the core platform's
-//   route for a few seconds; a Node receiver records when each delivery of booking.created arrives.
+//   route for a few seconds; the project's receiver (test/receiver.ts) records when each delivery
+//   of booking.created arrives.
 // Both Workers run under `wrangler dev` on their own copies of their configuration and their own local state in a
-// temporary folder (scripts/local-worker.mjs), removed at the end, on an error and on Ctrl-C alike.
+// temporary folder (scripts/local-worker.ts), removed at the end, on an error and on Ctrl-C alike.
 // Figures from one machine compare the app with the floor and with itself over time, not with production.
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { type ReceivedRequest, startReceiver } from "../test/receiver.ts";
 import {
   appConfigForLoad,
-  businessSeedSql,
+  type Cleanup,
   cleanupOnExit,
   configCopy,
+  type LocalWorker,
   log,
   makeTempDir,
+  prepareLocalState,
   RAISED_REQUEST_BUDGET,
   removeDir,
   reportedBooking,
   sleep,
+  snapshotBundle,
   startLocalWorker,
-  startReceiver,
-} from "./local-worker.mjs";
-import { businessIdFor, newApiKey, sqlLiteral } from "./seed.mjs";
-import { PROJECT_ROOT } from "./wrangler.mjs";
+} from "./local-worker.ts";
+import { businessIdFor, businessSeedSql } from "./seed.ts";
+import { newApiKey, sqlLiteral } from "./service.ts";
+import { PROJECT_ROOT } from "./wrangler.ts";
 
 const USAGE = `Usage: npm run bench [-- options]
   --rounds N            read rounds per route and Worker, alternating app and floor (3)
@@ -57,10 +62,8 @@ const RUNTIME_TOKEN = "bench-runtime-token-0123456789abcdef";
 /** A wrong command line, reported with the usage and exit code 2. */
 class UsageError extends Error {}
 
-/** @param {string[]} argv */
-function parseOptions(argv) {
-  /** @type {ReturnType<typeof parseArgs>["values"]} */
-  let values;
+function parseOptions(argv: string[]) {
+  let values: ReturnType<typeof parseArgs>["values"];
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -84,8 +87,7 @@ function parseOptions(argv) {
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  /** @param {string} name */
-  const number = (name) => {
+  const number = (name: string) => {
     const value = Number(values[name]);
     if (!Number.isFinite(value) || value < 0) throw new UsageError(`--${name} must be a number, not ${values[name]}.`);
     return value;
@@ -111,14 +113,14 @@ function parseOptions(argv) {
     endpoints,
     drainTimeout: number("drain-timeout"),
     json,
-    only: /** @type {"reads" | "deliveries" | null} */ (only),
+    only: only as "reads" | "deliveries" | null,
     keep: values.keep === true,
     port: number("port"),
     floorPort: number("floor-port"),
   };
 }
 
-/** @typedef {ReturnType<typeof parseOptions>} Options */
+type Options = ReturnType<typeof parseOptions>;
 
 // ---- wrk.
 /** wrk's version line, or an error that says how to install it (TOOLCHAIN.md, Load: a Debian package). */
@@ -132,35 +134,28 @@ function requireWrk() {
   return `${probe.stdout}${probe.stderr}`.split("\n")[0]?.trim() ?? "wrk";
 }
 
-/** @type {import("node:child_process").ChildProcess | undefined} */
-let runningWrk; // stopped by the cleanup on Ctrl-C
+let runningWrk: ChildProcess | undefined; // stopped by the cleanup on Ctrl-C
 
-/** @param {string} text e.g. "612.00us", "4.51ms", "1.20s" */
-function milliseconds(text) {
+/** @param text e.g. "612.00us", "4.51ms", "1.20s" */
+function milliseconds(text: string) {
   const match = /^([\d.]+)(us|ms|s|m)$/.exec(text);
   if (!match) throw new Error(`wrk printed a latency of ${text}`);
   const factor = { us: 0.001, ms: 1, s: 1000, m: 60_000 }[match[2] ?? "ms"] ?? 1;
   return Number(match[1]) * factor;
 }
 
-/** @typedef {{ rps: number, requests: number, p50: number, p99: number, non2xx: number, socketErrors: number }} WrkRun */
+type WrkRun = { rps: number; requests: number; p50: number; p99: number; non2xx: number; socketErrors: number };
 
 /**
  * One wrk run against `url` with the API key, its figures read from its --latency output.
- * @param {Options} options
- * @param {string} url
- * @param {string} apiKey
- * @param {number} seconds
- * @returns {Promise<WrkRun>}
  */
-function wrk(options, url, apiKey, seconds) {
+function wrk(options: Options, url: string, apiKey: string, seconds: number): Promise<WrkRun> {
   const args = ["-t", String(options.threads), "-c", String(options.connections), "-d", `${seconds}s`, "--latency"];
   const child = spawn("wrk", [...args, "-H", `Authorization: Bearer ${apiKey}`, url], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   runningWrk = child;
-  /** @type {Buffer[]} */
-  const output = [];
+  const output: Buffer[] = [];
   child.stdout.on("data", (chunk) => output.push(chunk));
   child.stderr.on("data", (chunk) => output.push(chunk));
   return new Promise((resolve, reject) => {
@@ -185,8 +180,7 @@ function wrk(options, url, apiKey, seconds) {
   });
 }
 
-/** @param {number[]} values */
-function median(values) {
+function median(values: number[]) {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
@@ -194,26 +188,21 @@ function median(values) {
 
 /**
  * The nearest-rank percentile of ascending `sorted`.
- * @param {number[]} sorted
- * @param {number} p
  */
-const percentile = (sorted, p) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 
 // ---- The data, the same in both databases.
 /**
  * The bench business: the seed's (one API key, a few demo bookings and orders) topped up to BOOKINGS bookings and
  * ORDERS orders, and KNOWLEDGE_ITEMS knowledge items. Series in SQL, so that the file stays small.
- * @param {string} apiKey
- * @param {Date} now
  */
-function benchSeedSql(apiKey, now) {
+async function benchSeedSql(apiKey: { keyHash: string; displayPrefix: string }, now: Date) {
   const business = sqlLiteral(businessIdFor(HANDLE));
   const today = sqlLiteral(now.toISOString().slice(0, 10));
   const instant = sqlLiteral(now.toISOString().slice(0, 19));
-  const series = (/** @type {number} */ n) =>
-    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${n})`;
-  /** @param {string} table */
-  const missing = (table) => `(SELECT count(*) FROM ${table} WHERE business_id = ${business})`;
+  const series = (n: number) => `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${n})`;
+  const missing = (table: string) => `(SELECT count(*) FROM ${table} WHERE business_id = ${business})`;
   const stamp = `strftime('%Y-%m-%dT%H:%M:%fZ', ${instant}, '-' || i || ' hours')`;
   const bookings = `INSERT INTO bookings (id, business_id, status, date, time, duration_minutes, service_id, service_name,
   service_price, client_name, client_email, client_phone, payment_status, payment_amount_paid, payment_currency,
@@ -240,15 +229,11 @@ ${series(KNOWLEDGE_ITEMS)}
 SELECT ${business}, 'bench-topic-' || i, 'Topic ' || i, ${content}, length(${content}),
   (SELECT min(id) FROM api_keys WHERE business_id = ${business}), ${instant} || '.000Z', ${instant} || '.000Z'
 FROM n;`;
-  return `${businessSeedSql(HANDLE, apiKey, now)}\n${bookings}\n\n${orders}\n\n${knowledge}\n`;
+  return `${await businessSeedSql(HANDLE, apiKey, now)}\n${bookings}\n\n${orders}\n\n${knowledge}\n`;
 }
 
 // ---- Reads.
-/**
- * @param {string} url
- * @param {string} apiKey
- */
-async function getJson(url, apiKey) {
+async function getJson(url: string, apiKey: string) {
   const response = await fetch(url, { headers: { Authorization: `Bearer ${apiKey}` } });
   const text = await response.text();
   return { status: response.status, bytes: Buffer.byteLength(text), body: response.ok ? JSON.parse(text) : text };
@@ -257,16 +242,15 @@ async function getJson(url, apiKey) {
 /**
  * Both Workers answer every path 200 with as many rows (the same business for /me), so that neither is measured
  * answering an error; the sizes are printed for the reader.
- * @param {string[]} bases app, floor
- * @param {string} apiKey
+ * @param bases app, floor
  */
-async function checkParity(bases, apiKey) {
+async function checkParity(bases: string[], apiKey: string) {
   for (const route of READ_ROUTES) {
     const [app, floor] = await Promise.all(bases.map((base) => getJson(`${base}${route}`, apiKey)));
     if (!app || !floor || app.status !== 200 || floor.status !== 200) {
       throw new Error(`${route}: app ${app?.status} ${app?.body}, floor ${floor?.status} ${floor?.body}`);
     }
-    const rows = (/** @type {any} */ body) => (Array.isArray(body.data) ? body.data.length : body.id);
+    const rows = (body: { data?: unknown; id?: unknown }) => (Array.isArray(body.data) ? body.data.length : body.id);
     if (rows(app.body) !== rows(floor.body)) {
       throw new Error(`${route}: app ${rows(app.body)}, floor ${rows(floor.body)}`);
     }
@@ -278,12 +262,8 @@ async function checkParity(bases, apiKey) {
 /**
  * One wrk run on `worker`, with the CPU time its whole local stack (wrangler, its two workerd processes) spent on it,
  * per request: unlike requests a second, it does not depend on what else the machine runs meanwhile.
- * @param {Options} options
- * @param {import("./local-worker.mjs").LocalWorker} worker
- * @param {string} route
- * @param {string} apiKey
  */
-async function measuredRun(options, worker, route, apiKey) {
+async function measuredRun(options: Options, worker: LocalWorker, route: string, apiKey: string) {
   const cpuBefore = worker.cpuSeconds();
   const run = await wrk(options, `${worker.baseUrl}${route}`, apiKey, options.seconds);
   const cpuAfter = worker.cpuSeconds();
@@ -298,11 +278,9 @@ async function measuredRun(options, worker, route, apiKey) {
 /**
  * The medians of the CPU a request cost each Worker's local stack, in microseconds, and the floor's as a share of the
  * app's (the same ratio as app/floor requests a second on an idle machine); null where CPU times cannot be read.
- * @param {Array<{ cpuMicroseconds: number | null }>} app
- * @param {Array<{ cpuMicroseconds: number | null }>} floor
  */
-function cpuFigures(app, floor) {
-  const medianOf = (/** @type {Array<{ cpuMicroseconds: number | null }>} */ runs) =>
+function cpuFigures(app: Array<{ cpuMicroseconds: number | null }>, floor: Array<{ cpuMicroseconds: number | null }>) {
+  const medianOf = (runs: Array<{ cpuMicroseconds: number | null }>) =>
     runs.some((run) => run.cpuMicroseconds === null) ? null : median(runs.map((run) => Number(run.cpuMicroseconds)));
   const appCpu = medianOf(app);
   const floorCpu = medianOf(floor);
@@ -316,18 +294,15 @@ function cpuFigures(app, floor) {
 /**
  * Per route: a warm-up on each, then rounds alternating app and floor, so that a slow spell of the machine falls on
  * both; the figures are the medians of the rounds.
- * @param {Options} options
- * @param {import("./local-worker.mjs").LocalWorker[]} workers app, floor
- * @param {string} apiKey
+ * @param workers app, floor
  */
-async function measureReads(options, workers, apiKey) {
+async function measureReads(options: Options, workers: LocalWorker[], apiKey: string) {
   const results = [];
   for (const route of READ_ROUTES) {
     if (options.warmup > 0) {
       for (const { baseUrl } of workers) await wrk(options, `${baseUrl}${route}`, apiKey, options.warmup);
     }
-    /** @type {Awaited<ReturnType<typeof measuredRun>>[][]} */
-    const runs = [[], []];
+    const runs: Awaited<ReturnType<typeof measuredRun>>[][] = [[], []];
     for (let round = 0; round < options.rounds; round++) {
       for (const [i, worker] of workers.entries()) runs[i]?.push(await measuredRun(options, worker, route, apiKey));
     }
@@ -356,13 +331,21 @@ async function measureReads(options, workers, apiKey) {
 /**
  * The delivery run under way: when each event was reported (client side, before the request), and the first arrival
  * of each (endpoint, event) pair; a repeated arrival is counted apart.
- * @typedef {{ sentAt: Map<string, number>, firstArrival: Map<string, { eventId: string, at: number }>, repeats: number }} DeliveryRun
  */
-/** @type {DeliveryRun | undefined} */
-let deliveryRun;
+type DeliveryRun = {
+  sentAt: Map<string, number>;
+  firstArrival: Map<string, { eventId: string; at: number }>;
+  repeats: number;
+};
+let deliveryRun: DeliveryRun | undefined;
 
-/** @param {import("./local-worker.mjs").Delivery} delivery */
-function recordDelivery({ path, envelope, arrivedAt }) {
+function recordDelivery({ path, body, arrivedAt }: ReceivedRequest) {
+  let envelope: { id?: unknown; event?: unknown } | undefined;
+  try {
+    envelope = JSON.parse(body);
+  } catch {
+    return;
+  }
   if (!deliveryRun || envelope?.event !== "booking.created") return;
   const key = `${path} ${envelope.id}`;
   if (deliveryRun.firstArrival.has(key)) deliveryRun.repeats += 1;
@@ -374,13 +357,15 @@ let nextBookingId = 800_000_000;
 /**
  * `reporters` loops that report a new booking each, one after the other, for `seconds`; then a wait until every
  * endpoint has received every event (or the drain timeout).
- * @param {Options} options
- * @param {string} base the app
- * @param {string} businessId
- * @param {number} reporters
- * @param {number} seconds
+ * @param base the app
  */
-async function measureDeliveries(options, base, businessId, reporters, seconds) {
+async function measureDeliveries(
+  options: Options,
+  base: string,
+  businessId: string,
+  reporters: number,
+  seconds: number,
+) {
   const run = { sentAt: new Map(), firstArrival: new Map(), repeats: 0 };
   deliveryRun = run;
   let reports = 0;
@@ -413,7 +398,7 @@ async function measureDeliveries(options, base, businessId, reporters, seconds) 
   const latencies = arrivals.map(({ eventId, at }) => at - run.sentAt.get(eventId)).sort((a, b) => a - b);
   const lastArrival = Math.max(windowEnd, ...arrivals.map(({ at }) => at));
   const window = (windowEnd - startedAt) / 1000;
-  const round = (/** @type {number} */ n, digits = 1) => Number(n.toFixed(digits));
+  const round = (n: number, digits = 1) => Number(n.toFixed(digits));
   return {
     reporters,
     endpoints: options.endpoints,
@@ -437,12 +422,11 @@ async function measureDeliveries(options, base, businessId, reporters, seconds) 
 // ---- Output.
 /**
  * Columns padded to their widest cell: the first (names) to the left, the figures to the right.
- * @param {Array<Array<string | number>>} rows the first is the heading
+ * @param rows the first is the heading
  */
-function table(rows) {
+function table(rows: Array<Array<string | number>>) {
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => String(row[column]).length))) ?? [];
-  /** @param {Array<string | number>} row */
-  const line = (row) =>
+  const line = (row: Array<string | number>) =>
     row
       .map((cell, column) => {
         const width = widths[column] ?? 0;
@@ -452,13 +436,12 @@ function table(rows) {
   return rows.map(line).join("\n");
 }
 
-/**
- * @param {Options} options
- * @param {Awaited<ReturnType<typeof measureReads>> | null} reads
- * @param {Awaited<ReturnType<typeof deliveryRuns>> | null} deliveries
- */
-function summary(options, reads, deliveries) {
-  const ms = (/** @type {number} */ n) => `${n.toFixed(1)} ms`;
+function summary(
+  options: Options,
+  reads: Awaited<ReturnType<typeof measureReads>> | null,
+  deliveries: Awaited<ReturnType<typeof deliveryRuns>> | null,
+) {
+  const ms = (n: number) => `${n.toFixed(1)} ms`;
   const lines = [];
   if (reads) {
     lines.push(
@@ -500,8 +483,7 @@ function summary(options, reads, deliveries) {
   return lines.join("\n");
 }
 
-/** @param {string | null} wrkVersion */
-function machine(wrkVersion) {
+function machine(wrkVersion: string | null) {
   const cpus = os.cpus();
   const wrangler = JSON.parse(readFileSync(join(PROJECT_ROOT, "node_modules", "wrangler", "package.json"), "utf8"));
   return {
@@ -519,12 +501,8 @@ function machine(wrkVersion) {
 /**
  * The app, and the floor when the reads are measured, both seeded with `seed`. Started at once, and both settled
  * before going on: a failure of one must not leave the other starting unseen.
- * @param {Options} options
- * @param {string} directory
- * @param {string} seed
- * @param {import("./local-worker.mjs").Cleanup} cleanup
  */
-async function startWorkers(options, directory, seed, cleanup) {
+async function startWorkers(options: Options, directory: string, seed: string, cleanup: Cleanup) {
   const { config, originalBudget } = appConfigForLoad();
   log(
     `The app runs on its own copy of wrangler.toml: PRINCIPAL_RATE_LIMIT raised from ${originalBudget} to ${RAISED_REQUEST_BUDGET.toLocaleString("en")} requests a minute for this run only, so that the budget does not shape the figures.`,
@@ -532,28 +510,46 @@ async function startWorkers(options, directory, seed, cleanup) {
   const withFloor = options.only !== "deliveries";
   const floorToo = withFloor ? ` and the floor Worker on port ${options.floorPort}` : "";
   log(`Starting the app on port ${options.port}${floorToo} (state in ${directory})...`);
-  const started = await Promise.allSettled([
-    startLocalWorker({
-      directory: join(directory, "app"),
-      config,
-      port: options.port,
-      readyPath: "/api/v1/openapi.json",
-      devVars: { BASE_URL: `http://127.0.0.1:${options.port}`, ALLOW_LOOPBACK_URLS: "true", RUNTIME_TOKEN },
-      seeds: [seed],
+  /** One Worker on a bundle of its own in `folder`, its state migrated and seeded, answering `readyPath`. */
+  const start = async (
+    folder: string,
+    workerConfig: string,
+    port: number,
+    readyPath: string,
+    vars?: Record<string, string>,
+  ) => {
+    const { configPath, bundle } = await snapshotBundle(folder, workerConfig);
+    const persistTo = join(folder, "state");
+    await prepareLocalState({ configPath, persistTo }, [seed]);
+    const logFile = join(folder, "wrangler-dev.log");
+    const worker = await startLocalWorker({
+      port,
+      configPath,
+      persistTo,
+      noBundle: true,
+      vars,
+      readyPath,
+      logFile,
       cleanup,
+    });
+    return { ...worker, bundle, logFile };
+  };
+  const started = await Promise.allSettled([
+    start(join(directory, "app"), config, options.port, "/api/v1/openapi.json", {
+      BASE_URL: `http://127.0.0.1:${options.port}`,
+      ALLOW_LOOPBACK_URLS: "true",
+      RUNTIME_TOKEN,
     }),
     withFloor
-      ? startLocalWorker({
-          directory: join(directory, "floor"),
+      ? start(
+          join(directory, "floor"),
           // The app's compatibility date, whatever the floor's file says, so that both run on the same behaviour.
-          config: configCopy(join(PROJECT_ROOT, "bench", "floor", "wrangler.toml"), [
+          configCopy(join(PROJECT_ROOT, "bench", "floor", "wrangler.toml"), [
             [COMPATIBILITY_DATE, COMPATIBILITY_DATE.exec(config)?.[0] ?? ""],
           ]),
-          port: options.floorPort,
-          readyPath: "/",
-          seeds: [seed],
-          cleanup,
-        })
+          options.floorPort,
+          "/",
+        )
       : undefined,
   ]);
   const [app, floor] = started.map((outcome) => {
@@ -567,12 +563,9 @@ async function startWorkers(options, directory, seed, cleanup) {
 
 /**
  * Subscribes the endpoints, warms the path up, then one delivery run per number of reporters.
- * @param {Options} options
- * @param {string} base the app
- * @param {string} apiKey
- * @param {string} receiverUrl
+ * @param base the app
  */
-async function deliveryRuns(options, base, apiKey, receiverUrl) {
+async function deliveryRuns(options: Options, base: string, apiKey: string, receiverUrl: string) {
   for (let e = 0; e < options.endpoints; e++) {
     const response = await fetch(`${base}/api/v1/webhooks`, {
       method: "POST",
@@ -597,23 +590,18 @@ async function deliveryRuns(options, base, apiKey, receiverUrl) {
   return results;
 }
 
-/**
- * @param {Options} options
- * @param {string | null} wrkVersion
- * @param {import("./local-worker.mjs").Cleanup} cleanup
- */
-async function bench(options, wrkVersion, cleanup) {
+async function bench(options: Options, wrkVersion: string | null, cleanup: Cleanup) {
   const startedAt = new Date();
   // The machine may be shared: its load around the run tells how far the figures can be trusted.
   const loadAtStart = os.loadavg()[0];
   const directory = makeTempDir("secretary-bench-");
   cleanup.add(() => (options.keep ? log(`Kept ${directory} (--keep).`) : removeDir(directory)));
   cleanup.add(() => runningWrk?.kill("SIGTERM"));
-  const receiver = await startReceiver(recordDelivery);
+  const receiver = await startReceiver({ onRequest: recordDelivery, record: false });
   cleanup.add(receiver.close);
 
-  const apiKey = newApiKey();
-  const { app, floor } = await startWorkers(options, directory, benchSeedSql(apiKey, new Date()), cleanup);
+  const { key: apiKey, ...stored } = newApiKey();
+  const { app, floor } = await startWorkers(options, directory, await benchSeedSql(stored, new Date()), cleanup);
   let reads = null;
   if (floor) {
     await checkParity([app.baseUrl, floor.baseUrl], apiKey);
@@ -652,8 +640,7 @@ async function bench(options, wrkVersion, cleanup) {
 }
 
 async function main() {
-  /** @type {Options} */
-  let options;
+  let options: Options;
   try {
     options = parseOptions(process.argv.slice(2));
   } catch (error) {

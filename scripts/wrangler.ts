@@ -1,5 +1,6 @@
-// Helpers shared by `npm run seed` and `npm start`: run the pinned wrangler fully offline (TOOLCHAIN.md, "wrangler
-// dev, offline") and keep the local-only `.dev.vars` (git-ignored) in place.
+// The pinned wrangler, run fully offline (no connection beyond loopback): its binary, its environment, a captured
+// run, and the local-only `.dev.vars` (git-ignored) that `npm start` and the seed keep in place. Every script that
+// runs wrangler goes through here; a `wrangler dev` is started by scripts/local-worker.ts.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -21,29 +22,24 @@ export const OFFLINE_ENV = Object.freeze({
   WRANGLER_HIDE_BANNER: "true",
 });
 
-/**
- * Where the local state (D1, Durable Objects) lives: `.wrangler/state` unless `SECRETARY_PERSIST_TO` names another
- * folder, as the browser tests do so that each run starts from an empty database.
- * @returns {string[]}
- */
-export function persistArgs() {
-  const folder = process.env.SECRETARY_PERSIST_TO;
-  return folder ? ["--persist-to", folder] : [];
-}
-
-/** @returns {NodeJS.ProcessEnv} */
-export function offlineEnv() {
+export function offlineEnv(): NodeJS.ProcessEnv {
   return { ...process.env, ...OFFLINE_ENV };
 }
 
-/** @typedef {{ code: number, stdout: string, stderr: string }} WranglerOutput */
+/**
+ * `-c <config>` and `--persist-to <folder>` for a wrangler command: the project's wrangler.toml and `.wrangler/state`
+ * unless given. `SECRETARY_PERSIST_TO` names another state folder for `npm start` and `npm run seed`.
+ */
+export function whereArgs(where: { configPath?: string; persistTo?: string } = {}): string[] {
+  const persistTo = where.persistTo ?? process.env.SECRETARY_PERSIST_TO;
+  return [...(where.configPath ? ["-c", where.configPath] : []), ...(persistTo ? ["--persist-to", persistTo] : [])];
+}
+
+export type WranglerOutput = { code: number; stdout: string; stderr: string };
 
 export class WranglerError extends Error {
-  /**
-   * @param {string[]} args
-   * @param {WranglerOutput} output
-   */
-  constructor(args, output) {
+  output: WranglerOutput;
+  constructor(args: string[], output: WranglerOutput) {
     const detail = [output.stderr.trim(), output.stdout.trim()].filter(Boolean).join("\n");
     super(`wrangler ${args.join(" ")} failed with exit code ${output.code}${detail ? `:\n${detail}` : "."}`);
     this.name = "WranglerError";
@@ -54,22 +50,18 @@ export class WranglerError extends Error {
 /**
  * Runs wrangler non-interactively (stdin closed, output piped: wrangler then confirms its own prompts) and returns
  * what it printed. Rejects with a {@link WranglerError} carrying the output when it exits with a non-zero code.
- * @param {string[]} args
- * @returns {Promise<WranglerOutput>}
  */
-export function runWranglerCaptured(args) {
+export function runWranglerCaptured(args: string[]): Promise<WranglerOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(WRANGLER_BIN, args, {
       cwd: PROJECT_ROOT,
       env: offlineEnv(),
       stdio: ["ignore", "pipe", "pipe"],
     });
-    /** @type {Buffer[]} */
-    const stdout = [];
-    /** @type {Buffer[]} */
-    const stderr = [];
-    child.stdout.on("data", (chunk) => stdout.push(chunk));
-    child.stderr.on("data", (chunk) => stderr.push(chunk));
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
     child.on("error", reject);
     child.on("close", (code, signal) => {
       const output = {
@@ -83,23 +75,9 @@ export function runWranglerCaptured(args) {
   });
 }
 
-/**
- * Starts wrangler with the terminal as its stdio (for `wrangler dev`). The caller owns the child: stopping its PID
- * stops wrangler and the workerd it started.
- * @param {string[]} args
- */
-export function spawnWranglerInherited(args) {
-  return spawn(WRANGLER_BIN, args, { cwd: PROJECT_ROOT, env: offlineEnv(), stdio: "inherit" });
-}
-
-/**
- * Parses the dotenv-style `.dev.vars`: `KEY=value` lines, `#` comments, optional `export ` and quotes.
- * @param {string} text
- * @returns {Record<string, string>}
- */
-export function parseDevVars(text) {
-  /** @type {Record<string, string>} */
-  const vars = {};
+/** Parses the dotenv-style `.dev.vars`: `KEY=value` lines, `#` comments, optional `export ` and quotes. */
+export function parseDevVars(text: string): Record<string, string> {
+  const vars: Record<string, string> = {};
   for (const rawLine of text.split(/\r?\n/)) {
     const line = rawLine.trim();
     if (!line || line.startsWith("#")) continue;
@@ -116,33 +94,26 @@ export function parseDevVars(text) {
 }
 
 /** 32 random bytes in base64url without padding (43 characters). */
-export function randomRuntimeToken() {
+export function randomRuntimeToken(): string {
   return randomBytes(32).toString("base64url");
 }
 
 /** The local defaults; RUNTIME_TOKEN is random per clone. */
 function defaultDevVars() {
-  return {
-    BASE_URL: "http://localhost:8787",
-    ALLOW_LOOPBACK_URLS: "true",
-    RUNTIME_TOKEN: randomRuntimeToken(),
-  };
+  return { BASE_URL: "http://localhost:8787", ALLOW_LOOPBACK_URLS: "true", RUNTIME_TOKEN: randomRuntimeToken() };
 }
 
 /**
  * Makes sure `.dev.vars` exists and returns its values. A missing file is created with the local defaults; an
  * existing one is kept as it is, except that BASE_URL and RUNTIME_TOKEN are appended when it lacks them (the seed
  * prints both).
- * @param {{ log?: (message: string) => void }} [options]
- * @returns {Record<string, string>}
  */
-export function ensureDevVars(options = {}) {
-  const log = options.log ?? ((message) => process.stderr.write(`${message}\n`));
+export function ensureDevVars(options: { log?: (message: string) => void } = {}): Record<string, string> {
+  const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
   if (!existsSync(DEV_VARS_PATH)) {
-    const vars = defaultDevVars();
     const lines = [
-      "# Local development only (git-ignored); written by scripts/wrangler.mjs. Overrides [vars] of wrangler.toml.",
-      ...Object.entries(vars).map(([key, value]) => `${key}=${value}`),
+      "# Local development only (git-ignored); written by scripts/wrangler.ts. Overrides [vars] of wrangler.toml.",
+      ...Object.entries(defaultDevVars()).map(([key, value]) => `${key}=${value}`),
     ];
     writeFileSync(DEV_VARS_PATH, `${lines.join("\n")}\n`, { mode: 0o600 });
     log("Created .dev.vars (BASE_URL, ALLOW_LOOPBACK_URLS, a random RUNTIME_TOKEN).");
@@ -150,8 +121,7 @@ export function ensureDevVars(options = {}) {
   }
   const text = readFileSync(DEV_VARS_PATH, "utf8");
   const vars = parseDevVars(text);
-  /** @type {string[]} */
-  const missing = [];
+  const missing: string[] = [];
   if (!vars.BASE_URL) missing.push(`BASE_URL=${defaultDevVars().BASE_URL}`);
   if (!vars.RUNTIME_TOKEN) missing.push(`RUNTIME_TOKEN=${randomRuntimeToken()}`);
   if (missing.length > 0) {
@@ -162,7 +132,6 @@ export function ensureDevVars(options = {}) {
   return readDevVars();
 }
 
-/** @returns {Record<string, string>} */
-export function readDevVars() {
+export function readDevVars(): Record<string, string> {
   return parseDevVars(readFileSync(DEV_VARS_PATH, "utf8"));
 }

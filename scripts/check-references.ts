@@ -1,28 +1,30 @@
 #!/usr/bin/env node
 // The repository explains itself: every path a comment or a document names exists, every section a comment or a
 // document cites ("docs/architecture.md, The outbox") is a heading of that document, and nothing points outside the
-// repository (a design file a clone does not have, an issue tracker's numbers). Node 20+, no dependencies.
+// repository (a design file a clone does not have, an issue tracker's numbers). No dependencies; Node 22.18 or newer
+// runs it as TypeScript (npm run check:references, on the project's Node 24).
 //
-//   node scripts/check-references.mjs     prints `path:line: message` per problem and exits 1, or a summary and 0
+//   node scripts/check-references.ts      prints `path:line: message` per problem and exits 1, or a summary and 0
 //
-// What is read: src/**/*.{ts,tsx,md}, test/**/*.ts, test-e2e/**/*.ts, scripts/**/*.mjs, bench/**/*.md, README.md,
+// What is read: src/**/*.{ts,tsx,md}, test/**/*.ts, test-e2e/**/*.ts, scripts/**/*.{ts,mjs}, bench/**/*.md, README.md,
 // docs/**/*.md. Paths, section citations, DESIGN.md, ../shared and "issue N" are looked for wherever they are written
 // (a test's title too); `#N` only in comments and documents, since in code `#333` is a colour.
 
-/** @typedef {{ file: string; line: number; message: string }} Problem */
+type Problem = { file: string; line: number; message: string };
+
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const SELF = "scripts/check-references.mjs";
+const SELF = "scripts/check-references.ts";
 
 /** Folders to read, and which file names in them. */
 const SOURCES = [
   { dir: "src", match: /\.(?:ts|tsx|md)$/ },
   { dir: "test", match: /\.ts$/ },
   { dir: "test-e2e", match: /\.ts$/ },
-  { dir: "scripts", match: /\.mjs$/ },
+  { dir: "scripts", match: /\.(?:ts|mjs)$/ },
   { dir: "bench", match: /\.md$/ },
   { dir: "docs", match: /\.md$/ },
 ];
@@ -49,8 +51,7 @@ const OUTSIDE = [
   },
 ];
 
-/** @param {string} dir @param {RegExp} match @param {string[]} found @returns {string[]} */
-function filesUnder(dir, match, found = []) {
+function filesUnder(dir: string, match: RegExp, found: string[] = []): string[] {
   const full = join(ROOT, dir);
   if (!existsSync(full)) return found;
   for (const entry of readdirSync(full, { withFileTypes: true })) {
@@ -69,13 +70,12 @@ function filesUnder(dir, match, found = []) {
  * (line breaks kept, so line numbers stay). Strings, template literals and regular expression literals are skipped;
  * a `/` starts a regular expression where an expression may start (after an operator, a bracket or a keyword).
  */
-/** @param {string} text */
-function commentsOnly(text) {
+function commentsOnly(text: string) {
   const out = [];
   let i = 0;
   let lastSignificant = "";
   let lastWord = "";
-  const blank = (/** @type {string} */ s) => s.replace(/[^\n]/g, " ");
+  const blank = (s: string) => s.replace(/[^\n]/g, " ");
   while (i < text.length) {
     const c = text[i];
     const next = text[i + 1];
@@ -147,8 +147,7 @@ function commentsOnly(text) {
 }
 
 /** Heading text, and list items' bold labels (`- **Token budget**: …`), as they are compared: lower case, bare. */
-/** @param {string} name */
-function normalise(name) {
+function normalise(name: string) {
   return name
     .replace(/[*_`]/g, "")
     .replace(/^\d+(?:\.\d+)*\.?\s+/, "")
@@ -160,8 +159,7 @@ function normalise(name) {
 }
 
 const sectionCache = new Map();
-/** @param {string} path */
-function sectionsOf(path) {
+function sectionsOf(path: string) {
   if (!sectionCache.has(path)) {
     const names = new Set();
     const text = readFileSync(join(ROOT, path), "utf8");
@@ -186,8 +184,7 @@ function sectionsOf(path) {
  * with a capital letter or a backtick is a sentence going on ("docs/webhooks.md, kept here so that…", a date), not
  * a section.
  */
-/** @param {string} rest */
-function sectionName(rest) {
+function sectionName(rest: string) {
   const quoted = /^\s*["“*]([^"”*]+)["”*]/.exec(rest);
   if (quoted) return { name: quoted[1], complete: true };
   const numbering = /^\s*(?:\d+\.)+\s+/.exec(rest)?.[0] ?? "";
@@ -199,22 +196,19 @@ function sectionName(rest) {
 }
 
 /** The text of the next line without its comment or list markers, to continue a citation broken over two lines. */
-const continuation = (/** @type {string | undefined} */ line) =>
-  (line ?? "").replace(/^\s*(?:\/\/+|\/?\*+\/?|#+|[-*>])?\s*/, "");
+const continuation = (line: string | undefined) => (line ?? "").replace(/^\s*(?:\/\/+|\/?\*+\/?|#+|[-*>])?\s*/, "");
 
 function main() {
   const files = [...SINGLE_FILES.filter((f) => existsSync(join(ROOT, f)))];
   for (const { dir, match } of SOURCES) files.push(...filesUnder(dir, match));
 
-  /** @type {Problem[]} */
-  const problems = [];
+  const problems: Problem[] = [];
   let checked = 0;
-  const report = (/** @type {string} */ file, /** @type {number} */ line, /** @type {string} */ message) =>
-    problems.push({ file, line, message });
+  const report = (file: string, line: number, message: string) => problems.push({ file, line, message });
 
   for (const file of files) {
     if (file === SELF) continue; // its own comments show the forms it looks for
-    let text;
+    let text: string;
     try {
       text = readFileSync(join(ROOT, file), "utf8");
     } catch {
@@ -269,8 +263,7 @@ function main() {
         // …and a heading may carry a qualifier the citation leaves out ("OAuth: RFC 9700", "… (for contributors)").
         const qualified = [...sections].some((s) => s.startsWith(`${wanted}:`) || s.startsWith(`${wanted} (`));
         const everyPart =
-          wanted.includes(", ") &&
-          wanted.split(", ").every((/** @type {string} */ part) => sections.has(normalise(part)));
+          wanted.includes(", ") && wanted.split(", ").every((part: string) => sections.has(normalise(part)));
         if (startsWithSection || qualified || everyPart) continue;
         report(file, at, `${doc} has no section "${cited.name.trim()}"`);
       }
@@ -283,8 +276,7 @@ function main() {
     });
   }
 
-  const byFile = (/** @type {Problem} */ a, /** @type {Problem} */ b) =>
-    a.file.localeCompare(b.file) || a.line - b.line;
+  const byFile = (a: Problem, b: Problem) => a.file.localeCompare(b.file) || a.line - b.line;
   for (const { file, line, message } of problems.sort(byFile)) console.log(`${file}:${line}: ${message}`);
   if (problems.length > 0) {
     const folders = new Map();

@@ -7,13 +7,12 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runnerImport } from "vite";
-import { PROJECT_ROOT } from "./wrangler.mjs";
+import { PROJECT_ROOT } from "./wrangler.ts";
 
 const baseUrl = /^BASE_URL = "([^"]+)"$/m.exec(readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8"))?.[1];
-if (!baseUrl) throw new Error("wrangler.toml no longer sets BASE_URL under [vars]: update scripts/openapi.mjs.");
+if (!baseUrl) throw new Error("wrangler.toml no longer sets BASE_URL under [vars]: update scripts/openapi.ts.");
 
-/** @type {{ module: { openApiDocument: (baseUrl: string) => object } }} */
-const { module } = await runnerImport("/src/routes/api-docs.ts", {
+const { module } = await runnerImport<{ openApiDocument: (baseUrl: string) => object }>("/src/routes/api-docs.ts", {
   root: PROJECT_ROOT,
   configFile: false,
   logLevel: "error",

@@ -11,8 +11,9 @@ import { arch, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import bookingSample from "../test/fixtures/booking.json" with { type: "json" };
-import { cleanupOnExit, configCopy, log, makeTempDir, removeDir } from "./local-worker.mjs";
-import { PROJECT_ROOT, runWranglerCaptured } from "./wrangler.mjs";
+import { cleanupOnExit, configCopy, log, makeTempDir, removeDir } from "./local-worker.ts";
+import { db, schema, sqlText } from "./service.ts";
+import { PROJECT_ROOT, runWranglerCaptured } from "./wrangler.ts";
 
 const argv = process.argv.slice(2);
 const rowsOption = argv.indexOf("--rows");
@@ -24,8 +25,7 @@ if (!Number.isInteger(ROWS) || ROWS < 100) throw new Error("--rows takes a whole
 const BUSINESS = { id: "5b0e6f1c-3d2a-8c4e-9a7b-1f2e3d4c5b6a", handle: "noor-barbers", name: "Noor's Barbers" };
 const NOW = "2026-11-23T09:00:00.000Z";
 
-/** @param {string} text */
-const quote = (text) => `'${text.replaceAll("'", "''")}'`;
+const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /**
  * A stored `booking.created` envelope (src/domain/webhooks/events.ts: `evt_` + 16 random bytes in base64url, the
@@ -42,37 +42,64 @@ function bookingCreatedEnvelope() {
   });
 }
 
-/** The rows that the measured ones point at: the business, 20 webhook endpoints and one action. */
+/** The rows that the measured ones point at: the business, 20 webhook endpoints and one action (drizzle's inserts). */
 function fixturesSql() {
-  const business = `INSERT INTO businesses (id, handle, name, currency, country, time_zone, plan, plan_active, settings,
-    created_at, updated_at) VALUES (${quote(BUSINESS.id)}, ${quote(BUSINESS.handle)}, ${quote(BUSINESS.name)}, 'EUR',
-    'NL', 'Europe/Amsterdam', 'business', 1, '{}', '${NOW}', '${NOW}');`;
-  const endpoints = `INSERT INTO webhook_endpoints (business_id, url, events, description, secret, api_key_id,
-    created_at) WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20)
-    SELECT ${quote(BUSINESS.id)}, 'https://hooks.partner.example/secretary/' || i, '["*"]', 'Bookings to the CRM',
-    'whsec_' || printf('%043d', i), 1, '${NOW}' FROM n;`;
-  const action = `INSERT INTO actions (business_id, name, title, description, url, parameters, secret, enabled,
-    api_key_id, created_at, updated_at) VALUES (${quote(BUSINESS.id)}, 'check_stock', 'Check stock',
-    'Looks up whether a product is in stock', 'https://api.partner.example/secretary/stock',
-    '{"type":"object","properties":{"product":{"type":"string"}},"required":["product"]}',
-    'whsec_${"0".repeat(43)}', 1, 1, '${NOW}', '${NOW}');`;
-  return [business, endpoints, action].join("\n");
+  const { actions, businesses, webhookEndpoints } = schema;
+  const business = db.insert(businesses).values({
+    ...BUSINESS,
+    currency: "EUR",
+    country: "NL",
+    timeZone: "Europe/Amsterdam",
+    plan: "business",
+    planActive: true,
+    settings: {},
+    createdAt: NOW,
+    updatedAt: NOW,
+  });
+  const endpoints = db.insert(webhookEndpoints).values(
+    Array.from({ length: 20 }, (_, i) => ({
+      businessId: BUSINESS.id,
+      url: `https://hooks.partner.example/secretary/${i + 1}`,
+      events: ["*"],
+      description: "Bookings to the CRM",
+      secret: `whsec_${String(i + 1).padStart(43, "0")}`,
+      apiKeyId: 1,
+      createdAt: NOW,
+    })),
+  );
+  const action = db.insert(actions).values({
+    businessId: BUSINESS.id,
+    name: "check_stock",
+    title: "Check stock",
+    description: "Looks up whether a product is in stock",
+    url: "https://api.partner.example/secretary/stock",
+    parameters: {
+      type: "object",
+      properties: { product: { type: "string", description: "Product name" } },
+      required: ["product"],
+    },
+    secret: `whsec_${"0".repeat(43)}`,
+    enabled: true,
+    apiKeyId: 1,
+    createdAt: NOW,
+    updatedAt: NOW,
+  });
+  return [business, endpoints, action].map(sqlText).join("\n");
 }
 
 /** `n(i)` from 1 to ROWS, for an INSERT ... SELECT. */
 const numbers = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})`;
 /** A distinct ISO timestamp per row, a second apart (the indexes on created_at see distinct keys). */
-const isoOf = (/** @type {string} */ column) =>
-  `strftime('%Y-%m-%dT%H:%M:%fZ', '2026-10-25', '+' || ${column} || ' seconds')`;
+const isoOf = (column: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', '2026-10-25', '+' || ${column} || ' seconds')`;
 /** 22 characters of an id per row, as long as 16 random bytes in base64url. */
-const id22 = (/** @type {string} */ column) => `printf('%022d', ${column})`;
+const id22 = (column: string) => `printf('%022d', ${column})`;
 
 /**
  * Each measured kind: what one row stands for, and the INSERT of ROWS of them. Deliveries and attempts point at the
- * events and deliveries inserted before them, one each, so every foreign key holds.
- * @type {Array<{ kind: string, table: string, what: string, sql: string }>}
+ * events and deliveries inserted before them, one each, so every foreign key holds. Series of ROWS rows are
+ * SQL's own (a recursive CTE), so that the file stays small.
  */
-const KINDS = [
+const KINDS: Array<{ kind: string; table: string; what: string; sql: string }> = [
   {
     kind: "event",
     table: "events",
@@ -145,10 +172,9 @@ const KINDS = [
 ];
 
 /**
- * @param {string[]} where `-c <config> --persist-to <state>`
- * @param {string} sql
+ * @param where `-c <config> --persist-to <state>`
  */
-async function execute(where, sql) {
+async function execute(where: string[], sql: string) {
   const { stdout } = await runWranglerCaptured([
     "d1",
     "execute",
@@ -159,25 +185,22 @@ async function execute(where, sql) {
     "--command",
     sql,
   ]);
-  return /** @type {Array<{ results: Array<Record<string, unknown>>, meta: { duration: number } }>} */ (
-    JSON.parse(stdout)
-  );
+  return JSON.parse(stdout) as Array<{ results: Array<Record<string, unknown>>; meta: { duration: number } }>;
 }
 
 /**
  * The bytes of the pages in use in the D1 database's SQLite file under `state` (D1 refuses `PRAGMA page_count` to its
  * clients, so the file is opened read-only from Node once wrangler has exited; its write-ahead log is read too).
- * @param {string} state the `--persist-to` folder
+ * @param state the `--persist-to` folder
  */
-function bytesInUse(state) {
+function bytesInUse(state: string) {
   const folder = join(state, "v3", "d1", "miniflare-D1DatabaseObject");
   const files = readdirSync(folder).filter((name) => name.endsWith(".sqlite") && name !== "metadata.sqlite");
   if (files.length !== 1)
     throw new Error(`Expected one D1 database in ${folder}, found ${files.join(", ") || "none"}.`);
   const database = new DatabaseSync(join(folder, files[0] ?? ""), { readOnly: true });
   try {
-    /** @param {string} pragma */
-    const pragma = (pragma) => Number(Object.values(database.prepare(`PRAGMA ${pragma}`).get() ?? {})[0]);
+    const pragma = (pragma: string) => Number(Object.values(database.prepare(`PRAGMA ${pragma}`).get() ?? {})[0]);
     const pageSize = pragma("page_size");
     return { bytes: (pragma("page_count") - pragma("freelist_count")) * pageSize, pageSize };
   } finally {
@@ -185,8 +208,7 @@ function bytesInUse(state) {
   }
 }
 
-/** @param {number} value */
-const thousands = (value) => value.toLocaleString("en-US");
+const thousands = (value: number) => value.toLocaleString("en-US");
 
 /** The worst an event takes with it: a delivery to each of 20 endpoints (spec), each with its 6 attempts. */
 const CASCADE = { endpoints: 20, attempts: 6 };
@@ -195,10 +217,8 @@ const CASCADE = { endpoints: 20, attempts: 6 };
  * How long the retention's DELETE of one chunk of events holds D1 when every event takes the most rows with it by the
  * cascade (src/domain/operations/retention.ts, EVENT_CHUNK): `count` events from 2020, their deliveries and attempts, then the
  * retention's statement for a chunk of `chunk`, timed by D1 itself (`meta.duration`).
- * @param {string[]} where
- * @param {number} chunk
  */
-async function cascadeChunk(where, chunk) {
+async function cascadeChunk(where: string[], chunk: number) {
   const prefix = `evt_old${chunk}_`;
   await execute(
     where,
@@ -242,8 +262,7 @@ async function main() {
     await runWranglerCaptured(["d1", "migrations", "apply", "DB", "--local", ...where]);
     await execute(where, fixturesSql());
 
-    /** @type {Array<{ kind: string, table: string, what: string, perRow: number }>} */
-    const results = [];
+    const results: Array<{ kind: string; table: string; what: string; perRow: number }> = [];
     let pageSize = 0;
     for (const { kind, table, what, sql } of KINDS) {
       log(`Inserting ${thousands(ROWS)} rows: ${kind} ...`);

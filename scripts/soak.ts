@@ -4,19 +4,21 @@
 // raised, loopback URLs allowed) and its own local state in a temporary folder, so the dev database is untouched.
 // Exits non-zero on any 5xx, any delivery lost, or any duplicate that a retry does not explain.
 import { parseArgs } from "node:util";
+import { eq, sql } from "drizzle-orm";
+import { type ReceivedRequest, startReceiver } from "../test/receiver.ts";
 import {
   appConfigForLoad,
-  businessSeedSql,
   log,
   makeTempDir,
+  prepareLocalState,
   removeDir,
   reportedBooking,
-  sha256Hex,
   sleep,
+  snapshotBundle,
   startLocalWorker,
-  startReceiver,
-} from "./local-worker.mjs";
-import { businessIdFor, newApiKey, sqlLiteral } from "./seed.mjs";
+} from "./local-worker.ts";
+import { businessIdFor, businessSeedSql, insertSelect } from "./seed.ts";
+import { newApiKey, schema, sqlText } from "./service.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -44,15 +46,18 @@ const DRAIN_MS = 240_000;
 const RETRY_GAP_MS = 55_000;
 const RUNTIME_TOKEN = "soak-runtime-token-0123456789abcdef";
 
-// ---- The receiver: every delivery, by endpoint path and event id, and every delivery id's arrival times.
-/** @type {Map<string, number>} */
-const received = new Map(); // `${path} ${eventId}` → count
-/** @type {Map<string, number[]>} */
-const arrivals = new Map(); // delivery id → [ms, ...]
-/** @type {Map<string, Set<string>>} */
-const intakeEventsByPath = new Map(); // path → Set of intake.completed event ids
-/** @param {import("./local-worker.mjs").Delivery} delivery */
-function record({ path, envelope, headers, arrivedAt }) {
+// ---- The receiver (test/receiver.ts): every delivery, by endpoint path and event id, and every delivery id's
+// arrival times. A body that is not JSON is counted by nobody.
+const received = new Map<string, number>(); // `${path} ${eventId}` → count
+const arrivals = new Map<string, number[]>(); // delivery id → [ms, ...]
+const intakeEventsByPath = new Map<string, Set<string>>(); // path → Set of intake.completed event ids
+function record({ path, body, headers, arrivedAt }: ReceivedRequest) {
+  let envelope: { id: string; event: string };
+  try {
+    envelope = JSON.parse(body);
+  } catch {
+    return;
+  }
   const key = `${path} ${envelope.id}`;
   received.set(key, (received.get(key) ?? 0) + 1);
   const deliveryId = String(headers["x-service-delivery"]);
@@ -64,61 +69,73 @@ function record({ path, envelope, headers, arrivedAt }) {
   }
 }
 
-// ---- The Worker, on its own configuration and state (scripts/local-worker.mjs).
-/**
- * One business per handle, with an API key and an intake already switched on by its owner.
- * @param {string} handle
- * @param {string} apiKey
- */
-function businessSql(handle, apiKey) {
-  const now = new Date();
-  const seeded = businessSeedSql(handle, apiKey, now);
-  const fields = [{ id: "full_name", label: "What is your name?", type: "text", required: true }];
+// ---- The Worker, on its own configuration and state (scripts/local-worker.ts).
+/** One business per handle, with an API key and an intake already switched on by its owner. */
+async function businessSql(handle: string, apiKey: ReturnType<typeof newApiKey>) {
+  const now = new Date().toISOString();
+  const { apiKeys, intakes } = schema;
+  const fields = [{ id: "full_name", label: "What is your name?", type: "text" as const, required: true }];
   const content = { title: "Quote", description: "When a customer asks for a quote.", fields };
-  const intake = `INSERT INTO intakes (business_id, name, title, description, fields, enabled, version, approved_version,
-  approved_content, api_key_id, created_at, updated_at)
-SELECT ${sqlLiteral(businessIdFor(handle))}, 'soak_quote', ${sqlLiteral(content.title)}, ${sqlLiteral(content.description)},
-  ${sqlLiteral(JSON.stringify(fields))}, 1, 1, 1, ${sqlLiteral(JSON.stringify(content))}, id, ${sqlLiteral(now.toISOString())},
-  ${sqlLiteral(now.toISOString())}
-FROM api_keys WHERE key_hash = ${sqlLiteral(sha256Hex(apiKey))};`;
-  return `${seeded}\n${intake}\n`;
+  const intake = insertSelect(
+    intakes,
+    {
+      businessId: sql`${businessIdFor(handle)}`,
+      name: sql`'soak_quote'`,
+      title: sql`${content.title}`,
+      description: sql`${content.description}`,
+      fields: sql`${JSON.stringify(fields)}`,
+      enabled: sql`1`,
+      version: sql`1`,
+      approvedVersion: sql`1`,
+      approvedContent: sql`${JSON.stringify(content)}`,
+      apiKeyId: apiKeys.id,
+      createdAt: sql`${now}`,
+      updatedAt: sql`${now}`,
+    },
+    apiKeys,
+    eq(apiKeys.keyHash, apiKey.keyHash),
+  );
+  return `${await businessSeedSql(handle, apiKey, new Date(now))}\n${sqlText(intake)}\n`;
 }
 
-/** @param {string} directory */
-async function startWorker(directory) {
-  /** @type {Business[]} */
-  const businesses = [];
+async function startWorker(directory: string) {
+  const businesses: Business[] = [];
   for (let i = 1; i <= BUSINESSES; i++) {
     const handle = `soak-shop-${i}`;
     businesses.push({ index: i, id: businessIdFor(handle), apiKey: newApiKey(), handle });
   }
+  // The per-credential budget of 600 a minute would refuse most of the load: raised for the run only.
+  const { configPath } = await snapshotBundle(directory, appConfigForLoad().config);
+  const persistTo = `${directory}/state`;
+  const seeds = await Promise.all(businesses.map((business) => businessSql(business.handle, business.apiKey)));
+  await prepareLocalState({ configPath, persistTo }, seeds);
   const worker = await startLocalWorker({
-    directory,
-    // The per-credential budget of 600 a minute would refuse most of the load: raised for the run only.
-    config: appConfigForLoad().config,
     port: PORT,
-    readyPath: "/api/v1/openapi.json",
-    devVars: { BASE_URL: BASE, ALLOW_LOOPBACK_URLS: "true", RUNTIME_TOKEN },
-    seeds: businesses.map((business) => businessSql(business.handle, business.apiKey)),
-    devArgs: ["--test-scheduled"],
+    configPath,
+    persistTo,
+    noBundle: true,
+    vars: { BASE_URL: BASE, ALLOW_LOOPBACK_URLS: "true", RUNTIME_TOKEN },
+    args: ["--test-scheduled"],
+    logFile: `${directory}/wrangler-dev.log`,
   });
-  return { businesses, ...worker };
+  return { businesses, logFile: `${directory}/wrangler-dev.log`, ...worker };
 }
 
 // ---- The load.
-/** @type {{ requests: number, byStatus: Map<number, number>, serverErrors: string[], reads: number, pushes: number, reports: number, intakeRuns: number }} */
-const counts = { requests: 0, byStatus: new Map(), serverErrors: [], reads: 0, pushes: 0, reports: 0, intakeRuns: 0 };
-/** @type {Array<{ businessIndex: number, eventId: string }>} */
-const reportedEvents = []; // { businessIndex, eventId }
-/** @type {Map<number, number>} */
-const completions = new Map(); // business index → intake runs completed
+const counts: {
+  requests: number;
+  byStatus: Map<number, number>;
+  serverErrors: string[];
+  reads: number;
+  pushes: number;
+  reports: number;
+  intakeRuns: number;
+} = { requests: 0, byStatus: new Map(), serverErrors: [], reads: 0, pushes: 0, reports: 0, intakeRuns: 0 };
+const reportedEvents: Array<{ businessIndex: number; eventId: string }> = []; // { businessIndex, eventId }
+const completions = new Map<number, number>(); // business index → intake runs completed
 
-/**
- * @param {string} path
- * @param {RequestInit} [init]
- * @returns {Promise<{ status: number, body: any }>}
- */
-async function request(path, init = {}) {
+// biome-ignore lint/suspicious/noExplicitAny: the answers are read as the API documents them
+async function request(path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
   const response = await fetch(`${BASE}${path}`, init);
   const text = await response.text();
   counts.requests += 1;
@@ -127,21 +144,12 @@ async function request(path, init = {}) {
   return { status: response.status, body: text ? JSON.parse(text) : null };
 }
 
-/**
- * @param {Business} business
- * @param {string} path
- * @param {RequestInit} [init]
- */
-const partner = (business, path, init = {}) =>
+const partner = (business: Business, path: string, init: RequestInit = {}) =>
   request(path, {
     ...init,
-    headers: { Authorization: `Bearer ${business.apiKey}`, "Content-Type": "application/json", ...init.headers },
+    headers: { Authorization: `Bearer ${business.apiKey.key}`, "Content-Type": "application/json", ...init.headers },
   });
-/**
- * @param {string} path
- * @param {unknown} body
- */
-const runtime = (path, body) =>
+const runtime = (path: string, body: unknown) =>
   request(path, {
     method: "POST",
     headers: { Authorization: `Bearer ${RUNTIME_TOKEN}`, "Content-Type": "application/json" },
@@ -151,11 +159,7 @@ const runtime = (path, body) =>
 let nextBookingId = 700_000_000;
 
 /** A token bucket per kind, so that reports and intake runs come at a steady rate whatever the connections do. */
-/**
- * @param {number} perSecond
- * @param {number} startedAt
- */
-function pacer(perSecond, startedAt) {
+function pacer(perSecond: number, startedAt: number) {
   let taken = 0;
   return () => {
     if (taken < ((Date.now() - startedAt) / 1000) * perSecond) {
@@ -166,8 +170,7 @@ function pacer(perSecond, startedAt) {
   };
 }
 
-/** @param {Business} business */
-async function report(business) {
+async function report(business: Business) {
   const { status, body } = await runtime(`/internal/v1/businesses/${business.id}/events`, {
     booking: reportedBooking(nextBookingId++),
   });
@@ -176,8 +179,7 @@ async function report(business) {
     for (const { id } of body.events) reportedEvents.push({ businessIndex: business.index, eventId: id });
 }
 
-/** @param {Business} business */
-async function intakeRun(business) {
+async function intakeRun(business: Business) {
   const conversation = `soak-${crypto.randomUUID()}`;
   const started = await runtime(`/internal/v1/conversations/${conversation}/intake`, {
     business_id: business.id,
@@ -193,19 +195,19 @@ async function intakeRun(business) {
   if (done.body?.status === "completed") completions.set(business.index, (completions.get(business.index) ?? 0) + 1);
 }
 
-/** @typedef {{ index: number, id: string, apiKey: string, handle: string, intakeId?: number }} Business */
+type Business = { index: number; id: string; apiKey: ReturnType<typeof newApiKey>; handle: string; intakeId?: number };
 
 const READS = ["/api/v1/me", "/api/v1/appointments?limit=100", "/api/v1/orders", "/api/v1/knowledge"];
 
-/**
- * @param {Business[]} businesses
- * @param {number} deadline
- * @param {{ report: () => boolean, intake: () => boolean }} paced
- * @param {Map<number, number>} pushes
- */
-async function connection(businesses, deadline, paced, pushes) {
+async function connection(
+  businesses: Business[],
+  deadline: number,
+  paced: { report: () => boolean; intake: () => boolean },
+  pushes: Map<number, number>,
+) {
   for (let n = 0; Date.now() < deadline; n++) {
     const business = businesses[Math.floor(Math.random() * businesses.length)];
+    if (!business) throw new Error("no business to load");
     if (paced.report()) await report(business);
     else if (paced.intake()) await intakeRun(business);
     else if (n % 10 === 0 && (pushes.get(business.index) ?? 0) < PUSHES_PER_BUSINESS) {
@@ -217,14 +219,13 @@ async function connection(businesses, deadline, paced, pushes) {
       });
     } else {
       counts.reads += 1;
-      await partner(business, READS[n % READS.length]);
+      await partner(business, READS[n % READS.length] ?? "/api/v1/me");
     }
   }
 }
 
 // ---- What arrived against what was expected.
-/** @param {Business[]} businesses */
-function tally(businesses) {
+function tally(businesses: Business[]) {
   let expected = 0;
   let lost = 0;
   for (const { businessIndex, eventId } of reportedEvents) {
@@ -245,7 +246,7 @@ function tally(businesses) {
   for (const times of arrivals.values()) {
     for (let i = 1; i < times.length; i++) {
       duplicates += 1;
-      if (times[i] - times[i - 1] >= RETRY_GAP_MS) explained += 1;
+      if ((times[i] ?? 0) - (times[i - 1] ?? 0) >= RETRY_GAP_MS) explained += 1;
     }
   }
   const deliveriesReceived = [...received.values()].reduce((sum, n) => sum + n, 0);
@@ -253,7 +254,7 @@ function tally(businesses) {
 }
 
 async function main() {
-  const receiver = await startReceiver(record);
+  const receiver = await startReceiver({ onRequest: record, record: false });
   const receiverUrl = receiver.url;
   const directory = makeTempDir("secretary-soak-");
   log(`Starting wrangler dev on ${BASE} (state in ${directory})...`);
@@ -276,7 +277,7 @@ async function main() {
     log(`Load: ${CONNECTIONS} connections for ${DURATION_MS / 1000} s over ${BUSINESSES} businesses...`);
     const startedAt = Date.now();
     const paced = { report: pacer(REPORTS_PER_SECOND, startedAt), intake: pacer(INTAKES_PER_SECOND, startedAt) };
-    const pushes = new Map();
+    const pushes = new Map<number, number>();
     await Promise.all(
       Array.from({ length: CONNECTIONS }, () => connection(businesses, startedAt + DURATION_MS, paced, pushes)),
     );

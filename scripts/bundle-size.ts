@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runWranglerCaptured } from "./wrangler.mjs";
+import { runWranglerCaptured } from "./wrangler.ts";
 
 /**
  * Gzipped KiB; how it grew, change by change, is in docs/performance.md (Bundle).
@@ -16,7 +16,7 @@ try {
   const { stdout, stderr } = await runWranglerCaptured(["deploy", "--dry-run", "--minify", "--outdir", outdir]);
   const match = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(stdout + stderr);
   if (!match) throw new Error(`wrangler did not print the upload size:\n${stdout}${stderr}`);
-  const [, raw, gzip] = match.map(Number);
+  const [, raw = 0, gzip = 0] = match.map(Number);
   const verdict = gzip <= BUDGET_GZIP_KIB ? "within" : "OVER";
   console.log(`Worker bundle: ${raw} KiB, ${gzip} KiB gzipped: ${verdict} its budget of ${BUDGET_GZIP_KIB} KiB.`);
   if (gzip > BUDGET_GZIP_KIB) process.exitCode = 1;
