@@ -1,12 +1,6 @@
 import { database } from "../db/client";
-import {
-  type Attempt,
-  type AttemptOutcome,
-  type ClaimedDelivery,
-  claimDeliveries,
-  LEASE_MS,
-  recordAttempts,
-} from "../domain/webhooks/attempts";
+import { type Attempt, type AttemptOutcome, recordAttempts } from "../domain/webhooks/attempts";
+import { type ClaimedDelivery, claimDeliveries, LEASE_MS } from "../domain/webhooks/delivery-claim";
 import { signingSecrets } from "../domain/webhooks/secret-rotation";
 import type { Env } from "../env";
 import { logLine } from "../lib/log";
@@ -37,7 +31,7 @@ type Send = { message: Message<DeliveryMessage>; delivery: ClaimedDelivery };
  * retry it after its delivery's delay of the schedule.
  *
  * A message is a delivery id and nothing more, whatever it is sent for: the attempt it makes is decided by the row
- * (src/domain/webhooks/attempts.ts, `claimDeliveries`): the scheduled one when it is due, else the extra one a
+ * (src/domain/webhooks/delivery-claim.ts, `claimDeliveries`): the scheduled one when it is due, else the extra one a
  * partner asked for (redeliver, recover), if one is owed. Only a scheduled attempt's message is retried on the
  * schedule; the message of an extra attempt is acked, so that a delivery never has two schedules.
  */

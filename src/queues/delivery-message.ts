@@ -2,7 +2,7 @@
  * A webhook delivery message carries ids only: the consumer re-reads the delivery from D1 (docs/webhooks.md). That
  * holds for the attempt a partner asks for outside the retry schedule too (redeliver, recover): what is owed is
  * written on the delivery's row (`extra_attempt_at`), so that the outbox sweep can send a lost message again, and any
- * message of the delivery, a duplicate included, makes it (src/domain/webhooks/attempts.ts, `claimDeliveries`).
+ * message of the delivery, a duplicate included, makes it (src/domain/webhooks/delivery-claim.ts, `claimDeliveries`).
  */
 export type DeliveryMessage = { deliveryId: number };
 

@@ -1,15 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { scopeOf } from "../domain/access/scope";
-import {
-  actionNotFound,
-  actionRow,
-  createAction,
-  deleteAction,
-  getAction,
-  listActions,
-  patchAction,
-} from "../domain/actions/registration";
+import { actionNotFound, actionRow, getAction, listActions } from "../domain/actions/reads";
+import { createAction, deleteAction, patchAction } from "../domain/actions/registration";
 import { enqueueAfterAnswer, withEndpoints } from "../domain/webhooks/lifecycle";
 import { outboundPolicy } from "../lib/outbound";
 import { idOrNotFound, pathId } from "../lib/validation";

@@ -15,8 +15,9 @@ import { enqueueAfterAnswer, withEndpoints } from "../domain/webhooks/lifecycle"
 import { idOrNotFound, pathId, rejectInvalidNamingField } from "../lib/validation";
 import { admitted, readAsPartner } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
+import { CreateIntakeBody, PatchIntakeBody } from "../schemas/intake-bodies";
 import { ResponsesPage, ResponsesQuery } from "../schemas/intake-responses";
-import { CreateIntakeBody, IntakeObject, PatchIntakeBody } from "../schemas/intakes";
+import { IntakeObject } from "../schemas/intakes";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 /** The path id as the domain takes it, or the intake's 404. */

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { scopeOf } from "../domain/access/scope";
-import { actionNotFound } from "../domain/actions/registration";
+import { actionNotFound } from "../domain/actions/reads";
 import { endpointNotFound } from "../domain/webhooks/endpoints";
 import { rotateActionSecret, rotateEndpointSecret } from "../domain/webhooks/secret-rotation";
 import { idOrNotFound, pathId } from "../lib/validation";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { queryId, timestamp } from "../lib/validation";
-import { INTAKE_FIELD_TYPES } from "./intakes";
+import { INTAKE_FIELD_TYPES } from "./intake-fields";
 
 /** Spec: Resources, Answer. */
 export const AnswerObject = z

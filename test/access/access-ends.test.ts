@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { revokeApiKey } from "../../src/domain/access/api-keys";
 import { disconnectApp } from "../../src/domain/access/app-connections";
-import { LEASE_MS } from "../../src/domain/webhooks/attempts";
+import { LEASE_MS } from "../../src/domain/webhooks/delivery-claim";
 import { createApiKey, db } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";

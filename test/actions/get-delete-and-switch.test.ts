@@ -3,7 +3,8 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
 import { actionCalls, apiKeys } from "../../src/db/schema";
-import { actionsForSecretary, reviewedVersion, switchAction } from "../../src/domain/actions/registration";
+import { reviewedVersion, switchAction } from "../../src/domain/actions/approval";
+import { actionsForSecretary } from "../../src/domain/actions/for-secretary";
 import { CHAT_CHANNELS } from "../../src/domain/secretary/channels";
 import {
   type Action,

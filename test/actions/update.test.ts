@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actions } from "../../src/db/schema";
-import { actionsForSecretary, switchAction } from "../../src/domain/actions/registration";
+import { switchAction } from "../../src/domain/actions/approval";
+import { actionsForSecretary } from "../../src/domain/actions/for-secretary";
 import {
   ACTION_FIELDS,
   type Action,

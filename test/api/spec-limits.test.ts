@@ -3,7 +3,7 @@ import Stripe from "stripe";
 import { describe, expect, it, vi } from "vitest";
 import { MAX_BOUND_PARAMETERS, statementsThatFit } from "../../src/db/batches";
 import { bookings, events, orders, webhookDeliveries } from "../../src/db/schema";
-import { switchAction } from "../../src/domain/actions/registration";
+import { switchAction } from "../../src/domain/actions/approval";
 import { switchIntakeOn } from "../../src/domain/intakes/approval";
 import { KNOWLEDGE_BUDGET_CHARS } from "../../src/domain/knowledge/sources";
 import { bookingRow, createBusiness, db, insertAll, orderRow } from "../helpers/fixtures";

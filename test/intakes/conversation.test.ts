@@ -471,7 +471,7 @@ describe("the context endpoint", async () => {
       url: "https://partner.example/o",
     },
   });
-  const { switchAction } = await import("../../src/domain/actions/registration");
+  const { switchAction } = await import("../../src/domain/actions/approval");
   await switchAction(db, business.id, action.id, true);
   const context = (channel: string) =>
     call(`/internal/v1/businesses/${business.id}/context?channel=${channel}`, { headers: RUNTIME }).then((r) =>

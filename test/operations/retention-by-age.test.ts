@@ -13,7 +13,8 @@ import {
   webhookEndpoints,
 } from "../../src/db/schema";
 import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../../src/domain/access/idempotency";
-import { RECENT_CALLS, switchAction } from "../../src/domain/actions/registration";
+import { switchAction } from "../../src/domain/actions/approval";
+import { RECENT_CALLS } from "../../src/domain/actions/reads";
 import {
   ACTION_CALL_RETENTION_MS,
   applyRetention,

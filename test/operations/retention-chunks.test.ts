@@ -10,7 +10,7 @@ import {
   ownerSessions,
   webhookDeliveries,
 } from "../../src/db/schema";
-import { RECENT_CALLS } from "../../src/domain/actions/registration";
+import { RECENT_CALLS } from "../../src/domain/actions/reads";
 import {
   ACTION_CALL_RETENTION_MS,
   applyRetention,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Business } from "../../src/domain/access/businesses";
-import { LEASE_MS } from "../../src/domain/webhooks/attempts";
+import { LEASE_MS } from "../../src/domain/webhooks/delivery-claim";
 import type { DeliveryMessage } from "../../src/queues/delivery-message";
 import { createBusiness } from "../helpers/fixtures";
 import { call } from "../helpers/http";

@@ -2,13 +2,14 @@ import { env } from "cloudflare:test";
 import { and, eq, isNull } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { bookings, events, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
-import { LEASE_MS, RETRY_DELAYS_SECONDS } from "../../src/domain/webhooks/attempts";
+import { RETRY_DELAYS_SECONDS } from "../../src/domain/webhooks/attempts";
 import {
   EXTRA_OWED_AFTER_MS,
   markSwept,
   STUCK_AFTER_MS,
   UNENQUEUED_AFTER_MS,
 } from "../../src/domain/webhooks/deliveries";
+import { LEASE_MS } from "../../src/domain/webhooks/delivery-claim";
 import { endpointsOf } from "../../src/domain/webhooks/endpoints";
 import { writeEvents } from "../../src/domain/webhooks/events";
 import { SWEEP_LIMIT, sweepOutbox } from "../../src/queues/outbox-sweep";
@@ -17,7 +18,7 @@ import { call, json } from "../helpers/http";
 import { bookingObject, reportChange } from "../helpers/platform";
 import { receiverBox } from "../helpers/receiver";
 import { expectServerErrors, quietErrorLines, takeServerErrors } from "../helpers/server-errors";
-import { attemptsOf, claimOne, consume, deliveryRow, outboxOnly, subscribe } from "../helpers/webhooks";
+import { attemptsOf, claimOne, consume, deliveryRow, opaque, outboxOnly, subscribe } from "../helpers/webhooks";
 
 // Every fault the outbox exists for (docs/architecture.md, The outbox), produced for real and survived with nothing
 // lost.
@@ -189,9 +190,12 @@ describe("an endpoint removed while a report is on its way", async () => {
     expect(endpoints).toHaveLength(3);
     const removed = receivers[1]?.endpoint.id ?? 0;
     await db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, removed));
-    const { emitted, deliveryIds } = await writeEvents(db, business, endpoints, [
-      { event: "review.created", data: { review: { id: 3 } } },
-    ]);
+    const { emitted, deliveryIds } = await writeEvents(
+      db,
+      business,
+      endpoints,
+      opaque([{ event: "review.created", data: { review: { id: 3 } } }]),
+    );
     expect(emitted).toHaveLength(1);
     const rows = await db
       .select()

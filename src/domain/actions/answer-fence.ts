@@ -1,5 +1,5 @@
 import { fenceText, freshBoundary, informationHeader } from "../../lib/information-fence";
-import type { Action } from "./registration";
+import type { Action } from "./action-object";
 
 /**
  * An action's answer as the Secretary receives it (docs/security.md, Partner text in the Secretary's context): the

@@ -4,19 +4,19 @@ import { insertWithinLimit } from "../../db/insert-within-limit";
 import { actionCalls, actions, businesses } from "../../db/schema";
 import { ApiError, conflict, notFound } from "../../lib/errors";
 import { logLine } from "../../lib/log";
-import { type OutboundOutcome, type OutboundPolicy, signedPost } from "../../lib/outbound";
+import { type OutboundPolicy, signedPost } from "../../lib/outbound";
 import { type Clock, iso } from "../../lib/time";
 import type { ActionCallBody } from "../../schemas/runtime";
 import { actionsRunOn, type Channel } from "../secretary/channels";
 import { signingSecrets } from "../webhooks/secret-rotation";
-import { fencedAnswer } from "./answer-fence";
+import { type Action, approvedVersion } from "./action-object";
 import { argumentProblem, assertRequiredArguments } from "./arguments";
-import { type Action, type ActionCall, approvedVersion, cutOffBefore, findAction, toCallObject } from "./registration";
+import { cutOffBefore } from "./call-object";
+import { callResult, MAX_ANSWER_BYTES, outcomeOf, recordOutcome } from "./call-outcome";
+import { findAction } from "./reads";
 
 /** Spec, Connected actions, response rules. */
 export const ACTION_TIMEOUT_MS = 5000;
-export const MAX_ANSWER_BYTES = 16_000;
-export const ANSWER_CHARS_FOR_SECRETARY = 4000;
 export const CALLS_PER_MESSAGE = 2;
 
 export type CallRequest = {
@@ -32,86 +32,6 @@ export type CallRequest = {
  * it expires).
  */
 type CallOptions = { ownerTest?: boolean; answerTimeoutMs?: number; now?: Clock };
-
-type Outcome = { status: ActionCall["status"]; httpStatus: number | null; error: string | null; answer: string | null };
-
-/** Spec, Connected actions, response rules and the call history table: each way a call can end, in its words. */
-function outcomeOf(result: OutboundOutcome, timeoutMs: number): Outcome {
-  const failure = (error: string, httpStatus: number | null = null): Outcome => ({
-    status: "error",
-    httpStatus,
-    error,
-    answer: null,
-  });
-  switch (result.kind) {
-    case "delivered":
-      return { status: "success", httpStatus: result.status, error: null, answer: result.answer };
-    case "http_error":
-      return failure(`HTTP ${result.status}`, result.status);
-    case "redirect":
-      return failure(`HTTP ${result.status}: redirects are not followed`, result.status);
-    case "too_large":
-      return failure(`larger than ${MAX_ANSWER_BYTES} bytes`, result.status);
-    case "not_json":
-      return failure("did not return JSON", result.status);
-    case "timeout":
-      return {
-        status: "timeout",
-        httpStatus: null,
-        error: `no answer within ${timeoutMs / 1000} seconds`,
-        answer: null,
-      };
-    case "refused_address":
-      return failure(result.reason);
-    case "unresolved":
-      return failure(`address cannot be fetched: the host name could not be resolved (${result.error})`);
-    case "connection_failed":
-      return failure(`the connection failed: ${result.error}`);
-  }
-}
-
-/** Records a finished call and moves the action's counters and timestamps, in one batch. */
-async function recordOutcome(
-  db: Database,
-  action: Action,
-  call: ActionCall,
-  outcome: Outcome,
-  durationMs: number,
-  now: string,
-) {
-  const failed = outcome.status === "error" || outcome.status === "timeout";
-  const [[recorded]] = await db.batch([
-    db
-      .update(actionCalls)
-      .set({ status: outcome.status, httpStatus: outcome.httpStatus, error: outcome.error, durationMs })
-      .where(eq(actionCalls.id, call.id))
-      .returning(),
-    db
-      .update(actions)
-      .set({
-        lastCalledAt: now,
-        ...(failed ? { lastFailureAt: now, failureCount: sql`${actions.failureCount} + 1` } : { lastSuccessAt: now }),
-      })
-      .where(eq(actions.id, action.id)),
-  ]);
-  // The action was deleted meanwhile (its calls with it): the Secretary still gets the outcome.
-  return (
-    recorded ?? { ...call, status: outcome.status, httpStatus: outcome.httpStatus, error: outcome.error, durationMs }
-  );
-}
-
-/**
- * What the Secretary gets back: the call record, and the first 4,000 characters of a successful answer, fenced and
- * marked as information from the action (`answer-fence.ts`), as pushed knowledge is.
- */
-function callResult(action: Action, call: ActionCall, answer: string | null) {
-  const chars = answer === null ? [] : [...answer];
-  return {
-    call: toCallObject(call),
-    result: answer === null ? null : fencedAnswer(action, chars.slice(0, ANSWER_CHARS_FOR_SECRETARY).join("")),
-    truncated: chars.length > ANSWER_CHARS_FOR_SECRETARY,
-  };
-}
 
 /**
  * One call of an action (`POST /internal/v1/businesses/{id}/actions/{name}/call`; docs/decisions.md, Calls), as steps:

@@ -2,7 +2,7 @@ import { and, asc, eq, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { actions } from "../../db/schema";
 import { type Creator, creatorColumns, creatorOf, withCreator } from "../access/creators";
-import { actionNotFound } from "./registration";
+import { actionNotFound } from "./reads";
 
 /*
  * The owner's side of connected actions (docs/architecture.md, Principals and owner sides): scoped by the business

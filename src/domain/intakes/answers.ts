@@ -1,7 +1,7 @@
 import { parsePhoneNumberFromString } from "libphonenumber-js";
 import type { Answer, IntakeField } from "../../db/schema";
 import { characterCount } from "../../lib/text";
-import { choiceKey } from "../../schemas/intakes";
+import { choiceKey } from "../../schemas/intake-fields";
 import type { Channel } from "../secretary/channels";
 
 /** A checked answer: the value to store (as text, normalised), or why it was not accepted. */

@@ -16,7 +16,7 @@ import {
 import { type EpochMs, iso } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { creatorColumns, withCreator } from "../access/creators";
-import { pendingChange } from "../actions/registration";
+import { pendingChange } from "../actions/action-object";
 import { registeredByRevokedCredential } from "../intakes/approval";
 import { SOURCE_LIMITS } from "../knowledge/items";
 

@@ -4,7 +4,7 @@ import { businesses } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import { toBusinessObject } from "../access/businesses";
 import { CALLS_PER_MESSAGE } from "../actions/calls";
-import { actionsForSecretary } from "../actions/registration";
+import { actionsForSecretary } from "../actions/for-secretary";
 import { intakesForSecretary } from "../intakes/registration";
 import { secretaryKnowledge } from "../knowledge/sources";
 import type { Channel } from "./channels";

@@ -1,8 +1,12 @@
-import { and, eq, inArray, isNull, lte, ne, or, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { deliveryAttempts, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
-import { idsIn, runStatements, statement } from "../../db/statements";
+import { deliveryAttempts, webhookDeliveries } from "../../db/schema";
+import { runStatements, statement } from "../../db/statements";
+import type { ClaimedDelivery } from "./delivery-claim";
 import { healthRecords } from "./health";
+
+// The record and retry steps of the delivery pipeline (src/domain/webhooks/README.md): the retry schedule, and what
+// each attempt of a queue batch did to its delivery. Which deliveries are attempted is claimed in delivery-claim.ts.
 
 /**
  * Spec, Answering a delivery: "Retries after 1, 5, 30, 120 and 720 minutes: six attempts in all". The delay after
@@ -11,137 +15,12 @@ import { healthRecords } from "./health";
 export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 7200, 43_200] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
 
-/** Longer than the 10-second answer time plus the recording: a crashed attempt frees its delivery after this. */
-export const LEASE_MS = 30_000;
-/** Queue delays are not exact: a message this early still counts as due. */
-const DUE_TOLERANCE_MS = 5_000;
-
-/**
- * What an attempt is: the delivery's next one on the retry schedule (it counts, and moves the schedule on), or the one
- * attempt a partner asked for outside it (`webhook_deliveries.extra_attempt_at`: redeliver, or recover of a failed
- * delivery), which is recorded in the history and changes nothing else unless it succeeds.
- */
-export type AttemptKind = "scheduled" | "extra";
-
-export type ClaimedDelivery = {
-  id: number;
-  kind: AttemptKind;
-  /** The lease this claim wrote: an extra attempt clears what it was owed only while the lease is still its own. */
-  lease: string;
-  endpointId: number;
-  /** The event's id, which is its envelope's `id` (`evt_…`): the delivery's `webhook-id`. */
-  eventId: string;
-  attemptCount: number;
-  event: string;
-  envelope: string;
-  url: string;
-  secret: string;
-  /** During a rotation, the endpoint's previous secret until it expires (docs/webhooks.md, Rotating a secret). */
-  previousSecret: string | null;
-  previousSecretExpiresAt: string | null;
-};
-
 export type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null; durationMs: number };
 
 /** One attempt as the consumer made it: the delivery it claimed, when it sent it, and what came back. */
 export type Attempt = { delivery: ClaimedDelivery; attemptedAt: number; outcome: AttemptOutcome };
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/**
- * Takes a lease on every delivery of `ids` that has an attempt to make now, so that a duplicate message, or a message
- * of a delivery already delivered, failed, deleted with its endpoint, or leased by another consumer, sends nothing
- * (docs/webhooks.md, How delivery works inside). The scheduled attempt first: a pending, due and unleased delivery.
- * Else the extra attempt owed outside the schedule (redeliver, recover), by any message of the delivery: its lease is
- * `extra_attempt_at` itself, so that it never holds up the schedule's own attempts. One attempt per delivery and
- * batch. One round trip for a whole queue batch (src/domain/webhooks/README.md): the conditional updates and the
- * reads of what to send run in one D1 batch, so one transaction. Answers the deliveries this call claimed, by id; an
- * id given twice is claimed once.
- */
-export async function claimDeliveries(db: Database, ids: number[], now: number): Promise<Map<number, ClaimedDelivery>> {
-  const unique = JSON.stringify([...new Set(ids)]);
-  const leaseUntil = iso(now + LEASE_MS);
-  // An owed extra attempt is due once its time is within the tolerance: its lease ends that much later, so that it
-  // holds as long as a scheduled attempt's.
-  const extraLease = iso(now + LEASE_MS + DUE_TOLERANCE_MS);
-  const dueBy = iso(now + DUE_TOLERANCE_MS);
-  const [scheduled, extra, rows] = (await runStatements(db, [
-    leasesTaken({ ids: unique, leaseUntil, dueBy, now: iso(now) }),
-    extraLeasesTaken({ ids: unique, extraLease, dueBy, leaseUntil }),
-    claimedRows({ ids: unique }),
-  ])) as [Array<{ id: number }>, Array<{ id: number }>, Omit<ClaimedDelivery, "kind" | "lease">[]];
-  const claims = new Map<number, Pick<ClaimedDelivery, "kind" | "lease">>();
-  for (const { id } of extra) claims.set(id, { kind: "extra", lease: extraLease });
-  for (const { id } of scheduled) claims.set(id, { kind: "scheduled", lease: leaseUntil });
-  return new Map(
-    rows.flatMap((row) => {
-      const claim = claims.get(row.id);
-      return claim ? [[row.id, { ...row, ...claim }] as const] : [];
-    }),
-  );
-}
-
-/** The lease of every pending, due and unleased delivery of `ids` (a JSON array: one statement for a whole batch). */
-const leasesTaken = statement<{ ids: string; leaseUntil: string; dueBy: string; now: string }>()(
-  (db, { ids, leaseUntil, dueBy, now }) =>
-    db
-      .update(webhookDeliveries)
-      .set({ leaseUntil: sql`${leaseUntil}` })
-      .where(
-        and(
-          inArray(webhookDeliveries.id, idsIn(ids)),
-          eq(webhookDeliveries.status, "pending"),
-          lte(webhookDeliveries.nextAttemptAt, dueBy),
-          or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, now)),
-        ),
-      )
-      .returning({ id: webhookDeliveries.id }),
-);
-
-/**
- * The extra attempt of every delivery of `ids` that owes one, due and not under its own running lease, unless the
- * statement before took the delivery for its scheduled attempt in this same batch (its `lease_until` is this batch's):
- * then the extra waits for a message of its own. Whatever the delivery's status: a failed or delivered one is
- * attempted once more all the same.
- */
-const extraLeasesTaken = statement<{ ids: string; extraLease: string; dueBy: string; leaseUntil: string }>()(
-  (db, { ids, extraLease, dueBy, leaseUntil }) =>
-    db
-      .update(webhookDeliveries)
-      .set({ extraAttemptAt: sql`${extraLease}` })
-      .where(
-        and(
-          inArray(webhookDeliveries.id, idsIn(ids)),
-          lte(webhookDeliveries.extraAttemptAt, dueBy),
-          or(isNull(webhookDeliveries.leaseUntil), ne(webhookDeliveries.leaseUntil, leaseUntil)),
-        ),
-      )
-      .returning({ id: webhookDeliveries.id }),
-);
-
-/**
- * What to send for each delivery of `ids`. Every id is read, not only the leased ones: a read cannot tell this call's
- * lease from another consumer's taken in the same millisecond. The lease update's own answer says which are ours.
- */
-const claimedRows = statement<{ ids: string }>()((db, { ids }) =>
-  db
-    .select({
-      id: webhookDeliveries.id,
-      endpointId: webhookDeliveries.endpointId,
-      eventId: webhookDeliveries.eventId,
-      attemptCount: webhookDeliveries.attemptCount,
-      event: events.type,
-      envelope: events.envelope,
-      url: webhookEndpoints.url,
-      secret: webhookEndpoints.secret,
-      previousSecret: webhookEndpoints.previousSecret,
-      previousSecretExpiresAt: webhookEndpoints.previousSecretExpiresAt,
-    })
-    .from(webhookDeliveries)
-    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-    .where(inArray(webhookDeliveries.id, idsIn(ids))),
-);
 
 /**
  * The delay before the attempt after this one, or undefined when this one finishes the delivery, or is an extra one:

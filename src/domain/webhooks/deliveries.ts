@@ -6,7 +6,7 @@ import { idsIn, runStatements, statement } from "../../db/statements";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 
 // The outbox's side: the delivery rows the request path writes and enqueues, and what the sweep sends again. The
-// consumer's side (the lease, the claim, the record, the retry schedule) is in attempts.ts.
+// consumer's side is in delivery-claim.ts (the lease, the claim) and attempts.ts (the record, the retry schedule).
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

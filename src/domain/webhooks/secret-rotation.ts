@@ -5,7 +5,7 @@ import type { ApiError } from "../../lib/errors";
 import { newSigningSecret, type SigningSecrets } from "../../lib/signing";
 import { type EpochMs, iso } from "../../lib/time";
 import { type PrincipalScope, reached } from "../access/scope";
-import { actionNotFound } from "../actions/registration";
+import { actionNotFound } from "../actions/reads";
 import { endpointNotFound } from "./endpoints";
 
 /**

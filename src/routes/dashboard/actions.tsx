@@ -2,36 +2,25 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import { type Database, database } from "../../db/client";
 import { runRead } from "../../db/reads";
-import type { Creator } from "../../domain/access/creators";
+import { pendingChange } from "../../domain/actions/action-object";
+import { acceptActionChange, switchAction } from "../../domain/actions/approval";
 import { testAction } from "../../domain/actions/calls";
-import type { ActionChange, ParameterChange } from "../../domain/actions/change-review";
 import { actionCreator, listActionsForOwner } from "../../domain/actions/owner-actions";
-import {
-  acceptActionChange,
-  actionNotFound,
-  deleteAction,
-  findAction,
-  getAction,
-  pendingChange,
-  reviewedVersion,
-  switchAction,
-} from "../../domain/actions/registration";
+import { actionNotFound, findAction, getAction } from "../../domain/actions/reads";
+import { deleteAction } from "../../domain/actions/registration";
 import { type Enqueue, enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { ApiError } from "../../lib/errors";
 import { outboundPolicy } from "../../lib/outbound";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../page-shell";
+import { ActionPage, type Tested } from "./action-page";
 import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
-import { IDENTITY_NAMES } from "./identity-names";
-import { ButtonForm, Csrf, Layout, OnOff } from "./layout";
+import { Layout, OnOff } from "./layout";
 
 /** The page's id as the domain takes it, or the 404 page. */
 const actionId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", actionNotFound);
-
-type Detail = ReturnType<ReturnType<typeof getAction>["answer"]>;
-type Tested = Awaited<ReturnType<typeof testAction>>;
 
 /** A refusal the action's page shows in place, above the action as it now is (any other error goes on). */
 function refusalShownInPlace(error: unknown, status: 409 | 422): string {
@@ -187,148 +176,3 @@ export const actionPages = new Hono<DashboardEnv>()
     await deleteAction(database(c.env.DB), c.var.session.business.id, actionId(c));
     return c.redirect("/dashboard/actions", 303);
   });
-
-function ActionPage(props: {
-  session: DashboardEnv["Variables"]["session"];
-  action: Detail;
-  change: ActionChange | null;
-  creator: Creator;
-  tested?: Tested;
-  problem?: string;
-  /** Why switching on was refused: the action changed since the page the owner switched it on from. */
-  changed?: string;
-}) {
-  const { action, session } = props;
-  return (
-    <Layout title={action.title} session={session}>
-      <section>
-        <p>
-          <OnOff enabled={action.enabled} /> <code>{action.name}</code> <CreatedBy creator={props.creator} />
-        </p>
-        <p>{action.description}</p>
-        <p>
-          Calls <code>{action.url}</code>
-        </p>
-        <h2>Parameters</h2>
-        <pre>{JSON.stringify(action.parameters, null, 2)}</pre>
-        {props.changed && (
-          <p class="error" data-testid="changed">
-            {props.changed} It is shown above as it now is.
-          </p>
-        )}
-        {props.change && <ChangeReview session={session} action={action} change={props.change} />}
-        {action.enabled ? (
-          <ButtonForm session={session} action={`/dashboard/actions/${action.id}/off`} label="Switch off" />
-        ) : (
-          <ButtonForm
-            session={session}
-            action={`/dashboard/actions/${action.id}/on`}
-            label="Switch on"
-            kind="primary"
-            fields={{ reviewed: reviewedVersion(action) }}
-          />
-        )}
-        <p>
-          <a href={`/dashboard/actions/${action.id}/remove`}>Remove this action</a>
-        </p>
-      </section>
-      <section>
-        <h2>Test</h2>
-        <form method="post" action={`/dashboard/actions/${action.id}/test`}>
-          <Csrf session={session} />
-          <label for="arguments">Sample arguments (JSON)</label>
-          <textarea id="arguments" name="arguments" rows={3}>
-            {"{}"}
-          </textarea>
-          <p>
-            <button type="submit">Test</button>
-          </p>
-        </form>
-        {props.problem && <p class="error">{props.problem}</p>}
-        {props.tested && (
-          <div class="card" data-testid="test-result">
-            <p>
-              Result: <strong>{props.tested.call.status}</strong>
-              {props.tested.call.http_status !== null && ` (HTTP ${props.tested.call.http_status})`}
-              {props.tested.call.error && ` — ${props.tested.call.error}`}
-            </p>
-            {props.tested.result !== null && <pre>{props.tested.result.content}</pre>}
-          </div>
-        )}
-      </section>
-      <section>
-        <h2>Recent calls</h2>
-        <table>
-          {action.calls.map((call) => (
-            <tr>
-              <td>{call.created_at.replace("T", " ").slice(0, 19)}</td>
-              <td>{call.status}</td>
-              <td>{call.error ?? (call.http_status ? `HTTP ${call.http_status}` : "")}</td>
-              <td>
-                <code>{JSON.stringify(call.arguments)}</code>
-              </td>
-            </tr>
-          ))}
-        </table>
-      </section>
-    </Layout>
-  );
-}
-
-const requiredness = (required: boolean) => (required ? "required" : "optional");
-
-/** One parameter's change in words: added (with what it is), removed, or which of its properties changed. */
-function parameterChangeText(change: ParameterChange): string {
-  switch (change.change) {
-    case "added":
-      return `New parameter “${change.name}” (${change.parameter.type}, ${requiredness(change.required)}): “${change.parameter.description}”${change.parameter.enum ? `, one of ${change.parameter.enum.join(", ")}` : ""}`;
-    case "removed":
-      return `Removed parameter “${change.name}”`;
-    case "changed":
-      return `Changed “${change.name}”: ${change.properties.map((p) => `${p.property} ${JSON.stringify(p.before)} → ${JSON.stringify(p.after)}`).join("; ")}`;
-  }
-}
-
-/**
- * A partner's change of a switched-on action, against the version the owner approved (docs/decisions.md, Changes to
- * a switched-on action): the description and each parameter, the parameters that ask who the customer is named, and
- * the owner's choice: accept it (guarded by the version shown here), or switch the action off.
- */
-function ChangeReview(props: { session: DashboardEnv["Variables"]["session"]; action: Detail; change: ActionChange }) {
-  const { change, action } = props;
-  return (
-    <div class="card warning" data-testid="action-change">
-      <h2>Changed by the partner since you approved it</h2>
-      <p>The Secretary keeps using the version you approved until you accept this change.</p>
-      <ul>
-        {change.description && (
-          <li>
-            Description: “{change.description.before}” → “{change.description.after}”
-          </li>
-        )}
-        {change.parameters.map((parameter) => (
-          <li>{parameterChangeText(parameter)}</li>
-        ))}
-      </ul>
-      {change.identityParameters.length > 0 && (
-        <p class="error" data-testid="identity-parameters">
-          Asks who the customer is:{" "}
-          {change.identityParameters
-            .map(
-              ({ name, asks }) =>
-                `“${name}” asks for the customer's ${asks.map((kind) => IDENTITY_NAMES[kind]).join(" and ")}`,
-            )
-            .join("; ")}
-          .
-        </p>
-      )}
-      <ButtonForm
-        session={props.session}
-        action={`/dashboard/actions/${action.id}/accept`}
-        label="Accept the change"
-        kind="primary"
-        fields={{ reviewed: reviewedVersion(action) }}
-      />
-    </div>
-  );
-}

@@ -1,0 +1,19 @@
+import { and, asc, eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { actions } from "../../db/schema";
+import { actionsRunOn, type Channel } from "../secretary/channels";
+import { approvedVersion } from "./action-object";
+
+/**
+ * What the Secretary may call on a channel: enabled actions as the owner approved them (docs/decisions.md, Changes to
+ * a switched-on action), none on phone calls (docs/decisions.md, Calls).
+ */
+export async function actionsForSecretary(db: Database, businessId: string, channel: Channel) {
+  if (!actionsRunOn(channel)) return [];
+  const rows = await db
+    .select()
+    .from(actions)
+    .where(and(eq(actions.businessId, businessId), eq(actions.enabled, true)))
+    .orderBy(asc(actions.name));
+  return rows.map((action) => ({ name: action.name, ...approvedVersion(action) }));
+}

@@ -1,0 +1,100 @@
+import { sha256 } from "@oslojs/crypto/sha2";
+import { constantTimeEqual } from "@oslojs/crypto/subtle";
+import { encodeBase64urlNoPadding } from "@oslojs/encoding";
+import { and, eq, isNull } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { isGuardAbort } from "../../db/errors";
+import { oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
+import { invalidGrant, invalidRequest } from "../../lib/oauth-errors";
+import { CODE_VERIFIER_PATTERN, optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
+import { sha256Hex } from "../../lib/secrets";
+import { type EpochMs, iso } from "../../lib/time";
+import type { TokenResponse } from "../../schemas/oauth";
+import type { OAuthClient } from "./clients";
+import { previousStatementChangedOneRow, tokenPair } from "./token-issuance";
+
+const CODE_PATTERN = /^ac_[A-Za-z0-9_-]{43}$/;
+
+const encoder = new TextEncoder();
+
+/** RFC 7636 §4.6: BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge, compared in constant time. */
+function verifierMatches(verifier: string, challenge: string): boolean {
+  const computed = encoder.encode(encodeBase64urlNoPadding(sha256(encoder.encode(verifier))));
+  const expected = encoder.encode(challenge);
+  return computed.length === expected.length && constantTimeEqual(computed, expected);
+}
+
+/**
+ * RFC 6749 §4.1.2: "If an authorization code is used more than once, the authorization server MUST deny the
+ * request and SHOULD revoke (when possible) all tokens previously issued based on that authorization code."
+ * The tokens of a code are its family: the pair it issued and every pair rotated from them (they keep its hash).
+ */
+async function refuseReplayedCode(db: Database, codeHash: string, now: EpochMs): Promise<never> {
+  await db
+    .update(oauthTokens)
+    .set({ revokedAt: iso(now) })
+    .where(and(eq(oauthTokens.codeHash, codeHash), isNull(oauthTokens.revokedAt)));
+  throw invalidGrant("The authorization code has already been used; the tokens issued from it are revoked.");
+}
+
+/**
+ * `grant_type=authorization_code` (spec: Partner sign-in, step 4; RFC 6749 §4.1.3; RFC 7636 §4.5). The code must
+ * be unused, younger than 10 minutes, issued to this client for a connection that is still on, for this exact
+ * redirect_uri, and the verifier must hash to its challenge. Redemption is single use even under concurrency: the
+ * code is marked used by `UPDATE ... WHERE used_at IS NULL`, and the new tokens are inserted in the same batch
+ * (one transaction) behind a guard that this update changed one row; of two simultaneous redemptions exactly one
+ * gets tokens, and the other is a replay.
+ */
+export async function exchangeAuthorizationCode(
+  db: Database,
+  client: OAuthClient,
+  form: URLSearchParams,
+  now: EpochMs = Date.now(),
+): Promise<TokenResponse> {
+  const code = requiredParameter(form, "code");
+  const redirectUri = requiredParameter(form, "redirect_uri");
+  const verifier = optionalParameter(form, "code_verifier");
+  if (verifier === undefined) throw invalidRequest("The parameter code_verifier is required: PKCE is mandatory.");
+  if (!CODE_VERIFIER_PATTERN.test(verifier)) {
+    throw invalidRequest("The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).");
+  }
+  if (!CODE_PATTERN.test(code)) throw invalidGrant("The authorization code is not valid.");
+  const codeHash = sha256Hex(code);
+  const row = await db
+    .select({ code: oauthCodes, clientId: oauthGrants.clientId, grantRevokedAt: oauthGrants.revokedAt })
+    .from(oauthCodes)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthCodes.grantId))
+    .where(eq(oauthCodes.codeHash, codeHash))
+    .get();
+  // RFC 6749 §4.1.3: "ensure that the authorization code was issued to the authenticated confidential client".
+  if (!row || row.clientId !== client.id) throw invalidGrant("The authorization code is not valid.");
+  if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
+  if (row.code.usedAt) return refuseReplayedCode(db, codeHash, now);
+  if (row.code.expiresAt <= iso(now)) {
+    throw invalidGrant("The authorization code has expired: codes are valid for 10 minutes.");
+  }
+  // RFC 6749 §4.1.3: the redirect_uri must be identical to the one of the authorization request.
+  if (row.code.redirectUri !== redirectUri) {
+    throw invalidGrant("The redirect_uri differs from the one of the authorization request.");
+  }
+  if (!verifierMatches(verifier, row.code.codeChallenge)) {
+    throw invalidGrant("The code_verifier does not match the code_challenge.");
+  }
+
+  const { statements, response } = tokenPair(db, row.code.grantId, codeHash, now);
+  try {
+    await db.batch([
+      db
+        .update(oauthCodes)
+        .set({ usedAt: iso(now) })
+        .where(and(eq(oauthCodes.codeHash, codeHash), isNull(oauthCodes.usedAt))),
+      previousStatementChangedOneRow(db),
+      ...statements,
+    ]);
+  } catch (error) {
+    // Another redemption (or the owner's disconnection) marked the code used between our read and this batch.
+    if (isGuardAbort(error)) return refuseReplayedCode(db, codeHash, now);
+    throw error;
+  }
+  return response;
+}

@@ -1,0 +1,121 @@
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { isGuardAbort } from "../../db/errors";
+import { oauthGrants, oauthTokens } from "../../db/schema";
+import { invalidGrant, invalidScope } from "../../lib/oauth-errors";
+import { optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
+import { sha256Hex } from "../../lib/secrets";
+import { type EpochMs, iso } from "../../lib/time";
+import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
+import type { OAuthClient } from "./clients";
+import { revokeTokensOfGrant } from "./revocation";
+import { REFRESH_TOKEN_PREFIX, TOKEN_PATTERN } from "./token-format";
+import { previousStatementChangedOneRow, tokenPair } from "./token-issuance";
+
+/**
+ * docs/oauth.md, Refresh: a refresh token gives one pair, once; presented again it is refused at once. How long after
+ * its rotation it comes back only decides whether the connection is revoked too: before this, two workers that
+ * refreshed at once (or a retry after a lost answer) are the likelier cause, and the pair the winner got keeps
+ * working; from this on, the reuse revokes every token of the connection (RFC 9700 §4.14.2).
+ */
+export const REUSE_REVOKES_AFTER_MS = 60 * 1000;
+
+/**
+ * RFC 9700 §4.14.2: "If a refresh token is compromised and subsequently used by both the attacker and the legitimate
+ * client, one of them will present an invalidated refresh token, which will inform the authorization server of the
+ * breach." The server cannot tell the attacker from the client, so every token of the connection is revoked and the
+ * app must ask the owner again. The connection itself stays (its intakes stay on): only the owner disconnects.
+ */
+async function refuseReusedRefreshToken(db: Database, grantId: number, now: EpochMs): Promise<never> {
+  await revokeTokensOfGrant(db, grantId, now);
+  throw invalidGrant("The refresh token was already used; every token of this connection is revoked.");
+}
+
+/** The refresh token with the client of its connection, or undefined. */
+const readRefreshToken = (db: Database, tokenHash: string) =>
+  db
+    .select({ token: oauthTokens, clientId: oauthGrants.clientId, grantRevokedAt: oauthGrants.revokedAt })
+    .from(oauthTokens)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+    .where(eq(oauthTokens.tokenHash, tokenHash))
+    .get();
+
+/** The token is neither revoked nor expired and its connection is on: what a refresh re-checks inside its batch. */
+const liveToken = (tokenHash: string, now: EpochMs) =>
+  and(
+    eq(oauthTokens.tokenHash, tokenHash),
+    isNull(oauthTokens.revokedAt),
+    gt(oauthTokens.expiresAt, iso(now)),
+    sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${oauthTokens.grantId} and ${oauthGrants.revokedAt} is null)`,
+  );
+
+/**
+ * `grant_type=refresh_token` (spec: Partner sign-in, step 5; RFC 6749 §6): a new pair for a live, unused refresh
+ * token of this client, which is rotated out (`rotated_at`) in the same transaction. One refresh token gives at most
+ * one pair, under concurrency too: the rotation is `UPDATE ... WHERE rotated_at IS NULL` (and live), and the new pair
+ * is inserted in the same batch behind a guard that this update changed one row (SQLite's `changes()`); of two
+ * simultaneous refreshes with one token exactly one gets a pair, the other `invalid_grant`. After the client's read,
+ * two D1 round trips: the token's read, then the batch (or the revocation of a reuse).
+ * A used token presented again is `invalid_grant`; from `REUSE_REVOKES_AFTER_MS` after its rotation on, it also
+ * revokes every token of the connection. 90 days without use, a disconnected app, a revoked token: `invalid_grant`
+ * (spec: Errors, OAuth). Another client's token is refused like an unknown one and revokes nothing (RFC 6749 §6:
+ * "ensure that the refresh token was issued to the authenticated client"), as revocation leaves it alone: neither
+ * endpoint tells another client whether a token exists.
+ */
+export async function refreshTokens(
+  db: Database,
+  client: OAuthClient,
+  form: URLSearchParams,
+  now: EpochMs = Date.now(),
+): Promise<TokenResponse> {
+  const refreshToken = requiredParameter(form, "refresh_token");
+  // RFC 6749 §6: a scope, when sent, must not exceed the original grant's; there is only "api".
+  const scope = optionalParameter(form, "scope");
+  if (scope?.split(" ").some((value) => value !== API_SCOPE)) {
+    throw invalidScope(`The only scope is "${API_SCOPE}".`);
+  }
+  if (!refreshToken.startsWith(REFRESH_TOKEN_PREFIX) || !TOKEN_PATTERN.test(refreshToken)) {
+    throw invalidGrant("The refresh token is not valid.");
+  }
+  const tokenHash = sha256Hex(refreshToken);
+  const row = await readRefreshToken(db, tokenHash);
+  if (row?.token.kind !== "refresh" || row.clientId !== client.id) {
+    throw invalidGrant("The refresh token is not valid.");
+  }
+  if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
+  const { rotatedAt, revokedAt, expiresAt, grantId, codeHash } = row.token;
+  if (rotatedAt !== null && rotatedAt <= iso(now - REUSE_REVOKES_AFTER_MS)) {
+    return refuseReusedRefreshToken(db, grantId, now);
+  }
+  if (revokedAt) throw invalidGrant("The refresh token has been revoked; authorize again.");
+  if (rotatedAt !== null) {
+    throw invalidGrant(
+      "The refresh token was already used: refresh with the one that replaced it. Presented again 60 seconds or more after its use, it revokes every token of this connection.",
+    );
+  }
+  if (expiresAt <= iso(now)) {
+    throw invalidGrant("The refresh token has expired after 90 days without use; authorize again.");
+  }
+
+  const { statements, response } = tokenPair(db, grantId, codeHash, now);
+  try {
+    await db.batch([
+      db
+        .update(oauthTokens)
+        .set({ rotatedAt: iso(now) })
+        .where(and(liveToken(tokenHash, now), isNull(oauthTokens.rotatedAt))),
+      previousStatementChangedOneRow(db),
+      ...statements,
+    ]);
+  } catch (error) {
+    // The token changed between the read and the batch: another refresh used it (a moment ago, so this is no
+    // reuse to revoke for), or a revocation or the owner's disconnection ended it. Either way no pair.
+    if (isGuardAbort(error)) {
+      throw invalidGrant(
+        "The refresh token was used by another request at the same time, or revoked: refresh with the token that request received, or authorize again.",
+      );
+    }
+    throw error;
+  }
+  return response;
+}

@@ -1,0 +1,56 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { oauthTokens } from "../../db/schema";
+import { guard } from "../../db/snapshot-guard";
+import { randomToken, sha256Hex } from "../../lib/secrets";
+import { type EpochMs, iso } from "../../lib/time";
+import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
+import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from "./token-format";
+
+/*
+ * Issuing a connection's tokens: their lifetimes, the pair that both grants give (the code exchange and the refresh
+ * rotation), and the guard that makes either single use.
+ */
+
+/** Spec: OAuth client, tokens and codes: "access token: valid 1 hour (expires_in 3600)". */
+export const ACCESS_TOKEN_LIFETIME_SECONDS = 3600;
+/** Spec: "refresh token: valid 90 days; rotated on every use". Each rotation starts a new 90 days. */
+export const REFRESH_TOKEN_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000;
+
+const plusSeconds = (now: EpochMs, seconds: number) => iso(now + seconds * 1000);
+
+/** A new access + refresh token pair of a connection, as insert statements and the response that names them. */
+export function tokenPair(db: Database, grantId: number | SQL, codeHash: string | SQL | null, now: EpochMs) {
+  const accessToken = randomToken(ACCESS_TOKEN_PREFIX);
+  const refreshToken = randomToken(REFRESH_TOKEN_PREFIX);
+  const createdAt = iso(now);
+  const statements = [
+    db.insert(oauthTokens).values({
+      tokenHash: sha256Hex(accessToken),
+      kind: "access",
+      grantId,
+      codeHash,
+      expiresAt: plusSeconds(now, ACCESS_TOKEN_LIFETIME_SECONDS),
+      createdAt,
+    }),
+    db.insert(oauthTokens).values({
+      tokenHash: sha256Hex(refreshToken),
+      kind: "refresh",
+      grantId,
+      codeHash,
+      expiresAt: iso(now + REFRESH_TOKEN_LIFETIME_MS),
+      createdAt,
+    }),
+  ] as const;
+  const response: TokenResponse = {
+    access_token: accessToken,
+    token_type: "Bearer",
+    expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+    refresh_token: refreshToken,
+    scope: API_SCOPE,
+  };
+  return { statements, response };
+}
+
+/** The batch's previous statement changed exactly one row (SQLite's `changes()`), or the batch aborts. */
+export const previousStatementChangedOneRow = (db: Database) => guard(db, sql`changes() = 1`);
