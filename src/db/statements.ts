@@ -51,29 +51,60 @@ const shapeOf = (prepared: Prepared): Shape => ({
 /** A query builder: awaited, it answers `T`; prepared, it renders its SQL. */
 export type Preparable<T> = PromiseLike<T> & { prepare(): Prepared };
 
+/** Marks a `ShapedArgument` made by `argumentShape`; not exported, so that none is made by hand. */
+const DECLARED: unique symbol = Symbol("declared by argumentShape");
+
 /**
  * An argument that stands for more than one value (a reach: a business, a principal's ids, a credential): the part of
  * the statement's shape it decides, the values of its placeholders, and what the statement is built with in its place.
+ * Made only by an `ArgumentShape` (below), never by hand: its `shape` and `placeheld` come from the declaration.
  */
 export type ShapedArgument<T> = {
+  readonly [DECLARED]: true;
   readonly shape: string;
-  readonly values: Record<string, unknown>;
+  readonly names: readonly string[];
+  readonly values: Readonly<Record<string, BindValue>>;
   placeheld(db: Database): T;
 };
 
-export const shapedArgument = <T>(
-  shape: string,
-  values: Record<string, unknown>,
-  placeheld: (db: Database) => T,
-): ShapedArgument<T> => ({ shape, values, placeheld });
+/** What D1 binds: values are given as stored. */
+export type BindValue = string | number | null;
+
+/** The placeholders of an argument shape's values, one per name. */
+export type Placeholders<N extends string> = { readonly [K in N]: Placeholder<K> };
+
+/** Declares a kind of `ShapedArgument`: call it with this use's values. */
+export type ArgumentShape<T, N extends string> = (values: { readonly [K in N]: BindValue }) => ShapedArgument<T>;
+
+let declaredShapes = 0;
+
+/**
+ * Declares a kind of `ShapedArgument`, once, at module level. `build` is given the database and a placeholder per
+ * name, never a value, so the SQL it renders is the same for every use: the shape key is this declaration itself
+ * (`name` and a serial number), not a string the caller chooses. A second declaration, even of the same name, is
+ * another shape: a builder declared inside a function still renders correct SQL, only never from the cache.
+ */
+export function argumentShape<T, const N extends string>(
+  name: string,
+  names: readonly N[],
+  build: (db: Database, placeholders: Placeholders<N>) => T,
+): ArgumentShape<T, N> {
+  const shape = `${name}#${++declaredShapes}`;
+  const placeheld = (db: Database) =>
+    build(db, Object.fromEntries(names.map((each) => [each, sql.placeholder(each)])) as Placeholders<N>);
+  return (values) => ({ [DECLARED]: true, shape, names, values, placeheld });
+}
 
 const isShaped = (value: unknown): value is ShapedArgument<unknown> =>
-  typeof value === "object" && value !== null && "placeheld" in value && "shape" in value;
+  typeof value === "object" && value !== null && DECLARED in value;
 
-/** What a statement is built with: a placeholder for each plain value given, `undefined` for each one left out. */
+/**
+ * What a statement is built with: a placeholder for each plain value given, `undefined` for each one left out, and
+ * what a shaped argument is declared to render with (its `ArgumentShape`'s placeholders). Never a value.
+ */
 export type Placeheld<A> = {
-  [K in keyof A]-?: A[K] extends ShapedArgument<infer T>
-    ? T
+  [K in keyof A]-?: NonNullable<A[K]> extends ShapedArgument<infer T>
+    ? T | (undefined extends A[K] ? undefined : never)
     : undefined extends A[K]
       ? Placeholder | undefined
       : Placeholder;
@@ -85,10 +116,17 @@ export type Bound<T> = { prepared: (db: Database) => Shape; values: Record<strin
 /**
  * A statement whose SQL is rendered once per shape and isolate, not once per request: drizzle spends about 100 µs
  * building a lookup's SQL, more than the rest of a read's own work (docs/decisions.md, Performance: one round trip
- * per read). `build` is given a placeholder for every value, so it can depend only on which values are given and on
- * the shape of each `ShapedArgument`, never on a value itself: the shape key is exactly that, so two uses of one key
- * render the same SQL. Placeholder values are bound as they are (no column mapping): give them as stored (strings and
- * numbers).
+ * per read). Placeholder values are bound as they are (no column mapping): give them as stored (strings and numbers).
+ *
+ * The rule that makes the cache safe: a statement's SQL depends only on its shape, never on a value. It holds by
+ * construction, not by care:
+ * - `build` is given `Placeheld<A>`, a placeholder for every plain value (`undefined` for one left out), so reading
+ *   a value to choose the SQL is a type error; which values are given is part of the shape key.
+ * - A `ShapedArgument` is the one argument whose kind chooses SQL (a business id, a key's side, a credential's
+ *   sub-selects). It comes only from an `argumentShape` declaration, whose builder also sees placeholders only, and
+ *   whose identity is the argument's part of the key: two uses of one key render the same SQL.
+ * - The placeholder names of a shape are checked once, when it is first rendered: two arguments binding one name
+ *   would give one of them the other's value.
  */
 export const statement =
   <A extends Record<string, unknown>>() =>
@@ -110,13 +148,7 @@ export const statement =
       const prepared = (db: Database) => {
         let shape = shapes.get(key);
         if (!shape) {
-          const placeheld = Object.fromEntries(
-            Object.entries(args).map(([name, value]) => [
-              name,
-              value === undefined ? undefined : isShaped(value) ? value.placeheld(db) : sql.placeholder(name),
-            ]),
-          ) as Placeheld<A>;
-          shape = shapeOf(build(db, placeheld).prepare());
+          shape = shapeOf(build(db, placeheldArguments(db, args)).prepare());
           shapes.set(key, shape);
         }
         return shape;
@@ -124,6 +156,25 @@ export const statement =
       return { prepared, values };
     };
   };
+
+/** The arguments of a statement as its builder sees them (see `statement`), their placeholder names checked. */
+function placeheldArguments<A extends Record<string, unknown>>(db: Database, args: A): Placeheld<A> {
+  const bound = new Set<string>();
+  const bind = (name: string) => {
+    if (bound.has(name)) throw new Error(`Two arguments of one statement bind the placeholder "${name}".`);
+    bound.add(name);
+  };
+  const placeheld = Object.entries(args).map(([name, value]) => {
+    if (value === undefined) return [name, undefined];
+    if (!isShaped(value)) {
+      bind(name);
+      return [name, sql.placeholder(name)];
+    }
+    for (const each of value.names) bind(each);
+    return [name, value.placeheld(db)];
+  });
+  return Object.fromEntries(placeheld) as Placeheld<A>;
+}
 
 /**
  * A statement whose SQL depends on more than which values are given (a multi-row insert, an upsert of a whole row):

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { database } from "../db/client";
 import { completeRun } from "../domain/intakes/completion";
+import { endedRun, WaitingCompletion } from "../domain/intakes/completion-guards";
 import {
   APOLOGY,
   answersOf,
@@ -28,11 +29,13 @@ const RUN_KEY = "run";
  * its input with the same zod schema as its HTTP mirror under `/internal/v1/conversations/{cid}/intake`, and answers
  * a `RuntimeResult` (a refusal is a value, with the status the HTTP mirror answers).
  *
- * Completion happens once per run: the run is marked while it completes, a concurrent call waits for the same
- * completion, and D1 itself refuses a second response for the run (src/domain/intakes/completion.ts).
+ * Completion happens once per run, behind the guards named in src/domain/intakes/completion-guards.ts: here the
+ * ended run (`endedRun`) and the completion under way (`waitingCompletion`); in D1, one response per run and the
+ * intake's version (src/domain/intakes/completion.ts).
  */
 export class IntakeConversation extends DurableObject {
-  private completing: Promise<ReturnType<typeof stateOf> & { reply: string }> | undefined;
+  /** `waitingCompletion`: a call that arrives while the run completes joins that completion. */
+  private readonly completing = new WaitingCompletion<ReturnType<typeof stateOf> & { reply: string }>();
 
   private run(): Promise<IntakeRun | undefined> {
     return this.ctx.storage.get<IntakeRun>(RUN_KEY);
@@ -81,10 +84,11 @@ export class IntakeConversation extends DurableObject {
   answer(input: unknown, now = Date.now()) {
     return settle(async () => {
       const body = parseOrThrow(IntakeAnswersBody, input, "json");
-      if (this.completing) return { ...(await this.completing), rejected: [] };
+      const waiting = this.completing.current;
+      if (waiting) return { ...(await waiting), rejected: [] };
       const last = await this.run();
-      // A repeated call after completion answers what the completion answered; nothing is stored or sent again.
-      if (last?.status === "completed" || last?.status === "no_delivery") {
+      // `endedRun`: a repeated call after completion answers what the completion answered; nothing is stored or sent.
+      if (endedRun(last)) {
         return { ...stateOf(last), rejected: [], reply: last.status === "completed" ? thankYou(last) : APOLOGY };
       }
       const run = await this.running();
@@ -95,12 +99,7 @@ export class IntakeConversation extends DurableObject {
       const { rejected } = applyAnswers(run, body.answers);
       await this.save(run);
       if (!everyRequiredAnswered(run)) return { ...stateOf(run), rejected, reply: null };
-      this.completing = this.complete(run, now);
-      try {
-        return { ...(await this.completing), rejected };
-      } finally {
-        this.completing = undefined;
-      }
+      return { ...(await this.completing.run(() => this.complete(run, now))), rejected };
     });
   }
 

@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import type { EventName } from "../domain/webhooks/event-catalog";
-import type { LifecycleReason } from "../domain/webhooks/lifecycle";
 import { timestamp } from "../lib/validation";
 import { ActionObject } from "./actions";
 import { BookingObject } from "./booking";
@@ -28,8 +27,9 @@ const BookingCancelled = z.union([
   withBooking.extend({ action: z.literal("no_show"), reason }),
 ]);
 
-/** src/domain/webhooks/lifecycle.ts: why a record was switched. */
-const LIFECYCLE_REASONS = ["owner", "changed", "credential_revoked"] as const satisfies readonly LifecycleReason[];
+/** Why a record was switched: src/domain/webhooks/lifecycle.ts, `LifecycleReason`, says what each means. */
+const LIFECYCLE_REASONS = ["owner", "changed", "credential_revoked"] as const;
+export type LifecycleReason = (typeof LIFECYCLE_REASONS)[number];
 const lifecycleReason = z.enum(LIFECYCLE_REASONS).openapi({
   description:
     "owner: switched in the dashboard; changed: a PATCH switched it off; credential_revoked: its key was revoked",
@@ -70,6 +70,13 @@ export const EVENT_DATA = {
   "intake.enabled": z.object({ intake: IntakeObject, reason: lifecycleReason }),
   "intake.disabled": z.object({ intake: IntakeObject, reason: lifecycleReason }),
 } satisfies Record<EventName, z.ZodType>;
+
+/**
+ * Each event's `data` as its emitters build it and receivers get it (the schemas' output): `EventDraft`
+ * (src/domain/webhooks/event-draft.ts) holds one of these, so that emitting an event with another's data fails tsc.
+ */
+export type EventDataMap = { [E in EventName]: z.output<(typeof EVENT_DATA)[E]> };
+export type EventData<E extends EventName> = EventDataMap[E];
 
 /** `booking.created` → `BookingCreated`: the stem of the event's names in the document. */
 export const pascalCase = (event: EventName) =>

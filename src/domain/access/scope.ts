@@ -2,7 +2,7 @@ import { and, eq, gt, isNull, type SQL, type SQLWrapper, sql } from "drizzle-orm
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../../db/client";
 import { apiKeys, oauthGrants, oauthTokens } from "../../db/schema";
-import { type ShapedArgument, shapedArgument } from "../../db/statements";
+import { argumentShape, type ShapedArgument } from "../../db/statements";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Credential, Principal } from "./principals";
 
@@ -47,31 +47,45 @@ export type ReadReach = string | PartnerReach;
  * a refused one they are NULL and the read selects nothing.
  */
 export const reachArgument = (reach: ReadReach): ShapedArgument<Reach> =>
-  typeof reach === "string"
-    ? shapedArgument("owner", { business: reach }, () => sql.placeholder("business"))
-    : sideArgument(reach);
+  typeof reach === "string" ? ownerReach({ business: reach }) : sideArgument(reach);
 
 /** A partner's side as a statement argument: see `reachArgument`. */
 export function sideArgument(reach: PartnerReach): ShapedArgument<Scope> {
   if ("credential" in reach) {
     const { kind, hash } = reach.credential;
     return kind === "api_key"
-      ? shapedArgument("api_key", { credential: hash }, (db) => credentialScope(db, kind))
-      : shapedArgument("access_token", { credential: hash, now: iso(reach.now) }, (db) => credentialScope(db, kind));
+      ? apiKeySide({ credential: hash })
+      : accessTokenSide({ credential: hash, now: iso(reach.now) });
   }
-  const business = sql.placeholder("business");
   return reach.apiKeyId === null
-    ? shapedArgument("app", { business: reach.businessId, grant: reach.oauthGrantId }, () => ({
-        businessId: business,
-        apiKeyId: null,
-        oauthGrantId: sql.placeholder("grant"),
-      }))
-    : shapedArgument("key", { business: reach.businessId, apiKey: reach.apiKeyId }, () => ({
-        businessId: business,
-        apiKeyId: sql.placeholder("apiKey"),
-        oauthGrantId: null,
-      }));
+    ? appSide({ business: reach.businessId, grant: reach.oauthGrantId })
+    : keySide({ business: reach.businessId, apiKey: reach.apiKeyId });
 }
+
+/* The kinds of reach, declared once (src/db/statements.ts, argumentShape): each renders from placeholders only. */
+const ownerReach = argumentShape("owner", ["business"], (_, { business }): Reach => business);
+const appSide = argumentShape(
+  "app",
+  ["business", "grant"],
+  (_, { business, grant }): Scope => ({
+    businessId: business,
+    apiKeyId: null,
+    oauthGrantId: grant,
+  }),
+);
+const keySide = argumentShape(
+  "key",
+  ["business", "apiKey"],
+  (_, { business, apiKey }): Scope => ({
+    businessId: business,
+    apiKeyId: apiKey,
+    oauthGrantId: null,
+  }),
+);
+const apiKeySide = argumentShape("api_key", ["credential"], (db) => credentialScope(db, "api_key"));
+const accessTokenSide = argumentShape("access_token", ["credential", "now"], (db) =>
+  credentialScope(db, "access_token"),
+);
 
 /** The scope of a credential's placeholders (`credential`: its hash, `now` for a token's expiry). */
 function credentialScope(db: Database, kind: Credential["kind"]): Scope {

@@ -1,11 +1,12 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isGuardAbort } from "../../db/errors";
 import { type Answer, businesses, intakeResponses, intakes } from "../../db/schema";
-import { guard } from "../../db/snapshot-guard";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 import { endpointsOf } from "../webhooks/endpoints";
+import { withDataFromSql } from "../webhooks/event-draft";
 import { enqueueDeliveries, writeEvents } from "../webhooks/events";
+import { intakeStillUnchanged, intakeUnchanged, noResponseYet, responseOfRun } from "./completion-guards";
 
 /** One finished run of an intake in a conversation, as the conversation's Durable Object holds it. */
 export type CompletedRun = {
@@ -27,13 +28,11 @@ const COMPLETION_ATTEMPTS = 3;
  * Spec, How an intake conversation runs, 4 and 5: "Before anything is sent, the service checks that the intake is
  * still switched on and unchanged since the conversation started it. If not, nothing is sent". Otherwise the
  * response is stored and `intake.completed` emitted to the endpoints of the intake's owner that named it — in ONE
- * D1 batch, behind two guards (the intake is still on at the run's version; no response exists for this run). So a
- * repeated or concurrent completion of a run stores one response and emits one event, and answers the same.
- * `response_id` in the event is the id of the row inserted earlier in the same batch.
+ * D1 batch, behind the D1 guards of src/domain/intakes/completion-guards.ts (`unchangedIntake`,
+ * `oneResponsePerRun`). So a repeated or concurrent completion of a run stores one response and emits one event, and
+ * answers the same. `response_id` in the event is the id of the row inserted earlier in the same batch.
  */
 export async function completeRun(queue: DeliveryQueue, db: Database, run: CompletedRun): Promise<Completion> {
-  const stillOn = sql`exists (select 1 from ${intakes} where ${intakes.id} = ${run.intakeId} and ${intakes.enabled} = 1 and ${intakes.version} = ${run.version})`;
-  const responseOfRun = sql`(select ${intakeResponses.id} from ${intakeResponses} where ${intakeResponses.runId} = ${run.runId})`;
   for (let attempt = 1; ; attempt++) {
     const [intake, existing, business, endpoints] = await db.batch([
       db
@@ -44,34 +43,31 @@ export async function completeRun(queue: DeliveryQueue, db: Database, run: Compl
       db.select().from(businesses).where(eq(businesses.id, run.businessId)),
       endpointsOf(db, run.businessId),
     ]);
+    // oneResponsePerRun: this run completed already.
     if (existing[0]) return { sent: true, responseId: existing[0].id };
     const current = intake[0];
-    if (!current || !business[0] || !current.enabled || current.version !== run.version) {
-      return { sent: false, reason: "intake_changed" };
-    }
-    const data = {
-      intake: { id: current.id, name: current.name, title: current.title },
-      response_id: null,
-      conversation: run.conversation,
-      answers: run.answers,
-      completed_at: run.completedAt,
-    };
+    if (!intakeUnchanged(current, run) || !business[0]) return { sent: false, reason: "intake_changed" };
+    const completed = withDataFromSql({
+      event: "intake.completed",
+      data: {
+        intake: { id: current.id, name: current.name, title: current.title },
+        response_id: null,
+        conversation: run.conversation,
+        answers: run.answers,
+        completed_at: run.completedAt,
+      },
+      audience: { principal: { apiKeyId: current.apiKeyId, oauthGrantId: current.oauthGrantId } },
+      dataFromSql: { response_id: responseOfRun(run.runId) },
+    });
     try {
       const written = await writeEvents(
         db,
         business[0],
         endpoints,
+        [completed],
         [
-          {
-            event: "intake.completed",
-            data,
-            audience: { principal: { apiKeyId: current.apiKeyId, oauthGrantId: current.oauthGrantId } },
-            dataFromSql: { response_id: responseOfRun },
-          },
-        ],
-        [
-          guard(db, stillOn),
-          guard(db, sql`not exists ${responseOfRun}`),
+          intakeStillUnchanged(db, run),
+          noResponseYet(db, run.runId),
           db.insert(intakeResponses).values({
             intakeId: current.id,
             businessId: run.businessId,

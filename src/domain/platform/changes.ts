@@ -52,8 +52,14 @@ export function bookingEvents(previous: BookingObject | undefined, change: Booki
   return drafts;
 }
 
+/** An order's events after `order.created`, one per status it moves to. */
+type OrderStatusEvent = Extract<
+  EventName,
+  "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled"
+>;
+
 /** The same for orders (docs/decisions.md, Decisions the design made where the contract is silent). */
-const ORDER_STATUS_EVENTS: Partial<Record<OrderObject["status"], EventName>> = {
+const ORDER_STATUS_EVENTS: Partial<Record<OrderObject["status"], OrderStatusEvent>> = {
   preparing: "order.preparing",
   ready_for_pickup: "order.ready",
   out_for_delivery: "order.dispatched",
@@ -66,7 +72,8 @@ export function orderEvents(previous: OrderObject | undefined, change: OrderChan
   if (!previous) return [{ event: "order.created", data: { order } }];
   const event = previous.status === order.status ? undefined : ORDER_STATUS_EVENTS[order.status];
   if (!event) return [];
-  return [{ event, data: event === "order.cancelled" ? { order, reason: change.reason ?? null } : { order } }];
+  if (event === "order.cancelled") return [{ event, data: { order, reason: change.reason ?? null } }];
+  return [{ event, data: { order } }];
 }
 
 /** A snapshot kind: where it is stored, how it maps to the spec's object, and which events a change of it emits. */
@@ -157,7 +164,8 @@ async function applySnapshotChange<Object extends { id: number }, Change>(
 async function emitOther(queue: DeliveryQueue, db: Database, businessId: string, body: { event: string }) {
   const schema = OTHER_CHANGES[body.event as keyof typeof OTHER_CHANGES];
   const change = parseOrThrow(schema, body, "json");
-  const draft: EventDraft = { event: change.event, data: change.data };
+  // `{ event, data }`, parsed by the event's own schema, is a draft of that event.
+  const draft: EventDraft = change;
   // A payment carries the booking or order as it now is: that is a report of it too (its snapshot and events).
   if (change.event === "payment.received" && change.data.booking) {
     const { booking } = change.data;

@@ -1,10 +1,11 @@
-import { and, desc, eq, gte, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gte, lt, lte, or, type SQL } from "drizzle-orm";
 import { type Read, read } from "../../db/reads";
 import { events } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import { invalid, notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import { type PartnerReach, type Scope, sideArgument } from "../access/scope";
+import { receivableBy } from "./audience";
 import type { EventName } from "./event-catalog";
 
 /**
@@ -16,19 +17,10 @@ export const keptSince = (now: EpochMs): string => iso(now - KEPT_FOR_MS);
 
 /**
  * An event is listed to a principal only if it could have been delivered to it, so that no partner reads another's
- * events (docs/webhooks.md, Events you were sent). The stored audience (events.audience, written by `writeEvents`) says
- * who that is: null for every side of the business, `keys` for the API keys' side (any key of the business), `key:<id>`
- * for one key (its own intakes' `intake.completed`), `app:<grant id>` for one app connection, `none` for nobody.
+ * events (docs/webhooks.md, Events you were sent): of its business, and receivable by its side by the stored audience
+ * (events.audience, written by `writeEvents` and read here by `receivableBy`, both in audience.ts).
  */
-function receivable(scope: Scope): SQL | undefined {
-  const { audience } = events;
-  return and(
-    eq(events.businessId, scope.businessId),
-    scope.oauthGrantId === null
-      ? or(isNull(audience), eq(audience, "keys"), eq(audience, sql`'key:' || ${scope.apiKeyId}`))
-      : or(isNull(audience), eq(audience, sql`'app:' || ${scope.oauthGrantId}`)),
-  );
-}
+const receivable = (scope: Scope): SQL | undefined => and(eq(events.businessId, scope.businessId), receivableBy(scope));
 
 type Kept = { side: ShapedArgument<Scope>; kept: string };
 

@@ -7,56 +7,16 @@ import { idsIn, oneOff, type Preparable, runStatements, statement } from "../../
 import { randomToken } from "../../lib/secrets";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { Business } from "../access/businesses";
-import { type PrincipalRef, samePrincipal } from "../access/principals";
+import { audienceOf, reaches } from "./audience";
 import { markEnqueued, newDeliveryColumns, queueBatches, sendDeliveries } from "./deliveries";
 import type { WebhookEndpoint } from "./endpoints";
 import { type EventName, subscribes } from "./event-catalog";
+import type { EventDraft } from "./event-draft";
 import { sendableEndpoint } from "./sendable-endpoint";
 
-/** An event about to be emitted. */
-export type EventDraft = {
-  event: EventName;
-  data: Record<string, unknown>;
-  /** Who receives it, when not every endpoint of the business that subscribed: see `Audience`. */
-  audience?: Audience;
-  /** `ping` goes to the one endpoint whose Test button was pressed, whatever it subscribed to. */
-  endpointId?: number;
-  /**
-   * A sample sent on the partner's request (`POST /webhooks/{id}/test`), not a change of the business: its envelope
-   * says `"test": true` (docs/webhooks.md, Test events).
-   */
-  test?: true;
-  /**
-   * Members of `data` whose value is only known inside the write batch (the id of a row inserted by an earlier
-   * statement of it, such as `response_id`): set into the stored envelope by SQL, in the same transaction.
-   */
-  dataFromSql?: Record<string, SQL>;
-};
+export type { EventDraft } from "./event-draft";
 
 export type EmittedEvent = { id: string; event: EventName };
-
-/**
- * The receivers of an event meant for some of the business's partners only: one principal (`intake.completed` goes to
- * the principal that owns the intake: spec, intake.completed), or one owner side (a lifecycle event: the app connection
- * `side`, or the API keys together when `side` is null; docs/architecture.md, Lifecycle events).
- */
-export type Audience = { principal: PrincipalRef } | { side: number | null };
-
-/**
- * The stored form of who could receive an event (events.audience), for the Events API: null for everyone; `keys`,
- * `key:<id>` or `app:<grant id>`. A test or ping event to one endpoint has that endpoint's side.
- */
-function audienceOf(draft: EventDraft, endpoints: WebhookEndpoint[]): string | null {
-  const side = (grant: number | null) => (grant === null ? "keys" : `app:${grant}`);
-  if (draft.endpointId !== undefined) {
-    const endpoint = endpoints.find(({ id }) => id === draft.endpointId);
-    return endpoint ? side(endpoint.oauthGrantId) : "none";
-  }
-  if (draft.audience === undefined) return null;
-  if ("side" in draft.audience) return side(draft.audience.side);
-  const { apiKeyId, oauthGrantId } = draft.audience.principal;
-  return apiKeyId !== null ? `key:${apiKeyId}` : `app:${oauthGrantId}`;
-}
 
 /**
  * Spec, Envelope: `id` (`evt_` + an opaque part), `event`, `created_at`, `business { id, handle, name }`, `data`; and
@@ -73,7 +33,7 @@ function envelope(business: Business, draft: EventDraft, createdAt: string) {
   };
 }
 
-function storedEnvelope(json: string, dataFromSql: Record<string, SQL> = {}): string | SQL {
+function storedEnvelope(json: string, dataFromSql: Readonly<Record<string, SQL>> = {}): string | SQL {
   const members = Object.entries(dataFromSql);
   if (members.length === 0) return json;
   const paths = members.map(([name, value]) => sql`, ${`$.data.${name}`}, ${value}`);
@@ -81,12 +41,8 @@ function storedEnvelope(json: string, dataFromSql: Record<string, SQL> = {}): st
 }
 
 function receives(endpoint: WebhookEndpoint, draft: EventDraft): boolean {
-  if (draft.endpointId !== undefined) return endpoint.id === draft.endpointId;
-  if (!subscribes(endpoint.events, draft.event)) return false;
-  if (draft.audience === undefined) return true;
-  return "side" in draft.audience
-    ? endpoint.oauthGrantId === draft.audience.side
-    : samePrincipal(endpoint, draft.audience.principal);
+  if (draft.endpointId === undefined && !subscribes(endpoint.events, draft.event)) return false;
+  return reaches(draft, endpoint);
 }
 
 /**

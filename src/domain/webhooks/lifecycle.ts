@@ -8,6 +8,7 @@ import { type Preparable, runStatements, statement } from "../../db/statements";
 import type { Env } from "../../env";
 import { notFound } from "../../lib/errors";
 import type { ActionObject } from "../../schemas/actions";
+import type { LifecycleReason } from "../../schemas/events";
 import type { IntakeObject } from "../../schemas/intakes";
 import type { Business } from "../access/businesses";
 import type { PrincipalRef } from "../access/principals";
@@ -28,7 +29,7 @@ import { type EventDraft, enqueueDeliveries, writeEvents } from "./events";
  * intakes it registered (spec: "Revoking a key switches that key's intakes off"), and the API keys' actions the owner
  * chose to switch off with it (docs/decisions.md, When access ends).
  */
-export type LifecycleReason = "owner" | "changed" | "credential_revoked";
+export type { LifecycleReason };
 
 /**
  * `action.enabled` or `action.disabled` `{ action, reason }`, with the action as `GET /actions` shows it after the

@@ -1,10 +1,12 @@
 import type { z } from "@hono/zod-openapi";
 import type { ActionObject } from "../../schemas/actions";
 import type { BookingObject } from "../../schemas/booking";
+import type { EventDataMap } from "../../schemas/events";
 import type { AnswerObject } from "../../schemas/intake-responses";
 import type { IntakeObject } from "../../schemas/intakes";
 import type { OrderObject } from "../../schemas/order";
 import type { EventName } from "./event-catalog";
+import type { EventDraft } from "./event-draft";
 
 /*
  * One realistic `data` per event name, for test events (docs/webhooks.md, Test events): the shapes of the spec's Events
@@ -98,7 +100,7 @@ const action = {
   lastFailureAt: null,
   createdAt: "2026-11-20T08:00:00.000Z",
   updatedAt: "2026-11-21T16:45:00.000Z",
-} satisfies z.input<typeof ActionObject>;
+} satisfies ActionObject;
 
 const intake = {
   id: 7,
@@ -116,7 +118,7 @@ const intake = {
   updatedAt: "2026-11-21T16:45:00.000Z",
 } satisfies IntakeObject;
 
-export const SAMPLE_DATA: Record<EventName, Record<string, unknown>> = {
+const SAMPLES: EventDataMap = {
   "booking.created": { booking },
   "booking.rescheduled": { booking: rescheduled, previous: { date: booking.date, time: booking.time } },
   "booking.cancelled": {
@@ -181,3 +183,9 @@ export const SAMPLE_DATA: Record<EventName, Record<string, unknown>> = {
   "intake.enabled": { intake, reason: "owner" },
   "intake.disabled": { intake: { ...intake, enabled: false }, reason: "credential_revoked" },
 };
+
+/** A sample event of that name: its data typed as the event's (src/schemas/events.ts, `EVENT_DATA`). */
+export const sampleEvent = <E extends EventName>(event: E): EventDraft<E> => ({ event, data: SAMPLES[event] });
+
+/** The samples for readers that take a sample apart member by member, whatever its event (the tests). */
+export const SAMPLE_DATA: Readonly<Record<EventName, Record<string, unknown>>> = SAMPLES;

@@ -5,7 +5,7 @@ import { takeTestEvent } from "./endpoint-budgets";
 import type { WebhookEndpoint } from "./endpoints";
 import type { EventName } from "./event-catalog";
 import { type EmittedEvent, writeEvents } from "./events";
-import { SAMPLE_DATA } from "./samples";
+import { sampleEvent } from "./samples";
 
 /**
  * `POST /webhooks/{id}/test` (docs/webhooks.md, Test events), once the endpoint was read with the credential: the
@@ -26,7 +26,7 @@ export async function sendTestEvent(
     db,
     principal.business,
     [endpoint],
-    [{ event, data: SAMPLE_DATA[event], endpointId: endpoint.id, test: true }],
+    [{ ...sampleEvent(event), endpointId: endpoint.id, test: true }],
   );
   // One draft, one event.
   const [{ id }] = emitted as [EmittedEvent];
