@@ -96,6 +96,11 @@ async function tryClaim(db: Database, claim: Claim, now: EpochMs): Promise<Outco
   return { kind: "replay", answer: { status: record.status, headers: record.headers ?? {}, body: record.body ?? "" } };
 }
 
+/** How the wait for a running request passes time: the clock, and a pause between two polls (tests drive both). */
+export type Waiting = { clock: Clock; pause: (ms: number) => Promise<unknown> };
+
+const REAL_TIME: Waiting = { clock: Date.now, pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+
 /**
  * The key claimed for this request (its record's id), or the answer to replay. A key in use by a request still
  * running is polled until it completes, or is released (then claimed again), for at most `WAIT_MS`; then 409.
@@ -103,7 +108,7 @@ async function tryClaim(db: Database, claim: Claim, now: EpochMs): Promise<Outco
 export async function claimKey(
   db: Database,
   claim: Claim,
-  clock: Clock = Date.now,
+  { clock, pause }: Waiting = REAL_TIME,
 ): Promise<Exclude<Outcome, { kind: "running" }>> {
   const deadline = clock() + WAIT_MS;
   for (;;) {
@@ -112,7 +117,7 @@ export async function claimKey(
     if (clock() + POLL_MS > deadline) {
       throw conflict(`A request with this ${IDEMPOTENCY_HEADER} is still running; retry once it has completed.`);
     }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    await pause(POLL_MS);
   }
 }
 
