@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { setPageHeaders } from "./page-shell";
+import { setPageHeaders } from "../pages/page-shell";
 import { partnerApi } from "./partner-api";
 
 /** The tags of the document, in the order the reference shows them, each with what it groups. */

@@ -24,8 +24,8 @@ import {
   signInCsrfToken,
   signInFromForm,
 } from "../middleware/owner-session";
-import { ConsentPage, ErrorPage, PlanPage, SignInPage } from "./oauth-pages";
-import { renderPage } from "./page-shell";
+import { ConsentPage, ErrorPage, PlanPage, SignInPage } from "../pages/oauth-pages";
+import { renderPage } from "../pages/page-shell";
 
 /**
  * The authorization page (spec: Partner sign-in, steps 2 and 3; RFC 6749 §4.1): the owner signs in, sees what the

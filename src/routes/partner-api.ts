@@ -1,3 +1,4 @@
+import { registerWebhookEvents } from "../openapi/webhook-events";
 import { actions } from "./actions";
 import { appointments } from "./appointments";
 import { eventsApi } from "./events";
@@ -7,10 +8,9 @@ import { me } from "./me";
 import { orders } from "./orders";
 import { createPartnerRouter } from "./partner-router";
 import { secretRotation } from "./secret-rotation";
-import { registerWebhookEvents } from "./webhook-events-doc";
-import { webhookHealth } from "./webhook-health";
-import { webhookOperations } from "./webhook-operations";
-import { webhooks } from "./webhooks";
+import { webhookOperations } from "./webhooks/deliveries";
+import { webhooks } from "./webhooks/endpoints";
+import { webhookHealth } from "./webhooks/health";
 
 /** Everything under `/api/v1` that a partner calls. Later resources mount here the same way. */
 export const partnerApi = createPartnerRouter();

@@ -255,7 +255,7 @@ describe("a failure on our side", () => {
 });
 
 /**
- * A send on demand enqueues its deliveries after its answer (`waitUntil`, src/routes/webhook-operations.ts): that
+ * A send on demand enqueues its deliveries after its answer (`waitUntil`, src/routes/webhooks/deliveries.ts): that
  * work's round trip can land while the answer is being kept, and is then counted with the request's.
  */
 const ENQUEUES_AFTER = new Set(["/webhooks/{id}/deliveries/{delivery_id}/redeliver", "/webhooks/{id}/test"]);

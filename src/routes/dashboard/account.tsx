@@ -5,7 +5,7 @@ import { apiKeyNotFound, createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKe
 import { connectionNotFound, disconnectApp, listConnections } from "../../domain/access/app-connections";
 import { enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { idOrNotFound } from "../../lib/validation";
-import { renderPage } from "../page-shell";
+import { renderPage } from "../../pages/page-shell";
 import { AppDisconnectionPage, KeyRevocationPage } from "./access-ending";
 import type { DashboardEnv } from "./dashboard-env";
 import { Csrf, Layout, Tag } from "./layout";

@@ -12,7 +12,7 @@ import { type Enqueue, enqueueAfterAnswer } from "../../domain/webhooks/lifecycl
 import { ApiError } from "../../lib/errors";
 import { outboundPolicy } from "../../lib/outbound";
 import { idOrNotFound } from "../../lib/validation";
-import { renderPage } from "../page-shell";
+import { renderPage } from "../../pages/page-shell";
 import { ActionPage, type Tested } from "./action-page";
 import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";

@@ -12,7 +12,7 @@ import {
   signInCsrfToken,
   signInFromForm,
 } from "../../middleware/owner-session";
-import { renderPage, SignInForm } from "../page-shell";
+import { renderPage, SignInForm } from "../../pages/page-shell";
 import { account } from "./account";
 import { actionPages } from "./actions";
 import type { DashboardEnv } from "./dashboard-env";

@@ -6,7 +6,7 @@ import { intakeNotFound, listBusinessIntakes } from "../../domain/intakes/regist
 import { latestResponses } from "../../domain/intakes/responses";
 import { enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { idOrNotFound } from "../../lib/validation";
-import { renderPage } from "../page-shell";
+import { renderPage } from "../../pages/page-shell";
 import type { DashboardEnv } from "./dashboard-env";
 import { IDENTITY_NAMES } from "./identity-names";
 import { ButtonForm, Layout, OnOff } from "./layout";

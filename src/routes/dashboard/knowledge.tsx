@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { database } from "../../db/client";
 import { type AddedBy, listKnowledgeSources, removeKnowledgeSource } from "../../domain/knowledge/sources";
 import { numericId } from "../../lib/validation";
-import { renderPage } from "../page-shell";
+import { renderPage } from "../../pages/page-shell";
 import { DisconnectedApp } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout } from "./layout";

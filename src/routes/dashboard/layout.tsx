@@ -1,6 +1,6 @@
 import type { Child } from "hono/jsx";
 import type { OwnerSession } from "../../domain/access/owner-sign-in";
-import { CsrfField, Page } from "../page-shell";
+import { CsrfField, Page } from "../../pages/page-shell";
 
 const NAV = [
   ["/dashboard", "Overview"],

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { database } from "../../db/client";
 import { planRefusal } from "../../domain/access/businesses";
 import { ownerOverview } from "../../domain/owner/overview";
-import { renderPage } from "../page-shell";
+import { renderPage } from "../../pages/page-shell";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { Layout, Tag } from "./layout";

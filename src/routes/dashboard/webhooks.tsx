@@ -9,7 +9,7 @@ import { enableEndpoint } from "../../domain/webhooks/health";
 import { endpointForOwner, listEndpointsForOwner } from "../../domain/webhooks/owner-endpoints";
 import { deliveryNotFound, sendDeliveryAgain } from "../../domain/webhooks/redelivery";
 import { idOrNotFound, numericId } from "../../lib/validation";
-import { renderPage } from "../page-shell";
+import { renderPage } from "../../pages/page-shell";
 import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";

@@ -1,18 +1,18 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env";
-import { database } from "../db/client";
-import { endpointDeliveries } from "../domain/webhooks/delivery-log";
-import { endpointNotFound } from "../domain/webhooks/endpoints";
-import { enqueueDeliveries } from "../domain/webhooks/events";
-import { assertRecoverableSince, recoverDeliveries } from "../domain/webhooks/recovery";
-import { deliveryNotFound, deliveryToSendAgain, redeliver } from "../domain/webhooks/redelivery";
-import { sendableEndpoint } from "../domain/webhooks/sendable-endpoint";
-import { sendTestEvent } from "../domain/webhooks/test-events";
-import { type BudgetUse, rateLimitHeaders } from "../lib/errors";
-import { idOrNotFound, pathId } from "../lib/validation";
-import { readAsPartner } from "../middleware/authenticate-partner";
-import { errorResponses } from "../schemas/errors";
+import type { AppEnv } from "../../app-env";
+import { database } from "../../db/client";
+import { endpointDeliveries } from "../../domain/webhooks/delivery-log";
+import { endpointNotFound } from "../../domain/webhooks/endpoints";
+import { enqueueDeliveries } from "../../domain/webhooks/events";
+import { assertRecoverableSince, recoverDeliveries } from "../../domain/webhooks/recovery";
+import { deliveryNotFound, deliveryToSendAgain, redeliver } from "../../domain/webhooks/redelivery";
+import { sendableEndpoint } from "../../domain/webhooks/sendable-endpoint";
+import { sendTestEvent } from "../../domain/webhooks/test-events";
+import { type BudgetUse, rateLimitHeaders } from "../../lib/errors";
+import { idOrNotFound, pathId } from "../../lib/validation";
+import { readAsPartner } from "../../middleware/authenticate-partner";
+import { errorResponses } from "../../schemas/errors";
 import {
   DeliveriesPage,
   DeliveriesQuery,
@@ -23,8 +23,8 @@ import {
   Redelivery,
   TestEvent,
   TestEventBody,
-} from "../schemas/webhook-operations";
-import { createPartnerRouter, json, partnerRoute } from "./partner-router";
+} from "../../schemas/webhook-operations";
+import { createPartnerRouter, json, partnerRoute } from "../partner-router";
 
 const byEndpoint = { params: z.object({ id: pathId }) };
 

@@ -1,13 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../db/client";
-import { scopeOf } from "../domain/access/scope";
-import { endpointNotFound } from "../domain/webhooks/endpoints";
-import { enableEndpoint } from "../domain/webhooks/health";
-import { idOrNotFound, pathId } from "../lib/validation";
-import { admitted } from "../middleware/authenticate-partner";
-import { errorResponses } from "../schemas/errors";
-import { WebhookEndpointObject } from "../schemas/webhooks";
-import { createPartnerRouter, partnerRoute } from "./partner-router";
+import { database } from "../../db/client";
+import { scopeOf } from "../../domain/access/scope";
+import { endpointNotFound } from "../../domain/webhooks/endpoints";
+import { enableEndpoint } from "../../domain/webhooks/health";
+import { idOrNotFound, pathId } from "../../lib/validation";
+import { admitted } from "../../middleware/authenticate-partner";
+import { errorResponses } from "../../schemas/errors";
+import { WebhookEndpointObject } from "../../schemas/webhooks";
+import { createPartnerRouter, partnerRoute } from "../partner-router";
 
 const enableRoute = partnerRoute({
   method: "post",

@@ -1,14 +1,14 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../db/client";
-import { scopeOf } from "../domain/access/scope";
-import { createEndpoint, deleteEndpoint, endpointNotFound, listEndpoints } from "../domain/webhooks/endpoints";
-import { EVENT_NAMES } from "../domain/webhooks/event-catalog";
-import { outboundPolicy } from "../lib/outbound";
-import { idOrNotFound, pathId } from "../lib/validation";
-import { admitted, readAsPartner } from "../middleware/authenticate-partner";
-import { errorResponses } from "../schemas/errors";
-import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookEndpointObject } from "../schemas/webhooks";
-import { createPartnerRouter, partnerRoute } from "./partner-router";
+import { database } from "../../db/client";
+import { scopeOf } from "../../domain/access/scope";
+import { createEndpoint, deleteEndpoint, endpointNotFound, listEndpoints } from "../../domain/webhooks/endpoints";
+import { EVENT_NAMES } from "../../domain/webhooks/event-catalog";
+import { outboundPolicy } from "../../lib/outbound";
+import { idOrNotFound, pathId } from "../../lib/validation";
+import { admitted, readAsPartner } from "../../middleware/authenticate-partner";
+import { errorResponses } from "../../schemas/errors";
+import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookEndpointObject } from "../../schemas/webhooks";
+import { createPartnerRouter, partnerRoute } from "../partner-router";
 
 const listRoute = partnerRoute({
   method: "get",
