@@ -186,7 +186,13 @@ describe("a first request still running", async () => {
     // The clock moves only when the wait pauses: no test time passes, and the polls are counted.
     let now = started;
     const pauses: number[] = [];
-    const waiting = { clock: () => now, pause: async (ms: number) => pauses.push((now += ms)) };
+    const waiting = {
+      clock: () => now,
+      pause: async (ms: number) => {
+        now += ms;
+        pauses.push(now);
+      },
+    };
     const claim = {
       businessId: business.id,
       principal: `key:${apiKeyId}`,
