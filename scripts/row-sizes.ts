@@ -28,7 +28,7 @@ const NOW = "2026-11-23T09:00:00.000Z";
 const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /**
- * A stored `booking.created` envelope (src/domain/webhooks/events.ts: `evt_` + 16 random bytes in base64url, the
+ * A stored `booking.created` envelope (src/domain/webhooks/outbox/write.ts: `evt_` + 16 random bytes in base64url, the
  * business, the booking of test/fixtures/booking.json with an id), its id left as a placeholder of the same length.
  */
 function bookingCreatedEnvelope() {

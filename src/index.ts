@@ -2,11 +2,11 @@ import { app } from "./app";
 import { database } from "./db/client";
 import { removeUnapprovedClients } from "./domain/oauth/client-cleanup";
 import { applyRetention } from "./domain/operations/retention";
+import { sweepOutbox } from "./domain/webhooks/outbox/sweep";
 import type { Env } from "./env";
 import { phraseZodMessages } from "./lib/zod-messages";
 import { deliverWebhooks } from "./queues/deliver-webhooks";
 import type { DeliveryMessage } from "./queues/delivery-message";
-import { sweepOutbox } from "./queues/outbox-sweep";
 
 // Every 400 a zod schema produces reads as a sentence of the spec (lib/zod-messages.ts), on every surface.
 phraseZodMessages();

@@ -31,7 +31,7 @@ const deliveryHeaders = (event: EventName) =>
 
 /**
  * Who receives the event (spec, intake.completed: opt-in and only to the intake's owner; docs/architecture.md,
- * Lifecycle events: only to the owner side concerned; src/domain/webhooks/events.ts: `ping` to the one endpoint
+ * Lifecycle events: only to the owner side concerned; src/domain/webhooks/test-events.ts: `ping` to the one endpoint
  * tested), and what a receiver does first. Any event also comes as a sample, marked `test`, from
  * `POST /webhooks/{id}/test`.
  */

@@ -5,7 +5,7 @@ import { deliveryAttempts, webhookDeliveries } from "../../src/db/schema";
 import type { Business } from "../../src/domain/access/businesses";
 import { claimDeliveries } from "../../src/domain/webhooks/delivery-claim";
 import { endpointsOf } from "../../src/domain/webhooks/endpoints";
-import { type EventDraft, writeEvents } from "../../src/domain/webhooks/events";
+import { type EventDraft, writeEvents } from "../../src/domain/webhooks/outbox/write";
 import { deliverWebhooks } from "../../src/queues/deliver-webhooks";
 import type { DeliveryMessage } from "../../src/queues/delivery-message";
 import { db } from "./fixtures";

@@ -7,12 +7,11 @@ import { runRead } from "../../src/db/reads";
 import { oauthClients, webhookDeliveries } from "../../src/db/schema";
 import { UNAPPROVED_CLIENT_LIFETIME_MS } from "../../src/domain/oauth/client-cleanup";
 import { RETRY_DELAYS_SECONDS } from "../../src/domain/webhooks/attempts";
-import { STUCK_AFTER_MS, UNENQUEUED_AFTER_MS } from "../../src/domain/webhooks/deliveries";
 import { endpointDeliveries } from "../../src/domain/webhooks/delivery-log";
-import { sendPing } from "../../src/domain/webhooks/events";
+import { STUCK_AFTER_MS, sweepOutbox, UNENQUEUED_AFTER_MS } from "../../src/domain/webhooks/outbox/sweep";
+import { sendPing } from "../../src/domain/webhooks/test-events";
 import worker from "../../src/index";
 import { ANSWER_TIMEOUT_MS } from "../../src/queues/deliver-webhooks";
-import { sweepOutbox } from "../../src/queues/outbox-sweep";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { RUNTIME } from "../helpers/http";
 import { registerClient } from "../helpers/oauth";
@@ -100,7 +99,7 @@ describe("webhook delivery through the real queue", async () => {
       send: () => Promise.reject(new Error("queue unavailable")),
       sendBatch: () => Promise.reject(new Error("queue unavailable")),
     };
-    // The Worker says so in a warn line (src/domain/webhooks/events.ts), read here instead of printed.
+    // The Worker says so in a warn line (src/domain/webhooks/outbox/enqueue.ts), read here instead of printed.
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     const response = await report(
       business.id,

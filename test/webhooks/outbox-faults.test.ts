@@ -3,16 +3,17 @@ import { and, eq, isNull } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { bookings, events, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { RETRY_DELAYS_SECONDS } from "../../src/domain/webhooks/attempts";
+import { LEASE_MS } from "../../src/domain/webhooks/delivery-claim";
+import { endpointsOf } from "../../src/domain/webhooks/endpoints";
 import {
   EXTRA_OWED_AFTER_MS,
   markSwept,
   STUCK_AFTER_MS,
+  SWEEP_LIMIT,
+  sweepOutbox,
   UNENQUEUED_AFTER_MS,
-} from "../../src/domain/webhooks/deliveries";
-import { LEASE_MS } from "../../src/domain/webhooks/delivery-claim";
-import { endpointsOf } from "../../src/domain/webhooks/endpoints";
-import { writeEvents } from "../../src/domain/webhooks/events";
-import { SWEEP_LIMIT, sweepOutbox } from "../../src/queues/outbox-sweep";
+} from "../../src/domain/webhooks/outbox/sweep";
+import { writeEvents } from "../../src/domain/webhooks/outbox/write";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { bookingObject, reportChange } from "../helpers/platform";

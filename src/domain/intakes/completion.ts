@@ -5,7 +5,8 @@ import { type Answer, businesses, intakeResponses, intakes } from "../../db/sche
 import type { DeliveryQueue } from "../../queues/delivery-message";
 import { endpointsOf } from "../webhooks/endpoints";
 import { withDataFromSql } from "../webhooks/event-draft";
-import { enqueueDeliveries, writeEvents } from "../webhooks/events";
+import { enqueueDeliveries } from "../webhooks/outbox/enqueue";
+import { writeEvents } from "../webhooks/outbox/write";
 import { intakeStillUnchanged, intakeUnchanged, noResponseYet, responseOfRun } from "./completion-guards";
 
 /** One finished run of an intake in a conversation, as the conversation's Durable Object holds it. */

@@ -18,7 +18,8 @@ import {
 } from "../../schemas/platform-changes";
 import { endpointsOf } from "../webhooks/endpoints";
 import type { EventName } from "../webhooks/event-catalog";
-import { type EmittedEvent, type EventDraft, enqueueDeliveries, writeEvents } from "../webhooks/events";
+import { enqueueDeliveries } from "../webhooks/outbox/enqueue";
+import { type EmittedEvent, type EventDraft, writeEvents } from "../webhooks/outbox/write";
 import { toBookingObject, toBookingRow } from "./bookings";
 import { toOrderObject, toOrderRow } from "./orders";
 

@@ -39,7 +39,7 @@ export type EventDraft<E extends EventName = EventName> = { [N in E]: DraftOf<N>
 type Pending<T, K extends PropertyKey> = { [P in keyof T]: P extends K ? null : T[P] };
 
 /**
- * A draft whose members `K` of `data` the write batch sets by SQL (src/domain/webhooks/events.ts, `storedEnvelope`):
+ * A draft whose members `K` of `data` the write batch sets by SQL (src/domain/webhooks/outbox/write.ts, `storedEnvelope`):
  * each is null in `data`, and given in `dataFromSql` as an SQL expression of the member's type (`sql<number>`), so
  * the stored envelope is of the event's schema. Every other member is checked as in any draft.
  */

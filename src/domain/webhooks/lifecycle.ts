@@ -14,7 +14,8 @@ import type { Business } from "../access/businesses";
 import type { PrincipalRef } from "../access/principals";
 import type { ReadReach } from "../access/scope";
 import { endpointRows, type WebhookEndpoint } from "./endpoints";
-import { type EventDraft, enqueueDeliveries, writeEvents } from "./events";
+import { enqueueDeliveries } from "./outbox/enqueue";
+import { type EventDraft, writeEvents } from "./outbox/write";
 
 /*
  * Lifecycle events (docs/architecture.md, Lifecycle events): `action.enabled`, `action.disabled`,

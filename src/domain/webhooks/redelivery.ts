@@ -130,7 +130,7 @@ export function sendDeliveryAgain(
  * failed if it fails, and is delivered if it succeeds; a pending one keeps its count and its next attempt, and a
  * success ends its schedule. The outbox: the debt is written on the row (`extra_attempt_at`) before the caller
  * enqueues the delivery's id; a send that fails, or a message that is lost, is left to the sweep, which sends one
- * again a minute later (deliveries.ts, `EXTRA_OWED_AFTER_MS`).
+ * again a minute later (outbox/sweep.ts, `EXTRA_OWED_AFTER_MS`).
  */
 export async function redeliver(
   limits: DurableObjectNamespace<BusinessLimits>,

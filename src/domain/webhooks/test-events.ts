@@ -1,11 +1,16 @@
 import type { Database } from "../../db/client";
+import { runRead } from "../../db/reads";
 import type { BusinessLimits } from "../../durable-objects/business-limits";
+import type { DeliveryQueue } from "../../queues/delivery-message";
+import type { Business } from "../access/businesses";
 import type { Principal } from "../access/principals";
 import { takeTestEvent } from "./endpoint-budgets";
 import type { WebhookEndpoint } from "./endpoints";
 import type { EventName } from "./event-catalog";
-import { type EmittedEvent, writeEvents } from "./events";
+import { enqueueDeliveries } from "./outbox/enqueue";
+import { type EmittedEvent, writeEvents } from "./outbox/write";
 import { sampleEvent } from "./samples";
+import { sendableEndpoint } from "./sendable-endpoint";
 
 /**
  * `POST /webhooks/{id}/test` (docs/webhooks.md, Test events), once the endpoint was read with the credential: the
@@ -31,4 +36,18 @@ export async function sendTestEvent(
   // One draft, one event.
   const [{ id }] = emitted as [EmittedEvent];
   return { eventId: id, deliveryIds, budget };
+}
+
+/** The dashboard's Test button (spec: `ping` `{ message }`): one event, delivered to that endpoint only. */
+export async function sendPing(queue: DeliveryQueue, db: Database, business: Business, endpointId: number) {
+  // A disabled endpoint is a 409, as for the partner's test events: a ping would be written and never sent.
+  const endpoint = await runRead(db, sendableEndpoint(business.id, endpointId));
+  const { emitted, deliveryIds } = await writeEvents(
+    db,
+    business,
+    [endpoint],
+    [{ event: "ping", data: { message: `Test event from ${business.name}'s dashboard.` }, endpointId }],
+  );
+  await enqueueDeliveries(queue, db, deliveryIds);
+  return { event: emitted[0], deliveryId: deliveryIds[0] };
 }

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../app-env";
 import { database } from "../../db/client";
 import { endpointDeliveries } from "../../domain/webhooks/delivery-log";
 import { endpointNotFound } from "../../domain/webhooks/endpoints";
-import { enqueueDeliveries } from "../../domain/webhooks/events";
+import { enqueueDeliveries } from "../../domain/webhooks/outbox/enqueue";
 import { assertRecoverableSince, recoverDeliveries } from "../../domain/webhooks/recovery";
 import { deliveryNotFound, deliveryToSendAgain, redeliver } from "../../domain/webhooks/redelivery";
 import { sendableEndpoint } from "../../domain/webhooks/sendable-endpoint";
@@ -96,7 +96,7 @@ const testRoute = partnerRoute({
  * After the write, the answer: the deliveries are enqueued once it has gone (`waitUntil`), so the partner waits for
  * two round trips only (the credential with the endpoint, then the write). What they owe is in the outbox already
  * (a new row, an extra attempt, a next attempt brought forward): a failed send is logged and left to the sweep
- * (docs/webhooks.md, How delivery works inside; src/queues/outbox-sweep.ts). The budget left goes in the RateLimit
+ * (docs/webhooks.md, How delivery works inside; src/domain/webhooks/outbox/sweep.ts). The budget left goes in the RateLimit
  * headers.
  */
 function queued(c: Context<AppEnv>, deliveryIds: number[], budget: BudgetUse) {

@@ -1,12 +1,11 @@
-import { and, eq, inArray, isNotNull, lte, type Placeholder, sql } from "drizzle-orm";
-import { runBatch, statementsThatFit } from "../../db/batches";
-import type { Database } from "../../db/client";
-import { webhookDeliveries } from "../../db/schema";
-import { idsIn, runStatements, statement } from "../../db/statements";
-import type { DeliveryQueue } from "../../queues/delivery-message";
+import { and, eq, inArray, isNotNull, lte, sql } from "drizzle-orm";
+import { runBatch, statementsThatFit } from "../../../db/batches";
+import { type Database, database } from "../../../db/client";
+import { webhookDeliveries } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { queueBatches, sendDeliveries } from "./enqueue";
 
-// The outbox's side: the delivery rows the request path writes and enqueues, and what the sweep sends again. The
-// consumer's side is in delivery-claim.ts (the lease, the claim) and attempts.ts (the record, the retry schedule).
+/* The outbox's third step (write.ts says the three): on the cron trigger, what the request path could not enqueue. */
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -18,63 +17,9 @@ export const STUCK_AFTER_MS = 15 * 60_000;
  * An extra attempt (redeliver, recover) still owed this long after it was asked for, or after its lease ran out: its
  * message was never sent, was lost, or its consumer died; the sweep sends one again. The row cannot tell a message
  * never sent from one on its way, so a queue slower than this gets a duplicate message, which the claim makes
- * harmless (attempts.ts).
+ * harmless (delivery-claim.ts).
  */
 export const EXTRA_OWED_AFTER_MS = 60_000;
-
-/**
- * A new delivery row, pending and due now, with no attempt yet, as an INSERT ... SELECT writes it: the outbox's
- * deliveries of an event (events.ts); a redelivery or a recover adds no row, it makes another attempt of the same one.
- * Every column in the table's order (drizzle's rule for an insert from a select); the business, event and endpoint are
- * those of the row it is selected from.
- */
-export const newDeliveryColumns = <Business, Event, Endpoint>(
-  from: { businessId: Business; eventId: Event; endpointId: Endpoint },
-  now: Placeholder,
-) => ({
-  id: sql<number>`null`.as("id"),
-  businessId: from.businessId,
-  eventId: from.eventId,
-  endpointId: from.endpointId,
-  status: sql<"pending">`'pending'`.as("status"),
-  attemptCount: sql<number>`0`.as("attempt_count"),
-  nextAttemptAt: sql<string>`${now}`.as("next_attempt_at"),
-  enqueuedAt: sql<string | null>`null`.as("enqueued_at"),
-  leaseUntil: sql<string | null>`null`.as("lease_until"),
-  completedAt: sql<string | null>`null`.as("completed_at"),
-  createdAt: sql<string>`${now}`.as("created_at"),
-  extraAttemptAt: sql<string | null>`null`.as("extra_attempt_at"),
-});
-
-/** Cloudflare Queues takes at most 100 messages in one `sendBatch`. */
-const QUEUE_BATCH_LIMIT = 100;
-
-/** Delivery ids in groups of at most one `sendBatch`. */
-export function queueBatches(ids: number[]): number[][] {
-  const batches: number[][] = [];
-  for (let i = 0; i < ids.length; i += QUEUE_BATCH_LIMIT) batches.push(ids.slice(i, i + QUEUE_BATCH_LIMIT));
-  return batches;
-}
-
-/**
- * One message per delivery, ids only: the consumer re-reads the rest from D1, the outbox and the record
- * (docs/architecture.md, Storage and state).
- */
-export async function sendDeliveries(queue: DeliveryQueue, ids: number[]): Promise<void> {
-  await queue.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
-}
-
-const enqueuedMark = statement<{ ids: string; now: string }>()((db, { ids, now }) =>
-  db
-    .update(webhookDeliveries)
-    .set({ enqueuedAt: sql`${now}` })
-    .where(inArray(webhookDeliveries.id, idsIn(ids))),
-);
-
-/** After a send on the request path: enqueued, so that the sweep leaves these rows alone. One statement, any count. */
-export async function markEnqueued(db: Database, ids: number[], now: number): Promise<void> {
-  await runStatements(db, [enqueuedMark({ ids: JSON.stringify(ids), now: iso(now) })]);
-}
 
 /**
  * The outbox rows the sweep must (re-)enqueue, oldest first, at most `limit` of each kind; every read walks its own
@@ -167,4 +112,54 @@ export async function releaseSwept(db: Database, ids: number[]): Promise<void> {
         .where(and(inArray(webhookDeliveries.id, slice), eq(webhookDeliveries.status, "pending"))),
     ),
   );
+}
+
+/**
+ * How many deliveries of each kind (never enqueued, stuck, owing an extra attempt) one run takes at most; the next
+ * minute takes the rest.
+ */
+export const SWEEP_LIMIT = 500;
+
+type Marks = {
+  mark: (db: Database, ids: number[], now: number) => Promise<void>;
+  release?: (db: Database, ids: number[]) => Promise<void>;
+};
+
+/**
+ * The outbox sweep on the cron trigger (docs/architecture.md, The outbox): deliveries written but never enqueued, or
+ * pending long past their due time because their message was lost, go on the queue again; and so do the extra
+ * attempts a partner asked for (redeliver, recover) still owed a minute later. A duplicate is harmless: the consumer
+ * claims a delivery before sending it. Each chunk is marked, then sent (see `markSwept`, `markExtrasSwept`), and a
+ * chunk that fails is logged (and released, for the first kind) without stopping the chunks after it. Answers how
+ * many messages were enqueued.
+ */
+export async function sweepOutbox(env: Env, now = Date.now()): Promise<number> {
+  const db = database(env.DB);
+  const { lost, extras } = await deliveriesToSweep(db, now, SWEEP_LIMIT);
+  const sent = await sendChunks(env, db, lost, now, { mark: markSwept, release: releaseSwept });
+  return sent + (await sendChunks(env, db, extras, now, { mark: markExtrasSwept }));
+}
+
+async function sendChunks(env: Env, db: Database, ids: number[], now: number, { mark, release }: Marks) {
+  let enqueued = 0;
+  for (const chunk of queueBatches(ids)) {
+    try {
+      await mark(db, chunk, now);
+      await sendDeliveries(env.WEBHOOK_DELIVERIES, chunk);
+      enqueued += chunk.length;
+    } catch (error) {
+      console.warn(
+        JSON.stringify({
+          level: "warn",
+          message: "sweep chunk failed",
+          deliveries: chunk.length,
+          error: String(error),
+        }),
+      );
+      await release?.(db, chunk).catch(() => {
+        // D1 itself failed: the marked rows count as stuck after STUCK_AFTER_MS, and a later sweep takes them.
+      });
+    }
+  }
+  return enqueued;
 }

@@ -1,20 +1,25 @@
-import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
-import { insertMany } from "../../db/batches";
-import type { Database } from "../../db/client";
-import { runRead } from "../../db/reads";
-import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
-import { idsIn, oneOff, type Preparable, runStatements, statement } from "../../db/statements";
-import { randomToken } from "../../lib/secrets";
-import type { DeliveryQueue } from "../../queues/delivery-message";
-import type { Business } from "../access/businesses";
-import { audienceOf, reaches } from "./audience";
-import { markEnqueued, newDeliveryColumns, queueBatches, sendDeliveries } from "./deliveries";
-import type { WebhookEndpoint } from "./endpoints";
-import { type EventName, subscribes } from "./event-catalog";
-import type { EventDraft } from "./event-draft";
-import { sendableEndpoint } from "./sendable-endpoint";
+import { and, eq, inArray, type Placeholder, type SQL, sql } from "drizzle-orm";
+import { insertMany } from "../../../db/batches";
+import type { Database } from "../../../db/client";
+import { events, webhookDeliveries, webhookEndpoints } from "../../../db/schema";
+import { idsIn, oneOff, type Preparable, runStatements, statement } from "../../../db/statements";
+import { randomToken } from "../../../lib/secrets";
+import type { Business } from "../../access/businesses";
+import { audienceOf, reaches } from "../audience";
+import type { WebhookEndpoint } from "../endpoints";
+import { type EventName, subscribes } from "../event-catalog";
+import type { EventDraft } from "../event-draft";
 
-export type { EventDraft } from "./event-draft";
+/*
+ * The outbox (docs/architecture.md, The outbox), in three steps, one file each: `write.ts` puts the events and their
+ * delivery rows in ONE D1 batch with the caller's own rows; `enqueue.ts` then hands the delivery ids to the queue
+ * after the answer and marks them enqueued; `sweep.ts`, on the cron trigger, sends again what was never enqueued, was
+ * lost, or owes an extra attempt. The order is what makes it lossless: a row exists before its message, so a failed
+ * send or a lost message is found by the sweep, and a duplicate message is harmless (the consumer claims a delivery
+ * before sending it).
+ */
+
+export type { EventDraft } from "../event-draft";
 
 export type EmittedEvent = { id: string; event: EventName };
 
@@ -49,7 +54,7 @@ function receives(endpoint: WebhookEndpoint, draft: EventDraft): boolean {
  * The outbox (docs/architecture.md, The outbox): each event and one delivery row per receiving endpoint are written in
  * ONE D1 batch, together with the caller's own statements (a booking snapshot, say), before anything is enqueued. If
  * the batch fails nothing was emitted; once it succeeded, nothing can be lost: the sweep enqueues what
- * `enqueueDeliveries` could not.
+ * `enqueueDeliveries` (enqueue.ts) could not.
  */
 export async function writeEvents(
   db: Database,
@@ -120,39 +125,25 @@ const deliveriesOf = statement<{ event: string; now: string; endpoints: string; 
 );
 
 /**
- * Puts deliveries on the queue (ids only), then marks them enqueued, chunk by chunk. Nothing here is thrown: the rows
- * are already in the outbox, so a failed send is left to the sweep on the cron trigger (docs/architecture.md, The
- * outbox), and a failed mark after a send only means the sweep sends that chunk once more, which the consumer's claim
- * makes harmless. The caller's answer (the report's 201) therefore never depends on the queue.
+ * A new delivery row, pending and due now, with no attempt yet, as an INSERT ... SELECT writes it: the outbox's
+ * deliveries of an event; a redelivery or a recover adds no row, it makes another attempt of the same one.
+ * Every column in the table's order (drizzle's rule for an insert from a select); the business, event and endpoint are
+ * those of the row it is selected from.
  */
-export async function enqueueDeliveries(queue: DeliveryQueue, db: Database, deliveryIds: number[]): Promise<void> {
-  for (const ids of queueBatches(deliveryIds)) {
-    try {
-      await sendDeliveries(queue, ids);
-      await markEnqueued(db, ids, Date.now());
-    } catch (error) {
-      console.warn(
-        JSON.stringify({
-          level: "warn",
-          message: "enqueue failed; the outbox sweep will retry",
-          deliveries: ids.length,
-          error: String(error),
-        }),
-      );
-    }
-  }
-}
-
-/** The dashboard's Test button (spec: `ping` `{ message }`): one event, delivered to that endpoint only. */
-export async function sendPing(queue: DeliveryQueue, db: Database, business: Business, endpointId: number) {
-  // A disabled endpoint is a 409, as for the partner's test events: a ping would be written and never sent.
-  const endpoint = await runRead(db, sendableEndpoint(business.id, endpointId));
-  const { emitted, deliveryIds } = await writeEvents(
-    db,
-    business,
-    [endpoint],
-    [{ event: "ping", data: { message: `Test event from ${business.name}'s dashboard.` }, endpointId }],
-  );
-  await enqueueDeliveries(queue, db, deliveryIds);
-  return { event: emitted[0], deliveryId: deliveryIds[0] };
-}
+const newDeliveryColumns = <Business, Event, Endpoint>(
+  from: { businessId: Business; eventId: Event; endpointId: Endpoint },
+  now: Placeholder,
+) => ({
+  id: sql<number>`null`.as("id"),
+  businessId: from.businessId,
+  eventId: from.eventId,
+  endpointId: from.endpointId,
+  status: sql<"pending">`'pending'`.as("status"),
+  attemptCount: sql<number>`0`.as("attempt_count"),
+  nextAttemptAt: sql<string>`${now}`.as("next_attempt_at"),
+  enqueuedAt: sql<string | null>`null`.as("enqueued_at"),
+  leaseUntil: sql<string | null>`null`.as("lease_until"),
+  completedAt: sql<string | null>`null`.as("completed_at"),
+  createdAt: sql<string>`${now}`.as("created_at"),
+  extraAttemptAt: sql<string | null>`null`.as("extra_attempt_at"),
+});

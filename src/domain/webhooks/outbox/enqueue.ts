@@ -1,0 +1,63 @@
+import { inArray, sql } from "drizzle-orm";
+import type { Database } from "../../../db/client";
+import { webhookDeliveries } from "../../../db/schema";
+import { idsIn, runStatements, statement } from "../../../db/statements";
+import type { DeliveryQueue } from "../../../queues/delivery-message";
+
+/* The outbox's second step (write.ts says the three): the delivery ids on the queue, then marked enqueued. */
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Cloudflare Queues takes at most 100 messages in one `sendBatch`. */
+const QUEUE_BATCH_LIMIT = 100;
+
+/** Delivery ids in groups of at most one `sendBatch`. */
+export function queueBatches(ids: number[]): number[][] {
+  const batches: number[][] = [];
+  for (let i = 0; i < ids.length; i += QUEUE_BATCH_LIMIT) batches.push(ids.slice(i, i + QUEUE_BATCH_LIMIT));
+  return batches;
+}
+
+/**
+ * One message per delivery, ids only: the consumer re-reads the rest from D1, the outbox and the record
+ * (docs/architecture.md, Storage and state).
+ */
+export async function sendDeliveries(queue: DeliveryQueue, ids: number[]): Promise<void> {
+  await queue.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
+}
+
+const enqueuedMark = statement<{ ids: string; now: string }>()((db, { ids, now }) =>
+  db
+    .update(webhookDeliveries)
+    .set({ enqueuedAt: sql`${now}` })
+    .where(inArray(webhookDeliveries.id, idsIn(ids))),
+);
+
+/** After a send on the request path: enqueued, so that the sweep leaves these rows alone. One statement, any count. */
+export async function markEnqueued(db: Database, ids: number[], now: number): Promise<void> {
+  await runStatements(db, [enqueuedMark({ ids: JSON.stringify(ids), now: iso(now) })]);
+}
+
+/**
+ * Puts deliveries on the queue (ids only), then marks them enqueued, chunk by chunk. Nothing here is thrown: the rows
+ * are already in the outbox, so a failed send is left to the sweep on the cron trigger (docs/architecture.md, The
+ * outbox), and a failed mark after a send only means the sweep sends that chunk once more, which the consumer's claim
+ * makes harmless. The caller's answer (the report's 201) therefore never depends on the queue.
+ */
+export async function enqueueDeliveries(queue: DeliveryQueue, db: Database, deliveryIds: number[]): Promise<void> {
+  for (const ids of queueBatches(deliveryIds)) {
+    try {
+      await sendDeliveries(queue, ids);
+      await markEnqueued(db, ids, Date.now());
+    } catch (error) {
+      console.warn(
+        JSON.stringify({
+          level: "warn",
+          message: "enqueue failed; the outbox sweep will retry",
+          deliveries: ids.length,
+          error: String(error),
+        }),
+      );
+    }
+  }
+}
