@@ -1,7 +1,9 @@
 // `npm run check:structure` (part of `npm test`): the shape docs/architecture.md (Layout) promises, checked. Every
 // module under src/ holds one job in at most 250 lines; no import cycle, type-only imports included (a cycle makes
 // the order of module evaluation, and so what a reader can rely on, depend on who imports first); nothing is loose at
-// src/domain's root (each rule lives in its feature's folder). Prints each problem and exits 1, else one line.
+// src/domain's root (each rule lives in its feature's folder); src/schemas imports nothing from src/domain (what both
+// need is in the leaf src/names-and-limits.ts, so imports point one way). Prints each problem and exits 1, else one
+// line.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -76,9 +78,20 @@ for (const module of modules) {
     problems.push(`${relative(ROOT, module)}: loose at src/domain's root: move it into its feature's folder`);
   }
 }
-for (const cycle of cyclesOf(new Map(modules.map((module) => [module, importsOf(module)])))) {
+const graph = new Map(modules.map((module) => [module, importsOf(module)]));
+const schemas = join(ROOT, "src", "schemas");
+const domain = join(ROOT, "src", "domain");
+for (const [module, imported] of graph) {
+  if (!module.startsWith(schemas)) continue;
+  for (const target of imported.filter((path) => path.startsWith(domain))) {
+    problems.push(
+      `${relative(ROOT, module)} imports ${relative(ROOT, target)}: schemas import nothing from the domain`,
+    );
+  }
+}
+for (const cycle of cyclesOf(graph)) {
   problems.push(`import cycle: ${cycle.map((module) => relative(ROOT, module)).join(" → ")}`);
 }
 for (const problem of problems) console.log(problem);
 if (problems.length > 0) process.exitCode = 1;
-else console.log(`structure: ${modules.length} modules, none above ${MAX_LINES} lines, no import cycle`);
+else console.log(`structure: ${modules.length} modules, none above ${MAX_LINES} lines, no import cycle, schemas apart`);

@@ -1,5 +1,6 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { EVENT_NAMES, type EventName, OPT_IN_EVENTS } from "../domain/webhooks/event-catalog";
+import { OPT_IN_EVENTS } from "../domain/webhooks/event-catalog";
+import { EVENT_NAMES, type EventName } from "../names-and-limits";
 import { eventEnvelope, pascalCase } from "../schemas/events";
 
 /*

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { EventName } from "../domain/webhooks/event-catalog";
 import { timestamp } from "../lib/validation";
+import type { EventName } from "../names-and-limits";
 import { ActionObject } from "./actions";
 import { BookingObject } from "./booking";
 import { AnswerObject, IntakeResponseObject } from "./intake-responses";

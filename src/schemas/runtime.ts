@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PLANS } from "../db/schema";
-import { CHANNELS } from "../domain/secretary/channels";
+import { CHANNELS } from "../names-and-limits";
 import { ActionArguments } from "./actions";
 
 /** Inputs of the Secretary runtime API, shared by its HTTP routes and its RPC methods. */

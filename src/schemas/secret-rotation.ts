@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_PREVIOUS_SECRET_SECONDS } from "../domain/webhooks/secret-rotation";
+import { MAX_PREVIOUS_SECRET_SECONDS } from "../names-and-limits";
 
 const EXPIRES_IN_RULE = `must be a whole number of seconds from 0 to ${MAX_PREVIOUS_SECRET_SECONDS}`;
 

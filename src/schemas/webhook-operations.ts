@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES } from "../db/schema";
-import { EVENT_NAMES } from "../domain/webhooks/event-catalog";
 import { queryId, queryInteger, timestamp } from "../lib/validation";
+import { EVENT_NAMES } from "../names-and-limits";
 import { ErrorBody } from "./errors";
 
 /*

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ENDPOINT_STATUSES } from "../db/schema";
-import { ALL_EVENTS, EVENT_NAMES } from "../domain/webhooks/event-catalog";
 import { timestamp, visibleText } from "../lib/validation";
+import { ALL_EVENTS, EVENT_NAMES } from "../names-and-limits";
 
 const EventName = z
   .enum([ALL_EVENTS, ...EVENT_NAMES], {

@@ -5,7 +5,7 @@ import { database } from "../../src/db/client";
 import { actionCalls, apiKeys } from "../../src/db/schema";
 import { reviewedVersion, switchAction } from "../../src/domain/actions/approval";
 import { actionsForSecretary } from "../../src/domain/actions/for-secretary";
-import { CHAT_CHANNELS } from "../../src/domain/secretary/channels";
+import { CHAT_CHANNELS } from "../../src/names-and-limits";
 import {
   type Action,
   create,

@@ -1,7 +1,7 @@
 import { encodeBase64 } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
-import { EVENT_NAMES } from "../../src/domain/webhooks/event-catalog";
 import { SAMPLE_DATA } from "../../src/domain/webhooks/samples";
+import { EVENT_NAMES } from "../../src/names-and-limits";
 import { partnerApi } from "../../src/routes/partner-api";
 import { EVENT_DATA } from "../../src/schemas/events";
 import { call, json } from "../helpers/http";

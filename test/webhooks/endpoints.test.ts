@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { webhookEndpoints } from "../../src/db/schema";
-import { EVENT_NAMES } from "../../src/domain/webhooks/event-catalog";
+import { EVENT_NAMES } from "../../src/names-and-limits";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "../helpers/http";
 

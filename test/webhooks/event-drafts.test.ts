@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { EVENT_NAMES } from "../../src/domain/webhooks/event-catalog";
 import { withDataFromSql } from "../../src/domain/webhooks/event-draft";
 import type { EventDraft } from "../../src/domain/webhooks/outbox/write";
 import { sampleEvent } from "../../src/domain/webhooks/samples";
+import { EVENT_NAMES } from "../../src/names-and-limits";
 import { EVENT_DATA } from "../../src/schemas/events";
 
 /*

@@ -1,7 +1,8 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { actions } from "../../db/schema";
-import { actionsRunOn, type Channel } from "../secretary/channels";
+import type { Channel } from "../../names-and-limits";
+import { actionsRunOn } from "../secretary/channels";
 import { approvedVersion } from "./action-object";
 
 /**

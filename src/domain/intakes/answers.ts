@@ -1,8 +1,8 @@
 import { parsePhoneNumberFromString } from "libphonenumber-js";
 import type { Answer, IntakeField } from "../../db/schema";
 import { characterCount } from "../../lib/text";
+import type { Channel } from "../../names-and-limits";
 import { choiceKey } from "../../schemas/intake-fields";
-import type { Channel } from "../secretary/channels";
 
 /** A checked answer: the value to store (as text, normalised), or why it was not accepted. */
 export type CheckedAnswer = { ok: true; value: string } | { ok: false; reason: string };

@@ -3,7 +3,8 @@ import type { Database } from "../../db/client";
 import { type Answer, businesses, type IntakeContent, type IntakeField, intakes } from "../../db/schema";
 import { ApiError, conflict, notFound } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
-import { type Channel, intakesRunOn } from "../secretary/channels";
+import type { Channel } from "../../names-and-limits";
+import { intakesRunOn } from "../secretary/channels";
 import { checkAnswer, type ProvenIdentity, proofOf } from "./answers";
 
 /** Spec, Intake conversation states; `no_delivery` is the row "intake disabled or changed since start". */

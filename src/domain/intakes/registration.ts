@@ -7,12 +7,13 @@ import { type IntakeContent, type IntakeField, intakes } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
+import type { Channel } from "../../names-and-limits";
 import type { CreateIntakeInput, PatchIntakeInput } from "../../schemas/intake-bodies";
 import type { IntakeFieldInput } from "../../schemas/intake-fields";
 import type { IntakeObject } from "../../schemas/intakes";
 import { type Principal, type PrincipalRef, principalRef } from "../access/principals";
 import { type PartnerReach, type Scope, scopeOf, sideArgument } from "../access/scope";
-import { type Channel, intakesRunOn } from "../secretary/channels";
+import { intakesRunOn } from "../secretary/channels";
 import type { WebhookEndpoint } from "../webhooks/endpoints";
 import { changedRows, type Enqueue, intakeSwitched, withEndpoints, writeSwitch } from "../webhooks/lifecycle";
 

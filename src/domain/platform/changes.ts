@@ -6,6 +6,7 @@ import { guard } from "../../db/snapshot-guard";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
 import { parseOrThrow } from "../../lib/validation";
+import type { EventName } from "../../names-and-limits";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { BookingObject } from "../../schemas/booking";
 import type { OrderObject } from "../../schemas/order";
@@ -17,7 +18,6 @@ import {
   OTHER_CHANGES,
 } from "../../schemas/platform-changes";
 import { endpointsOf } from "../webhooks/endpoints";
-import type { EventName } from "../webhooks/event-catalog";
 import { enqueueDeliveries } from "../webhooks/outbox/enqueue";
 import { type EmittedEvent, type EventDraft, writeEvents } from "../webhooks/outbox/write";
 import { toBookingObject, toBookingRow } from "./bookings";

@@ -2,12 +2,12 @@ import { eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { businesses } from "../../db/schema";
 import { notFound } from "../../lib/errors";
+import type { Channel } from "../../names-and-limits";
 import { toBusinessObject } from "../access/businesses";
 import { CALLS_PER_MESSAGE } from "../actions/calls";
 import { actionsForSecretary } from "../actions/for-secretary";
 import { intakesForSecretary } from "../intakes/registration";
 import { secretaryKnowledge } from "../knowledge/sources";
-import type { Channel } from "./channels";
 
 /**
  * Spec, Connected actions ("The Secretary asks the customer for a missing required parameter instead of calling.

@@ -8,9 +8,9 @@ import { forbidden, notFound } from "../../lib/errors";
 import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
 import { newSigningSecret } from "../../lib/signing";
 import { isoNow } from "../../lib/time";
+import { ALL_EVENTS } from "../../names-and-limits";
 import { type Principal, principalRef } from "../access/principals";
 import { type Reach, type ReadReach, reachArgument, reached } from "../access/scope";
-import { ALL_EVENTS } from "./event-catalog";
 
 /** Spec, Limits: "Webhook endpoints per business: 20". */
 export const MAX_ENDPOINTS_PER_BUSINESS = 20;

@@ -1,7 +1,7 @@
 import type { SQL } from "drizzle-orm";
+import type { EventName } from "../../names-and-limits";
 import type { EventData } from "../../schemas/events";
 import type { AddressedTo } from "./audience";
-import type { EventName } from "./event-catalog";
 
 /*
  * An event about to be emitted, its `data` typed by its name: the schema of that event's data (src/schemas/events.ts,

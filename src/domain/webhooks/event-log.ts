@@ -4,9 +4,9 @@ import { events } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import { invalid, notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
+import type { EventName } from "../../names-and-limits";
 import { type PartnerReach, type Scope, sideArgument } from "../access/scope";
 import { receivableBy } from "./audience";
-import type { EventName } from "./event-catalog";
 
 /**
  * Events, deliveries and attempts are kept 30 days (docs/decisions.md, Operations). The Events API, the deliveries of

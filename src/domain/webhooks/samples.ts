@@ -1,11 +1,11 @@
 import type { z } from "@hono/zod-openapi";
+import type { EventName } from "../../names-and-limits";
 import type { ActionObject } from "../../schemas/actions";
 import type { BookingObject } from "../../schemas/booking";
 import type { EventDataMap } from "../../schemas/events";
 import type { AnswerObject } from "../../schemas/intake-responses";
 import type { IntakeObject } from "../../schemas/intakes";
 import type { OrderObject } from "../../schemas/order";
-import type { EventName } from "./event-catalog";
 import type { EventDraft } from "./event-draft";
 
 /*

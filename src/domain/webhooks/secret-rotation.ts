@@ -4,6 +4,7 @@ import { actions, webhookEndpoints } from "../../db/schema";
 import type { ApiError } from "../../lib/errors";
 import { newSigningSecret, type SigningSecrets } from "../../lib/signing";
 import { type EpochMs, iso } from "../../lib/time";
+import { MAX_PREVIOUS_SECRET_SECONDS } from "../../names-and-limits";
 import { type PrincipalScope, reached } from "../access/scope";
 import { actionNotFound } from "../actions/reads";
 import { endpointNotFound } from "./endpoints";
@@ -13,9 +14,6 @@ import { endpointNotFound } from "./endpoints";
  * new secret at once, and the old one still signing beside it for up to 24 hours, so that a partner swaps the secret in
  * its receiver without a moment when a request fails verification.
  */
-
-/** The longest the previous secret keeps signing after a rotation, and how long it does when the partner does not say. */
-export const MAX_PREVIOUS_SECRET_SECONDS = 86_400;
 
 /** What a rotated record holds of its secrets: the endpoint's or the action's columns. */
 export type RotatingSecrets = {

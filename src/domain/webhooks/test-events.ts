@@ -1,12 +1,12 @@
 import type { Database } from "../../db/client";
 import { runRead } from "../../db/reads";
 import type { BusinessLimits } from "../../durable-objects/business-limits";
+import type { EventName } from "../../names-and-limits";
 import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { Business } from "../access/businesses";
 import type { Principal } from "../access/principals";
 import { takeTestEvent } from "./endpoint-budgets";
 import type { WebhookEndpoint } from "./endpoints";
-import type { EventName } from "./event-catalog";
 import { enqueueDeliveries } from "./outbox/enqueue";
 import { type EmittedEvent, writeEvents } from "./outbox/write";
 import { sampleEvent } from "./samples";

@@ -4,10 +4,11 @@ import type { Database } from "../../../db/client";
 import { events, webhookDeliveries, webhookEndpoints } from "../../../db/schema";
 import { idsIn, oneOff, type Preparable, runStatements, statement } from "../../../db/statements";
 import { randomToken } from "../../../lib/secrets";
+import type { EventName } from "../../../names-and-limits";
 import type { Business } from "../../access/businesses";
 import { audienceOf, reaches } from "../audience";
 import type { WebhookEndpoint } from "../endpoints";
-import { type EventName, subscribes } from "../event-catalog";
+import { subscribes } from "../event-catalog";
 import type { EventDraft } from "../event-draft";
 
 /*
