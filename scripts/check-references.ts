@@ -7,8 +7,8 @@
 //   node scripts/check-references.ts      prints `path:line: message` per problem and exits 1, or a summary and 0
 //
 // What is read: src/**/*.{ts,tsx,md}, test/**/*.ts, test-e2e/**/*.ts, scripts/**/*.{ts,mjs}, bench/**/*.md, README.md,
-// docs/**/*.md. Paths, section citations, DESIGN.md, ../shared and "issue N" are looked for wherever they are written
-// (a test's title too); `#N` only in comments and documents, since in code `#333` is a colour.
+// docs/**/*.md. Paths, section citations, citations outside the repository (OUTSIDE) and issue numbers are looked for
+// wherever they are written (a test's title too); `#N` only in comments and documents, since in code `#333` is a colour.
 
 type Problem = { file: string; line: number; message: string };
 
@@ -40,8 +40,9 @@ const FOLDER = new RegExp(`(?<![\\w@.-])${ROOTS}/(?:[\\w.-]+/)*(?![\\w.-])`, "g"
 const CITATION = /(?<![\w@./-])(docs\/[\w./-]+?\.md)(?:, *| *\()/g;
 /** What points outside the repository. */
 const OUTSIDE = [
-  { pattern: /DESIGN\.md/g, message: "cites DESIGN.md, which a clone does not have; cite docs/architecture.md" },
-  { pattern: /\.\.\/shared(?![\w-])/g, message: "points to ../shared, outside the repository" },
+  // The design brief and the folder beside the checkout that holds it: a clone of the project has neither.
+  { pattern: /DESIGN\.md/g, message: "cites the design brief, which a clone does not have; cite docs/architecture.md" },
+  { pattern: /\.\.\/shared(?![\w-])/g, message: "points outside the repository; cite a docs/ section" },
   { pattern: /\b[Ii]ssues? #?\d+/g, message: "names an issue number; say the rule, or cite a docs/ section" },
   // Only in comments: in code, `#333` is a colour and `&#39;` an entity.
   {

@@ -1,6 +1,7 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { actions } from "../../src/db/schema";
+import { actions, events, webhookDeliveries } from "../../src/db/schema";
+import { switchAction } from "../../src/domain/actions/approval";
 import { registerAction } from "../helpers/actions";
 import { page, signedIn, submit, switchActionOn, testIdText } from "../helpers/dashboard";
 import { createApiKey, db } from "../helpers/fixtures";
@@ -164,5 +165,41 @@ describe("revoking a key while the API keys' actions are on", () => {
     const path = `/dashboard/keys/${second.apiKeyId}/revoke`;
     expect((await submit(jar, path, path)).status).toBe(303);
     expect(await enabledOf(action.id)).toBe(true);
+  });
+});
+
+describe("revoking a key at the spec's maxima: 10 actions on, 20 endpoints", () => {
+  it("switches all 10 off in the revocation and tells each of the 20 keys' endpoints of each: 200 deliveries", async () => {
+    const shop = await createOwnerBusiness({ plan: "business" });
+    const jar = await signedIn(shop);
+    const second = await createApiKey(shop.business.id);
+    const box = receiverBox("max-actions");
+    for (let i = 0; i < 20; i++) await subscribe(second.apiKey, box.url(`/hooks/${i}`), ["action.disabled"]);
+    const ids: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const { id } = await registerAction(shop.apiKey, `stock_${i}`);
+      await switchAction(db, shop.business.id, id, true);
+      ids.push(id);
+    }
+    const path = `/dashboard/keys/${second.apiKeyId}/revoke`;
+    expect((await submit(jar, path, path, { switch_actions_off: "on" })).status).toBe(303);
+
+    const rows = await db.select().from(actions).where(eq(actions.businessId, shop.business.id));
+    expect(rows.map((row) => row.enabled)).toEqual(Array(10).fill(false));
+    const disabled = await db
+      .select()
+      .from(events)
+      .where(and(eq(events.businessId, shop.business.id), eq(events.type, "action.disabled")));
+    expect(disabled).toHaveLength(10);
+    const deliveries = await db
+      .select()
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.businessId, shop.business.id));
+    expect(deliveries).toHaveLength(200);
+    const received = await box.arrived(200, 30_000);
+    const pairs = new Set(received.map((request) => `${request.path} ${JSON.parse(request.body).data.action.id}`));
+    expect(pairs.size).toBe(200);
+    expect(received.every((request) => JSON.parse(request.body).data.reason === "credential_revoked")).toBe(true);
+    expect(new Set(received.map((request) => JSON.parse(request.body).data.action.id))).toEqual(new Set(ids));
   });
 });

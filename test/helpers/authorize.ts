@@ -2,6 +2,8 @@ import { eq } from "drizzle-orm";
 import { expect } from "vitest";
 import { oauthCodes, oauthGrants } from "../../src/db/schema";
 import { db } from "./fixtures";
+import { call } from "./http";
+import { authorizeQuery, type RegisteredClient, validAuthorizationParams } from "./oauth";
 
 // Checks of the authorization endpoint (/oauth/authorize) shared by the files of test/oauth/authorize-*.
 
@@ -17,4 +19,13 @@ export async function expectErrorPage(response: Response, sentence: RegExp) {
   expect(response.headers.get("Location")).toBeNull();
   expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
   expect(await response.text()).toMatch(sentence);
+}
+
+/** A GET of /oauth/authorize by `client`, with valid parameters but for `overrides` (undefined removes one). */
+export async function requestAuthorization(
+  client: RegisteredClient,
+  overrides: Record<string, string | undefined> = {},
+) {
+  const { params } = await validAuthorizationParams(client, overrides);
+  return { response: await call(`/oauth/authorize?${authorizeQuery(params)}`), params };
 }

@@ -24,11 +24,6 @@ import {
 const owner = await createOwnerBusiness({ name: "Bella Hair Studio" });
 const client = await registerClient({ client_name: "Booking Tool" });
 
-const _authorize = async (overrides: Record<string, string | undefined>, target = client) => {
-  const { params } = await validAuthorizationParams(target, overrides);
-  return { response: await call(`/oauth/authorize?${authorizeQuery(params)}`), params };
-};
-
 describe("the consent page and the owner's answer (spec: Partner sign-in, steps 2 and 3)", () => {
   it("names the app, the business, what the app may do, and cannot be framed", async () => {
     const { params } = await validAuthorizationParams(client);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { codesOf, expectErrorPage } from "../helpers/authorize";
+import { codesOf, expectErrorPage, requestAuthorization } from "../helpers/authorize";
 import { call } from "../helpers/http";
 import {
   authorizeQuery,
@@ -18,11 +18,6 @@ import {
 const owner = await createOwnerBusiness({ name: "Bella Hair Studio" });
 const client = await registerClient({ client_name: "Booking Tool" });
 
-const authorize = async (overrides: Record<string, string | undefined>, target = client) => {
-  const { params } = await validAuthorizationParams(target, overrides);
-  return { response: await call(`/oauth/authorize?${authorizeQuery(params)}`), params };
-};
-
 describe("an unknown client or redirect URI: an error page, never a redirect (RFC 6749 §4.1.2.1)", () => {
   it.each([
     ["no client_id", { client_id: undefined }, /client_id is missing/],
@@ -36,7 +31,7 @@ describe("an unknown client or redirect URI: an error page, never a redirect (RF
     ["http instead of https", { redirect_uri: "http://partner.example/oauth/callback" }, /not one/],
     ["upper case", { redirect_uri: "https://PARTNER.example/oauth/callback" }, /not one that this app registered/],
   ])("%s", async (_case, overrides, sentence) => {
-    await expectErrorPage((await authorize(overrides)).response, sentence);
+    await expectErrorPage((await requestAuthorization(client, overrides)).response, sentence);
   });
 
   it("a repeated client_id or redirect_uri", async () => {
@@ -73,7 +68,7 @@ describe("a loopback redirect URI may change its port, nothing else (RFC 8252 §
     "http://127.0.0.1:99999/callback",
   ])("refuses %s", async (uri) => {
     await expectErrorPage(
-      (await authorize({ redirect_uri: uri }, native)).response,
+      (await requestAuthorization(native, { redirect_uri: uri })).response,
       /not one that this app registered/,
     );
   });
@@ -117,7 +112,7 @@ describe("other invalid parameters: an error page, never a redirect to the app (
   ];
 
   it.each(INVALID)("without a session, %s: 400 page, no Location", async (_case, overrides, sentence) => {
-    const { response } = await authorize(overrides, phishing);
+    const { response } = await requestAuthorization(phishing, overrides);
     await expectErrorPage(response, sentence);
   });
 
@@ -172,7 +167,7 @@ describe("other invalid parameters: an error page, never a redirect to the app (
   });
 
   it("treats a missing scope as api (RFC 6749 §3.3 default)", async () => {
-    const { response } = await authorize({ scope: undefined });
+    const { response } = await requestAuthorization(client, { scope: undefined });
     expect(response.status).toBe(200);
   });
 });

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { ownerSessions } from "../../src/db/schema";
 import { sha256Hex } from "../../src/lib/secrets";
+import { requestAuthorization } from "../helpers/authorize";
 import { db } from "../helpers/fixtures";
 import { call } from "../helpers/http";
 import {
@@ -18,15 +19,10 @@ import {
 const owner = await createOwnerBusiness({ name: "Bella Hair Studio" });
 const client = await registerClient({ client_name: "Booking Tool" });
 
-const authorize = async (overrides: Record<string, string | undefined>, target = client) => {
-  const { params } = await validAuthorizationParams(target, overrides);
-  return { response: await call(`/oauth/authorize?${authorizeQuery(params)}`), params };
-};
-
 describe("the sign-in page", () => {
   it("shows the app's name, escaped, with a CSRF-protected form and cannot be framed", async () => {
     const hostile = await registerClient({ client_name: "<script>alert(1)</script> & Co" });
-    const { response } = await authorize({}, hostile);
+    const { response } = await requestAuthorization(hostile);
     expect(response.status).toBe(200);
     const html = await response.text();
     expect(html).toMatch(/^<!doctype html>/);
