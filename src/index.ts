@@ -1,5 +1,5 @@
 import { app } from "./app";
-import { database } from "./db/client";
+import { dependenciesFromEnv } from "./dependencies-from-env";
 import { removeUnapprovedClients } from "./domain/oauth/client-cleanup";
 import { applyRetention } from "./domain/operations/retention";
 import { sweepOutbox } from "./domain/webhooks/outbox/sweep";
@@ -18,14 +18,15 @@ export { RuntimeApi } from "./runtime/runtime-entrypoint";
 
 export default {
   fetch: app.fetch,
-  queue: (batch, env) => deliverWebhooks(batch, env),
-  scheduled: async (_controller, env) => {
+  queue: (batch, env, ctx) =>
+    deliverWebhooks(
+      batch,
+      dependenciesFromEnv(env, (work) => ctx.waitUntil(work)),
+    ),
+  scheduled: async (_controller, env, ctx) => {
+    const deps = dependenciesFromEnv(env, (work) => ctx.waitUntil(work));
     // Independent chores: one failing does not keep the others from their run; the failure is still reported.
-    const chores = await Promise.allSettled([
-      sweepOutbox(env),
-      removeUnapprovedClients(database(env.DB)),
-      applyRetention(database(env.DB)),
-    ]);
+    const chores = await Promise.allSettled([sweepOutbox(deps), removeUnapprovedClients(deps), applyRetention(deps)]);
     for (const chore of chores) if (chore.status === "rejected") throw chore.reason;
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

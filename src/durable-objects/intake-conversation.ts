@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { database } from "../db/client";
+import { dependenciesFromEnv } from "../dependencies-from-env";
 import { completeRun } from "../domain/intakes/completion";
 import { endedRun, WaitingCompletion } from "../domain/intakes/completion-guards";
 import {
@@ -51,6 +51,11 @@ export class IntakeConversation extends DurableObject {
     throw conflict("No intake is running in this conversation.");
   }
 
+  /** What this call's domain work uses (src/dependencies.ts): its deliveries are enqueued after its answer. */
+  private dependencies() {
+    return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work));
+  }
+
   /** Starts an intake: one running intake per conversation at a time. */
   start(conversationId: string, input: unknown, now = Date.now()) {
     return settle(async () => {
@@ -60,7 +65,7 @@ export class IntakeConversation extends DurableObject {
         throw conflict(`The intake "${current.intakeName}" is already running in this conversation.`);
       }
       const run = await startRun(
-        database(this.env.DB),
+        this.dependencies(),
         {
           conversationId,
           businessId: body.business_id,
@@ -105,7 +110,7 @@ export class IntakeConversation extends DurableObject {
 
   private async complete(run: IntakeRun, now: number) {
     const completedAt = new Date(now).toISOString();
-    const completion = await completeRun(this.env.WEBHOOK_DELIVERIES, database(this.env.DB), {
+    const completion = await completeRun(this.dependencies(), {
       runId: run.runId,
       businessId: run.businessId,
       intakeId: run.intakeId,

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { ContentfulStatusCode, StatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../app-env";
-import { database } from "../db/client";
 import {
   type Answer,
   claimKey,
@@ -15,7 +15,6 @@ import {
   releaseKey,
 } from "../domain/access/idempotency";
 import type { Principal } from "../domain/access/principals";
-import { ApiError } from "../lib/errors";
 
 /**
  * A POST's key as sent, the fingerprint of its request, and, once claimed, its record. Kept per request context
@@ -25,23 +24,13 @@ type KeyedRequest = { header: string; fingerprint: string; claimed?: number };
 const keyedRequests = new WeakMap<Context, KeyedRequest>();
 
 /**
- * A replay ends the request at its admission, before the handler writes. It is an ApiError so that the error
- * mapping answers it without logging it as unexpected; `idempotency` then answers the kept answer in its place (the
- * mapping's 200 is never sent).
+ * Called by the admission (src/routes/operation-runner.ts) once the principal is known and admitted, so that a
+ * refused credential, plan or budget never touches a key, and a key is the principal's own: the same key sent by
+ * another API key or app is not a replay (docs/idempotency.md, The contract). The key is read (400), then claimed,
+ * refused as used with another request (422) or still running (409), or replayed: the kept answer is returned, and
+ * answered in place of the request.
  */
-class Replay extends ApiError {
-  constructor(readonly answer: Answer) {
-    super(200, "Replayed");
-  }
-}
-
-/**
- * Called by the admission (authenticate-partner.ts) once the principal is known and admitted, so that a refused
- * credential, plan or budget never touches a key, and a key is the principal's own: the same key sent by another API
- * key or app is not a replay (docs/idempotency.md, The contract). The key is read (400), then claimed, replayed
- * (throws), refused as used with another request (422) or still running (409).
- */
-export async function claimIdempotencyKey(c: Context<AppEnv>, principal: Principal): Promise<void> {
+export async function claimIdempotencyKey(c: Context<AppEnv>, principal: Principal): Promise<Response | undefined> {
   const request = keyedRequests.get(c);
   if (!request || request.claimed !== undefined) return;
   const claim = {
@@ -50,9 +39,18 @@ export async function claimIdempotencyKey(c: Context<AppEnv>, principal: Princip
     key: readKey(request.header),
     fingerprint: request.fingerprint,
   };
-  const outcome = await claimKey(database(c.env.DB), claim);
-  if (outcome.kind === "replay") throw new Replay(outcome.answer);
+  const outcome = await claimKey(c.var.deps, claim);
+  if (outcome.kind === "replay") {
+    const { status, headers, body } = outcome.answer;
+    // Built by the context, so that the request's own headers (its id, the rate limit's policy) are its own; a kept
+    // answer without a body (a 204) is rebuilt without one.
+    const replayed = { ...headers, [REPLAYED_HEADER]: "true" };
+    return body === ""
+      ? c.body(null, status as StatusCode, replayed)
+      : c.body(body, status as ContentfulStatusCode, replayed);
+  }
   request.claimed = outcome.id;
+  return undefined;
 }
 
 async function answerOf(response: Response): Promise<Answer> {
@@ -80,14 +78,8 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   };
   keyedRequests.set(c, request);
   await next();
-  if (c.error instanceof Replay) {
-    const { status, headers, body } = c.error.answer;
-    // A kept answer without a body (a 204) must be rebuilt without one.
-    c.res = new Response(body === "" ? null : body, { status, headers: { ...headers, [REPLAYED_HEADER]: "true" } });
-    return;
-  }
+  // Nothing claimed: a replay (answered as kept), or a request refused before its claim.
   if (request.claimed === undefined) return;
-  const db = database(c.env.DB);
-  if (c.res.status >= 500) await releaseKey(db, request.claimed);
-  else await keepAnswer(db, request.claimed, await answerOf(c.res));
+  if (c.res.status >= 500) await releaseKey(c.var.deps, request.claimed);
+  else await keepAnswer(c.var.deps, request.claimed, await answerOf(c.res));
 });

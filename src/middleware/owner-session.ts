@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { database } from "../db/client";
 import {
   csrfTokenMatches,
   findOwnerSession,
@@ -32,8 +31,7 @@ type AnyContext = Context<{ Bindings: Env; Variables: any }>;
 const cookieOptions = (maxAge: number) =>
   ({ prefix: "host", httpOnly: true, secure: true, sameSite: "Lax", path: "/", maxAge }) as const;
 
-export const ownerSessionOf = (c: AnyContext) =>
-  findOwnerSession(database(c.env.DB), getCookie(c, SESSION_COOKIE, "host"));
+export const ownerSessionOf = (c: AnyContext) => findOwnerSession(c.var.deps, getCookie(c, SESSION_COOKIE, "host"));
 
 export const sessionTokenOf = (c: AnyContext) => getCookie(c, SESSION_COOKIE, "host");
 
@@ -115,7 +113,7 @@ export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
     c.header("Retry-After", String(retryAfter));
     return { signedIn: false, status: 429, error: tryAgainLater(retryAfter) };
   }
-  const result = await signInOwner(database(c.env.DB), credentials);
+  const result = await signInOwner(c.var.deps, credentials);
   // The answer need not wait for the report: until it lands, the attempt counts as pending, which is a failure.
   c.executionCtx.waitUntil(settle(result ? "succeeded" : "failed"));
   if (!result) return { signedIn: false, status: 401, error: "The email address or password is not correct." };

@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../app-env";
 import { countingD1 } from "../db/client";
+import { dependenciesFromEnv } from "../dependencies-from-env";
 import type { OwnerSession } from "../domain/access/owner-sign-in";
 import { logLine } from "../lib/log";
 
@@ -33,13 +34,17 @@ function routeOf(c: Context) {
 /**
  * One line per request (docs/operations.md, Reading the logs), written once the answer is made, errors and 404s
  * included (`app.onError` and `app.notFound` answer inside `next`). The request reads D1 through a counting view of
- * the binding (db/client.ts), so the line can say how many round trips it made; work left to `waitUntil` after the
+ * the binding (db/client.ts), which the request's dependencies (src/dependencies.ts) are built on, so the line can say how many round trips it made; work left to `waitUntil` after the
  * answer is not counted.
  */
 export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
   const startedAt = Date.now();
   const { d1, roundTrips } = countingD1(c.env.DB);
   c.env = { ...c.env, DB: d1 };
+  c.set(
+    "deps",
+    dependenciesFromEnv(c.env, (work) => c.executionCtx.waitUntil(work)),
+  );
   await next();
   logLine("request", {
     requestId: c.var.requestId,

@@ -1,11 +1,10 @@
-import { database } from "../db/client";
+import type { Dependencies } from "../dependencies";
 import { type Attempt, type AttemptOutcome, recordAttempts } from "../domain/webhooks/attempts";
 import { type ClaimedDelivery, claimDeliveries, LEASE_MS } from "../domain/webhooks/delivery-claim";
 import { signingSecrets } from "../domain/webhooks/secret-rotation";
-import type { Env } from "../env";
 import { logLine } from "../lib/log";
 import { loggableError } from "../lib/loggable-error";
-import { type OutboundOutcome, type OutboundPolicy, outboundPolicy, signedPost } from "../lib/outbound";
+import { type OutboundOutcome, type OutboundPolicy, signedPost } from "../lib/outbound";
 import type { Clock } from "../lib/time";
 import type { DeliveryMessage } from "./delivery-message";
 
@@ -19,7 +18,7 @@ export const ANSWER_TIMEOUT_MS = 10_000;
 const RETRY_AFTER_UNRECORDED_SECONDS = LEASE_MS / 1000;
 
 /** What tests drive instead of waiting: the clock, and the answer time (the spec's 10 s unless shortened). */
-export type ConsumerOptions = { now?: Clock; answerTimeoutMs?: number };
+export type ConsumerOptions = { answerTimeoutMs?: number };
 
 type Send = { message: Message<DeliveryMessage>; delivery: ClaimedDelivery };
 
@@ -37,24 +36,25 @@ type Send = { message: Message<DeliveryMessage>; delivery: ClaimedDelivery };
  */
 export async function deliverWebhooks(
   batch: MessageBatch<DeliveryMessage>,
-  env: Env,
-  { now = Date.now, answerTimeoutMs = ANSWER_TIMEOUT_MS }: ConsumerOptions = {},
+  deps: Dependencies,
+  { answerTimeoutMs = ANSWER_TIMEOUT_MS }: ConsumerOptions = {},
 ): Promise<void> {
-  const db = database(env.DB);
+  const now = deps.clock;
   // Claim: D1 round trip 1.
   const claimed = await claimDeliveries(
-    db,
+    deps,
     batch.messages.map((message) => message.body.deliveryId),
     now(),
   );
   const sends = sendsOf(batch.messages, claimed);
   // Send: no D1 at all, so a slow receiver holds up only the batch's record, never another delivery's POST.
-  const policy = outboundPolicy(env);
-  const attempts = await Promise.all(sends.map(({ delivery }) => attempt(delivery, policy, now, answerTimeoutMs)));
+  const attempts = await Promise.all(
+    sends.map(({ delivery }) => attempt(delivery, deps.outbound, now, answerTimeoutMs)),
+  );
   // Record: D1 round trip 2.
   let retryDelays: Array<number | undefined>;
   try {
-    retryDelays = await recordAttempts(db, attempts);
+    retryDelays = await recordAttempts(deps, attempts);
   } catch (error) {
     // Nothing of the batch is recorded (one transaction): every delivery is still pending, under its lease.
     console.error(

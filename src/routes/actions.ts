@@ -1,12 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../db/client";
-import { scopeOf } from "../domain/access/scope";
-import { actionNotFound, actionRow, getAction, listActions } from "../domain/actions/reads";
-import { createAction, deleteAction, patchAction } from "../domain/actions/registration";
-import { enqueueAfterAnswer, withEndpoints } from "../domain/webhooks/lifecycle";
-import { outboundPolicy } from "../lib/outbound";
+import {
+  createActionOperation,
+  deleteActionOperation,
+  getActionOperation,
+  listActionsOperation,
+  updateActionOperation,
+} from "../domain/actions/partner-api";
+import { actionNotFound } from "../domain/actions/reads";
 import { idOrNotFound, pathId } from "../lib/validation";
-import { admitted, readAsPartner } from "../middleware/authenticate-partner";
 import {
   ActionObject,
   ActionWithCallsObject,
@@ -15,6 +16,7 @@ import {
   PatchActionBody,
 } from "../schemas/actions";
 import { ErrorBody, errorResponses } from "../schemas/errors";
+import { NO_INPUT, runOperation } from "./operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /** The path id as the domain takes it, or the action's 404 (spec: another business's id is the same 404). */
@@ -91,37 +93,36 @@ const deleteRoute = partnerRoute({
 });
 
 export const actions = createPartnerRouter()
-  .openapi(listRoute, async (c) => {
-    const data = await readAsPartner(c, listActions);
-    return c.json({ data }, 200);
-  })
-  .openapi(createRoute, async (c) =>
-    c.json(await createAction(outboundPolicy(c.env), database(c.env.DB), await admitted(c), c.req.valid("json")), 201),
+  .openapi(listRoute, (c) => runOperation(c, listActionsOperation, NO_INPUT, (data) => c.json({ data }, 200)))
+  .openapi(createRoute, (c) =>
+    runOperation(
+      c,
+      createActionOperation,
+      () => c.req.valid("json"),
+      (action) => c.json(action, 201),
+    ),
   )
-  .openapi(getRoute, async (c) => {
-    const action = await readAsPartner(c, (scope) => getAction(scope, actionId(c.req.valid("param").id)));
-    return c.json(action, 200);
-  })
-  .openapi(patchRoute, async (c) => {
-    // The action and its side's endpoints, with the credential: a switch-off is told only to the owner side concerned
-    // (docs/architecture.md, Lifecycle events).
-    const current = await readAsPartner(c, (scope) =>
-      withEndpoints(actionRow(scope, actionId(c.req.valid("param").id)), scope),
-    );
-    const { business } = c.var.principal;
-    const policy = outboundPolicy(c.env);
-    const patched = await patchAction(
-      policy,
-      database(c.env.DB),
-      business,
-      current,
-      c.req.valid("json"),
-      enqueueAfterAnswer(c),
-    );
-    return c.json(patched, 200);
-  })
-  .openapi(deleteRoute, async (c) => {
-    const scope = scopeOf(await admitted(c));
-    await deleteAction(database(c.env.DB), scope, actionId(c.req.valid("param").id));
-    return c.body(null, 204);
-  });
+  .openapi(getRoute, (c) =>
+    runOperation(
+      c,
+      getActionOperation,
+      () => actionId(c.req.valid("param").id),
+      (action) => c.json(action, 200),
+    ),
+  )
+  .openapi(patchRoute, (c) =>
+    runOperation(
+      c,
+      updateActionOperation,
+      () => ({ id: actionId(c.req.valid("param").id), changes: c.req.valid("json") }),
+      (action) => c.json(action, 200),
+    ),
+  )
+  .openapi(deleteRoute, (c) =>
+    runOperation(
+      c,
+      deleteActionOperation,
+      () => actionId(c.req.valid("param").id),
+      () => c.body(null, 204),
+    ),
+  );

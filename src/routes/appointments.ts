@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { BOOKING_STATUSES } from "../db/schema";
-import { listAppointments } from "../domain/platform/bookings";
+import { listAppointmentsOperation } from "../domain/platform/partner-api";
 import { isoDate, queryInteger } from "../lib/validation";
-import { readAsPartner } from "../middleware/authenticate-partner";
 import { BookingObject } from "../schemas/booking";
 import { errorResponses } from "../schemas/errors";
+import { runOperation } from "./operation-runner";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 /** Spec, GET /appointments: limit 1..100 (25), status, since `YYYY-MM-DD` (the appointment's date, not its booking). */
@@ -34,8 +34,11 @@ const listAppointmentsRoute = partnerRoute({
   },
 });
 
-export const appointments = createPartnerRouter().openapi(listAppointmentsRoute, async (c) => {
-  const filters = c.req.valid("query");
-  const data = await readAsPartner(c, (scope) => listAppointments(scope, filters));
-  return c.json({ data }, 200);
-});
+export const appointments = createPartnerRouter().openapi(listAppointmentsRoute, (c) =>
+  runOperation(
+    c,
+    listAppointmentsOperation,
+    () => c.req.valid("query"),
+    (data) => c.json({ data }, 200),
+  ),
+);

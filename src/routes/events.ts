@@ -1,10 +1,10 @@
 import type { z } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
 import type { AppEnv } from "../app-env";
-import { getEvent, listEvents } from "../domain/webhooks/event-log";
-import { readAsPartner } from "../middleware/authenticate-partner";
+import { getEventOperation, listEventsOperation } from "../domain/webhooks/partner-api";
 import { errorResponses } from "../schemas/errors";
 import { EnvelopeObject, EventPath, EventsPage, EventsQuery } from "../schemas/webhook-operations";
+import { runOperation } from "./operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 const listRoute = partnerRoute({
@@ -48,15 +48,23 @@ const storedJson = <T>(c: Context<AppEnv>, text: string) =>
  * trip each.
  */
 export const eventsApi = createPartnerRouter()
-  .openapi(listRoute, async (c) => {
-    const { type, limit, starting_after } = c.req.valid("query");
-    const page = await readAsPartner(c, (scope) => listEvents(scope, { type, limit, startingAfter: starting_after }));
-    return storedJson<z.infer<typeof EventsPage>>(
+  .openapi(listRoute, (c) =>
+    runOperation(
       c,
-      `{"data":[${page.envelopes.join(",")}],"has_more":${page.hasMore}}`,
-    );
-  })
-  .openapi(getRoute, async (c) => {
-    const envelope = await readAsPartner(c, (scope) => getEvent(scope, c.req.valid("param").id));
-    return storedJson<z.infer<typeof EnvelopeObject>>(c, envelope);
-  });
+      listEventsOperation,
+      () => {
+        const { type, limit, starting_after } = c.req.valid("query");
+        return { type, limit, startingAfter: starting_after };
+      },
+      (page) =>
+        storedJson<z.infer<typeof EventsPage>>(c, `{"data":[${page.envelopes.join(",")}],"has_more":${page.hasMore}}`),
+    ),
+  )
+  .openapi(getRoute, (c) =>
+    runOperation(
+      c,
+      getEventOperation,
+      () => c.req.valid("param").id,
+      (envelope) => storedJson<z.infer<typeof EnvelopeObject>>(c, envelope),
+    ),
+  );

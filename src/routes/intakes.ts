@@ -1,23 +1,20 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../db/client";
 import {
-  createIntake,
-  deleteIntake,
-  getIntake,
-  intakeNotFound,
-  listIntakes,
-  MAX_INTAKES_PER_BUSINESS,
-  ownedIntakeRow,
-  patchIntake,
-} from "../domain/intakes/registration";
-import { listResponses, RESPONSES_PER_PAGE } from "../domain/intakes/responses";
-import { enqueueAfterAnswer, withEndpoints } from "../domain/webhooks/lifecycle";
+  createIntakeOperation,
+  deleteIntakeOperation,
+  getIntakeOperation,
+  listIntakeResponsesOperation,
+  listIntakesOperation,
+  updateIntakeOperation,
+} from "../domain/intakes/partner-api";
+import { intakeNotFound, MAX_INTAKES_PER_BUSINESS } from "../domain/intakes/registration";
+import { RESPONSES_PER_PAGE } from "../domain/intakes/responses";
 import { idOrNotFound, pathId, rejectInvalidNamingField } from "../lib/validation";
-import { admitted, readAsPartner } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
 import { CreateIntakeBody, PatchIntakeBody } from "../schemas/intake-bodies";
 import { ResponsesPage, ResponsesQuery } from "../schemas/intake-responses";
 import { IntakeObject } from "../schemas/intakes";
+import { NO_INPUT, runOperation } from "./operation-runner";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 /** The path id as the domain takes it, or the intake's 404. */
@@ -104,41 +101,44 @@ const responsesRoute = partnerRoute({
 
 /** Spec, Intakes. Validation failures name the member (`field`), as the spec requires of intake errors. */
 export const intakes = createPartnerRouter(rejectInvalidNamingField)
-  .openapi(listRoute, async (c) => {
-    const data = await readAsPartner(c, listIntakes);
-    return c.json({ data }, 200);
-  })
-  .openapi(createRoute, async (c) =>
-    c.json(await createIntake(database(c.env.DB), await admitted(c), c.req.valid("json")), 201),
+  .openapi(listRoute, (c) => runOperation(c, listIntakesOperation, NO_INPUT, (data) => c.json({ data }, 200)))
+  .openapi(createRoute, (c) =>
+    runOperation(
+      c,
+      createIntakeOperation,
+      () => c.req.valid("json"),
+      (intake) => c.json(intake, 201),
+    ),
   )
-  .openapi(getRoute, async (c) => {
-    const intake = await readAsPartner(c, (scope) => getIntake(scope, intakeId(c.req.valid("param").id)));
-    return c.json(intake, 200);
-  })
-  .openapi(patchRoute, async (c) => {
-    // The intake and its side's endpoints, with the credential: a switch-off is told only to the owner side concerned
-    // (docs/architecture.md, Lifecycle events).
-    const current = await readAsPartner(c, (scope) =>
-      withEndpoints(ownedIntakeRow(scope, intakeId(c.req.valid("param").id)), scope),
-    );
-    const { principal } = c.var;
-    const input = c.req.valid("json");
-    const patched = await patchIntake(
-      database(c.env.DB),
-      principal,
-      current.record.id,
-      input,
-      current,
-      enqueueAfterAnswer(c),
-    );
-    return c.json(patched, 200);
-  })
-  .openapi(deleteRoute, async (c) => {
-    await deleteIntake(database(c.env.DB), await admitted(c), intakeId(c.req.valid("param").id));
-    return c.body(null, 204);
-  })
-  .openapi(responsesRoute, async (c) => {
-    const { before } = c.req.valid("query");
-    const page = await readAsPartner(c, (scope) => listResponses(scope, intakeId(c.req.valid("param").id), before));
-    return c.json(page, 200);
-  });
+  .openapi(getRoute, (c) =>
+    runOperation(
+      c,
+      getIntakeOperation,
+      () => intakeId(c.req.valid("param").id),
+      (intake) => c.json(intake, 200),
+    ),
+  )
+  .openapi(patchRoute, (c) =>
+    runOperation(
+      c,
+      updateIntakeOperation,
+      () => ({ id: intakeId(c.req.valid("param").id), changes: c.req.valid("json") }),
+      (intake) => c.json(intake, 200),
+    ),
+  )
+  .openapi(deleteRoute, (c) =>
+    runOperation(
+      c,
+      deleteIntakeOperation,
+      () => intakeId(c.req.valid("param").id),
+      () => c.body(null, 204),
+    ),
+  )
+  .openapi(responsesRoute, (c) =>
+    runOperation(
+      c,
+      listIntakeResponsesOperation,
+      () => ({ id: intakeId(c.req.valid("param").id), before: c.req.valid("query").before }),
+      (page) => c.json(page, 200),
+    ),
+  );

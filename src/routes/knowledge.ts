@@ -1,10 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../db/client";
-import { deleteKnowledge, listKnowledge, pushKnowledge, storedItem } from "../domain/knowledge/items";
+import {
+  deleteKnowledgeOperation,
+  listKnowledgeOperation,
+  putKnowledgeOperation,
+} from "../domain/knowledge/partner-api";
 import { rateLimitHeaders } from "../lib/errors";
-import { admitted, readAsPartner } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
 import { KnowledgeItemObject, KnowledgeKey, PushedKnowledgeObject, PushKnowledgeBody } from "../schemas/knowledge";
+import { NO_INPUT, runOperation } from "./operation-runner";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 const listRoute = partnerRoute({
@@ -54,26 +57,23 @@ const deleteRoute = partnerRoute({
 });
 
 export const knowledge = createPartnerRouter()
-  .openapi(listRoute, async (c) => {
-    const data = await readAsPartner(c, listKnowledge);
-    return c.json({ data }, 200);
-  })
-  .openapi(putRoute, async (c) => {
-    const { key } = c.req.valid("param");
-    const existing = await readAsPartner(c, (scope) => storedItem(scope, key));
-    const result = await pushKnowledge(
-      c.env.BUSINESS_LIMITS,
-      database(c.env.DB),
-      c.var.principal,
-      key,
-      c.req.valid("json"),
-      existing,
-    );
-    for (const [name, value] of Object.entries(rateLimitHeaders(result.budget))) c.header(name, value);
-    return result.created ? c.json(result.item, 201) : c.json(result.item, 200);
-  })
-  .openapi(deleteRoute, async (c) => {
-    const { business } = await admitted(c);
-    await deleteKnowledge(database(c.env.DB), business.id, c.req.valid("param").key);
-    return c.body(null, 204);
-  });
+  .openapi(listRoute, (c) => runOperation(c, listKnowledgeOperation, NO_INPUT, (data) => c.json({ data }, 200)))
+  .openapi(putRoute, (c) =>
+    runOperation(
+      c,
+      putKnowledgeOperation,
+      () => ({ key: c.req.valid("param").key, item: c.req.valid("json") }),
+      ({ created, item, budget }) => {
+        for (const [name, value] of Object.entries(rateLimitHeaders(budget))) c.header(name, value);
+        return created ? c.json(item, 201) : c.json(item, 200);
+      },
+    ),
+  )
+  .openapi(deleteRoute, (c) =>
+    runOperation(
+      c,
+      deleteKnowledgeOperation,
+      () => c.req.valid("param").key,
+      () => c.body(null, 204),
+    ),
+  );

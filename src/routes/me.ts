@@ -1,8 +1,8 @@
-import { nothingMore } from "../db/reads";
 import { toBusinessObject } from "../domain/access/businesses";
-import { readAsPartner } from "../middleware/authenticate-partner";
+import { getBusinessOperation } from "../domain/access/partner-api";
 import { BusinessObject } from "../schemas/business";
 import { errorResponses } from "../schemas/errors";
+import { NO_INPUT, runOperation } from "./operation-runner";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 const getMe = partnerRoute({
@@ -17,8 +17,6 @@ const getMe = partnerRoute({
   },
 });
 
-// The business is read with the credential, so `GET /me` reads nothing more: one round trip.
-export const me = createPartnerRouter().openapi(getMe, async (c) => {
-  await readAsPartner(c, () => nothingMore);
-  return c.json(toBusinessObject(c.var.principal.business), 200);
-});
+export const me = createPartnerRouter().openapi(getMe, (c) =>
+  runOperation(c, getBusinessOperation, NO_INPUT, (_, principal) => c.json(toBusinessObject(principal.business), 200)),
+);

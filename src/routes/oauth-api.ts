@@ -1,6 +1,5 @@
 import { type Context, type ErrorHandler, Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { database } from "../db/client";
 import { limitRegistrations, parseClientMetadata, registerClient } from "../domain/oauth/clients";
 import { REVOCATION_PARAMETERS, revocationRequest } from "../domain/oauth/revocation";
 import { TokenBudgetSpent } from "../domain/oauth/token-budget";
@@ -79,19 +78,19 @@ export const oauthApi = new Hono<AppEnv>()
     doNotStore(c);
     await limitRegistrations(c.env.REGISTRATION_RATE_LIMIT, clientAddressOf(c));
     const metadata = parseClientMetadata(await jsonBody(c));
-    const client = await registerClient(database(c.env.DB), metadata);
+    const client = await registerClient(c.var.deps, metadata);
     return c.json(client, 201);
   })
   .post("/token", async (c) => {
     const form = await formBody(c);
     const budget = { limiter: c.env.TOKEN_RATE_LIMIT, clientAddress: clientAddressOf(c) };
-    const tokens = await tokenRequest(database(c.env.DB), budget, c.req.header("Authorization"), form);
+    const tokens = await tokenRequest(c.var.deps, budget, c.req.header("Authorization"), form);
     doNotStore(c);
     return c.json(tokens, 200);
   })
   .post("/revoke", async (c) => {
     const parameters = await formOrJsonBody(c, REVOCATION_PARAMETERS);
-    await revocationRequest(database(c.env.DB), c.req.header("Authorization"), parameters);
+    await revocationRequest(c.var.deps, c.req.header("Authorization"), parameters);
     doNotStore(c);
     // RFC 7009 §2.2: 200, also for a token that was unknown or already revoked. The content is ignored by clients.
     return c.body(null, 200);

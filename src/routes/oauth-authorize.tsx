@@ -5,7 +5,6 @@ import { HTTPException } from "hono/http-exception";
 import type { Child } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../app-env";
-import { database } from "../db/client";
 import { csrfTokenMatches, signOutOwner } from "../domain/access/owner-sign-in";
 import {
   type AuthorizationRequest,
@@ -53,7 +52,7 @@ const page = (c: Context<AppEnv>, status: ContentfulStatusCode, body: Child, for
  * redirect to the app (RFC 9700 §4.11.2: see checkAuthorizationRequest), whether or not the owner is signed in.
  */
 async function checkedRequest(c: Context<AppEnv>) {
-  const check = await checkAuthorizationRequest(database(c.env.DB), new URL(c.req.url).searchParams);
+  const check = await checkAuthorizationRequest(c.var.deps, new URL(c.req.url).searchParams);
   if (check.outcome === "valid") return { request: check.request };
   return {
     response: page(c, 400, <ErrorPage title="This sign-in link is not valid" message={check.message} />),
@@ -147,7 +146,7 @@ export const oauthAuthorize = new Hono<AppEnv>()
     const decision = formField(body, "decision");
     if (decision === "refuse") return c.redirect(refuseAuthorization(request, issuer), 303);
     if (decision !== "approve") return backToAuthorize(c, request);
-    const outcome = await approveAuthorization(database(c.env.DB), request, session.business, issuer);
+    const outcome = await approveAuthorization(c.var.deps, request, session.business, issuer);
     if (outcome.outcome === "redirect") return c.redirect(outcome.location, 303);
     return page(
       c,
@@ -163,7 +162,7 @@ export const oauthAuthorize = new Hono<AppEnv>()
     if (session) {
       const body = await c.req.parseBody();
       if (!csrfTokenMatches(session.csrfToken, body.csrf_token)) return forgedForm(c, request);
-      await signOutOwner(database(c.env.DB), sessionTokenOf(c));
+      await signOutOwner(c.var.deps, sessionTokenOf(c));
     }
     endOwnerSession(c);
     return backToAuthorize(c, request);

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { ORDER_STATUSES } from "../db/schema";
-import { listOrders } from "../domain/platform/orders";
+import { listOrdersOperation } from "../domain/platform/partner-api";
 import { queryInteger } from "../lib/validation";
-import { readAsPartner } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
 import { OrderObject } from "../schemas/order";
+import { runOperation } from "./operation-runner";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 /** Spec, GET /orders: limit 1..100 (25), status one of the seven order statuses. */
@@ -29,8 +29,11 @@ const listOrdersRoute = partnerRoute({
   },
 });
 
-export const orders = createPartnerRouter().openapi(listOrdersRoute, async (c) => {
-  const filters = c.req.valid("query");
-  const data = await readAsPartner(c, (scope) => listOrders(scope, filters));
-  return c.json({ data }, 200);
-});
+export const orders = createPartnerRouter().openapi(listOrdersRoute, (c) =>
+  runOperation(
+    c,
+    listOrdersOperation,
+    () => c.req.valid("query"),
+    (data) => c.json({ data }, 200),
+  ),
+);

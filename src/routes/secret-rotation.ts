@@ -1,13 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../db/client";
-import { scopeOf } from "../domain/access/scope";
 import { actionNotFound } from "../domain/actions/reads";
 import { endpointNotFound } from "../domain/webhooks/endpoints";
-import { rotateActionSecret, rotateEndpointSecret } from "../domain/webhooks/secret-rotation";
+import { rotateActionSecretOperation, rotateEndpointSecretOperation } from "../domain/webhooks/partner-api";
 import { idOrNotFound, pathId } from "../lib/validation";
-import { admitted } from "../middleware/authenticate-partner";
 import { errorResponses } from "../schemas/errors";
 import { RotatedSecret, RotateSecretBody } from "../schemas/secret-rotation";
+import { runOperation } from "./operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /** The body may be left out: `expires_in` then takes its default. */
@@ -39,13 +37,22 @@ const rotateActionRoute = rotation("actions", "rotateActionSecret", "Connected a
  * Performance budget).
  */
 export const secretRotation = createPartnerRouter()
-  .openapi(rotateEndpointRoute, async (c) => {
-    const scope = scopeOf(await admitted(c));
-    const id = idOrNotFound(c.req.valid("param").id, endpointNotFound);
-    return c.json(await rotateEndpointSecret(database(c.env.DB), scope, id, c.req.valid("json").expires_in), 200);
-  })
-  .openapi(rotateActionRoute, async (c) => {
-    const scope = scopeOf(await admitted(c));
-    const id = idOrNotFound(c.req.valid("param").id, actionNotFound);
-    return c.json(await rotateActionSecret(database(c.env.DB), scope, id, c.req.valid("json").expires_in), 200);
-  });
+  .openapi(rotateEndpointRoute, (c) =>
+    runOperation(
+      c,
+      rotateEndpointSecretOperation,
+      () => ({
+        id: idOrNotFound(c.req.valid("param").id, endpointNotFound),
+        expiresIn: c.req.valid("json").expires_in,
+      }),
+      (rotated) => c.json(rotated, 200),
+    ),
+  )
+  .openapi(rotateActionRoute, (c) =>
+    runOperation(
+      c,
+      rotateActionSecretOperation,
+      () => ({ id: idOrNotFound(c.req.valid("param").id, actionNotFound), expiresIn: c.req.valid("json").expires_in }),
+      (rotated) => c.json(rotated, 200),
+    ),
+  );

@@ -1,12 +1,11 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
-import { database } from "../db/client";
+import { dependenciesFromEnv } from "../dependencies-from-env";
 import { setPlan } from "../domain/access/businesses";
 import { callActionByName } from "../domain/actions/calls";
 import { reportChange } from "../domain/platform/changes";
 import { secretaryContext } from "../domain/secretary/context";
 import { conversationObject } from "../durable-objects/intake-conversation";
 import type { Env } from "../env";
-import { outboundPolicy } from "../lib/outbound";
 import { settle } from "../lib/settle";
 import { parseOrThrow } from "../lib/validation";
 import { ActionCallBody, ActionCallParams, BusinessIdParam, ContextQuery, PlanChange } from "../schemas/runtime";
@@ -17,10 +16,15 @@ import { ActionCallBody, ActionCallParams, BusinessIdParam, ContextQuery, PlanCh
  * `/internal/v1` and calls the same domain function, so the two cannot drift apart.
  */
 export class RuntimeApi extends WorkerEntrypoint<Env> {
+  /** What this call's domain work uses (src/dependencies.ts): its deliveries are enqueued after its answer. */
+  private dependencies() {
+    return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work));
+  }
+
   setPlan(businessId: string, change: { plan: string; active: boolean }) {
     return settle(() => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
-      return setPlan(database(this.env.DB), id, parseOrThrow(PlanChange, change, "json"));
+      return setPlan(this.dependencies(), id, parseOrThrow(PlanChange, change, "json"));
     });
   }
 
@@ -28,7 +32,7 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
   reportChange(businessId: string, body: unknown) {
     return settle(() => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
-      return reportChange(this.env.WEBHOOK_DELIVERIES, database(this.env.DB), id, body);
+      return reportChange(this.dependencies(), id, body);
     });
   }
 
@@ -36,13 +40,7 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
   callAction(businessId: string, name: string, body: unknown) {
     return settle(() => {
       const { id } = parseOrThrow(ActionCallParams, { id: businessId, name }, "param");
-      return callActionByName(
-        outboundPolicy(this.env),
-        database(this.env.DB),
-        id,
-        name,
-        parseOrThrow(ActionCallBody, body, "json"),
-      );
+      return callActionByName(this.dependencies(), id, name, parseOrThrow(ActionCallBody, body, "json"));
     });
   }
 
@@ -50,7 +48,7 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
   context(businessId: string, channel: string) {
     return settle(() => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
-      return secretaryContext(database(this.env.DB), id, parseOrThrow(ContextQuery, { channel }, "query").channel);
+      return secretaryContext(this.dependencies(), id, parseOrThrow(ContextQuery, { channel }, "query").channel);
     });
   }
 

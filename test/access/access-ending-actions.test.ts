@@ -4,6 +4,7 @@ import { actions, events, webhookDeliveries } from "../../src/db/schema";
 import { switchAction } from "../../src/domain/actions/approval";
 import { registerAction } from "../helpers/actions";
 import { page, signedIn, submit, switchActionOn, testIdText } from "../helpers/dashboard";
+import { deps } from "../helpers/dependencies";
 import { createApiKey, db } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
@@ -178,7 +179,7 @@ describe("revoking a key at the spec's maxima: 10 actions on, 20 endpoints", () 
     const ids: number[] = [];
     for (let i = 0; i < 10; i++) {
       const { id } = await registerAction(shop.apiKey, `stock_${i}`);
-      await switchAction(db, shop.business.id, id, true);
+      await switchAction(deps, shop.business.id, id, true);
       ids.push(id);
     }
     const path = `/dashboard/keys/${second.apiKeyId}/revoke`;

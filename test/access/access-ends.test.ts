@@ -4,6 +4,7 @@ import { webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { revokeApiKey } from "../../src/domain/access/api-keys";
 import { disconnectApp } from "../../src/domain/access/app-connections";
 import { LEASE_MS } from "../../src/domain/webhooks/delivery-claim";
+import { deps } from "../helpers/dependencies";
 import { createApiKey, db } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
@@ -44,7 +45,7 @@ describe("deliveries follow access", () => {
     const keySide = await endpointOf(shop.apiKey, "key-side");
     const appSide = await endpointOf(app.tokens.access_token, "app-side");
 
-    const result = await disconnectApp(db, shop.business.id, app.grantId);
+    const result = await disconnectApp(deps, shop.business.id, app.grantId);
     expect(result.endpointsDeleted).toBe(1);
     expect(await endpointRow(appSide.id)).toBeUndefined();
 
@@ -60,7 +61,7 @@ describe("deliveries follow access", () => {
     const appSide = await endpointOf(app.tokens.access_token, "app-stays");
     const keyId = (await db.query.apiKeys.findFirst({ where: (k, { eq }) => eq(k.businessId, shop.business.id) }))?.id;
 
-    const result = await revokeApiKey(db, shop.business.id, keyId ?? 0);
+    const result = await revokeApiKey(deps, shop.business.id, keyId ?? 0);
     expect(result.endpointsDeleted).toBe(1);
     expect(await endpointRow(keySide.id)).toBeUndefined();
 
@@ -73,7 +74,7 @@ describe("deliveries follow access", () => {
     const second = await createApiKey(shop.business.id);
     const keySide = await endpointOf(second.apiKey, "two-keys");
 
-    const result = await revokeApiKey(db, shop.business.id, second.apiKeyId);
+    const result = await revokeApiKey(deps, shop.business.id, second.apiKeyId);
     expect(result.endpointsDeleted).toBe(0);
     expect(await endpointRow(keySide.id)).toBeDefined();
 
@@ -96,7 +97,7 @@ describe("deliveries follow access", () => {
     // A consumer claims it, then stops before sending (a crash): the message will come back after the lease.
     expect(await claimOne(deliveryId, now)).toBeDefined();
 
-    await disconnectApp(db, shop.business.id, app.grantId);
+    await disconnectApp(deps, shop.business.id, app.grantId);
     const gone = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get();
     expect(gone).toBeUndefined();
 
@@ -133,10 +134,10 @@ describe("deliveries follow access", () => {
 
       let ended: { endpointsDeleted: number };
       if (ending === "the app is disconnected") {
-        ended = await disconnectApp(db, shop.business.id, app.grantId);
+        ended = await disconnectApp(deps, shop.business.id, app.grantId);
       } else {
         const key = await db.query.apiKeys.findFirst({ where: (k, { eq }) => eq(k.businessId, shop.business.id) });
-        ended = await revokeApiKey(db, shop.business.id, key?.id ?? 0);
+        ended = await revokeApiKey(deps, shop.business.id, key?.id ?? 0);
       }
       expect(ended.endpointsDeleted).toBe(10);
 

@@ -5,6 +5,7 @@ import { apiKeys, oauthGrants, webhookEndpoints } from "../../src/db/schema";
 import { LAST_USE_PRECISION_MS } from "../../src/domain/access/last-use";
 import { listKnowledgeSources, secretaryKnowledge } from "../../src/domain/knowledge/sources";
 import { sha256Hex } from "../../src/lib/secrets";
+import { deps } from "../helpers/dependencies";
 import { createApiKey, db } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
 import { intakeBody } from "../helpers/intakes";
@@ -147,9 +148,9 @@ describe("owner sides: who lists, reads, changes and deletes what", async () => 
       expect(replaced.status).toBe(200);
 
       const author = second.startsWith("at_") ? "oauth_app" : "api_key";
-      const { pushed } = await listKnowledgeSources(db, business);
+      const { pushed } = await listKnowledgeSources(deps, business);
       expect(pushed.find((item) => item.key === key)?.addedBy.kind).toBe(author);
-      const { sections } = await secretaryKnowledge(db, business);
+      const { sections } = await secretaryKnowledge(deps, business);
       const source = sections.find((section) => "key" in section && section.key === key);
       const expected = author === "oauth_app" ? /^the app / : /^the API key /;
       expect(source && "source" in source ? source.source : "").toMatch(expected);

@@ -10,6 +10,7 @@ import {
 } from "../../src/domain/access/owner-sign-in";
 import { hashPassword, verifyPassword } from "../../src/lib/password";
 import { sha256Hex } from "../../src/lib/secrets";
+import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { createOwnerBusiness } from "../helpers/oauth";
 
@@ -61,7 +62,7 @@ describe("owner sessions (docs/architecture.md, Sign-in)", () => {
   it("starts a session stored as a hash, with its own CSRF token, for 12 hours", async () => {
     const shop = await createOwnerBusiness();
     const now = Date.parse("2026-11-22T10:00:00.000Z");
-    const signedIn = await signInOwner(db, shop.owner, now);
+    const signedIn = await signInOwner(deps, shop.owner, now);
     expect(signedIn?.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(signedIn?.session).toMatchObject({
       ownerId: shop.owner.id,
@@ -82,19 +83,19 @@ describe("owner sessions (docs/architecture.md, Sign-in)", () => {
   it("finds a live session and not an expired one (the clock passed as now)", async () => {
     const shop = await createOwnerBusiness();
     const now = Date.parse("2026-11-22T10:00:00.000Z");
-    const signedIn = await signInOwner(db, shop.owner, now);
+    const signedIn = await signInOwner(deps, shop.owner, now);
     const token = signedIn?.token;
-    expect((await findOwnerSession(db, token, now + SESSION_LIFETIME_MS - 1))?.ownerId).toBe(shop.owner.id);
-    expect(await findOwnerSession(db, token, now + SESSION_LIFETIME_MS)).toBeUndefined();
-    expect(await findOwnerSession(db, undefined)).toBeUndefined();
-    expect(await findOwnerSession(db, "short")).toBeUndefined();
+    expect((await findOwnerSession(deps, token, now + SESSION_LIFETIME_MS - 1))?.ownerId).toBe(shop.owner.id);
+    expect(await findOwnerSession(deps, token, now + SESSION_LIFETIME_MS)).toBeUndefined();
+    expect(await findOwnerSession(deps, undefined)).toBeUndefined();
+    expect(await findOwnerSession(deps, "short")).toBeUndefined();
   });
 
   it("clears the owner's expired sessions at the next sign-in, and each sign-in is a new session", async () => {
     const shop = await createOwnerBusiness();
-    const old = await signInOwner(db, shop.owner, Date.parse("2020-01-01T00:00:00.000Z"));
-    const fresh = await signInOwner(db, shop.owner);
-    const again = await signInOwner(db, shop.owner);
+    const old = await signInOwner(deps, shop.owner, Date.parse("2020-01-01T00:00:00.000Z"));
+    const fresh = await signInOwner(deps, shop.owner);
+    const again = await signInOwner(deps, shop.owner);
     const ids = (await db.select().from(ownerSessions).where(eq(ownerSessions.ownerId, shop.owner.id))).map(
       (s) => s.id,
     );
@@ -104,11 +105,11 @@ describe("owner sessions (docs/architecture.md, Sign-in)", () => {
 
   it("refuses a wrong password, an unknown email and oversized input", async () => {
     const shop = await createOwnerBusiness();
-    expect(await signInOwner(db, { email: shop.owner.email, password: "nope" })).toBeUndefined();
-    expect(await signInOwner(db, { email: "nobody@example.com", password: shop.owner.password })).toBeUndefined();
-    expect(await signInOwner(db, { email: "", password: "" })).toBeUndefined();
-    expect(await signInOwner(db, { email: shop.owner.email, password: "x".repeat(1025) })).toBeUndefined();
-    expect(await signInOwner(db, { email: `${"a".repeat(250)}@x.io`, password: "x" })).toBeUndefined();
+    expect(await signInOwner(deps, { email: shop.owner.email, password: "nope" })).toBeUndefined();
+    expect(await signInOwner(deps, { email: "nobody@example.com", password: shop.owner.password })).toBeUndefined();
+    expect(await signInOwner(deps, { email: "", password: "" })).toBeUndefined();
+    expect(await signInOwner(deps, { email: shop.owner.email, password: "x".repeat(1025) })).toBeUndefined();
+    expect(await signInOwner(deps, { email: `${"a".repeat(250)}@x.io`, password: "x" })).toBeUndefined();
   });
 
   it("signs in the seeded owner format", async () => {
@@ -119,7 +120,7 @@ describe("owner sessions (docs/architecture.md, Sign-in)", () => {
       passwordHash: SEEDED_HASH,
       createdAt: business.createdAt,
     });
-    const signedIn = await signInOwner(db, {
+    const signedIn = await signInOwner(deps, {
       email: `seeded-${business.handle}@example.com`,
       password: "demo-password",
     });
@@ -128,9 +129,9 @@ describe("owner sessions (docs/architecture.md, Sign-in)", () => {
 
   it("signs out", async () => {
     const shop = await createOwnerBusiness();
-    const signedIn = await signInOwner(db, shop.owner);
-    await signOutOwner(db, signedIn?.token);
-    expect(await findOwnerSession(db, signedIn?.token)).toBeUndefined();
+    const signedIn = await signInOwner(deps, shop.owner);
+    await signOutOwner(deps, signedIn?.token);
+    expect(await findOwnerSession(deps, signedIn?.token)).toBeUndefined();
   });
 
   it("compares CSRF tokens in full", () => {

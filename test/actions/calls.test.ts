@@ -1,4 +1,4 @@
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import Stripe from "stripe";
 import { describe, expect, it } from "vitest";
@@ -7,7 +7,7 @@ import { actionCalls, actions } from "../../src/db/schema";
 import { switchAction } from "../../src/domain/actions/approval";
 import { ACTION_TIMEOUT_MS, callActionByName, testAction } from "../../src/domain/actions/calls";
 import { getAction } from "../../src/domain/actions/reads";
-import { outboundPolicy } from "../../src/lib/outbound";
+import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { receiverBox } from "../helpers/receiver";
@@ -60,7 +60,7 @@ describe("the Secretary calls a connected action", async () => {
     });
     expect(response.status).toBe(201);
     const action = await json<{ id: number; name: string; secret: string }>(response);
-    if (enabled) await switchAction(db, owner.business.id, action.id, true);
+    if (enabled) await switchAction(deps, owner.business.id, action.id, true);
     return { ...action, business: owner.business, apiKey: owner.apiKey };
   }
 
@@ -204,8 +204,7 @@ describe("the Secretary calls a connected action", async () => {
     const action = await registered(receiverBox("slow").url("/delay/1500"));
     const body = { conversation_id: "conv-1", message_id: freshMessage(), channel: "whatsapp" as const };
     const result = await callActionByName(
-      outboundPolicy(env),
-      db,
+      deps,
       action.business.id,
       action.name,
       {
@@ -300,7 +299,7 @@ describe("the Secretary calls a connected action", async () => {
           },
         }),
       );
-      await switchAction(db, owner.business.id, created.id, true);
+      await switchAction(deps, owner.business.id, created.id, true);
       const body = {
         conversation_id: "conv-rpc",
         message_id: freshMessage(),
@@ -536,7 +535,7 @@ describe("the Secretary calls a connected action", async () => {
   it("lets the owner Test an action that is still off: a real call, recorded", async () => {
     const box = receiverBox("owner-test");
     const action = await registered(box.url("/ok"), undefined, false);
-    const tested = await testAction(outboundPolicy(env), db, action.business, action.id, { date: "2026-12-31" });
+    const tested = await testAction(deps, action.business, action.id, { date: "2026-12-31" });
     expect(tested.call).toMatchObject({ status: "success", arguments: { date: "2026-12-31" } });
     expect(await box.recorded()).toHaveLength(1);
     const detail = await json<{ enabled: boolean; calls: unknown[] }>(
@@ -544,6 +543,6 @@ describe("the Secretary calls a connected action", async () => {
     );
     expect(detail.enabled).toBe(false);
     expect(detail.calls).toHaveLength(1);
-    await expect(testAction(outboundPolicy(env), db, business, action.id, {})).rejects.toThrow(/No action/);
+    await expect(testAction(deps, business, action.id, {})).rejects.toThrow(/No action/);
   });
 });

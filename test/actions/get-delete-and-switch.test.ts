@@ -24,6 +24,7 @@ import {
   validBody,
   type WithCalls,
 } from "../helpers/actions-api";
+import { deps, testDependencies } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { expectError, expectMissingCredential, json } from "../helpers/http";
 
@@ -157,19 +158,19 @@ describe("the owner's functions: switchAction and actionsForSecretary", async ()
 
   it("switchAction on and off is reflected in GET", async () => {
     const created = await create(apiKey);
-    const on = await switchAction(db, business.id, created.id, true);
+    const on = await switchAction(deps, business.id, created.id, true);
     expect(on).toMatchObject({ id: created.id, enabled: true });
     expect((await json<WithCalls>(await getOne(apiKey, created.id))).enabled).toBe(true);
     expect((await json<{ data: Action[] }>(await list(apiKey))).data.find((a) => a.id === created.id)?.enabled).toBe(
       true,
     );
-    await switchAction(db, business.id, created.id, false);
+    await switchAction(deps, business.id, created.id, false);
     expect((await json<WithCalls>(await getOne(apiKey, created.id))).enabled).toBe(false);
   });
 
   it("switchAction refuses another business's action with 404 and leaves it off", async () => {
     const theirs = await create(other.apiKey);
-    await expect(switchAction(db, business.id, theirs.id, true)).rejects.toMatchObject({
+    await expect(switchAction(deps, business.id, theirs.id, true)).rejects.toMatchObject({
       status: 404,
       message: NOT_FOUND,
     });
@@ -188,7 +189,7 @@ describe("the owner's functions: switchAction and actionsForSecretary", async ()
       expect((await patch(apiKey, created.id, { description })).status).toBe(200);
     };
     await expect(
-      switchAction(writingAfter(patchFirst), business.id, created.id, true, {
+      switchAction(testDependencies({ db: writingAfter(patchFirst) }), business.id, created.id, true, {
         reviewed: reviewedVersion(created),
       }),
     ).rejects.toMatchObject({
@@ -205,12 +206,12 @@ describe("the owner's functions: switchAction and actionsForSecretary", async ()
     const alpha = await create(fresh.apiKey, { name: "alpha_lookup", description: "a".repeat(20) });
     const mid = await create(fresh.apiKey, { name: "mid_lookup", parameters: undefined });
     await create(fresh.apiKey, { name: "beta_switched_off" });
-    expect(await actionsForSecretary(db, fresh.business.id, "whatsapp")).toEqual([]);
+    expect(await actionsForSecretary(deps, fresh.business.id, "whatsapp")).toEqual([]);
 
-    for (const action of [zeta, mid, alpha]) await switchAction(db, fresh.business.id, action.id, true);
+    for (const action of [zeta, mid, alpha]) await switchAction(deps, fresh.business.id, action.id, true);
     // Another business's enabled action never appears.
     const theirs = await create(other.apiKey, { name: "alpha_lookup" });
-    await switchAction(db, other.business.id, theirs.id, true);
+    await switchAction(deps, other.business.id, theirs.id, true);
 
     const expected = [
       { name: "alpha_lookup", description: "a".repeat(20), parameters: PARAMETERS },
@@ -218,18 +219,18 @@ describe("the owner's functions: switchAction and actionsForSecretary", async ()
       { name: "zeta_lookup", description: "z".repeat(20), parameters: PARAMETERS },
     ];
     for (const channel of CHAT_CHANNELS) {
-      const offered = await actionsForSecretary(db, fresh.business.id, channel);
+      const offered = await actionsForSecretary(deps, fresh.business.id, channel);
       expect(offered).toEqual(expected);
       for (const action of offered) expect(Object.keys(action).sort()).toEqual(["description", "name", "parameters"]);
     }
-    expect(await actionsForSecretary(db, fresh.business.id, "phone")).toEqual([]);
+    expect(await actionsForSecretary(deps, fresh.business.id, "phone")).toEqual([]);
 
-    await switchAction(db, fresh.business.id, mid.id, false);
-    expect((await actionsForSecretary(db, fresh.business.id, "sms")).map((a) => a.name)).toEqual([
+    await switchAction(deps, fresh.business.id, mid.id, false);
+    expect((await actionsForSecretary(deps, fresh.business.id, "sms")).map((a) => a.name)).toEqual([
       "alpha_lookup",
       "zeta_lookup",
     ]);
-    expect(await actionsForSecretary(db, other.business.id, "sms")).toEqual([
+    expect(await actionsForSecretary(deps, other.business.id, "sms")).toEqual([
       { name: "alpha_lookup", description: DESCRIPTION, parameters: PARAMETERS },
     ]);
   });

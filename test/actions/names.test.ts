@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { actionCalls, actions } from "../../src/db/schema";
 import { switchAction } from "../../src/domain/actions/approval";
 import { isNotDataName } from "../../src/lib/validation";
+import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, expectError, json, RUNTIME } from "../helpers/http";
 import { receiverBox } from "../helpers/receiver";
@@ -134,7 +135,7 @@ describe("argument names at call time (POST /internal/v1/businesses/{id}/actions
   );
   expect(created.status).toBe(201);
   const action = await json<{ id: number; name: string }>(created);
-  await switchAction(db, business.id, action.id, true);
+  await switchAction(deps, business.id, action.id, true);
 
   let messages = 0;
   const callText = (argumentsText: string) =>

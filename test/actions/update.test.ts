@@ -17,6 +17,7 @@ import {
   TIMESTAMP,
   type WithCalls,
 } from "../helpers/actions-api";
+import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { expectError, json } from "../helpers/http";
 
@@ -75,18 +76,18 @@ describe("PATCH /api/v1/actions/{id}", async () => {
 
   it("switches the action off when the url changes, and leaves it off for the owner to approve again", async () => {
     const { business, apiKey, created } = await aged();
-    await switchAction(db, business.id, created.id, true);
+    await switchAction(deps, business.id, created.id, true);
     expect((await json<WithCalls>(await getOne(apiKey, created.id))).enabled).toBe(true);
 
     const body = await json<Action>(await patch(apiKey, created.id, { url: "https://partner.example/new" }));
     expect(body).toMatchObject({ url: "https://partner.example/new", enabled: false });
     expect((await rowOf(created.id))?.enabled).toBe(false);
-    expect((await actionsForSecretary(db, business.id, "whatsapp")).map((a) => a.name)).not.toContain(created.name);
+    expect((await actionsForSecretary(deps, business.id, "whatsapp")).map((a) => a.name)).not.toContain(created.name);
   });
 
   it("keeps the action on when the same url is sent back, or when only other fields change", async () => {
     const { business, apiKey, created } = await aged();
-    await switchAction(db, business.id, created.id, true);
+    await switchAction(deps, business.id, created.id, true);
     const same = await json<Action>(await patch(apiKey, created.id, { url: created.url }));
     expect(same.enabled).toBe(true);
     const retitled = await json<Action>(
@@ -144,7 +145,7 @@ describe("PATCH /api/v1/actions/{id}", async () => {
 
   it("does not switch an enabled action off when enabled: false is sent", async () => {
     const { business, apiKey, created } = await aged();
-    await switchAction(db, business.id, created.id, true);
+    await switchAction(deps, business.id, created.id, true);
     const body = await json<Action>(await patch(apiKey, created.id, { enabled: false, title: "Renamed" }));
     expect(body).toMatchObject({ enabled: true, title: "Renamed" });
   });

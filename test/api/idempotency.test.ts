@@ -6,6 +6,7 @@ import { ABANDONED_AFTER_MS, claimKey, fingerprintOf, KEPT_MS, WAIT_MS } from ".
 import worker from "../../src/index";
 import { iso } from "../../src/lib/time";
 import { countingD1 } from "../helpers/counting-d1";
+import { deps } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { BASE, call, expectError, json } from "../helpers/http";
 import { intakeBody } from "../helpers/intakes";
@@ -199,7 +200,7 @@ describe("a first request still running", async () => {
       key,
       fingerprint: await fingerprintOf("POST", "/api/v1/webhooks", JSON.stringify(HOOK)),
     };
-    await expect(claimKey(db, claim, waiting)).rejects.toMatchObject({
+    await expect(claimKey(deps, claim, waiting)).rejects.toMatchObject({
       status: 409,
       message: expect.stringMatching(/Idempotency-Key is still running/),
     });

@@ -8,6 +8,7 @@ import { API_KEY_PREFIX, authenticatePartner, readCredential } from "../../src/d
 import { listAppointments } from "../../src/domain/platform/bookings";
 import { listOrders } from "../../src/domain/platform/orders";
 import { randomToken, sha256Hex } from "../../src/lib/secrets";
+import { deps } from "../helpers/dependencies";
 import { bookingRow, createApiKey, createBusiness, insertAll, orderRow } from "../helpers/fixtures";
 import { runAlone } from "../helpers/statements";
 
@@ -40,7 +41,7 @@ describe("hot paths: D1 round trips and rows read", async () => {
   const db = database(env.DB);
 
   it("authenticates with one indexed lookup", async () => {
-    const principal = await authenticatePartner(db, `Bearer ${apiKey}`);
+    const principal = await authenticatePartner(deps, `Bearer ${apiKey}`);
     expect(principal.business.id).toBe(business.id);
     // The same lookup as authenticatePartner: the key found by its hash's unique index, joined with its business.
     const query = db

@@ -6,6 +6,7 @@ import { bookings, events, orders, webhookDeliveries } from "../../src/db/schema
 import { switchAction } from "../../src/domain/actions/approval";
 import { switchIntakeOn } from "../../src/domain/intakes/approval";
 import { KNOWLEDGE_BUDGET_CHARS } from "../../src/domain/knowledge/sources";
+import { deps } from "../helpers/dependencies";
 import { bookingRow, createBusiness, db, insertAll, orderRow } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { createIntake } from "../helpers/intakes";
@@ -164,7 +165,7 @@ describe("an intake's owner with 20 endpoints naming intake.completed (spec: int
   const intake = await createIntake(apiKey, {
     fields: [{ id: "full_name", label: "What is your name?", type: "text", required: true }],
   });
-  await switchIntakeOn(db, business.id, intake.id);
+  await switchIntakeOn(deps, business.id, intake.id);
 
   it("receives the completion on all 20, once each", async () => {
     const cid = `conv-${crypto.randomUUID()}`;
@@ -217,7 +218,7 @@ describe("the other maxima of the spec, through HTTP", async () => {
         },
       });
       expect(created.status).toBe(201);
-      await switchAction(db, business.id, (await json<{ id: number }>(created)).id, true);
+      await switchAction(deps, business.id, (await json<{ id: number }>(created)).id, true);
     }
     const eleventh = await call("/api/v1/actions", {
       key: apiKey,

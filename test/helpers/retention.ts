@@ -11,6 +11,7 @@ import {
 } from "../../src/db/schema";
 import { applyRetention } from "../../src/domain/operations/retention";
 import { iso } from "../../src/lib/time";
+import { deps } from "./dependencies";
 import { db } from "./fixtures";
 import { insertClient } from "./oauth";
 
@@ -20,7 +21,7 @@ export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
 export const DAY = 24 * HOUR;
 export const ago = (ms: number) => iso(Date.now() - ms);
-export const run = () => applyRetention(db);
+export const run = () => applyRetention(deps);
 
 let serial = 0;
 export const unique = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${serial++}`;

@@ -1,6 +1,7 @@
-import { createMessageBatch, env } from "cloudflare:test";
+import { createMessageBatch } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { vi } from "vitest";
+import { database } from "../../src/db/client";
 import { deliveryAttempts, webhookDeliveries } from "../../src/db/schema";
 import type { Business } from "../../src/domain/access/businesses";
 import { claimDeliveries } from "../../src/domain/webhooks/delivery-claim";
@@ -8,6 +9,7 @@ import { endpointsOf } from "../../src/domain/webhooks/endpoints";
 import { type EventDraft, writeEvents } from "../../src/domain/webhooks/outbox/write";
 import { deliverWebhooks } from "../../src/queues/deliver-webhooks";
 import type { DeliveryMessage } from "../../src/queues/delivery-message";
+import { deps, testDependencies } from "./dependencies";
 import { db } from "./fixtures";
 import { call, json } from "./http";
 
@@ -28,7 +30,7 @@ export const opaque = (drafts: OpaqueDraft[]) => drafts as EventDraft[];
 /** Writes events to the outbox without enqueueing them, so that a test runs the consumer itself. */
 export async function outboxOnly(business: Business, drafts: OpaqueDraft[]) {
   const endpoints = await endpointsOf(db, business.id);
-  return writeEvents(db, business, endpoints, opaque(drafts));
+  return writeEvents(deps, business, endpoints, opaque(drafts));
 }
 
 /** Runs the real consumer on one message for the delivery, at the given clock; answers what it did with it. */
@@ -45,7 +47,7 @@ export async function consume(deliveryId: number, now: number, options: { answer
 export async function consumeBatch(
   deliveryIds: number[],
   now: number,
-  options: { answerTimeoutMs?: number; env?: typeof env } = {},
+  options: { answerTimeoutMs?: number; d1?: D1Database } = {},
 ) {
   const batch = createMessageBatch<DeliveryMessage>(
     "webhook-deliveries",
@@ -60,7 +62,10 @@ export async function consumeBatch(
     ack: vi.spyOn(message, "ack"),
     retry: vi.spyOn(message, "retry"),
   }));
-  await deliverWebhooks(batch, options.env ?? env, { now: () => now, answerTimeoutMs: options.answerTimeoutMs });
+  const parts = options.d1 ? { db: database(options.d1) } : {};
+  await deliverWebhooks(batch, testDependencies({ ...parts, clock: () => now }), {
+    answerTimeoutMs: options.answerTimeoutMs,
+  });
   return spies.map(({ ack, retry }) => ({
     acked: ack.mock.calls.length === 1,
     retryDelay: retry.mock.calls[0]?.[0]?.delaySeconds,
@@ -77,5 +82,5 @@ export async function attemptsOf(id: number) {
 
 /** One delivery's claim, and nothing after it: what a consumer that dies right after claiming has done. */
 export async function claimOne(deliveryId: number, now: number) {
-  return (await claimDeliveries(db, [deliveryId], now)).get(deliveryId);
+  return (await claimDeliveries(deps, [deliveryId], now)).get(deliveryId);
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { IntakeField } from "../../src/db/schema";
 import { checkAnswer, parseDate, proofOf } from "../../src/domain/intakes/answers";
 import { switchIntakeOn } from "../../src/domain/intakes/approval";
-import { createBusiness, db } from "../helpers/fixtures";
+import { deps } from "../helpers/dependencies";
+import { createBusiness } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { createIntake } from "../helpers/intakes";
 
@@ -119,7 +120,7 @@ describe("number answers with separators (POST /internal/v1/conversations/{cid}/
       { id: "amount", label: "How much?", type: "number", required: true },
     ],
   });
-  await switchIntakeOn(db, business.id, intake.id);
+  await switchIntakeOn(deps, business.id, intake.id);
 
   type State = { answers: Array<{ id: string; value: string }>; rejected: Array<{ id: string; reason: string }> };
   async function answerAmount(amount: string): Promise<State> {

@@ -11,6 +11,7 @@ import { contactDetailsOf, identityQuestionsOf } from "../../src/domain/intakes/
 import { intakeNotFound, patchIntake as patchIntakeDirectly } from "../../src/domain/intakes/registration";
 import { ApiError } from "../../src/lib/errors";
 import { idOrNotFound } from "../../src/lib/validation";
+import { deps, testDependencies } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { createIntake, getIntake, type Intake, patchIntake } from "../helpers/intakes";
@@ -72,7 +73,7 @@ describe("the Intake enabled state table", async () => {
   it("false → owner switches on → true, recording the approved version and content", async () => {
     const intake = await createIntake(apiKey, { name: "switch_on" });
     await db.update(intakes).set({ updatedAt: OLD }).where(eq(intakes.id, intake.id));
-    const on = await switchIntakeOn(db, business.id, intake.id);
+    const on = await switchIntakeOn(deps, business.id, intake.id);
     expect(on.enabled).toBe(true);
     expect(on.updatedAt > OLD).toBe(true);
     expect(await json(await getIntake(apiKey, intake.id))).toEqual(on);
@@ -83,25 +84,25 @@ describe("the Intake enabled state table", async () => {
       approvedContent: { title: intake.title, description: intake.description, fields: intake.fields },
     });
     // Switching on again changes nothing.
-    expect(await switchIntakeOn(db, business.id, intake.id)).toEqual(on);
+    expect(await switchIntakeOn(deps, business.id, intake.id)).toEqual(on);
     await db.delete(intakes).where(eq(intakes.id, intake.id));
   });
 
   it("true → owner switches off → false, keeping the approval", async () => {
     const intake = await createIntake(apiKey, { name: "switch_off" });
-    await switchIntakeOn(db, business.id, intake.id);
-    const off = await switchIntakeOff(db, business.id, intake.id);
+    await switchIntakeOn(deps, business.id, intake.id);
+    const off = await switchIntakeOff(deps, business.id, intake.id);
     expect(off.enabled).toBe(false);
     expect(await json(await getIntake(apiKey, intake.id))).toEqual(off);
     expect(await rowOf(intake.id)).toMatchObject({ enabled: false, approvedVersion: 1 });
     // Switching off again changes nothing.
-    expect(await switchIntakeOff(db, business.id, intake.id)).toEqual(off);
+    expect(await switchIntakeOff(deps, business.id, intake.id)).toEqual(off);
     await db.delete(intakes).where(eq(intakes.id, intake.id));
   });
 
   it("true → PATCH with a change → false; the owner sees the change question by question", async () => {
     const intake = await createIntake(apiKey, { name: "patched" });
-    await switchIntakeOn(db, business.id, intake.id);
+    await switchIntakeOn(deps, business.id, intake.id);
     const [name, email, budget] = intake.fields;
     const fields = [
       { ...email, required: false },
@@ -118,7 +119,7 @@ describe("the Intake enabled state table", async () => {
       approvedContent: { title: intake.title, fields: intake.fields },
     });
 
-    const summary = await approvalSummary(db, business.id, intake.id);
+    const summary = await approvalSummary(deps, business.id, intake.id);
     expect(summary.changes).toEqual({
       sinceVersion: 1,
       title: { before: "Quote request", after: "Quote request (kitchens)" },
@@ -142,8 +143,8 @@ describe("the Intake enabled state table", async () => {
       ],
     });
     // Approving again makes the change list empty.
-    await switchIntakeOn(db, business.id, intake.id, { version: 2 });
-    expect((await approvalSummary(db, business.id, intake.id)).changes).toEqual({
+    await switchIntakeOn(deps, business.id, intake.id, { version: 2 });
+    expect((await approvalSummary(deps, business.id, intake.id)).changes).toEqual({
       sinceVersion: 2,
       title: null,
       description: null,
@@ -154,7 +155,7 @@ describe("the Intake enabled state table", async () => {
 
   it("true → PATCH with the same values → true, nothing changes", async () => {
     const intake = await createIntake(apiKey, { name: "same_values" });
-    const on = await switchIntakeOn(db, business.id, intake.id);
+    const on = await switchIntakeOn(deps, business.id, intake.id);
     const before = await rowOf(intake.id);
     const response = await patchIntake(apiKey, intake.id, on);
     expect(response.status).toBe(200);
@@ -168,9 +169,9 @@ describe("the Intake enabled state table", async () => {
   it("true → key revoked → false", async () => {
     const { business: shop, apiKey: key } = await createBusiness();
     const intake = await createIntake(key);
-    await switchIntakeOn(db, shop.id, intake.id);
+    await switchIntakeOn(deps, shop.id, intake.id);
     const { apiKeyId } = await apiKeyPrincipal(key);
-    await revokeApiKey(db, shop.id, apiKeyId);
+    await revokeApiKey(deps, shop.id, apiKeyId);
     expect(await rowOf(intake.id)).toMatchObject({ enabled: false, approvedVersion: 1 });
   });
 });
@@ -181,10 +182,10 @@ describe("revokeApiKey", () => {
     const other = await createApiKey(business.id);
     const mine = [await createIntake(apiKey), await createIntake(apiKey), await createIntake(apiKey)];
     const theirs = await createIntake(other.apiKey);
-    for (const intake of [mine[0], mine[1], theirs]) await switchIntakeOn(db, business.id, intake?.id ?? 0);
+    for (const intake of [mine[0], mine[1], theirs]) await switchIntakeOn(deps, business.id, intake?.id ?? 0);
     const { apiKeyId } = await apiKeyPrincipal(apiKey);
 
-    const result = await revokeApiKey(db, business.id, apiKeyId);
+    const result = await revokeApiKey(deps, business.id, apiKeyId);
     expect(result).toEqual({
       id: apiKeyId,
       revokedAt: expect.any(String),
@@ -201,7 +202,7 @@ describe("revokeApiKey", () => {
     expect((await call("/api/v1/intakes", { key: other.apiKey })).status).toBe(200);
 
     // Idempotent: the first revocation time stays, nothing else changes.
-    expect(await revokeApiKey(db, business.id, apiKeyId)).toEqual({ ...result, intakesSwitchedOff: 0 });
+    expect(await revokeApiKey(deps, business.id, apiKeyId)).toEqual({ ...result, intakesSwitchedOff: 0 });
     const key = await db.select().from(apiKeys).where(eq(apiKeys.id, apiKeyId)).get();
     expect(key?.revokedAt).toBe(result.revokedAt);
   });
@@ -209,17 +210,17 @@ describe("revokeApiKey", () => {
   it("answers 404 for a key of another business, and revokes and switches off nothing", async () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
-    await switchIntakeOn(db, business.id, intake.id);
+    await switchIntakeOn(deps, business.id, intake.id);
     const { apiKeyId } = await apiKeyPrincipal(apiKey);
     const stranger = await createBusiness();
-    await expectApiError(revokeApiKey(db, stranger.business.id, apiKeyId), 404, /No API key with that id/);
+    await expectApiError(revokeApiKey(deps, stranger.business.id, apiKeyId), 404, /No API key with that id/);
     // An id that is not a number is refused at the edge with the same 404 (lib/validation.ts, idOrNotFound).
     await expectApiError(
-      (async () => revokeApiKey(db, business.id, idOrNotFound("abc", apiKeyNotFound)))(),
+      (async () => revokeApiKey(deps, business.id, idOrNotFound("abc", apiKeyNotFound)))(),
       404,
       /No API key with that id/,
     );
-    await expectApiError(revokeApiKey(db, business.id, 987_654_321), 404);
+    await expectApiError(revokeApiKey(deps, business.id, 987_654_321), 404);
     expect((await call("/api/v1/intakes", { key: apiKey })).status).toBe(200);
     expect((await rowOf(intake.id))?.enabled).toBe(true);
   });
@@ -228,10 +229,10 @@ describe("revokeApiKey", () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
     const { apiKeyId } = await apiKeyPrincipal(apiKey);
-    await revokeApiKey(db, business.id, apiKeyId);
-    await expectApiError(switchIntakeOn(db, business.id, intake.id), 403, /revoked or disconnected/);
+    await revokeApiKey(deps, business.id, apiKeyId);
+    await expectApiError(switchIntakeOn(deps, business.id, intake.id), 403, /revoked or disconnected/);
     expect((await rowOf(intake.id))?.enabled).toBe(false);
-    expect((await approvalSummary(db, business.id, intake.id)).registeredBy).toEqual({
+    expect((await approvalSummary(deps, business.id, intake.id)).registeredBy).toEqual({
       apiKeyId,
       oauthGrantId: null,
       revoked: true,
@@ -245,10 +246,10 @@ describe("the owner's switches and concurrent writes", () => {
     const intake = await createIntake(apiKey);
     const stranger = await createBusiness();
     for (const attempt of [
-      () => switchIntakeOn(db, stranger.business.id, intake.id),
-      () => switchIntakeOff(db, stranger.business.id, intake.id),
-      () => approvalSummary(db, stranger.business.id, intake.id),
-      async () => switchIntakeOn(db, stranger.business.id, idOrNotFound("abc", intakeNotFound)),
+      () => switchIntakeOn(deps, stranger.business.id, intake.id),
+      () => switchIntakeOff(deps, stranger.business.id, intake.id),
+      () => approvalSummary(deps, stranger.business.id, intake.id),
+      async () => switchIntakeOn(deps, stranger.business.id, idOrNotFound("abc", intakeNotFound)),
     ]) {
       await expectApiError(attempt(), 404, /No intake with that id/);
     }
@@ -259,19 +260,23 @@ describe("the owner's switches and concurrent writes", () => {
     const intake = await createIntake(apiKey);
     await patchIntake(apiKey, intake.id, { title: "A newer title" });
     await expectApiError(
-      switchIntakeOn(db, business.id, intake.id, { version: 1 }),
+      switchIntakeOn(deps, business.id, intake.id, { version: 1 }),
       409,
       /changed since it was reviewed/,
     );
     expect((await rowOf(intake.id))?.enabled).toBe(false);
-    expect((await switchIntakeOn(db, business.id, intake.id, { version: 2 })).enabled).toBe(true);
+    expect((await switchIntakeOn(deps, business.id, intake.id, { version: 2 })).enabled).toBe(true);
   });
 
   it("does not switch on a version that a PATCH stored between the owner's read and the write", async () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
     const racing = database(interferingD1(() => patchIntake(apiKey, intake.id, { title: "Changed meanwhile" })));
-    await expectApiError(switchIntakeOn(racing, business.id, intake.id), 409, /changed since it was reviewed/);
+    await expectApiError(
+      switchIntakeOn(testDependencies({ db: racing }), business.id, intake.id),
+      409,
+      /changed since it was reviewed/,
+    );
     expect(await rowOf(intake.id)).toMatchObject({
       enabled: false,
       version: 2,
@@ -284,23 +289,27 @@ describe("the owner's switches and concurrent writes", () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
     const { apiKeyId } = await apiKeyPrincipal(apiKey);
-    const racing = database(interferingD1(() => revokeApiKey(db, business.id, apiKeyId)));
-    await expectApiError(switchIntakeOn(racing, business.id, intake.id), 403, /revoked/);
+    const racing = database(interferingD1(() => revokeApiKey(deps, business.id, apiKeyId)));
+    await expectApiError(switchIntakeOn(testDependencies({ db: racing }), business.id, intake.id), 403, /revoked/);
     expect((await rowOf(intake.id))?.enabled).toBe(false);
   });
 
   it("makes a PATCH that lost a race compare again with what the other one stored", async () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
-    const principal = await authenticatePartner(db, `Bearer ${apiKey}`);
+    const principal = await authenticatePartner(deps, `Bearer ${apiKey}`);
     const racing = database(interferingD1(() => patchIntake(apiKey, intake.id, { title: "First writer" })));
-    const result = await patchIntakeDirectly(racing, principal, intake.id, { description: `${intake.description}!` });
+    const result = await patchIntakeDirectly(testDependencies({ db: racing }), principal, intake.id, {
+      description: `${intake.description}!`,
+    });
     expect(result).toMatchObject({ title: "First writer", description: `${intake.description}!`, enabled: false });
     expect((await rowOf(intake.id))?.version).toBe(3);
     // The owner's switch-on in between is overtaken by the PATCH too: the intake ends off.
-    await switchIntakeOn(db, business.id, intake.id);
-    const afterApproval = database(interferingD1(() => switchIntakeOn(db, business.id, intake.id)));
-    const patched = await patchIntakeDirectly(afterApproval, principal, intake.id, { title: "Second change" });
+    await switchIntakeOn(deps, business.id, intake.id);
+    const afterApproval = database(interferingD1(() => switchIntakeOn(deps, business.id, intake.id)));
+    const patched = await patchIntakeDirectly(testDependencies({ db: afterApproval }), principal, intake.id, {
+      title: "Second change",
+    });
     expect(patched.enabled).toBe(false);
     expect(await rowOf(intake.id)).toMatchObject({ enabled: false, version: 4, approvedVersion: 3 });
   });
@@ -319,7 +328,7 @@ describe("the approval summary: every question, the contact details and the iden
         { id: "budget", label: "Budget?", type: "select", options: ["Low", "High"], help: "Roughly" },
       ],
     });
-    const summary = await approvalSummary(db, business.id, intake.id);
+    const summary = await approvalSummary(deps, business.id, intake.id);
     expect(summary).toEqual({
       intake: (await json(await getIntake(apiKey, intake.id))) as Intake,
       version: 1,

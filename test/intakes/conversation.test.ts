@@ -6,6 +6,7 @@ import { events, intakeResponses } from "../../src/db/schema";
 import { switchIntakeOff, switchIntakeOn } from "../../src/domain/intakes/approval";
 import { completeRun } from "../../src/domain/intakes/completion";
 import type { IntakeConversation } from "../../src/durable-objects/intake-conversation";
+import { deps } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { createIntake, getResponses, patchIntake } from "../helpers/intakes";
@@ -46,7 +47,7 @@ describe("an intake conversation through the HTTP mirror", async () => {
   const box = receiverBox("intake");
   await subscribe(apiKey, box.url("/intakes"), ["intake.completed"]);
   const intake = await createIntake(apiKey, { fields: FIELDS });
-  await switchIntakeOn(db, business.id, intake.id);
+  await switchIntakeOn(deps, business.id, intake.id);
   const begin = (cid: string, channel = "whatsapp", customer: Record<string, string> = { phone: "+31 6 12345678" }) =>
     start(cid, { business_id: business.id, intake_id: intake.id, channel, customer });
 
@@ -258,7 +259,7 @@ describe("completion checks the intake before anything is sent", async () => {
   const intake = await createIntake(apiKey, {
     fields: [{ id: "email", label: "Your email?", type: "email", required: true }],
   });
-  await switchIntakeOn(db, business.id, intake.id);
+  await switchIntakeOn(deps, business.id, intake.id);
   const begin = (cid: string, channel = "email", customer = { email: "Ana@Example.com" }) =>
     start(cid, { business_id: business.id, intake_id: intake.id, channel, customer });
 
@@ -283,16 +284,16 @@ describe("completion checks the intake before anything is sent", async () => {
     expect(done).toMatchObject({ status: "no_delivery", response_id: null });
     expect(done.reply).toMatch(/^Sorry: this form changed or was switched off/);
     expect(await db.select().from(intakeResponses).where(eq(intakeResponses.conversationId, cid))).toEqual([]);
-    await switchIntakeOn(db, business.id, intake.id);
+    await switchIntakeOn(deps, business.id, intake.id);
   });
 
   it("sends nothing and apologises when the owner switched the intake off meanwhile", async () => {
     const cid = newConversation();
     await begin(cid);
-    await switchIntakeOff(db, business.id, intake.id);
+    await switchIntakeOff(deps, business.id, intake.id);
     const done = await json<State>(await answer(cid, { email: "ana@example.com" }));
     expect(done.status).toBe("no_delivery");
-    await switchIntakeOn(db, business.id, intake.id);
+    await switchIntakeOn(deps, business.id, intake.id);
   });
 
   it("stores one response and emits one event when the same run completes concurrently", async () => {
@@ -309,7 +310,7 @@ describe("completion checks the intake before anything is sent", async () => {
     };
     const stored = await db.query.intakes.findFirst({ where: (t, { eq: equals }) => equals(t.id, intake.id) });
     run.version = stored?.version ?? 0;
-    const results = await Promise.all(Array.from({ length: 5 }, () => completeRun(env.WEBHOOK_DELIVERIES, db, run)));
+    const results = await Promise.all(Array.from({ length: 5 }, () => completeRun(deps, run)));
     const ids = new Set(results.map((result) => (result.sent ? result.responseId : null)));
     expect(ids.size).toBe(1);
     expect([...ids][0]).toBeTypeOf("number");
@@ -346,7 +347,7 @@ describe("order and completion with optional questions in between (docs/intakes.
     { id: "city", label: "Which city?", type: "text", required: true },
   ];
   const intake = await createIntake(apiKey, { fields });
-  await switchIntakeOn(db, business.id, intake.id);
+  await switchIntakeOn(deps, business.id, intake.id);
   const begin = (cid: string) => start(cid, { business_id: business.id, intake_id: intake.id, channel: "chat_page" });
   const deliveredAnswers = (cid: string) =>
     vi.waitFor(
@@ -399,7 +400,7 @@ describe("order and completion with optional questions in between (docs/intakes.
         { id: "floor", label: long("Floor"), type: "text", required: false },
       ],
     });
-    await switchIntakeOn(db, business.id, wordy.id);
+    await switchIntakeOn(deps, business.id, wordy.id);
     const started = await start(newConversation(), { business_id: business.id, intake_id: wordy.id, channel: "sms" });
     expect((await json<State>(started)).reply).toBe(
       "I'd like to ask you about moving date, rooms, van size and floor. Your answers go to Studio Noord.",
@@ -412,7 +413,7 @@ describe("the same conversation through RPC", async () => {
   const intake = await createIntake(apiKey, {
     fields: [{ id: "city", label: "Which city?", type: "text", required: true }],
   });
-  await switchIntakeOn(db, business.id, intake.id);
+  await switchIntakeOn(deps, business.id, intake.id);
 
   it("starts, answers, completes and reads the state", async () => {
     const cid = newConversation();
@@ -447,7 +448,7 @@ describe("the context endpoint", async () => {
     fields: [{ id: "city", label: "Which city?", type: "text", required: true }],
   });
   await createIntake(apiKey);
-  await switchIntakeOn(db, business.id, on.id);
+  await switchIntakeOn(deps, business.id, on.id);
   const second = await createApiKey(business.id);
   const action = await json<{ id: number }>(
     await call("/api/v1/actions", {
@@ -472,7 +473,7 @@ describe("the context endpoint", async () => {
     },
   });
   const { switchAction } = await import("../../src/domain/actions/approval");
-  await switchAction(db, business.id, action.id, true);
+  await switchAction(deps, business.id, action.id, true);
   const context = (channel: string) =>
     call(`/internal/v1/businesses/${business.id}/context?channel=${channel}`, { headers: RUNTIME }).then((r) =>
       json<{

@@ -12,6 +12,7 @@ import {
 } from "../../src/db/schema";
 import { authenticatePartner, principalKey, principalRef } from "../../src/domain/access/principals";
 import { sha256Hex } from "../../src/lib/secrets";
+import { deps } from "../helpers/dependencies";
 import { db } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { createIntake, intakeBody } from "../helpers/intakes";
@@ -58,7 +59,7 @@ describe("access tokens work like API keys on /api/v1 (spec: Partner sign-in)", 
   });
 
   it("the principal is the app connection of that business", async () => {
-    const principal = await authenticatePartner(db, `Bearer ${tokenA}`);
+    const principal = await authenticatePartner(deps, `Bearer ${tokenA}`);
     expect(principal).toMatchObject({ kind: "oauth_app", grantId: appA.grantId, clientId: appA.client.client_id });
     expect(principal.business.id).toBe(shopA.business.id);
     expect(principalRef(principal)).toEqual({ apiKeyId: null, oauthGrantId: appA.grantId });

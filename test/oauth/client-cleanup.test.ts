@@ -8,6 +8,7 @@ import {
   UNAPPROVED_CLIENT_LIFETIME_MS,
   unapprovedClientsRemoval,
 } from "../../src/domain/oauth/client-cleanup";
+import { deps } from "../helpers/dependencies";
 import { db } from "../helpers/fixtures";
 import { call } from "../helpers/http";
 import {
@@ -56,7 +57,7 @@ describe("clients no owner approved within 30 days are removed (docs/architectur
     const unused = await registerClient();
     expect((await authorizationPage(unused)).status).toBe(200);
     await registeredAgo(unused, UNAPPROVED_CLIENT_LIFETIME_MS + 60_000);
-    await removeUnapprovedClients(db);
+    await removeUnapprovedClients(deps);
     expect(await stored([unused])).toEqual([]);
     const page = await authorizationPage(unused);
     expect(page.status).toBe(400);
@@ -92,7 +93,7 @@ describe("clients no owner approved within 30 days are removed (docs/architectur
     await db.delete(oauthGrants).where(eq(oauthGrants.clientId, approved.client_id));
     await registeredAgo(young, UNAPPROVED_CLIENT_LIFETIME_MS - DAY);
     await registeredAgo(approved, UNAPPROVED_CLIENT_LIFETIME_MS + DAY);
-    await removeUnapprovedClients(db);
+    await removeUnapprovedClients(deps);
     expect((await stored([young, approved])).sort()).toEqual([young.client_id, approved.client_id].sort());
     expect((await authorizationPage(young)).status).toBe(200);
     expect((await authorizationPage(approved)).status).toBe(200);
@@ -107,14 +108,14 @@ describe("clients no owner approved within 30 days are removed (docs/architectur
         .set({ createdAt: `1990-01-0${i + 1}T00:00:00.000Z` })
         .where(eq(oauthClients.id, client.client_id));
     }
-    expect(await removeUnapprovedClients(db, Date.now(), 2)).toBe(2);
+    expect(await removeUnapprovedClients(deps, Date.now(), 2)).toBe(2);
     expect(await stored(clients)).toEqual([clients[2]?.client_id]);
-    expect(await removeUnapprovedClients(db, Date.now(), 1)).toBe(1);
+    expect(await removeUnapprovedClients(deps, Date.now(), 1)).toBe(1);
     expect(await stored(clients)).toEqual([]);
   });
 
   it("finds its candidates by a range scan of the index of unapproved clients", async () => {
-    const { sql, params } = unapprovedClientsRemoval(db, Date.now(), CLIENT_CLEANUP_LIMIT).toSQL();
+    const { sql, params } = unapprovedClientsRemoval(deps, Date.now(), CLIENT_CLEANUP_LIMIT).toSQL();
     const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
       .bind(...params)
       .all<{ detail: string }>();
@@ -137,7 +138,7 @@ describe("clients no owner approved within 30 days are removed (docs/architectur
     const [client] = await db.select().from(oauthClients).where(eq(oauthClients.id, connected.client_id));
     expect(client?.firstApprovedAt).toBe(grant?.createdAt);
     await registeredAgo(connected, UNAPPROVED_CLIENT_LIFETIME_MS + DAY);
-    await removeUnapprovedClients(db);
+    await removeUnapprovedClients(deps);
     expect(await stored([connected])).toEqual([connected.client_id]);
   });
 });

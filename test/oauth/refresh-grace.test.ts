@@ -6,6 +6,7 @@ import { REUSE_REVOKES_AFTER_MS } from "../../src/domain/oauth/refresh-rotation"
 import { tokenRequest } from "../../src/domain/oauth/tokens";
 import { OAuthError } from "../../src/lib/oauth-errors";
 import { sha256Hex } from "../../src/lib/secrets";
+import { deps } from "../helpers/dependencies";
 import { db } from "../helpers/fixtures";
 import { json } from "../helpers/http";
 import {
@@ -47,7 +48,7 @@ const grantRevokedAt = async (grantId: number) =>
 /** The refresh at the domain level, where the clock is a parameter (the HTTP route always uses Date.now()). */
 const refreshAt = (client: RegisteredClient, refreshToken: string, now: number) =>
   tokenRequest(
-    db,
+    deps,
     testBudget(),
     undefined,
     new URLSearchParams({
@@ -167,7 +168,7 @@ describe("one pair per refresh token (docs/oauth.md, Refresh; RFC 9700 §4.14.2 
 
     const disconnected = await connectApp(shop);
     await refreshed(disconnected.client, disconnected.tokens.refresh_token);
-    await disconnectApp(db, shop.business.id, disconnected.grantId);
+    await disconnectApp(deps, shop.business.id, disconnected.grantId);
     await expectOAuthError(
       await refresh(disconnected.client, disconnected.tokens.refresh_token),
       400,

@@ -5,6 +5,7 @@ import { connectionNotFound, disconnectApp, listConnections } from "../../src/do
 import { switchIntakeOn } from "../../src/domain/intakes/approval";
 import { ApiError } from "../../src/lib/errors";
 import { idOrNotFound } from "../../src/lib/validation";
+import { deps } from "../helpers/dependencies";
 import { db } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { createIntake } from "../helpers/intakes";
@@ -64,7 +65,7 @@ describe("revocation (RFC 7009; spec: OAuth artefacts, both tokens stop at once)
   it("keeps the connection and its intakes: only the owner's disconnection switches those off", async () => {
     const { client, tokens, grantId } = await connectApp(shop);
     const intake = await createIntake(tokens.access_token);
-    await switchIntakeOn(db, shop.business.id, intake.id);
+    await switchIntakeOn(deps, shop.business.id, intake.id);
     await expectRevokedAnswer(await revoke(client, tokens.refresh_token, { token_type_hint: "refresh_token" }));
     expect((await db.select().from(intakes).where(eq(intakes.id, intake.id)).get())?.enabled).toBe(true);
     expect((await db.select().from(oauthGrants).where(eq(oauthGrants.id, grantId)).get())?.revokedAt).toBeNull();
@@ -300,7 +301,7 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
   it("kills its tokens at once and switches its intakes off; its actions and knowledge remain", async () => {
     const { client, tokens, grantId } = await connectApp(shop);
     const intake = await createIntake(tokens.access_token);
-    await switchIntakeOn(db, shop.business.id, intake.id);
+    await switchIntakeOn(deps, shop.business.id, intake.id);
     const action = await json(
       await call("/api/v1/actions", {
         key: tokens.access_token,
@@ -320,9 +321,9 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
     });
     // An intake of an API key of the same business is not the app's.
     const keyIntake = await createIntake(shop.apiKey);
-    await switchIntakeOn(db, shop.business.id, keyIntake.id);
+    await switchIntakeOn(deps, shop.business.id, keyIntake.id);
 
-    const result = await disconnectApp(db, shop.business.id, grantId);
+    const result = await disconnectApp(deps, shop.business.id, grantId);
     expect(result).toEqual({
       id: grantId,
       disconnectedAt: expect.any(String),
@@ -354,22 +355,22 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
         .get(),
     ).toBeDefined();
     // The owner cannot switch an intake of a disconnected app back on.
-    const caught = await switchIntakeOn(db, shop.business.id, intake.id).catch((error: unknown) => error);
+    const caught = await switchIntakeOn(deps, shop.business.id, intake.id).catch((error: unknown) => error);
     expect(caught).toBeInstanceOf(ApiError);
     expect((caught as ApiError).status).toBe(403);
   });
 
   it("keeps the first disconnection time, and answers 404 for another business's connection or a bad id", async () => {
     const { grantId } = await connectApp(shop);
-    const first = await disconnectApp(db, shop.business.id, grantId);
-    const second = await disconnectApp(db, shop.business.id, grantId);
+    const first = await disconnectApp(deps, shop.business.id, grantId);
+    const second = await disconnectApp(deps, shop.business.id, grantId);
     expect(second).toEqual({ ...first, intakesSwitchedOff: 0 });
 
     const other = await createOwnerBusiness();
     const theirs = await connectApp(other);
     for (const id of [String(theirs.grantId), "abc", "987654321"]) {
       const caught = await (async () =>
-        disconnectApp(db, shop.business.id, idOrNotFound(id, connectionNotFound)))().catch((error: unknown) => error);
+        disconnectApp(deps, shop.business.id, idOrNotFound(id, connectionNotFound)))().catch((error: unknown) => error);
       expect((caught as ApiError).status).toBe(404);
     }
     expect((await me(theirs.tokens.access_token)).status).toBe(200);
@@ -379,7 +380,7 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
     const { client, tokens, grantId } = await connectApp(shop);
     const intake = await createIntake(tokens.access_token);
     const pending = await authorizationCode(client, shop.owner);
-    await disconnectApp(db, shop.business.id, grantId);
+    await disconnectApp(deps, shop.business.id, grantId);
 
     const fresh = await authorizationCode(client, shop.owner);
     const redeem = (grant: typeof fresh) =>
@@ -408,7 +409,7 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
 
   it("a refused re-authorization does not reconnect", async () => {
     const { client, grantId } = await connectApp(shop);
-    await disconnectApp(db, shop.business.id, grantId);
+    await disconnectApp(deps, shop.business.id, grantId);
     const { params } = await validAuthorizationParams(client);
     await decide(authorizeQuery(params), shop.owner, "refuse");
     expect((await db.select().from(oauthGrants).where(eq(oauthGrants.id, grantId)).get())?.revokedAt).not.toBeNull();
@@ -421,8 +422,8 @@ describe("the owner's list of connected apps", () => {
     const first = await connectApp(owner, { client_name: "First App" });
     const second = await connectApp(owner, { client_name: "Second App" });
     await connectApp(shop, { client_name: "Another business's app" });
-    const { disconnectedAt } = await disconnectApp(db, owner.business.id, first.grantId);
-    expect(await listConnections(db, owner.business.id)).toEqual([
+    const { disconnectedAt } = await disconnectApp(deps, owner.business.id, first.grantId);
+    expect(await listConnections(deps, owner.business.id)).toEqual([
       {
         id: second.grantId,
         clientId: second.client.client_id,
@@ -445,10 +446,10 @@ describe("the owner's list of connected apps", () => {
     const { client, grantId } = await connectApp(owner);
     await db.update(oauthGrants).set({ createdAt: "2020-01-01T00:00:00.000Z" }).where(eq(oauthGrants.id, grantId));
     await authorizationCode(client, owner.owner);
-    expect((await listConnections(db, owner.business.id))[0]?.connectedAt).toBe("2020-01-01T00:00:00.000Z");
-    await disconnectApp(db, owner.business.id, grantId);
+    expect((await listConnections(deps, owner.business.id))[0]?.connectedAt).toBe("2020-01-01T00:00:00.000Z");
+    await disconnectApp(deps, owner.business.id, grantId);
     await authorizationCode(client, owner.owner);
-    const [connection] = await listConnections(db, owner.business.id);
+    const [connection] = await listConnections(deps, owner.business.id);
     expect(connection?.connectedAt.startsWith("2020")).toBe(false);
     expect(connection?.disconnectedAt).toBeNull();
   });

@@ -7,6 +7,7 @@ import { disconnectApp } from "../../src/domain/access/app-connections";
 import { tokenRequest } from "../../src/domain/oauth/tokens";
 import { OAuthError } from "../../src/lib/oauth-errors";
 import { sha256Hex } from "../../src/lib/secrets";
+import { deps, testDependencies } from "../helpers/dependencies";
 import { db } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import {
@@ -220,7 +221,7 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
     );
     await expectRejection(
       tokenRequest(
-        racing,
+        testDependencies({ db: racing }),
         testBudget(),
         undefined,
         new URLSearchParams(codeForm(client, grant) as Record<string, string>),
@@ -243,7 +244,7 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
     const client = await registerClient();
     const grant = await authorizationCode(client, shop.owner);
     const { grantId } = await codeGrant(grant.code);
-    await disconnectApp(db, shop.business.id, grantId);
+    await disconnectApp(deps, shop.business.id, grantId);
     await expectOAuthError(await postToken(codeForm(client, grant)), 400, "invalid_grant", /disconnected/);
   });
 });
@@ -309,7 +310,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
       ...(bodyCredentials(client) as Record<string, string>),
     });
     await expectRejection(
-      tokenRequest(racing, testBudget(), undefined, form),
+      tokenRequest(testDependencies({ db: racing }), testBudget(), undefined, form),
       "invalid_grant",
       /used by another request at the same time/,
     );
@@ -331,7 +332,11 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
       refresh_token: tokens.refresh_token,
       ...(bodyCredentials(client) as Record<string, string>),
     });
-    await expectRejection(tokenRequest(racing, testBudget(), undefined, form), "invalid_grant", /or revoked/);
+    await expectRejection(
+      tokenRequest(testDependencies({ db: racing }), testBudget(), undefined, form),
+      "invalid_grant",
+      /or revoked/,
+    );
     const family = await db.select().from(oauthTokens).where(eq(oauthTokens.grantId, grantId));
     expect(family).toHaveLength(2);
     expect(family.every((token) => token.revokedAt !== null)).toBe(true);
@@ -359,7 +364,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
 
   it("refuses a refresh after the owner disconnected the app", async () => {
     const { client, tokens, grantId } = await connectApp(shop);
-    await disconnectApp(db, shop.business.id, grantId);
+    await disconnectApp(deps, shop.business.id, grantId);
     await expectOAuthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant", /disconnected/);
   });
 

@@ -26,6 +26,7 @@ import {
 } from "../../src/domain/operations/retention";
 import { iso } from "../../src/lib/time";
 import { registerAction } from "../helpers/actions";
+import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { createOwnerBusiness } from "../helpers/oauth";
@@ -139,7 +140,7 @@ describe("events, deliveries and attempts go after 30 days", () => {
     const endpoint = await endpointOf(business.id);
     for (let i = 0; i < 20; i++) await eventWithDelivery(business.id, endpoint, EVENT_RETENTION_MS + MINUTE);
     await manyEvents(business.id, unique("evt_young"), 300, ago(DAY));
-    const result = await retentionDeletions(db, Date.now()).events.run();
+    const result = await retentionDeletions(deps, Date.now()).events.run();
     // 20 events, 20 deliveries and 40 attempts (at least: other tests may have left due events too).
     expect(result.meta.changes).toBeGreaterThanOrEqual(20);
     // About five reads a deleted row (index entries, the row, the foreign keys' lookups); the young events: none.
@@ -170,7 +171,7 @@ describe("action calls go after 30 days, except each action's 10 most recent", (
   it("marks each call superseded as it leaves the 10 most recent, however many calls arrive at once", async () => {
     const { business, apiKey } = await createBusiness();
     const action = await registerAction(apiKey, unique("lookup"), { url: receiverBox("retention").url("/ok") });
-    await switchAction(db, business.id, action.id, true);
+    await switchAction(deps, business.id, action.id, true);
     const answers = await Promise.all(
       Array.from({ length: 25 }, (_, i) =>
         call(`/internal/v1/businesses/${business.id}/actions/${action.name}/call`, {
@@ -292,7 +293,7 @@ describe("driven by the clock: each record stays until its limit and goes a minu
   const stored = (count: Promise<number>) => count.then((n) => n === 1);
   /** Runs at `instant` until nothing more is due then: other tests' rows fall due at such instants too. */
   const drainAt = async (instant: number) => {
-    while (Object.values(await applyRetention(db, instant)).some((deleted) => deleted > 0));
+    while (Object.values(await applyRetention(deps, instant)).some((deleted) => deleted > 0));
   };
 
   const event: Kind = async (businessId) => {

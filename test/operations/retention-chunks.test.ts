@@ -1,4 +1,4 @@
-import { createScheduledController, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import {
@@ -17,7 +17,8 @@ import {
   EVENT_RETENTION_MS,
   retentionDeletions,
 } from "../../src/domain/operations/retention";
-import worker from "../../src/index";
+import { runScheduled } from "../helpers/cron";
+import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { createOwnerBusiness } from "../helpers/oauth";
 import {
@@ -100,10 +101,10 @@ describe("what retention keeps and how it finds what it deletes", () => {
       idempotencyKeys: deleted,
       oauthTokens: deleted,
     });
-    expect(await applyRetention(db, Date.now(), 2)).toEqual(chunk(2));
-    expect(await applyRetention(db, Date.now(), 2)).toEqual(chunk(2));
-    expect(await applyRetention(db, Date.now(), 2)).toEqual(chunk(1));
-    expect(await applyRetention(db, Date.now(), 2)).toEqual(chunk(0));
+    expect(await applyRetention(deps, Date.now(), 2)).toEqual(chunk(2));
+    expect(await applyRetention(deps, Date.now(), 2)).toEqual(chunk(2));
+    expect(await applyRetention(deps, Date.now(), 2)).toEqual(chunk(1));
+    expect(await applyRetention(deps, Date.now(), 2)).toEqual(chunk(0));
     expect((await callsOf(actionId)).length).toBe(RECENT_CALLS);
   });
 
@@ -134,7 +135,7 @@ describe("what retention keeps and how it finds what it deletes", () => {
 
   it("finds each kind's rows by a range scan of an index, never a scan of its table", async () => {
     const plans: Record<string, string[]> = {};
-    for (const [kind, statement] of Object.entries(retentionDeletions(db, Date.now()))) {
+    for (const [kind, statement] of Object.entries(retentionDeletions(deps, Date.now()))) {
       const { sql, params } = statement.toSQL();
       const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
         .bind(...params)
@@ -171,7 +172,7 @@ describe("what retention keeps and how it finds what it deletes", () => {
     const { business } = await createBusiness();
     const endpoint = await endpointOf(business.id);
     const old = await eventWithDelivery(business.id, endpoint, EVENT_RETENTION_MS + MINUTE);
-    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: Date.now() }), env);
+    await runScheduled();
     expect(await storedEvents([old.eventId])).toEqual([]);
     expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.id, old.deliveryId))).toBe(0);
   });

@@ -5,7 +5,8 @@ import { switchAction } from "../../src/domain/actions/approval";
 import { sha256Hex } from "../../src/lib/secrets";
 import { countingD1 } from "../helpers/counting-d1";
 import { page, signedIn } from "../helpers/dashboard";
-import { bookingRow, createApiKey, createBusiness, db, insertAll } from "../helpers/fixtures";
+import { deps } from "../helpers/dependencies";
+import { bookingRow, createApiKey, createBusiness, insertAll } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { createOwnerBusiness } from "../helpers/oauth";
 import { bookingObject } from "../helpers/platform";
@@ -170,7 +171,7 @@ describe("structured logs", async () => {
     });
     expect(created.status).toBe(201);
     const action = await json<{ id: number; secret: string }>(created);
-    await switchAction(db, business.id, action.id, true);
+    await switchAction(deps, business.id, action.id, true);
     log.mockClear();
     const response = await call(`/internal/v1/businesses/${business.id}/actions/note_customer/call`, {
       method: "POST",

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { businesses, knowledgeItems } from "../../src/db/schema";
 import { KNOWLEDGE_BUDGET_CHARS, secretaryKnowledge } from "../../src/domain/knowledge/sources";
 import { boundaryLines, withoutLineBreaks } from "../../src/lib/information-fence";
+import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 
@@ -178,7 +179,7 @@ describe("the 16,000-character budget with fences", async () => {
   }
 
   it("counts every rendered character, and the text it cuts keeps both fences around the start of its content", async () => {
-    const knowledge = await secretaryKnowledge(db, business);
+    const knowledge = await secretaryKnowledge(deps, business);
     const rendered = knowledge.sections.reduce((sum, section) => sum + [...section.text].length, 0);
     expect(rendered).toBe(knowledge.chars);
     expect(knowledge.chars).toBe(KNOWLEDGE_BUDGET_CHARS);

@@ -6,6 +6,7 @@ import { webhookDeliveries } from "../../src/db/schema";
 import { LEASE_MS } from "../../src/domain/webhooks/delivery-claim";
 import { sendDeliveries } from "../../src/domain/webhooks/outbox/enqueue";
 import { countingD1 } from "../helpers/counting-d1";
+import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { receiverBox } from "../helpers/receiver";
 import { expectServerErrors, takeServerErrors } from "../helpers/server-errors";
@@ -40,7 +41,7 @@ describe("the consumer, a queue batch at a time", () => {
     const { ids, boxes } = await deliveriesTo("batch", paths);
     const { d1, trips } = countingD1(env.DB);
 
-    const results = await consumeBatch(ids, T0, { env: { ...env, DB: d1 } });
+    const results = await consumeBatch(ids, T0, { d1 });
 
     // The claim: the scheduled attempts' lease update, the extra attempts' (none here) and a read; the record: an
     // attempt insert and a delivery update per delivery, and the endpoints' health: one statement for the successes,
@@ -166,7 +167,7 @@ describe("throughput through the real queue", async () => {
     expect(ids).toHaveLength(200);
     const pending = and(eq(webhookDeliveries.businessId, business.id), eq(webhookDeliveries.status, "pending"));
     const started = Date.now();
-    for (let i = 0; i < ids.length; i += 100) await sendDeliveries(env.WEBHOOK_DELIVERIES, ids.slice(i, i + 100));
+    for (let i = 0; i < ids.length; i += 100) await sendDeliveries(deps, ids.slice(i, i + 100));
     await vi.waitFor(async () => expect(await db.$count(webhookDeliveries, pending)).toBe(0), {
       timeout: 50_000,
       interval: 20,

@@ -1,4 +1,4 @@
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import Stripe from "stripe";
 import { describe, expect, it, vi } from "vitest";
@@ -10,8 +10,9 @@ import { RETRY_DELAYS_SECONDS } from "../../src/domain/webhooks/attempts";
 import { endpointDeliveries } from "../../src/domain/webhooks/delivery-log";
 import { STUCK_AFTER_MS, sweepOutbox, UNENQUEUED_AFTER_MS } from "../../src/domain/webhooks/outbox/sweep";
 import { sendPing } from "../../src/domain/webhooks/test-events";
-import worker from "../../src/index";
 import { ANSWER_TIMEOUT_MS } from "../../src/queues/deliver-webhooks";
+import { runScheduled } from "../helpers/cron";
+import { deps } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { RUNTIME } from "../helpers/http";
 import { registerClient } from "../helpers/oauth";
@@ -121,13 +122,13 @@ describe("webhook delivery through the real queue", async () => {
     expect(delivery).toMatchObject({ status: "pending", enqueuedAt: null, attemptCount: 0 });
 
     // Not yet: a send may still be under way for a minute.
-    expect(await sweepOutbox(env)).toBe(0);
+    expect(await sweepOutbox(deps)).toBe(0);
     const written = new Date(Date.now() - UNENQUEUED_AFTER_MS - 1000).toISOString();
     await db
       .update(webhookDeliveries)
       .set({ createdAt: written })
       .where(eq(webhookDeliveries.id, delivery?.id ?? 0));
-    expect(await sweepOutbox(env)).toBe(1);
+    expect(await sweepOutbox(deps)).toBe(1);
 
     await vi.waitFor(async () => expect((await deliveryRow(delivery?.id ?? 0))?.status).toBe("delivered"), {
       timeout: 10_000,
@@ -263,7 +264,7 @@ describe("the consumer: attempts, the retry schedule and idempotence", async () 
       .update(webhookDeliveries)
       .set({ enqueuedAt: new Date(due).toISOString(), nextAttemptAt: new Date(due).toISOString() })
       .where(eq(webhookDeliveries.id, id));
-    expect(await sweepOutbox(env)).toBeGreaterThanOrEqual(1);
+    expect(await sweepOutbox(deps)).toBeGreaterThanOrEqual(1);
     await vi.waitFor(async () => expect((await deliveryRow(id))?.status).toBe("delivered"), { timeout: 10_000 });
     expect(await box.recorded()).toHaveLength(1);
   });
@@ -276,7 +277,7 @@ describe("the consumer: attempts, the retry schedule and idempotence", async () 
     const abandoned = await registerClient();
     const longAgo = new Date(Date.now() - UNAPPROVED_CLIENT_LIFETIME_MS - 60_000).toISOString();
     await db.update(oauthClients).set({ createdAt: longAgo }).where(eq(oauthClients.id, abandoned.client_id));
-    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: Date.now() }), env);
+    await runScheduled();
     expect(await db.$count(oauthClients, eq(oauthClients.id, abandoned.client_id))).toBe(0);
     expect((await deliveryRow(id))?.enqueuedAt).not.toBeNull();
     await vi.waitFor(async () => expect((await deliveryRow(id))?.status).toBe("delivered"), { timeout: 10_000 });
@@ -331,7 +332,7 @@ describe("who receives what", async () => {
   });
 
   it("sends a ping to the one endpoint whose Test button was pressed, and shows it in its history", async () => {
-    const { event, deliveryId } = await sendPing(env.WEBHOOK_DELIVERIES, db, business, endpoints.ordersOnly.id);
+    const { event, deliveryId } = await sendPing(deps, business, endpoints.ordersOnly.id);
     expect(event?.event).toBe("ping");
     expect(await receiversOf([deliveryId ?? 0])).toEqual(["ordersOnly"]);
     await vi.waitFor(
@@ -360,8 +361,6 @@ describe("who receives what", async () => {
     await expect(
       runRead(db, endpointDeliveries(other.business.id, endpoints.everything.id, { limit: 50 })),
     ).rejects.toThrow(/No webhook endpoint/);
-    await expect(sendPing(env.WEBHOOK_DELIVERIES, db, other.business, endpoints.everything.id)).rejects.toThrow(
-      /No webhook endpoint/,
-    );
+    await expect(sendPing(deps, other.business, endpoints.everything.id)).rejects.toThrow(/No webhook endpoint/);
   });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { events } from "../../src/db/schema";
 import { switchIntakeOn } from "../../src/domain/intakes/approval";
 import { KEPT_FOR_MS } from "../../src/domain/webhooks/event-log";
+import { deps } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json, RUNTIME } from "../helpers/http";
 import { createIntake } from "../helpers/intakes";
@@ -257,7 +258,7 @@ describe("intake.completed of the business's intakes", async () => {
   const intake = await createIntake(keyA, {
     fields: [{ id: "full_name", label: "What is your name?", type: "text", required: true }],
   });
-  await switchIntakeOn(db, business.id, intake.id);
+  await switchIntakeOn(deps, business.id, intake.id);
 
   it("lists a completed intake's event to the key that registered it, and to no other key", async () => {
     const cid = `conv-events-${crypto.randomUUID()}`;

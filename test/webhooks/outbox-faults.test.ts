@@ -14,6 +14,7 @@ import {
   UNENQUEUED_AFTER_MS,
 } from "../../src/domain/webhooks/outbox/sweep";
 import { writeEvents } from "../../src/domain/webhooks/outbox/write";
+import { deps, testDependencies } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { bookingObject, reportChange } from "../helpers/platform";
@@ -67,15 +68,15 @@ describe("the queue down for 1,000 deliveries, then the sweeps", async () => {
     await db.update(webhookDeliveries).set({ createdAt: written }).where(eq(webhookDeliveries.businessId, business.id));
 
     // Still down at the first sweep: every chunk fails, is released, and nothing is lost or marked.
-    expect(await sweepOutbox({ ...env, WEBHOOK_DELIVERIES: brokenQueue })).toBe(0);
+    expect(await sweepOutbox(testDependencies({ queue: brokenQueue }))).toBe(0);
     expect(await db.$count(webhookDeliveries, unenqueued)).toBe(1000);
     expect(warnings).toHaveBeenCalledTimes(reports + SWEEP_LIMIT / 100);
     warnings.mockRestore();
 
     // Back: each run takes the oldest SWEEP_LIMIT and the next run the rest, with no error.
-    expect(await sweepOutbox(env)).toBe(SWEEP_LIMIT);
+    expect(await sweepOutbox(deps)).toBe(SWEEP_LIMIT);
     expect(await db.$count(webhookDeliveries, unenqueued)).toBe(1000 - SWEEP_LIMIT);
-    expect(await sweepOutbox(env)).toBe(1000 - SWEEP_LIMIT);
+    expect(await sweepOutbox(deps)).toBe(1000 - SWEEP_LIMIT);
     expect(await db.$count(webhookDeliveries, unenqueued)).toBe(0);
 
     await vi.waitFor(async () => expect(await pendingOf(business.id)).toBe(0), { timeout: 100_000, interval: 500 });
@@ -90,7 +91,7 @@ describe("the queue down for 1,000 deliveries, then the sweeps", async () => {
     }
     const delivered = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.businessId, business.id));
     expect(delivered.every((row) => row.status === "delivered" && row.attemptCount === 1)).toBe(true);
-    expect(await sweepOutbox(env)).toBe(0);
+    expect(await sweepOutbox(deps)).toBe(0);
   });
 });
 
@@ -105,9 +106,9 @@ describe("a sweep that dies between marking a chunk and sending it", async () =>
       .set({ createdAt: new Date(diedAt - UNENQUEUED_AFTER_MS).toISOString() })
       .where(eq(webhookDeliveries.businessId, business.id));
     // The run that died: it marked the chunk, and never sent it nor released it.
-    await markSwept(db, deliveryIds, diedAt);
-    expect(await sweepOutbox(env, diedAt + 60_000)).toBe(0);
-    expect(await sweepOutbox(env)).toBe(deliveryIds.length);
+    await markSwept(deps, deliveryIds, diedAt);
+    expect(await sweepOutbox(testDependencies({ clock: () => diedAt + 60_000 }))).toBe(0);
+    expect(await sweepOutbox(deps)).toBe(deliveryIds.length);
     await vi.waitFor(async () => expect(await pendingOf(business.id)).toBe(0), { timeout: 10_000 });
     expect(await receivers[0]?.box.recorded()).toHaveLength(1);
   });
@@ -174,9 +175,9 @@ describe("the consumer's faults, on a driven clock", async () => {
       .set({ nextAttemptAt: new Date(crashedAt).toISOString(), enqueuedAt: new Date(crashedAt).toISOString() })
       .where(eq(webhookDeliveries.id, id));
     expect(await claimOne(id, crashedAt)).toMatchObject({ id });
-    expect(await sweepOutbox(env)).toBe(1);
+    expect(await sweepOutbox(deps)).toBe(1);
     await vi.waitFor(async () => expect((await deliveryRow(id))?.status).toBe("delivered"), { timeout: 10_000 });
-    expect(await sweepOutbox(env)).toBe(0);
+    expect(await sweepOutbox(deps)).toBe(0);
     expect(await box.recorded()).toHaveLength(1);
     expect(await attemptsOf(id)).toHaveLength(1);
   });
@@ -192,7 +193,7 @@ describe("an endpoint removed while a report is on its way", async () => {
     const removed = receivers[1]?.endpoint.id ?? 0;
     await db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, removed));
     const { emitted, deliveryIds } = await writeEvents(
-      db,
+      deps,
       business,
       endpoints,
       opaque([{ event: "review.created", data: { review: { id: 3 } } }]),
@@ -311,14 +312,14 @@ describe("a redelivery or a recover whose enqueue fails", async () => {
     await withBrokenQueue(`/api/v1/webhooks/${endpoint.id}/deliveries/${id}/redeliver`);
     expect((await deliveryRow(id))?.extraAttemptAt).not.toBeNull();
     // Within the minute its message may still be on its way: the sweep leaves it.
-    expect(await sweepOutbox(env)).toBe(0);
+    expect(await sweepOutbox(deps)).toBe(0);
     await owedForAMinute(id);
-    expect(await sweepOutbox(env)).toBe(1);
+    expect(await sweepOutbox(deps)).toBe(1);
     await vi.waitFor(async () => expect((await deliveryRow(id))?.extraAttemptAt).toBeNull(), { timeout: 10_000 });
     expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attemptCount: 6 });
     const requests = await box.recorded();
     expect(requests.map((request) => request.headers["x-service-delivery"])).toEqual([String(id)]);
-    expect(await sweepOutbox(env)).toBe(0);
+    expect(await sweepOutbox(deps)).toBe(0);
     expect(await attemptsOf(id)).toHaveLength(1);
   });
 
@@ -339,15 +340,15 @@ describe("a redelivery or a recover whose enqueue fails", async () => {
     }
     // The pending one is due now and not enqueued, as a new outbox row: the next sweep sends it.
     expect(await deliveryRow(pending.id)).toMatchObject({ status: "pending", enqueuedAt: null });
-    expect(await sweepOutbox(env)).toBe(1);
+    expect(await sweepOutbox(deps)).toBe(1);
     await vi.waitFor(async () => expect((await deliveryRow(pending.id))?.status).toBe("delivered"), {
       timeout: 10_000,
     });
     expect(await deliveryRow(pending.id)).toMatchObject({ attemptCount: 2 });
     await owedForAMinute(lost.id);
-    expect(await sweepOutbox(env)).toBe(1);
+    expect(await sweepOutbox(deps)).toBe(1);
     await vi.waitFor(async () => expect((await deliveryRow(lost.id))?.status).toBe("delivered"), { timeout: 10_000 });
-    expect(await sweepOutbox(env)).toBe(0);
+    expect(await sweepOutbox(deps)).toBe(0);
     expect(await lost.box.recorded()).toHaveLength(1);
     expect(await pending.box.recorded()).toHaveLength(1);
   });

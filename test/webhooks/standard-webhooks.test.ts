@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { encodeBase64url } from "@oslojs/encoding";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
@@ -7,9 +6,9 @@ import { describe, expect, it } from "vitest";
 import { actions, webhookEndpoints } from "../../src/db/schema";
 import { switchAction } from "../../src/domain/actions/approval";
 import { callActionByName, testAction } from "../../src/domain/actions/calls";
-import { outboundPolicy } from "../../src/lib/outbound";
 import { newSigningSecret } from "../../src/lib/signing";
 import { registerAction } from "../helpers/actions";
+import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { bookingObject, reportChange } from "../helpers/platform";
@@ -270,7 +269,7 @@ describe("Standard Webhooks headers on action calls, and a rotation of an action
   async function actionOf(name: string) {
     const box = receiverBox(name);
     const action = await registerAction(apiKey, name, { url: box.url() });
-    await switchAction(db, business.id, action.id, true);
+    await switchAction(deps, business.id, action.id, true);
     const body = () => ({
       conversation_id: "conv-7",
       message_id: crypto.randomUUID(),
@@ -280,7 +279,7 @@ describe("Standard Webhooks headers on action calls, and a rotation of an action
     /** The runtime's call through its route (the real clock), or on a clock the test drives. */
     const callAt = async (now?: number) => {
       const answer = now
-        ? await callActionByName(outboundPolicy(env), db, business.id, name, body(), { now: () => now })
+        ? await callActionByName(deps, business.id, name, body(), { now: () => now })
         : await json<{ call: { id: number } }>(
             await call(`/internal/v1/businesses/${business.id}/actions/${name}/call`, {
               method: "POST",
@@ -310,7 +309,7 @@ describe("Standard Webhooks headers on action calls, and a rotation of an action
     });
     expect(await verdicts(request, action.secret)).toEqual(ALL);
 
-    const tested = await testAction(outboundPolicy(env), db, business, action.id, {});
+    const tested = await testAction(deps, business, action.id, {});
     const [, ofTest] = (await box.recorded()) as [RecordedRequest, RecordedRequest];
     expect(ofTest.headers["webhook-id"]).toBe(String(tested.call.id));
     expect(await verdicts(ofTest, action.secret)).toEqual(ALL);

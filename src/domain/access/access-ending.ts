@@ -1,5 +1,4 @@
 import { and, asc, count, eq, isNull, ne, type SQL } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import {
   type ActionParameters,
   actions,
@@ -10,6 +9,7 @@ import {
   oauthGrants,
   webhookEndpoints,
 } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { apiKeyNotFound } from "./api-keys";
 import { connectionNotFound } from "./app-connections";
 
@@ -46,7 +46,8 @@ const withWhatCallsSend = ({ parameters, approvedParameters, ...action }: Touche
 type Touched = Record<"intakes" | "endpoints" | "actions" | "knowledge", SQL>;
 
 /** The four lists of a preview, as statements of its batch: intakes, endpoints, actions, knowledge items. */
-function touchedRecords(db: Database, businessId: string, touched: Touched) {
+function touchedRecords(deps: Dependencies, businessId: string, touched: Touched) {
+  const { db } = deps;
   return [
     db
       .select({ id: intakes.id, name: intakes.name, title: intakes.title, enabled: intakes.enabled })
@@ -85,7 +86,8 @@ function touchedRecords(db: Database, businessId: string, touched: Touched) {
  * this key pushed remain, and the owner chooses whether those actions are switched off (docs/decisions.md, When access
  * ends). `endpoints` is therefore empty unless this revocation deletes them. The 404 for a key of another business.
  */
-export async function keyRevocationPreview(db: Database, businessId: string, id: number) {
+export async function keyRevocationPreview(deps: Dependencies, businessId: string, id: number) {
+  const { db } = deps;
   const [[key], [others], keyIntakes, keySideEndpoints, keySideActions, knowledge] = await db.batch([
     db
       .select({
@@ -100,7 +102,7 @@ export async function keyRevocationPreview(db: Database, businessId: string, id:
       .select({ count: count() })
       .from(apiKeys)
       .where(and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt), ne(apiKeys.id, id))),
-    ...touchedRecords(db, businessId, {
+    ...touchedRecords(deps, businessId, {
       intakes: eq(intakes.apiKeyId, id),
       // The API keys' side: what any of the business's keys created (docs/architecture.md, Principals and owner
       // sides).
@@ -131,14 +133,15 @@ export async function keyRevocationPreview(db: Database, businessId: string, id:
  * its actions and knowledge remain, marked as coming from a disconnected app, and the owner chooses whether those
  * actions are switched off (docs/decisions.md, When access ends). The 404 for a connection of another business.
  */
-export async function appDisconnectionPreview(db: Database, businessId: string, id: number) {
+export async function appDisconnectionPreview(deps: Dependencies, businessId: string, id: number) {
+  const { db } = deps;
   const [[connection], appIntakes, appEndpoints, appActions, knowledge] = await db.batch([
     db
       .select({ id: oauthGrants.id, appName: oauthClients.clientName, disconnectedAt: oauthGrants.revokedAt })
       .from(oauthGrants)
       .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
       .where(and(eq(oauthGrants.id, id), eq(oauthGrants.businessId, businessId))),
-    ...touchedRecords(db, businessId, {
+    ...touchedRecords(deps, businessId, {
       intakes: eq(intakes.oauthGrantId, id),
       endpoints: eq(webhookEndpoints.oauthGrantId, id),
       actions: eq(actions.oauthGrantId, id),

@@ -1,22 +1,15 @@
 import { and, count, desc, eq, isNull, ne, notExists, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import type { Read } from "../../db/reads";
 import { actions, apiKeys, intakes, webhookEndpoints } from "../../db/schema";
 import { oneOff } from "../../db/statements";
+import type { Dependencies } from "../../dependencies";
 import { conflict, forbidden, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import { type Action, toActionObject } from "../actions/action-object";
 import { switchSideActionsOff } from "../actions/owner-actions";
 import { type IntakeRow, intakeOwner, toIntakeObject } from "../intakes/registration";
-import {
-  actionSwitched,
-  changedRows,
-  type Enqueue,
-  intakeSwitched,
-  readForSwitch,
-  writeSwitch,
-} from "../webhooks/lifecycle";
+import { actionSwitched, changedRows, intakeSwitched, readForSwitch, writeSwitch } from "../webhooks/lifecycle";
 import { MAX_ACTIVE_KEYS, newApiKey } from "./api-key-format";
 
 export const apiKeyNotFound = () => notFound("No API key with that id exists for this business.");
@@ -26,7 +19,7 @@ export const apiKeyNotFound = () => notFound("No API key with that id exists for
  * API keys' actions that are on.
  */
 function revocationOf(
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   id: number,
 ): Read<{
@@ -35,6 +28,7 @@ function revocationOf(
   intakesOn: IntakeRow[];
   actionsOn: Action[];
 }> {
+  const { db } = deps;
   return {
     statements: [
       oneOff(
@@ -95,13 +89,14 @@ const REVOCATION_ATTEMPTS = 3;
  * it deleted.
  */
 export async function revokeApiKey(
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   id: number,
-  options: { switchActionsOff?: boolean; enqueue?: Enqueue } = {},
+  options: { switchActionsOff?: boolean } = {},
 ) {
+  const { db } = deps;
   for (let attempt = 1; attempt <= REVOCATION_ATTEMPTS; attempt++) {
-    const { record, ...target } = await readForSwitch(db, businessId, revocationOf(db, businessId, id));
+    const { record, ...target } = await readForSwitch(deps, businessId, revocationOf(deps, businessId, id));
     const now = isoNow();
     const revokedAt = record.revokedAt ?? now;
     const lastActiveKey = record.otherActiveKeys === 0;
@@ -121,50 +116,44 @@ export async function revokeApiKey(
             actionSwitched(toActionObject({ ...row, enabled: false, updatedAt: now }), null, "credential_revoked"),
           ),
         ];
-    const written = await writeSwitch(
-      db,
-      target,
-      drafts,
-      [
-        db
-          .update(apiKeys)
-          .set({ revokedAt })
-          .where(
-            and(
-              eq(apiKeys.id, id),
-              eq(apiKeys.businessId, businessId),
-              record.revokedAt === null ? isNull(apiKeys.revokedAt) : eq(apiKeys.revokedAt, record.revokedAt),
-            ),
-          ),
-        changedRows(db, 1),
-        // Scoped by the business too, so that a key id of another business switches nothing off.
-        db
-          .update(intakes)
-          .set({ enabled: false, updatedAt: now })
-          .where(and(eq(intakes.apiKeyId, id), eq(intakes.businessId, businessId), eq(intakes.enabled, true))),
-        changedRows(db, record.intakesOn.length),
-        // The endpoints of the API-key side stop receiving once the business has no active key left, deleted with their
-        // pending deliveries (cascade; docs/architecture.md, What happens when access ends). Decided after the
-        // revocation above, in the same transaction, so two last keys revoked at once still leave none behind.
-        db.delete(webhookEndpoints).where(
+    const written = await writeSwitch(deps, target, drafts, [
+      db
+        .update(apiKeys)
+        .set({ revokedAt })
+        .where(
           and(
-            eq(webhookEndpoints.businessId, businessId),
-            isNull(webhookEndpoints.oauthGrantId),
-            notExists(
-              db
-                .select({ id: apiKeys.id })
-                .from(apiKeys)
-                .where(and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt))),
-            ),
+            eq(apiKeys.id, id),
+            eq(apiKeys.businessId, businessId),
+            record.revokedAt === null ? isNull(apiKeys.revokedAt) : eq(apiKeys.revokedAt, record.revokedAt),
           ),
         ),
-        changedRows(db, endpointsDeleted.length),
-        // The owner's choice on the confirmation page: the API keys' actions that are on stop with the key.
-        switchSideActionsOff(db, businessId, options.switchActionsOff ? isNull(actions.oauthGrantId) : sql`false`, now),
-        changedRows(db, actionsOff.length),
-      ],
-      options.enqueue,
-    );
+      changedRows(deps, 1),
+      // Scoped by the business too, so that a key id of another business switches nothing off.
+      db
+        .update(intakes)
+        .set({ enabled: false, updatedAt: now })
+        .where(and(eq(intakes.apiKeyId, id), eq(intakes.businessId, businessId), eq(intakes.enabled, true))),
+      changedRows(deps, record.intakesOn.length),
+      // The endpoints of the API-key side stop receiving once the business has no active key left, deleted with their
+      // pending deliveries (cascade; docs/architecture.md, What happens when access ends). Decided after the
+      // revocation above, in the same transaction, so two last keys revoked at once still leave none behind.
+      db.delete(webhookEndpoints).where(
+        and(
+          eq(webhookEndpoints.businessId, businessId),
+          isNull(webhookEndpoints.oauthGrantId),
+          notExists(
+            db
+              .select({ id: apiKeys.id })
+              .from(apiKeys)
+              .where(and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt))),
+          ),
+        ),
+      ),
+      changedRows(deps, endpointsDeleted.length),
+      // The owner's choice on the confirmation page: the API keys' actions that are on stop with the key.
+      switchSideActionsOff(deps, businessId, options.switchActionsOff ? isNull(actions.oauthGrantId) : sql`false`, now),
+      changedRows(deps, actionsOff.length),
+    ]);
     if (written) {
       return {
         id,
@@ -181,8 +170,8 @@ export async function revokeApiKey(
 export { MAX_ACTIVE_KEYS };
 
 /** The owner's list of keys: label, first characters, when created and revoked; never the key or its hash. */
-export async function listApiKeys(db: Database, businessId: string) {
-  return db
+export async function listApiKeys(deps: Dependencies, businessId: string) {
+  return deps.db
     .select({
       id: apiKeys.id,
       label: apiKeys.label,
@@ -200,11 +189,11 @@ export async function listApiKeys(db: Database, businessId: string) {
  * once in the answer, stored as its SHA-256 (docs/decisions.md, Data model). The count of active keys and the insert
  * are one transaction, so the 11th is refused however many are created at once.
  */
-export async function createApiKey(db: Database, businessId: string, label: string) {
+export async function createApiKey(deps: Dependencies, businessId: string, label: string) {
   const { key, keyHash, displayPrefix } = newApiKey();
   const activeKeys = sql`(select count(*) from ${apiKeys} where ${apiKeys.businessId} = ${businessId} and ${apiKeys.revokedAt} is null)`;
   const row = await insertWithinLimit(
-    db,
+    deps.db,
     apiKeys,
     {
       businessId,

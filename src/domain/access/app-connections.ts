@@ -1,5 +1,4 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import {
   actions,
   intakes,
@@ -9,6 +8,7 @@ import {
   oauthTokens,
   webhookEndpoints,
 } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import { switchSideActionsOff } from "../actions/owner-actions";
@@ -26,8 +26,8 @@ export type AppConnection = {
  * The business's app connections, newest first, disconnected ones included (the owner's list in the dashboard).
  * One query through the (business, revoked_at) index and the clients' primary key.
  */
-export async function listConnections(db: Database, businessId: string): Promise<AppConnection[]> {
-  return db
+export async function listConnections(deps: Dependencies, businessId: string): Promise<AppConnection[]> {
+  return deps.db
     .select({
       id: oauthGrants.id,
       clientId: oauthGrants.clientId,
@@ -57,11 +57,12 @@ export const connectionNotFound = () => notFound("No connected app with that id 
  * it deleted.
  */
 export async function disconnectApp(
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   id: number,
   options: { switchActionsOff?: boolean; now?: EpochMs } = {},
 ) {
+  const { db } = deps;
   const at = iso(options.now ?? Date.now());
   const ofThisBusiness = sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${id} and ${oauthGrants.businessId} = ${businessId})`;
   const [disconnected, , , switchedOff, endpointsDeleted, actionsOff] = await db.batch([
@@ -89,7 +90,7 @@ export async function disconnectApp(
       .where(and(eq(webhookEndpoints.oauthGrantId, id), eq(webhookEndpoints.businessId, businessId)))
       .returning({ id: webhookEndpoints.id }),
     // No action matches `false`: the statement stays in the batch either way, so the batch keeps one shape.
-    switchSideActionsOff(db, businessId, options.switchActionsOff ? eq(actions.oauthGrantId, id) : sql`false`, at),
+    switchSideActionsOff(deps, businessId, options.switchActionsOff ? eq(actions.oauthGrantId, id) : sql`false`, at),
   ]);
   const [connection] = disconnected;
   if (!connection) throw connectionNotFound();

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { businesses, type Plan } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { forbidden, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import type { BusinessObject } from "../../schemas/business";
@@ -43,8 +43,8 @@ export function assertPlanIncludesApi(business: Business): void {
  * The billing side sets the plan and whether it is active (`PUT /internal/v1/businesses/{id}/plan`: docs/decisions.md,
  * The Secretary runtime API).
  */
-export async function setPlan(db: Database, businessId: string, plan: { plan: Plan; active: boolean }) {
-  const updated = await db
+export async function setPlan(deps: Dependencies, businessId: string, plan: { plan: Plan; active: boolean }) {
+  const updated = await deps.db
     .update(businesses)
     .set({ plan: plan.plan, planActive: plan.active, updatedAt: isoNow() })
     .where(eq(businesses.id, businessId))

@@ -1,6 +1,6 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { ApiError, conflict, invalid } from "../../lib/errors";
 import { sha256HexNative } from "../../lib/secrets";
 import { type Clock, type EpochMs, iso } from "../../lib/time";
@@ -62,7 +62,8 @@ type Outcome = { kind: "claimed"; id: number } | { kind: "replay"; answer: Answe
  * still running after `ABANDONED_AFTER_MS`) and
  * the record as it stands, in one D1 batch. Of concurrent first requests exactly one insert answers a row.
  */
-async function tryClaim(db: Database, claim: Claim, now: EpochMs): Promise<Outcome> {
+async function tryClaim(deps: Dependencies, claim: Claim, now: EpochMs): Promise<Outcome> {
+  const { db } = deps;
   const fresh = { ...claim, status: null, headers: null, body: null, createdAt: iso(now) };
   const [claimed, [record]] = await db.batch([
     db
@@ -106,13 +107,13 @@ const REAL_TIME: Waiting = { clock: Date.now, pause: (ms) => new Promise((resolv
  * running is polled until it completes, or is released (then claimed again), for at most `WAIT_MS`; then 409.
  */
 export async function claimKey(
-  db: Database,
+  deps: Dependencies,
   claim: Claim,
   { clock, pause }: Waiting = REAL_TIME,
 ): Promise<Exclude<Outcome, { kind: "running" }>> {
   const deadline = clock() + WAIT_MS;
   for (;;) {
-    const outcome = await tryClaim(db, claim, clock());
+    const outcome = await tryClaim(deps, claim, clock());
     if (outcome.kind !== "running") return outcome;
     if (clock() + POLL_MS > deadline) {
       throw conflict(`A request with this ${IDEMPOTENCY_HEADER} is still running; retry once it has completed.`);
@@ -122,11 +123,11 @@ export async function claimKey(
 }
 
 /** The first completed answer, kept for replays (one round trip). */
-export async function keepAnswer(db: Database, id: number, answer: Answer): Promise<void> {
-  await db.update(idempotencyKeys).set(answer).where(eq(idempotencyKeys.id, id));
+export async function keepAnswer(deps: Dependencies, id: number, answer: Answer): Promise<void> {
+  await deps.db.update(idempotencyKeys).set(answer).where(eq(idempotencyKeys.id, id));
 }
 
 /** A request that failed on our side: the key is released, so that a retry runs (one round trip). */
-export async function releaseKey(db: Database, id: number): Promise<void> {
-  await db.delete(idempotencyKeys).where(eq(idempotencyKeys.id, id));
+export async function releaseKey(deps: Dependencies, id: number): Promise<void> {
+  await deps.db.delete(idempotencyKeys).where(eq(idempotencyKeys.id, id));
 }

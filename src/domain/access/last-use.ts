@@ -1,6 +1,6 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { apiKeys, oauthGrants } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Principal } from "./principals";
 
@@ -16,7 +16,8 @@ export const useToRecord = (principal: Principal, now: EpochMs): boolean =>
  * when each was last used (docs/decisions.md, Partners of one business stay apart). Run after the answer (`waitUntil`),
  * never on the request's path; conditional, so that concurrent requests of one credential write it once.
  */
-export async function recordUse(db: Database, principal: Principal, now: EpochMs): Promise<void> {
+export async function recordUse(deps: Dependencies, principal: Principal, now: EpochMs): Promise<void> {
+  const { db } = deps;
   const at = iso(now);
   const stale = (column: typeof apiKeys.lastUsedAt | typeof oauthGrants.lastUsedAt) =>
     or(isNull(column), lt(column, iso(now - LAST_USE_PRECISION_MS)));

@@ -1,6 +1,6 @@
 import { and, eq, lte } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { businesses, ownerSessions, owners } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { verifyPassword } from "../../lib/password";
 import { randomToken, secretsEqual, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
@@ -42,10 +42,11 @@ export const normaliseEmail = (email: string) => email.trim().toLowerCase();
  * new session (no session fixation) and clears the owner's expired ones.
  */
 export async function signInOwner(
-  db: Database,
+  deps: Dependencies,
   credentials: { email: string; password: string },
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ): Promise<{ token: string; session: OwnerSession } | undefined> {
+  const { db } = deps;
   const email = normaliseEmail(credentials.email);
   const { password } = credentials;
   const row =
@@ -88,12 +89,12 @@ export async function signInOwner(
 
 /** The live session of a cookie's token, with the owner's business (one query), or undefined. */
 export async function findOwnerSession(
-  db: Database,
+  deps: Dependencies,
   token: string | undefined,
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ): Promise<OwnerSession | undefined> {
   if (!token || !TOKEN_PATTERN.test(token)) return undefined;
-  const row = await db
+  const row = await deps.db
     .select({ session: ownerSessions, email: owners.email, business: businesses })
     .from(ownerSessions)
     .innerJoin(owners, eq(owners.id, ownerSessions.ownerId))
@@ -112,9 +113,9 @@ export async function findOwnerSession(
 }
 
 /** Ends the session of a cookie's token (signing out); an unknown token is nothing to do. */
-export async function signOutOwner(db: Database, token: string | undefined): Promise<void> {
+export async function signOutOwner(deps: Dependencies, token: string | undefined): Promise<void> {
   if (!token || !TOKEN_PATTERN.test(token)) return;
-  await db.delete(ownerSessions).where(eq(ownerSessions.tokenHash, sha256Hex(token)));
+  await deps.db.delete(ownerSessions).where(eq(ownerSessions.tokenHash, sha256Hex(token)));
 }
 
 /** A fresh random token for the sign-in form's double-submit cookie (there is no session yet to bind it to). */

@@ -1,8 +1,8 @@
 import { eq, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { Database } from "../../db/client";
 import { apiKeys, businesses, oauthGrants, oauthTokens } from "../../db/schema";
 import { type Bound, runStatements, statement } from "../../db/statements";
+import type { Dependencies } from "../../dependencies";
 import { ApiError, unauthorized } from "../../lib/errors";
 import { sha256HexNative } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
@@ -132,11 +132,12 @@ function tokenPrincipal(row: TokenRow | undefined, now: EpochMs): Principal {
  * nothing; the refusal is thrown before anyone sees their results all the same.
  */
 export async function authenticateWith(
-  db: Database,
+  deps: Dependencies,
   credential: Credential,
   statements: Bound<unknown>[],
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ): Promise<{ principal: Principal; results: unknown[] }> {
+  const { db } = deps;
   if (credential.kind === "api_key") {
     const [rows, ...results] = await runStatements(db, [keyLookup({ credential: credential.hash }), ...statements]);
     return { principal: keyPrincipal((rows as KeyRow[])[0]), results };
@@ -146,8 +147,8 @@ export async function authenticateWith(
 }
 
 /** The principal of an `Authorization` header, alone: one indexed lookup. */
-export async function authenticatePartner(db: Database, authorization: string | undefined): Promise<Principal> {
-  return (await authenticateWith(db, await readCredential(authorization), [])).principal;
+export async function authenticatePartner(deps: Dependencies, authorization: string | undefined): Promise<Principal> {
+  return (await authenticateWith(deps, await readCredential(authorization), [])).principal;
 }
 
 /** One string per credential, for per-principal budgets (the rate limit). */

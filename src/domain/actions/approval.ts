@@ -1,7 +1,7 @@
-import type { Database } from "../../db/client";
+import type { Dependencies } from "../../dependencies";
 import { conflict } from "../../lib/errors";
 import { sha256Hex } from "../../lib/secrets";
-import { type Enqueue, readForSwitch } from "../webhooks/lifecycle";
+import { readForSwitch } from "../webhooks/lifecycle";
 import { type Action, NOTHING_APPROVED, pendingChange, toActionObject, withRequiredList } from "./action-object";
 import { changedMeanwhile, WRITE_ATTEMPTS, writeAction } from "./guarded-write";
 import { actionRow } from "./reads";
@@ -40,15 +40,15 @@ const changedSinceReview = () =>
  * nothing.
  */
 export async function switchAction(
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   actionId: number,
   enabled: boolean,
-  options: { reviewed?: string; enqueue?: Enqueue } = {},
+  options: { reviewed?: string } = {},
 ) {
   let reviewed = options.reviewed;
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
-    const { record: action, ...target } = await readForSwitch(db, businessId, actionRow(businessId, actionId));
+    const { record: action, ...target } = await readForSwitch(deps, businessId, actionRow(businessId, actionId));
     if (enabled) {
       reviewed ??= reviewedVersion(action);
       if (reviewed !== reviewedVersion(action)) throw changedSinceReview();
@@ -57,7 +57,7 @@ export async function switchAction(
     const changes = enabled
       ? { enabled, offReason: null, ...approving(action) }
       : { enabled, offReason: "owner" as const, ...NOTHING_APPROVED };
-    const written = await writeAction(db, target, action, changes, "owner", options.enqueue);
+    const written = await writeAction(deps, target, action, changes, "owner");
     if (written) return written;
   }
   throw changedMeanwhile();
@@ -71,17 +71,17 @@ export async function switchAction(
  * nothing to accept (a 409: switching it on reviews it whole); one without a waiting change is answered as it is.
  */
 export async function acceptActionChange(
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   actionId: number,
-  options: { reviewed: string; enqueue?: Enqueue },
+  options: { reviewed: string },
 ) {
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
-    const { record: action, ...target } = await readForSwitch(db, businessId, actionRow(businessId, actionId));
+    const { record: action, ...target } = await readForSwitch(deps, businessId, actionRow(businessId, actionId));
     if (options.reviewed !== reviewedVersion(action)) throw changedSinceReview();
     if (!action.enabled) throw conflict("The action is switched off: switch it on to approve it as it now is.");
     if (!pendingChange(action)) return toActionObject(action);
-    const written = await writeAction(db, target, action, approving(action), "change_accepted", options.enqueue);
+    const written = await writeAction(deps, target, action, approving(action), "change_accepted");
     if (written) return written;
   }
   throw changedMeanwhile();

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { actionCalls, actions } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import type { OutboundOutcome } from "../../lib/outbound";
 import type { Action } from "./action-object";
 import { fencedAnswer } from "./answer-fence";
@@ -54,13 +54,14 @@ export function outcomeOf(result: OutboundOutcome, timeoutMs: number): Outcome {
 
 /** Records a finished call and moves the action's counters and timestamps, in one batch. */
 export async function recordOutcome(
-  db: Database,
+  deps: Dependencies,
   action: Action,
   call: ActionCall,
   outcome: Outcome,
   durationMs: number,
   now: string,
 ) {
+  const { db } = deps;
   const failed = outcome.status === "error" || outcome.status === "timeout";
   const [[recorded]] = await db.batch([
     db

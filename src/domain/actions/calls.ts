@@ -1,10 +1,10 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { actionCalls, actions, businesses } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { ApiError, conflict, notFound } from "../../lib/errors";
 import { logLine } from "../../lib/log";
-import { type OutboundPolicy, signedPost } from "../../lib/outbound";
+import { signedPost } from "../../lib/outbound";
 import { type Clock, iso } from "../../lib/time";
 import type { Channel } from "../../names-and-limits";
 import type { ActionCallBody } from "../../schemas/runtime";
@@ -42,13 +42,13 @@ type CallOptions = { ownerTest?: boolean; answerTimeoutMs?: number; now?: Clock 
  * record → the signed POST → the outcome recorded with the counters.
  */
 export async function callAction(
-  policy: OutboundPolicy,
-  db: Database,
+  deps: Dependencies,
   action: Action,
   business: { id: string; handle: string },
   request: CallRequest,
   options: CallOptions = {},
 ) {
+  const { db } = deps;
   if (!options.ownerTest) {
     if (!action.enabled) throw conflict("The action is switched off: only the owner can switch it on.");
     if (request.channel === "dashboard_test" || !actionsRunOn(request.channel)) {
@@ -106,7 +106,7 @@ export async function callAction(
   const timeoutMs = options.answerTimeoutMs ?? ACTION_TIMEOUT_MS;
   const signedAt = now();
   const outcome = outcomeOf(
-    await signedPost(policy, {
+    await signedPost(deps.outbound, {
       kind: "Actions",
       url: action.url,
       body,
@@ -134,21 +134,20 @@ export async function callAction(
   });
   return callResult(
     action,
-    await recordOutcome(db, action, call, outcome, finishedAt - startedAt, iso(finishedAt)),
+    await recordOutcome(deps, action, call, outcome, finishedAt - startedAt, iso(finishedAt)),
     outcome.answer,
   );
 }
 
 /** The runtime's call by action name: the business and the action found in one query. */
 export async function callActionByName(
-  policy: OutboundPolicy,
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   name: string,
   body: ActionCallBody,
   options: CallOptions = {},
 ) {
-  const row = await db
+  const row = await deps.db
     .select({ business: { id: businesses.id, handle: businesses.handle }, action: actions })
     .from(businesses)
     .leftJoin(actions, and(eq(actions.businessId, businesses.id), eq(actions.name, name)))
@@ -162,23 +161,22 @@ export async function callActionByName(
     channel: body.channel,
     arguments: body.arguments,
   };
-  return callAction(policy, db, row.action, row.business, request, options);
+  return callAction(deps, row.action, row.business, request, options);
 }
 
 /** The owner's Test button (spec: "Owner may press Test first"): a real call with sample arguments, recorded. */
 export async function testAction(
-  policy: OutboundPolicy,
-  db: Database,
+  deps: Dependencies,
   business: { id: string; handle: string },
   actionId: number,
   sampleArguments: Record<string, unknown>,
 ) {
-  const action = await findAction(db, business.id, actionId);
+  const action = await findAction(deps, business.id, actionId);
   const request: CallRequest = {
     conversationId: "owner-test",
     messageId: `owner-test-${crypto.randomUUID()}`,
     channel: "dashboard_test",
     arguments: sampleArguments,
   };
-  return callAction(policy, db, action, business, request, { ownerTest: true });
+  return callAction(deps, action, business, request, { ownerTest: true });
 }

@@ -1,13 +1,12 @@
 import { and, eq, isNull } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { actions } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { conflict } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import {
   actionChangeAccepted,
   actionSwitched,
   changedRows,
-  type Enqueue,
   type EventTarget,
   type LifecycleReason,
   writeSwitch,
@@ -49,12 +48,11 @@ const asRead = (action: Action) =>
  * meanwhile (nothing written).
  */
 export async function writeAction(
-  db: Database,
+  deps: Dependencies,
   target: EventTarget,
   action: Action,
   changes: Partial<Action>,
   event: LifecycleReason | "change_accepted",
-  enqueue?: Enqueue,
 ) {
   const written = { ...action, ...changes, updatedAt: isoNow() };
   const object = toActionObject(written);
@@ -64,10 +62,10 @@ export async function writeAction(
       : written.enabled === action.enabled
         ? []
         : [actionSwitched(object, action.oauthGrantId, event)];
-  const update = db
+  const update = deps.db
     .update(actions)
     .set({ ...changes, updatedAt: written.updatedAt })
     .where(and(ofBusiness(action.businessId, action.id), asRead(action)));
-  const ok = await writeSwitch(db, target, drafts, [update, changedRows(db, 1)], enqueue);
+  const ok = await writeSwitch(deps, target, drafts, [update, changedRows(deps, 1)]);
   return ok ? object : undefined;
 }

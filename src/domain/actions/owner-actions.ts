@@ -1,6 +1,6 @@
 import { and, asc, eq, type SQL } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { actions } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { type Creator, creatorColumns, creatorOf, withCreator } from "../access/creators";
 import { actionNotFound } from "./reads";
 
@@ -17,8 +17,8 @@ const ofBusiness = (businessId: string, id: number) => and(eq(actions.id, id), e
  * disconnected app as such (docs/architecture.md, What happens when access ends). One query through the (business,
  * name) index.
  */
-export async function listActionsForOwner(db: Database, businessId: string) {
-  const rows = await db
+export async function listActionsForOwner(deps: Dependencies, businessId: string) {
+  const rows = await deps.db
     .select({
       id: actions.id,
       name: actions.name,
@@ -34,8 +34,8 @@ export async function listActionsForOwner(db: Database, businessId: string) {
 }
 
 /** Who registered the action `id` of the business, or the 404 (its page, and the confirmation of its removal). */
-export async function actionCreator(db: Database, businessId: string, id: number): Promise<Creator> {
-  const row = await db
+export async function actionCreator(deps: Dependencies, businessId: string, id: number): Promise<Creator> {
+  const row = await deps.db
     .select({ oauthGrantId: actions.oauthGrantId, ...creatorColumns(actions.oauthGrantId) })
     .from(actions)
     .where(ofBusiness(businessId, id))
@@ -50,8 +50,8 @@ export async function actionCreator(db: Database, businessId: string, id: number
  * (`side`: the API keys' or an app connection's), as the owner's own switch would, with nothing approved left. It goes
  * in the batch that ends the access, so no call can be made between the two.
  */
-export const switchSideActionsOff = (db: Database, businessId: string, side: SQL | undefined, at: string) =>
-  db
+export const switchSideActionsOff = (deps: Dependencies, businessId: string, side: SQL | undefined, at: string) =>
+  deps.db
     .update(actions)
     .set({ enabled: false, offReason: "owner", approvedDescription: null, approvedParameters: null, updatedAt: at })
     .where(and(eq(actions.businessId, businessId), side, eq(actions.enabled, true)))

@@ -1,8 +1,8 @@
 import { and, asc, desc, eq, lt, ne, or, type Placeholder } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { type Read, read, readTwo, runRead } from "../../db/reads";
 import { actionCalls, actions } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
+import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
 import type { EpochMs } from "../../lib/time";
 import { type Reach, type ReadReach, reachArgument, reached } from "../access/scope";
@@ -44,7 +44,8 @@ export function actionRow(reach: ReadReach, id: number): Read<Action> {
   });
 }
 
-export const findAction = (db: Database, businessId: string, id: number) => runRead(db, actionRow(businessId, id));
+export const findAction = (deps: Dependencies, businessId: string, id: number) =>
+  runRead(deps.db, actionRow(businessId, id));
 
 const recentCalls = statement<OneAction & { cutOff: string }>()((db, { reach, id, cutOff }) =>
   db

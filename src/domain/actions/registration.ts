@@ -1,16 +1,15 @@
-import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { type ActionParameters, actions } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { forbidden, invalid } from "../../lib/errors";
-import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
+import { assertRegistrableUrl } from "../../lib/public-address";
 import { newSigningSecret } from "../../lib/signing";
 import { isoNow } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { type Principal, principalRef } from "../access/principals";
 import type { Reach } from "../access/scope";
 import type { WebhookEndpoint } from "../webhooks/endpoints";
-import type { Enqueue } from "../webhooks/lifecycle";
 import { type Action, NOTHING_APPROVED, toActionObject, withRequiredList } from "./action-object";
 import { assertNoContactParameters } from "./contact-details";
 import { changedMeanwhile, WRITE_ATTEMPTS, writeAction } from "./guarded-write";
@@ -27,19 +26,18 @@ export const MAX_ACTIONS_PER_BUSINESS = 10;
 const NO_PARAMETERS: ActionParameters = { type: "object", properties: {}, required: [] };
 
 export async function createAction(
-  policy: AddressPolicy,
-  db: Database,
+  deps: Dependencies,
   principal: Principal,
   input: { name: string; title: string; description: string; url: string; parameters?: ActionParameters },
 ) {
-  assertRegistrableUrl(policy, input.url);
+  assertRegistrableUrl(deps.outbound, input.url);
   if (input.parameters) assertNoContactParameters(input.parameters);
   const now = isoNow();
   const secret = newSigningSecret();
   let action: Action | undefined;
   try {
     action = await insertWithinLimit(
-      db,
+      deps.db,
       actions,
       {
         businessId: principal.business.id,
@@ -76,19 +74,17 @@ export async function createAction(
  * a write that another one overtook compares again with what that one stored.
  */
 export async function patchAction(
-  policy: AddressPolicy,
-  db: Database,
+  deps: Dependencies,
   business: Business,
   current: { record: Action; endpoints: WebhookEndpoint[] },
   input: { title?: string; description?: string; url?: string; parameters?: ActionParameters },
-  enqueue?: Enqueue,
 ) {
-  if (input.url !== undefined) assertRegistrableUrl(policy, input.url);
+  if (input.url !== undefined) assertRegistrableUrl(deps.outbound, input.url);
   if (input.parameters) assertNoContactParameters(input.parameters);
   const parameters = input.parameters && withRequiredList(input.parameters);
   let action = current.record;
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
-    if (attempt > 1) action = await findAction(db, business.id, action.id);
+    if (attempt > 1) action = await findAction(deps, business.id, action.id);
     const changes: Partial<Action> = {};
     for (const key of ["title", "description", "url"] as const) {
       const value = input[key];
@@ -104,20 +100,13 @@ export async function patchAction(
       // An action that was on, switched off by this change, waits for the owner's review (the overview lists it).
       if (action.enabled) changes.offReason = "changed";
     }
-    const written = await writeAction(
-      db,
-      { business, endpoints: current.endpoints },
-      action,
-      changes,
-      "changed",
-      enqueue,
-    );
+    const written = await writeAction(deps, { business, endpoints: current.endpoints }, action, changes, "changed");
     if (written) return written;
   }
   throw changedMeanwhile();
 }
 
-export async function deleteAction(db: Database, reach: Reach, id: number) {
-  const deleted = await db.delete(actions).where(ofBusiness(reach, id)).returning({ id: actions.id });
+export async function deleteAction(deps: Dependencies, reach: Reach, id: number) {
+  const deleted = await deps.db.delete(actions).where(ofBusiness(reach, id)).returning({ id: actions.id });
   if (deleted.length === 0) throw actionNotFound();
 }

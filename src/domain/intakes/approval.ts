@@ -1,11 +1,11 @@
 import { and, eq, not, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { read, runRead } from "../../db/reads";
 import { apiKeys, intakes, oauthGrants } from "../../db/schema";
 import { statement } from "../../db/statements";
+import type { Dependencies } from "../../dependencies";
 import { conflict, forbidden } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
-import { changedRows, type Enqueue, intakeSwitched, readForSwitch, writeSwitch } from "../webhooks/lifecycle";
+import { changedRows, intakeSwitched, readForSwitch, writeSwitch } from "../webhooks/lifecycle";
 import { changeList } from "./change-list";
 import { contactDetailsOf, identityQuestionsOf } from "./question-detection";
 import { contentOf, intakeNotFound, intakeOwner, normalizeField, toIntakeObject } from "./registration";
@@ -63,14 +63,14 @@ const changedMeanwhile = () =>
  * overtaken. An intake that is on stays as it is.
  */
 export async function switchIntakeOn(
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   intakeId: number,
-  options: { version?: number; enqueue?: Enqueue } = {},
+  options: { version?: number } = {},
 ) {
   let reviewed = options.version;
   for (let attempt = 1; attempt <= SWITCH_ATTEMPTS; attempt++) {
-    const { record, ...target } = await readForSwitch(db, businessId, businessIntake(businessId, intakeId));
+    const { record, ...target } = await readForSwitch(deps, businessId, businessIntake(businessId, intakeId));
     const { intake } = record;
     if (record.credentialRevoked) throw revokedCredential();
     reviewed ??= intake.version;
@@ -78,7 +78,7 @@ export async function switchIntakeOn(
     if (intake.enabled) return toIntakeObject(intake);
     const approval = { approvedVersion: intake.version, approvedContent: contentOf(intake) };
     const switched = { ...intake, ...approval, enabled: true, updatedAt: isoNow() };
-    const update = db
+    const update = deps.db
       .update(intakes)
       .set({ ...approval, enabled: true, updatedAt: switched.updatedAt })
       .where(
@@ -90,7 +90,7 @@ export async function switchIntakeOn(
         ),
       );
     const drafts = [intakeSwitched(toIntakeObject(switched), intakeOwner(intake), "owner")];
-    if (await writeSwitch(db, target, drafts, [update, changedRows(db, 1)], options.enqueue)) {
+    if (await writeSwitch(deps, target, drafts, [update, changedRows(deps, 1)])) {
       return toIntakeObject(switched);
     }
     // Something got in between the read and the write: the next read says what.
@@ -102,23 +102,18 @@ export async function switchIntakeOn(
  * The owner switches the intake off (spec: Intake `enabled`, true → false), and its owner gets `intake.disabled` with
  * reason `owner`. An intake that is off stays as it is, and nothing is sent.
  */
-export async function switchIntakeOff(
-  db: Database,
-  businessId: string,
-  intakeId: number,
-  options: { enqueue?: Enqueue } = {},
-) {
+export async function switchIntakeOff(deps: Dependencies, businessId: string, intakeId: number) {
   for (let attempt = 1; attempt <= SWITCH_ATTEMPTS; attempt++) {
-    const { record, ...target } = await readForSwitch(db, businessId, businessIntake(businessId, intakeId));
+    const { record, ...target } = await readForSwitch(deps, businessId, businessIntake(businessId, intakeId));
     const { intake } = record;
     if (!intake.enabled) return toIntakeObject(intake);
     const switched = { ...intake, enabled: false, updatedAt: isoNow() };
-    const update = db
+    const update = deps.db
       .update(intakes)
       .set({ enabled: false, updatedAt: switched.updatedAt })
       .where(and(ofBusiness(businessId, intake.id), eq(intakes.version, intake.version), eq(intakes.enabled, true)));
     const drafts = [intakeSwitched(toIntakeObject(switched), intakeOwner(intake), "owner")];
-    if (await writeSwitch(db, target, drafts, [update, changedRows(db, 1)], options.enqueue)) {
+    if (await writeSwitch(deps, target, drafts, [update, changedRows(deps, 1)])) {
       return toIntakeObject(switched);
     }
   }
@@ -129,8 +124,8 @@ export async function switchIntakeOff(
  * What the owner reviews before switching an intake on (spec: Contact details and approval; docs/intakes.md, The
  * approval summary).
  */
-export async function approvalSummary(db: Database, businessId: string, intakeId: number) {
-  const { intake, credentialRevoked } = await runRead(db, businessIntake(businessId, intakeId));
+export async function approvalSummary(deps: Dependencies, businessId: string, intakeId: number) {
+  const { intake, credentialRevoked } = await runRead(deps.db, businessIntake(businessId, intakeId));
   const questions = intake.fields.map(normalizeField);
   return {
     intake: toIntakeObject(intake),

@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { intakeResponses, intakes } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
+import type { Dependencies } from "../../dependencies";
 import type { IntakeRun } from "./conversation";
 
 /*
@@ -62,7 +62,8 @@ export const responseOfRun = (runId: string) =>
   sql<number>`(select ${intakeResponses.id} from ${intakeResponses} where ${intakeResponses.runId} = ${runId})`;
 
 /** `oneResponsePerRun`, in the batch: it aborts if the run has a response already. */
-export const noResponseYet = (db: Database, runId: string) => guard(db, sql`not exists ${responseOfRun(runId)}`);
+export const noResponseYet = (deps: Dependencies, runId: string) =>
+  guard(deps.db, sql`not exists ${responseOfRun(runId)}`);
 
 type RunOfIntake = { intakeId: number; version: number };
 
@@ -73,7 +74,7 @@ export const intakeUnchanged = <I extends { enabled: boolean; version: number }>
 ): intake is I => intake?.enabled === true && intake.version === run.version;
 
 /** `unchangedIntake`, in the batch: it aborts if the intake was switched off or changed since the read. */
-export function intakeStillUnchanged(db: Database, run: RunOfIntake) {
+export function intakeStillUnchanged(deps: Dependencies, run: RunOfIntake) {
   const stillOn: SQL = sql`exists (select 1 from ${intakes} where ${intakes.id} = ${run.intakeId} and ${intakes.enabled} = 1 and ${intakes.version} = ${run.version})`;
-  return guard(db, stillOn);
+  return guard(deps.db, stillOn);
 }

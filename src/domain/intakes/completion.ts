@@ -1,11 +1,9 @@
 import { and, eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { isGuardAbort } from "../../db/errors";
 import { type Answer, businesses, intakeResponses, intakes } from "../../db/schema";
-import type { DeliveryQueue } from "../../queues/delivery-message";
+import type { Dependencies } from "../../dependencies";
 import { endpointsOf } from "../webhooks/endpoints";
 import { withDataFromSql } from "../webhooks/event-draft";
-import { enqueueDeliveries } from "../webhooks/outbox/enqueue";
 import { writeEvents } from "../webhooks/outbox/write";
 import { intakeStillUnchanged, intakeUnchanged, noResponseYet, responseOfRun } from "./completion-guards";
 
@@ -33,7 +31,8 @@ const COMPLETION_ATTEMPTS = 3;
  * `oneResponsePerRun`). So a repeated or concurrent completion of a run stores one response and emits one event, and
  * answers the same. `response_id` in the event is the id of the row inserted earlier in the same batch.
  */
-export async function completeRun(queue: DeliveryQueue, db: Database, run: CompletedRun): Promise<Completion> {
+export async function completeRun(deps: Dependencies, run: CompletedRun): Promise<Completion> {
+  const { db } = deps;
   for (let attempt = 1; ; attempt++) {
     const [intake, existing, business, endpoints] = await db.batch([
       db
@@ -62,13 +61,13 @@ export async function completeRun(queue: DeliveryQueue, db: Database, run: Compl
     });
     try {
       const written = await writeEvents(
-        db,
+        deps,
         business[0],
         endpoints,
         [completed],
         [
-          intakeStillUnchanged(db, run),
-          noResponseYet(db, run.runId),
+          intakeStillUnchanged(deps, run),
+          noResponseYet(deps, run.runId),
           db.insert(intakeResponses).values({
             intakeId: current.id,
             businessId: run.businessId,
@@ -82,7 +81,7 @@ export async function completeRun(queue: DeliveryQueue, db: Database, run: Compl
           }),
         ],
       );
-      await enqueueDeliveries(queue, db, written.deliveryIds);
+      deps.enqueue(written.deliveryIds);
       // Stored: the next read answers with the response's id.
     } catch (error) {
       // The intake changed, or this run completed, between the read and the write: read again and decide.

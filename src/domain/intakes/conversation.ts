@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { type Answer, businesses, type IntakeContent, type IntakeField, intakes } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { ApiError, conflict, notFound } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
 import type { Channel } from "../../names-and-limits";
@@ -75,7 +75,7 @@ export const expired = (run: IntakeRun, now: number) => now - Date.parse(run.sta
  * of that business. Records the version and a snapshot of the questions, and answers the opening line.
  */
 export async function startRun(
-  db: Database,
+  deps: Dependencies,
   input: { conversationId: string; businessId: string; intakeId: number; channel: Channel; customer: ProvenIdentity },
   now: number,
 ): Promise<IntakeRun> {
@@ -85,7 +85,7 @@ export async function startRun(
       "Intakes run only on chat channels: not on phone calls nor through connected AI assistants (MCP).",
     );
   }
-  const row = await db
+  const row = await deps.db
     .select({ intake: intakes, businessName: businesses.name })
     .from(intakes)
     .innerJoin(businesses, eq(businesses.id, intakes.businessId))

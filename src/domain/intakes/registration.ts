@@ -1,10 +1,10 @@
 import { and, asc, eq, isNull, type Placeholder, type SQL } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { mapRead, type Read, read, runRead } from "../../db/reads";
 import { type IntakeContent, type IntakeField, intakes } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
+import type { Dependencies } from "../../dependencies";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import type { Channel } from "../../names-and-limits";
@@ -15,7 +15,7 @@ import { type Principal, type PrincipalRef, principalRef } from "../access/princ
 import { type PartnerReach, type Scope, scopeOf, sideArgument } from "../access/scope";
 import { intakesRunOn } from "../secretary/channels";
 import type { WebhookEndpoint } from "../webhooks/endpoints";
-import { changedRows, type Enqueue, intakeSwitched, withEndpoints, writeSwitch } from "../webhooks/lifecycle";
+import { changedRows, intakeSwitched, withEndpoints, writeSwitch } from "../webhooks/lifecycle";
 
 /** Spec, Limits: "Intakes per business: 5 (all keys and apps together)". */
 export const MAX_INTAKES_PER_BUSINESS = 5;
@@ -102,12 +102,12 @@ export function ownedIntakeRow(reach: PartnerReach, id: number): Read<IntakeRow>
  * never pass it; the name's uniqueness is the unique index `intakes_business_name`, so concurrent creates of one
  * name store one.
  */
-export async function createIntake(db: Database, principal: Principal, input: CreateIntakeInput) {
+export async function createIntake(deps: Dependencies, principal: Principal, input: CreateIntakeInput) {
   const now = isoNow();
   let row: IntakeRow | undefined;
   try {
     row = await insertWithinLimit(
-      db,
+      deps.db,
       intakes,
       {
         businessId: principal.business.id,
@@ -170,13 +170,13 @@ const PATCH_ATTEMPTS = 3;
  * endpoints as the request read them with its credential (one round trip for both); without it, they are read here.
  */
 export async function patchIntake(
-  db: Database,
+  deps: Dependencies,
   principal: Principal,
   intakeId: number,
   input: PatchIntakeInput,
   current?: { record: IntakeRow; endpoints: WebhookEndpoint[] },
-  enqueue?: Enqueue,
 ) {
+  const { db } = deps;
   const scope = scopeOf(principal);
   const readAgain = () => runRead(db, withEndpoints(ownedIntakeRow(scope, intakeId), scope));
   let { record: row, endpoints } = current ?? (await readAgain());
@@ -207,14 +207,14 @@ export async function patchIntake(
       .set({ ...next, version: changed.version, enabled: false, updatedAt: changed.updatedAt })
       .where(and(eq(intakes.id, row.id), eq(intakes.version, row.version), eq(intakes.enabled, row.enabled)));
     const target = { business: principal.business, endpoints };
-    if (await writeSwitch(db, target, drafts, [update, changedRows(db, 1)], enqueue)) return toIntakeObject(changed);
+    if (await writeSwitch(deps, target, drafts, [update, changedRows(deps, 1)])) return toIntakeObject(changed);
   }
   throw conflict("The intake was changed by another request at the same moment; send this change again.");
 }
 
 /** Spec, Intakes: `DELETE /intakes/{id}` removes the intake and, by the foreign key's cascade, its responses. */
-export async function deleteIntake(db: Database, principal: Principal, id: number) {
-  const deleted = await db
+export async function deleteIntake(deps: Dependencies, principal: Principal, id: number) {
+  const deleted = await deps.db
     .delete(intakes)
     .where(ownedIntake(scopeOf(principal), id))
     .returning({ id: intakes.id });
@@ -225,9 +225,9 @@ export async function deleteIntake(db: Database, principal: Principal, id: numbe
  * What the Secretary may start on a channel (docs/decisions.md, The intake conversation): the business's enabled
  * intakes, only on the chat channels where intakes run (spec: not on phone calls nor through MCP).
  */
-export async function intakesForSecretary(db: Database, businessId: string, channel: Channel) {
+export async function intakesForSecretary(deps: Dependencies, businessId: string, channel: Channel) {
   if (!intakesRunOn(channel)) return [];
-  const rows = await db
+  const rows = await deps.db
     .select({ id: intakes.id, name: intakes.name, description: intakes.description, fields: intakes.fields })
     .from(intakes)
     .where(and(eq(intakes.businessId, businessId), eq(intakes.enabled, true)))
@@ -239,7 +239,7 @@ export async function intakesForSecretary(db: Database, businessId: string, chan
  * The owner sees every intake of the business, whichever key or app registered it (docs/architecture.md, Principals
  * and owner sides).
  */
-export async function listBusinessIntakes(db: Database, businessId: string) {
-  const rows = await db.select().from(intakes).where(eq(intakes.businessId, businessId)).orderBy(asc(intakes.id));
+export async function listBusinessIntakes(deps: Dependencies, businessId: string) {
+  const rows = await deps.db.select().from(intakes).where(eq(intakes.businessId, businessId)).orderBy(asc(intakes.id));
   return rows.map(toIntakeObject);
 }

@@ -1,8 +1,8 @@
 import { and, desc, eq, lt } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { type Read, readTwo } from "../../db/reads";
 import { type Answer, intakeResponses, intakes } from "../../db/schema";
 import { statement } from "../../db/statements";
+import type { Dependencies } from "../../dependencies";
 import type { IntakeResponseObject } from "../../schemas/intake-responses";
 import { type PartnerReach, sideArgument } from "../access/scope";
 import { intakeNotFound, type OneIntake, ownedIntake } from "./registration";
@@ -77,8 +77,8 @@ export function toAnswerObject(answer: Answer): IntakeResponseObject["answers"][
 }
 
 /** The owner's view of an intake's latest responses (the 50 newest). */
-export async function latestResponses(db: Database, businessId: string, intakeId: number) {
-  const rows = await db
+export async function latestResponses(deps: Dependencies, businessId: string, intakeId: number) {
+  const rows = await deps.db
     .select()
     .from(intakeResponses)
     .where(and(eq(intakeResponses.intakeId, intakeId), eq(intakeResponses.businessId, businessId)))

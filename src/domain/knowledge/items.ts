@@ -1,11 +1,10 @@
 import { and, asc, eq, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { type Read, read, runRead } from "../../db/reads";
 import { knowledgeItems, ownerKnowledgeSources } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
-import type { BusinessLimits } from "../../durable-objects/business-limits";
+import type { Dependencies } from "../../dependencies";
 import { ApiError, forbidden, invalid, notFound, tooManyRequests } from "../../lib/errors";
 import { characterCount } from "../../lib/text";
 import { isoNow } from "../../lib/time";
@@ -15,7 +14,6 @@ import { businessOf, type Reach, type ReadReach, reachArgument } from "../access
 
 /** Spec, Limits: "Knowledge sources: 3 on Pro, 5 on Business, counting PDFs and websites the owner added". */
 export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;
-type BusinessLimitsNamespace = DurableObjectNamespace<BusinessLimits>;
 
 /**
  * Spec, Limits: "Knowledge pushes: 120 per hour per business", a clock hour (docs/decisions.md, Knowledge and limits).
@@ -31,7 +29,8 @@ export function toKnowledgeObject(item: KnowledgeItem) {
 }
 
 /** Counts one push against the business's hourly budget, in its BusinessLimits object; 429 beyond it. */
-export async function takeKnowledgePush(namespace: BusinessLimitsNamespace, businessId: string) {
+export async function takeKnowledgePush(deps: Dependencies, businessId: string) {
+  const { limits: namespace } = deps;
   const limits = namespace.get(namespace.idFromName(businessId));
   const use = await limits.take("knowledge_push", PUSHES_PER_HOUR, HOUR_MS);
   if (!use.allowed) {
@@ -74,16 +73,15 @@ export function checkContentLength(content: string): void {
  * Answers what was stored and the budget left, for the RateLimit headers.
  */
 export async function pushKnowledge(
-  limits: BusinessLimitsNamespace,
-  db: Database,
+  deps: Dependencies,
   principal: Principal,
   key: string,
   input: { title: string; content: string },
   existing: KnowledgeItem | undefined,
 ) {
   checkContentLength(input.content);
-  const budget = await takeKnowledgePush(limits, principal.business.id);
-  return { ...(await storeKnowledge(db, principal, key, input, existing)), budget };
+  const budget = await takeKnowledgePush(deps, principal.business.id);
+  return { ...(await storeKnowledge(deps, principal, key, input, existing)), budget };
 }
 
 /**
@@ -93,12 +91,13 @@ export async function pushKnowledge(
  * new keys never pass the limit. One write in the usual case; a push that raced another on the same key reads again.
  */
 async function storeKnowledge(
-  db: Database,
+  deps: Dependencies,
   principal: Principal,
   key: string,
   input: { title: string; content: string },
   existing: KnowledgeItem | undefined,
 ): Promise<{ created: boolean; item: ReturnType<typeof toKnowledgeObject> & { unchanged: boolean } }> {
+  const { db } = deps;
   const { business } = principal;
   const now = isoNow();
   if (existing) {
@@ -114,7 +113,7 @@ async function storeKnowledge(
       .returning();
     if (updated) return { created: false, item: { ...toKnowledgeObject(updated), unchanged: false } };
   }
-  const inserted = await insertNewItem(db, business, {
+  const inserted = await insertNewItem(deps, business, {
     businessId: business.id,
     key,
     ...input,
@@ -125,15 +124,15 @@ async function storeKnowledge(
   });
   // A concurrent push created the same key first: this push is a replacement of it.
   if (inserted === "exists") {
-    return storeKnowledge(db, principal, key, input, await runRead(db, storedItem(business.id, key)));
+    return storeKnowledge(deps, principal, key, input, await runRead(db, storedItem(business.id, key)));
   }
   return { created: true, item: { ...toKnowledgeObject(inserted), unchanged: false } };
 }
 
-async function insertNewItem(db: Database, business: Business, row: typeof knowledgeItems.$inferInsert) {
+async function insertNewItem(deps: Dependencies, business: Business, row: typeof knowledgeItems.$inferInsert) {
   const limit = SOURCE_LIMITS[business.plan];
   try {
-    const item = await insertWithinLimit(db, knowledgeItems, row, limit, sourcesOf(business.id));
+    const item = await insertWithinLimit(deps.db, knowledgeItems, row, limit, sourcesOf(business.id));
     if (item) return item;
   } catch (error) {
     if (isUniqueViolation(error)) return "exists" as const;
@@ -159,7 +158,10 @@ const itemsOf = statement<{ reach: ShapedArgument<Reach> }>()((db, { reach }) =>
 export const listKnowledge = (reach: ReadReach) =>
   read(itemsOf({ reach: reachArgument(reach) }), (items) => items.map(toKnowledgeObject));
 
-export async function deleteKnowledge(db: Database, businessId: string, key: string) {
-  const deleted = await db.delete(knowledgeItems).where(itemOf(businessId, key)).returning({ key: knowledgeItems.key });
+export async function deleteKnowledge(deps: Dependencies, businessId: string, key: string) {
+  const deleted = await deps.db
+    .delete(knowledgeItems)
+    .where(itemOf(businessId, key))
+    .returning({ key: knowledgeItems.key });
   if (deleted.length === 0) throw notFound("Nothing is stored under that knowledge key for this business.");
 }

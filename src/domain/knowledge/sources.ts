@@ -1,6 +1,6 @@
 import { and, asc, desc, eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { apiKeys, knowledgeItems, oauthClients, oauthGrants, ownerKnowledgeSources } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
 import { fenceText, frameLength, freshBoundary, informationHeader } from "../../lib/information-fence";
 import { characterCount } from "../../lib/text";
@@ -16,8 +16,8 @@ export type AddedBy =
   | { kind: "oauth_app"; appName: string; disconnected: boolean };
 
 /** Pushed items with the principal that added them, newest change first: one query, two left joins. */
-async function pushedItems(db: Database, businessId: string) {
-  const rows = await db
+async function pushedItems(deps: Dependencies, businessId: string) {
+  const rows = await deps.db
     .select({
       item: knowledgeItems,
       keyLabel: apiKeys.label,
@@ -48,14 +48,14 @@ const describeSource = (addedBy: AddedBy) =>
  * The owner's knowledge sources (spec: "The owner sees pushed texts in their knowledge sources, marked as added by a
  * connected app, and can remove any"): their own PDFs and websites, and every pushed text with who added it.
  */
-export async function listKnowledgeSources(db: Database, business: Business) {
+export async function listKnowledgeSources(deps: Dependencies, business: Business) {
   const [own, pushed] = await Promise.all([
-    db
+    deps.db
       .select()
       .from(ownerKnowledgeSources)
       .where(eq(ownerKnowledgeSources.businessId, business.id))
       .orderBy(asc(ownerKnowledgeSources.id)),
-    pushedItems(db, business.id),
+    pushedItems(deps, business.id),
   ]);
   return {
     limit: SOURCE_LIMITS[business.plan],
@@ -74,12 +74,12 @@ export async function listKnowledgeSources(db: Database, business: Business) {
 
 /** The owner removes a pushed text (by key) or one of their own sources (by id). */
 export async function removeKnowledgeSource(
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   source: { pushedKey: string } | { ownSourceId: number },
 ) {
-  if ("pushedKey" in source) return deleteKnowledge(db, businessId, source.pushedKey);
-  const removed = await db
+  if ("pushedKey" in source) return deleteKnowledge(deps, businessId, source.pushedKey);
+  const removed = await deps.db
     .delete(ownerKnowledgeSources)
     .where(and(eq(ownerKnowledgeSources.id, source.ownSourceId), eq(ownerKnowledgeSources.businessId, businessId)))
     .returning({ id: ownerKnowledgeSources.id });
@@ -127,8 +127,8 @@ const firstChars = (text: string, count: number) =>
  * crosses the budget keeps its header and both boundary lines and loses the end of its content; those after it are left
  * out and counted.
  */
-export async function secretaryKnowledge(db: Database, business: Business) {
-  const items = await pushedItems(db, business.id);
+export async function secretaryKnowledge(deps: Dependencies, business: Business) {
+  const items = await pushedItems(deps, business.id);
   const boundary = freshBoundary(
     ...items.flatMap(({ item, addedBy }) => [item.content, item.title, describeSource(addedBy)]),
   );

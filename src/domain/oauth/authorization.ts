@@ -1,6 +1,6 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { oauthClients, oauthCodes, oauthGrants } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { readParameter, S256_CHALLENGE_PATTERN } from "../../lib/oauth-parameters";
 import { matchRedirectUri } from "../../lib/redirect-uris";
 import { randomToken, sha256Hex } from "../../lib/secrets";
@@ -61,14 +61,14 @@ function authorizationResponseLocation(
  * decision on the consent page (approve or refuse) sends the browser to the client (docs/architecture.md, OAuth).
  */
 export async function checkAuthorizationRequest(
-  db: Database,
+  deps: Dependencies,
   params: URLSearchParams,
 ): Promise<AuthorizationRequestCheck> {
   const invalid = (message: string): AuthorizationRequestCheck => ({ outcome: "invalid", message });
   const clientId = readParameter(params, "client_id");
   if (clientId.repeated) return invalid("The request names client_id more than once.");
   if (!clientId.value) return invalid("The request does not say which app it is for (client_id is missing).");
-  const client = await findClient(db, clientId.value);
+  const client = await findClient(deps, clientId.value);
   if (!client) return invalid("No app is registered with this client_id.");
 
   const requestedUri = readParameter(params, "redirect_uri");
@@ -159,12 +159,13 @@ export function refuseAuthorization(request: AuthorizationRequest, issuer: strin
  * SHA-256 is stored.
  */
 export async function approveAuthorization(
-  db: Database,
+  deps: Dependencies,
   request: AuthorizationRequest,
   business: Business,
   issuer: string,
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ): Promise<Decision> {
+  const { db } = deps;
   const refusal = connectionRefusal(business);
   if (refusal) return { outcome: "refused_by_plan", message: refusal };
   const code = randomToken(AUTHORIZATION_CODE_PREFIX);

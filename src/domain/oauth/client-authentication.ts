@@ -1,4 +1,4 @@
-import type { Database } from "../../db/client";
+import type { Dependencies } from "../../dependencies";
 import { invalidClient, invalidRequest } from "../../lib/oauth-errors";
 import { optionalParameter } from "../../lib/oauth-parameters";
 import { secretsEqual, sha256Hex } from "../../lib/secrets";
@@ -59,8 +59,8 @@ function presentedCredentials(authorization: string | undefined, form: URLSearch
 }
 
 /** The registered client a request names, or invalid_client. */
-async function namedClient(db: Database, presented: PresentedCredentials): Promise<OAuthClient> {
-  const client = await findClient(db, presented.clientId);
+async function namedClient(deps: Dependencies, presented: PresentedCredentials): Promise<OAuthClient> {
+  const client = await findClient(deps, presented.clientId);
   if (!client) throw invalidClient("No client is registered with this client_id.");
   return client;
 }
@@ -80,12 +80,12 @@ const PUBLIC_CLIENT =
  * what was expected but never whether a secret was close.
  */
 export async function authenticateClient(
-  db: Database,
+  deps: Dependencies,
   authorization: string | undefined,
   form: URLSearchParams,
 ): Promise<OAuthClient> {
   const presented = presentedCredentials(authorization, form);
-  const client = await namedClient(db, presented);
+  const client = await namedClient(deps, presented);
   if (client.tokenEndpointAuthMethod !== presented.method) {
     throw invalidClient(
       client.tokenEndpointAuthMethod === "none"
@@ -108,12 +108,12 @@ export async function authenticateClient(
  * must still be the client's, so a client with a wrong secret learns it here as at the token endpoint.
  */
 export async function identifyRevokingClient(
-  db: Database,
+  deps: Dependencies,
   authorization: string | undefined,
   parameters: URLSearchParams,
 ): Promise<OAuthClient> {
   const presented = presentedCredentials(authorization, parameters);
-  const client = await namedClient(db, presented);
+  const client = await namedClient(deps, presented);
   if (presented.secret !== undefined && !secretMatches(client, presented.secret)) {
     throw invalidClient(client.secretHash === null ? PUBLIC_CLIENT : WRONG_SECRET);
   }

@@ -1,6 +1,6 @@
 import { and, inArray, isNull, lt } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { oauthClients } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { type EpochMs, iso } from "../../lib/time";
 
 /**
@@ -17,7 +17,8 @@ export const CLIENT_CLEANUP_LIMIT = 500;
  * token). The candidates are a range scan of the partial index `oauth_clients_unapproved`, which holds only
  * never-approved clients, so approved clients, however many, cost the run nothing.
  */
-export function unapprovedClientsRemoval(db: Database, now: EpochMs, limit: number) {
+export function unapprovedClientsRemoval(deps: Dependencies, now: EpochMs, limit: number) {
+  const { db } = deps;
   const oldest = db
     .select({ id: oauthClients.id })
     .from(oauthClients)
@@ -31,9 +32,9 @@ export function unapprovedClientsRemoval(db: Database, now: EpochMs, limit: numb
 
 /** The cron's chore (src/index.ts): one chunk of unapproved clients; answers how many were removed. */
 export async function removeUnapprovedClients(
-  db: Database,
-  now: EpochMs = Date.now(),
+  deps: Dependencies,
+  now: EpochMs = deps.clock(),
   limit = CLIENT_CLEANUP_LIMIT,
 ): Promise<number> {
-  return (await unapprovedClientsRemoval(db, now, limit)).length;
+  return (await unapprovedClientsRemoval(deps, now, limit)).length;
 }

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { oauthClients } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { tooManyRequests } from "../../lib/errors";
 import { OAuthError } from "../../lib/oauth-errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
@@ -59,14 +59,14 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
  * public (RFC 6749 §2.1) and get no secret. Duplicate redirect URIs are folded.
  */
 export async function registerClient(
-  db: Database,
+  deps: Dependencies,
   metadata: ClientMetadata,
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ): Promise<ClientInformation> {
   const method = metadata.token_endpoint_auth_method;
   const clientSecret = method === "none" ? undefined : randomToken(CLIENT_SECRET_PREFIX);
   const redirectUris = [...new Set(metadata.redirect_uris)];
-  const client = await db
+  const client = await deps.db
     .insert(oauthClients)
     .values({
       id: randomToken(CLIENT_ID_PREFIX, 16),
@@ -92,7 +92,7 @@ export async function registerClient(
 }
 
 /** The client with that id, or undefined; an id of the wrong shape costs no query. */
-export async function findClient(db: Database, clientId: string): Promise<OAuthClient | undefined> {
+export async function findClient(deps: Dependencies, clientId: string): Promise<OAuthClient | undefined> {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(clientId)) return undefined;
-  return db.select().from(oauthClients).where(eq(oauthClients.id, clientId)).get();
+  return deps.db.select().from(oauthClients).where(eq(oauthClients.id, clientId)).get();
 }

@@ -2,9 +2,9 @@ import { sha256 } from "@oslojs/crypto/sha2";
 import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import { encodeBase64urlNoPadding } from "@oslojs/encoding";
 import { and, eq, isNull } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { isGuardAbort } from "../../db/errors";
 import { oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { invalidGrant, invalidRequest } from "../../lib/oauth-errors";
 import { CODE_VERIFIER_PATTERN, optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
 import { sha256Hex } from "../../lib/secrets";
@@ -29,8 +29,8 @@ function verifierMatches(verifier: string, challenge: string): boolean {
  * request and SHOULD revoke (when possible) all tokens previously issued based on that authorization code."
  * The tokens of a code are its family: the pair it issued and every pair rotated from them (they keep its hash).
  */
-async function refuseReplayedCode(db: Database, codeHash: string, now: EpochMs): Promise<never> {
-  await db
+async function refuseReplayedCode(deps: Dependencies, codeHash: string, now: EpochMs): Promise<never> {
+  await deps.db
     .update(oauthTokens)
     .set({ revokedAt: iso(now) })
     .where(and(eq(oauthTokens.codeHash, codeHash), isNull(oauthTokens.revokedAt)));
@@ -46,11 +46,12 @@ async function refuseReplayedCode(db: Database, codeHash: string, now: EpochMs):
  * gets tokens, and the other is a replay.
  */
 export async function exchangeAuthorizationCode(
-  db: Database,
+  deps: Dependencies,
   client: OAuthClient,
   form: URLSearchParams,
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ): Promise<TokenResponse> {
+  const { db } = deps;
   const code = requiredParameter(form, "code");
   const redirectUri = requiredParameter(form, "redirect_uri");
   const verifier = optionalParameter(form, "code_verifier");
@@ -69,7 +70,7 @@ export async function exchangeAuthorizationCode(
   // RFC 6749 §4.1.3: "ensure that the authorization code was issued to the authenticated confidential client".
   if (!row || row.clientId !== client.id) throw invalidGrant("The authorization code is not valid.");
   if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
-  if (row.code.usedAt) return refuseReplayedCode(db, codeHash, now);
+  if (row.code.usedAt) return refuseReplayedCode(deps, codeHash, now);
   if (row.code.expiresAt <= iso(now)) {
     throw invalidGrant("The authorization code has expired: codes are valid for 10 minutes.");
   }
@@ -81,19 +82,19 @@ export async function exchangeAuthorizationCode(
     throw invalidGrant("The code_verifier does not match the code_challenge.");
   }
 
-  const { statements, response } = tokenPair(db, row.code.grantId, codeHash, now);
+  const { statements, response } = tokenPair(deps, row.code.grantId, codeHash, now);
   try {
     await db.batch([
       db
         .update(oauthCodes)
         .set({ usedAt: iso(now) })
         .where(and(eq(oauthCodes.codeHash, codeHash), isNull(oauthCodes.usedAt))),
-      previousStatementChangedOneRow(db),
+      previousStatementChangedOneRow(deps),
       ...statements,
     ]);
   } catch (error) {
     // Another redemption (or the owner's disconnection) marked the code used between our read and this batch.
-    if (isGuardAbort(error)) return refuseReplayedCode(db, codeHash, now);
+    if (isGuardAbort(error)) return refuseReplayedCode(deps, codeHash, now);
     throw error;
   }
   return response;

@@ -1,7 +1,7 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { isGuardAbort } from "../../db/errors";
 import { oauthGrants, oauthTokens } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { invalidGrant, invalidScope } from "../../lib/oauth-errors";
 import { optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
 import { sha256Hex } from "../../lib/secrets";
@@ -26,14 +26,14 @@ export const REUSE_REVOKES_AFTER_MS = 60 * 1000;
  * breach." The server cannot tell the attacker from the client, so every token of the connection is revoked and the
  * app must ask the owner again. The connection itself stays (its intakes stay on): only the owner disconnects.
  */
-async function refuseReusedRefreshToken(db: Database, grantId: number, now: EpochMs): Promise<never> {
-  await revokeTokensOfGrant(db, grantId, now);
+async function refuseReusedRefreshToken(deps: Dependencies, grantId: number, now: EpochMs): Promise<never> {
+  await revokeTokensOfGrant(deps, grantId, now);
   throw invalidGrant("The refresh token was already used; every token of this connection is revoked.");
 }
 
 /** The refresh token with the client of its connection, or undefined. */
-const readRefreshToken = (db: Database, tokenHash: string) =>
-  db
+const readRefreshToken = (deps: Dependencies, tokenHash: string) =>
+  deps.db
     .select({ token: oauthTokens, clientId: oauthGrants.clientId, grantRevokedAt: oauthGrants.revokedAt })
     .from(oauthTokens)
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
@@ -63,11 +63,12 @@ const liveToken = (tokenHash: string, now: EpochMs) =>
  * endpoint tells another client whether a token exists.
  */
 export async function refreshTokens(
-  db: Database,
+  deps: Dependencies,
   client: OAuthClient,
   form: URLSearchParams,
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ): Promise<TokenResponse> {
+  const { db } = deps;
   const refreshToken = requiredParameter(form, "refresh_token");
   // RFC 6749 §6: a scope, when sent, must not exceed the original grant's; there is only "api".
   const scope = optionalParameter(form, "scope");
@@ -78,14 +79,14 @@ export async function refreshTokens(
     throw invalidGrant("The refresh token is not valid.");
   }
   const tokenHash = sha256Hex(refreshToken);
-  const row = await readRefreshToken(db, tokenHash);
+  const row = await readRefreshToken(deps, tokenHash);
   if (row?.token.kind !== "refresh" || row.clientId !== client.id) {
     throw invalidGrant("The refresh token is not valid.");
   }
   if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
   const { rotatedAt, revokedAt, expiresAt, grantId, codeHash } = row.token;
   if (rotatedAt !== null && rotatedAt <= iso(now - REUSE_REVOKES_AFTER_MS)) {
-    return refuseReusedRefreshToken(db, grantId, now);
+    return refuseReusedRefreshToken(deps, grantId, now);
   }
   if (revokedAt) throw invalidGrant("The refresh token has been revoked; authorize again.");
   if (rotatedAt !== null) {
@@ -97,14 +98,14 @@ export async function refreshTokens(
     throw invalidGrant("The refresh token has expired after 90 days without use; authorize again.");
   }
 
-  const { statements, response } = tokenPair(db, grantId, codeHash, now);
+  const { statements, response } = tokenPair(deps, grantId, codeHash, now);
   try {
     await db.batch([
       db
         .update(oauthTokens)
         .set({ rotatedAt: iso(now) })
         .where(and(liveToken(tokenHash, now), isNull(oauthTokens.rotatedAt))),
-      previousStatementChangedOneRow(db),
+      previousStatementChangedOneRow(deps),
       ...statements,
     ]);
   } catch (error) {

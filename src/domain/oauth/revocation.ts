@@ -1,6 +1,6 @@
 import { and, eq, isNull, type SQL } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { oauthGrants, oauthTokens } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
@@ -8,8 +8,8 @@ import { identifyRevokingClient } from "./client-authentication";
 import { TOKEN_PATTERN } from "./token-format";
 
 /** Every live token of a connection, revoked (reuse detection, revocation, disconnection). */
-export const revokeTokensOfGrant = (db: Database, grantId: number | SQL, now: EpochMs) =>
-  db
+export const revokeTokensOfGrant = (deps: Dependencies, grantId: number | SQL, now: EpochMs) =>
+  deps.db
     .update(oauthTokens)
     .set({ revokedAt: iso(now) })
     .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)));
@@ -29,22 +29,22 @@ export const REVOCATION_PARAMETERS = ["token", "token_type_hint", "client_id", "
  * tokens do not cause an error response"), so that the endpoint tells nobody whether a token exists.
  */
 export async function revocationRequest(
-  db: Database,
+  deps: Dependencies,
   authorization: string | undefined,
   parameters: URLSearchParams,
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ): Promise<void> {
   const token = requiredParameter(parameters, "token");
-  const client = await identifyRevokingClient(db, authorization, parameters);
+  const client = await identifyRevokingClient(deps, authorization, parameters);
   // RFC 7009 §2.1: token_type_hint is only a hint; both kinds are found by the same lookup.
   optionalParameter(parameters, "token_type_hint");
   if (!TOKEN_PATTERN.test(token)) return;
-  const row = await db
+  const row = await deps.db
     .select({ grantId: oauthTokens.grantId, clientId: oauthGrants.clientId })
     .from(oauthTokens)
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
     .where(eq(oauthTokens.tokenHash, sha256Hex(token)))
     .get();
   if (!row || row.clientId !== client.id) return;
-  await revokeTokensOfGrant(db, row.grantId, now);
+  await revokeTokensOfGrant(deps, row.grantId, now);
 }

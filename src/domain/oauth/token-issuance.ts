@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { oauthTokens } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
+import type { Dependencies } from "../../dependencies";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
@@ -20,7 +20,8 @@ export const REFRESH_TOKEN_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000;
 const plusSeconds = (now: EpochMs, seconds: number) => iso(now + seconds * 1000);
 
 /** A new access + refresh token pair of a connection, as insert statements and the response that names them. */
-export function tokenPair(db: Database, grantId: number | SQL, codeHash: string | SQL | null, now: EpochMs) {
+export function tokenPair(deps: Dependencies, grantId: number | SQL, codeHash: string | SQL | null, now: EpochMs) {
+  const { db } = deps;
   const accessToken = randomToken(ACCESS_TOKEN_PREFIX);
   const refreshToken = randomToken(REFRESH_TOKEN_PREFIX);
   const createdAt = iso(now);
@@ -53,4 +54,4 @@ export function tokenPair(db: Database, grantId: number | SQL, codeHash: string 
 }
 
 /** The batch's previous statement changed exactly one row (SQLite's `changes()`), or the batch aborts. */
-export const previousStatementChangedOneRow = (db: Database) => guard(db, sql`changes() = 1`);
+export const previousStatementChangedOneRow = (deps: Dependencies) => guard(deps.db, sql`changes() = 1`);

@@ -1,4 +1,4 @@
-import type { Database } from "../../db/client";
+import type { Dependencies } from "../../dependencies";
 import { OAuthError } from "../../lib/oauth-errors";
 import { requiredParameter } from "../../lib/oauth-parameters";
 import type { EpochMs } from "../../lib/time";
@@ -15,23 +15,23 @@ import { spendAddressBudget, spendClientBudget, type TokenBudget } from "./token
  * grant; a request refused before its client is authenticated spends its address's instead.
  */
 export async function tokenRequest(
-  db: Database,
+  deps: Dependencies,
   budget: TokenBudget,
   authorization: string | undefined,
   form: URLSearchParams,
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ): Promise<TokenResponse> {
   let grantType: string;
   let client: OAuthClient;
   try {
     grantType = requiredParameter(form, "grant_type");
-    client = await authenticateClient(db, authorization, form);
+    client = await authenticateClient(deps, authorization, form);
   } catch (error) {
     if (error instanceof OAuthError) await spendAddressBudget(budget);
     throw error;
   }
   await spendClientBudget(budget, client);
-  if (grantType === "authorization_code") return exchangeAuthorizationCode(db, client, form, now);
-  if (grantType === "refresh_token") return refreshTokens(db, client, form, now);
+  if (grantType === "authorization_code") return exchangeAuthorizationCode(deps, client, form, now);
+  if (grantType === "refresh_token") return refreshTokens(deps, client, form, now);
   throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
 }

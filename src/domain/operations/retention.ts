@@ -1,7 +1,7 @@
 import { and, lt, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import type { Database } from "../../db/client";
 import { actionCalls, events, idempotencyKeys, oauthCodes, oauthTokens, ownerSessions } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { type EpochMs, iso } from "../../lib/time";
 import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../access/idempotency";
 
@@ -36,7 +36,8 @@ const RETENTION_CHUNK = 500;
 export const EVENT_CHUNK = 100;
 
 /** `DELETE FROM table WHERE rowid IN (the first `limit` rowids matching `due`, in `order`)`. */
-function chunkDeletion(db: Database, table: SQLiteTable, due: SQL | undefined, limit: number, order?: SQL) {
+function chunkDeletion(deps: Dependencies, table: SQLiteTable, due: SQL | undefined, limit: number, order?: SQL) {
+  const { db } = deps;
   const chunk = db
     .select({ rowid: sql`rowid` })
     .from(table)
@@ -51,21 +52,21 @@ function chunkDeletion(db: Database, table: SQLiteTable, due: SQL | undefined, l
  * (test/operations/retention-chunks.test.ts proves the plans). Deleted records are gone for every principal and the
  * owner alike; intake responses are not among them: they stay until their intake is deleted (spec), which deletes them.
  */
-export function retentionDeletions(db: Database, now: EpochMs, limit = RETENTION_CHUNK) {
+export function retentionDeletions(deps: Dependencies, now: EpochMs, limit = RETENTION_CHUNK) {
   const expiredBefore = iso(now - EXPIRED_RECORD_RETENTION_MS);
   const endedBefore = iso(now - ENDED_TOKEN_RETENTION_MS);
   return {
     // The event's age decides for its deliveries and their attempts too (by the cascade): a delivery cannot outlive
     // its event (it shows it), and one created later for it (a redelivery, a recovery) goes with it.
     events: chunkDeletion(
-      db,
+      deps,
       events,
       lt(events.createdAt, iso(now - EVENT_RETENTION_MS)),
       Math.min(limit, EVENT_CHUNK),
       sql`${events.createdAt}`,
     ),
     actionCalls: chunkDeletion(
-      db,
+      deps,
       actionCalls,
       // The literal, not a bound `true`: SQLite uses a partial index only for a condition it can see implies the
       // index's own.
@@ -73,11 +74,11 @@ export function retentionDeletions(db: Database, now: EpochMs, limit = RETENTION
       limit,
       sql`${actionCalls.createdAt}`,
     ),
-    oauthCodes: chunkDeletion(db, oauthCodes, lt(oauthCodes.expiresAt, expiredBefore), limit),
-    ownerSessions: chunkDeletion(db, ownerSessions, lt(ownerSessions.expiresAt, expiredBefore), limit),
+    oauthCodes: chunkDeletion(deps, oauthCodes, lt(oauthCodes.expiresAt, expiredBefore), limit),
+    ownerSessions: chunkDeletion(deps, ownerSessions, lt(ownerSessions.expiresAt, expiredBefore), limit),
     // A record counts as absent 24 hours after its creation (src/domain/access/idempotency.ts): that is when it expires.
     idempotencyKeys: chunkDeletion(
-      db,
+      deps,
       idempotencyKeys,
       lt(idempotencyKeys.createdAt, iso(now - IDEMPOTENCY_KEPT_MS - EXPIRED_RECORD_RETENTION_MS)),
       limit,
@@ -86,7 +87,7 @@ export function retentionDeletions(db: Database, now: EpochMs, limit = RETENTION
     // revokes nor expires a token, so one stays until 90 days past its own expiry; by then its successor, issued before
     // that expiry with 90 days to live, has expired too.
     oauthTokens: chunkDeletion(
-      db,
+      deps,
       oauthTokens,
       or(lt(oauthTokens.expiresAt, endedBefore), lt(oauthTokens.revokedAt, endedBefore)),
       limit,
@@ -102,13 +103,13 @@ type RetentionKind = keyof ReturnType<typeof retentionDeletions>;
  * as D1 counts them: an event's deliveries and attempts included.
  */
 export async function applyRetention(
-  db: Database,
-  now: EpochMs = Date.now(),
+  deps: Dependencies,
+  now: EpochMs = deps.clock(),
   limit = RETENTION_CHUNK,
 ): Promise<Record<RetentionKind, number>> {
   const deleted = {} as Record<RetentionKind, number>;
   const failures: unknown[] = [];
-  for (const [kind, statement] of Object.entries(retentionDeletions(db, now, limit))) {
+  for (const [kind, statement] of Object.entries(retentionDeletions(deps, now, limit))) {
     try {
       deleted[kind as RetentionKind] = (await statement.run()).meta.changes;
     } catch (error) {

@@ -1,5 +1,4 @@
 import { and, asc, count, desc, eq, gt, gte, isNull, max, ne, not, or, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import {
   actions,
   apiKeys,
@@ -13,6 +12,7 @@ import {
   webhookDeliveries,
   webhookEndpoints,
 } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { creatorColumns, withCreator } from "../access/creators";
@@ -29,8 +29,8 @@ const FAILING_WINDOW_MS = 24 * 3_600_000;
  * `approved_version` keeps the version the owner approved). One the owner switched off themselves has
  * `version = approved_version` and is not listed. At most 5 per business, through the (business, name) index.
  */
-const intakesWaiting = (db: Database, businessId: string) =>
-  db
+const intakesWaiting = (deps: Dependencies, businessId: string) =>
+  deps.db
     .select({
       id: intakes.id,
       name: intakes.name,
@@ -56,8 +56,8 @@ const intakesWaiting = (db: Database, businessId: string) =>
  * approved them (docs/decisions.md, Changes to a switched-on action: the stored texts differ here, and
  * `pendingChange` decides). At most 10 per business.
  */
-const actionsWaiting = (db: Database, businessId: string) =>
-  db
+const actionsWaiting = (deps: Dependencies, businessId: string) =>
+  deps.db
     .select({
       id: actions.id,
       name: actions.name,
@@ -103,7 +103,8 @@ function actionWaiting(row: Awaited<ReturnType<typeof actionsWaiting>>[number]) 
  * the (status, next attempt) index, so only recent failures are read; per endpoint, how many, and the last attempt
  * of the newest of them (its status code or error).
  */
-function failingEndpoints(db: Database, businessId: string, now: EpochMs) {
+function failingEndpoints(deps: Dependencies, businessId: string, now: EpochMs) {
+  const { db } = deps;
   const since = iso(now - FAILING_WINDOW_MS);
   const failing = db
     .select({
@@ -153,8 +154,8 @@ function failingEndpoints(db: Database, businessId: string, now: EpochMs) {
  * new deliveries until their partner or the owner enables them again. At most 20 per business, a range of the
  * (business, side) index.
  */
-const disabledEndpoints = (db: Database, businessId: string) =>
-  db
+const disabledEndpoints = (deps: Dependencies, businessId: string) =>
+  deps.db
     .select({
       id: webhookEndpoints.id,
       url: webhookEndpoints.url,
@@ -167,8 +168,8 @@ const disabledEndpoints = (db: Database, businessId: string) =>
     .orderBy(asc(webhookEndpoints.id));
 
 /** Knowledge sources used (spec, Limits: "counting PDFs and websites the owner added"): one row by primary key. */
-const sourcesUsed = (db: Database, businessId: string) =>
-  db
+const sourcesUsed = (deps: Dependencies, businessId: string) =>
+  deps.db
     .select({
       pushed: sql<number>`(select count(*) from ${knowledgeItems} where ${eq(knowledgeItems.businessId, businessId)})`,
       own: sql<number>`(select count(*) from ${ownerKnowledgeSources} where ${eq(ownerKnowledgeSources.businessId, businessId)})`,
@@ -177,8 +178,8 @@ const sourcesUsed = (db: Database, businessId: string) =>
     .where(eq(businesses.id, businessId));
 
 /** The active API keys and when each was last used (recorded at most once an hour; null: never). */
-const activeKeys = (db: Database, businessId: string) =>
-  db
+const activeKeys = (deps: Dependencies, businessId: string) =>
+  deps.db
     .select({
       id: apiKeys.id,
       label: apiKeys.label,
@@ -190,8 +191,8 @@ const activeKeys = (db: Database, businessId: string) =>
     .orderBy(desc(apiKeys.id));
 
 /** The connected apps (not disconnected) and when each last called (recorded at most once an hour; null: never). */
-const connectedApps = (db: Database, businessId: string) =>
-  db
+const connectedApps = (deps: Dependencies, businessId: string) =>
+  deps.db
     .select({ id: oauthGrants.id, appName: oauthClients.clientName, lastUsedAt: oauthGrants.lastUsedAt })
     .from(oauthGrants)
     .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
@@ -205,15 +206,15 @@ const connectedApps = (db: Database, businessId: string) =>
  * business stay apart). One D1 batch, one query per list, each scoped by the business and read through its index: the
  * page costs one round trip, whatever the business holds.
  */
-export async function ownerOverview(db: Database, business: Business, now: EpochMs = Date.now()) {
-  const [waitingIntakes, waitingActions, failing, disabled, [sources], keys, apps] = await db.batch([
-    intakesWaiting(db, business.id),
-    actionsWaiting(db, business.id),
-    failingEndpoints(db, business.id, now),
-    disabledEndpoints(db, business.id),
-    sourcesUsed(db, business.id),
-    activeKeys(db, business.id),
-    connectedApps(db, business.id),
+export async function ownerOverview(deps: Dependencies, business: Business, now: EpochMs = deps.clock()) {
+  const [waitingIntakes, waitingActions, failing, disabled, [sources], keys, apps] = await deps.db.batch([
+    intakesWaiting(deps, business.id),
+    actionsWaiting(deps, business.id),
+    failingEndpoints(deps, business.id, now),
+    disabledEndpoints(deps, business.id),
+    sourcesUsed(deps, business.id),
+    activeKeys(deps, business.id),
+    connectedApps(deps, business.id),
   ]);
   return {
     intakes: waitingIntakes.map(({ approvedVersion, ...intake }) => ({

@@ -1,13 +1,12 @@
 import { eq, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { isGuardAbort } from "../../db/errors";
 import { bookings, businesses, orders } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
+import type { Dependencies } from "../../dependencies";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
 import { parseOrThrow } from "../../lib/validation";
 import type { EventName } from "../../names-and-limits";
-import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { BookingObject } from "../../schemas/booking";
 import type { OrderObject } from "../../schemas/order";
 import {
@@ -18,7 +17,6 @@ import {
   OTHER_CHANGES,
 } from "../../schemas/platform-changes";
 import { endpointsOf } from "../webhooks/endpoints";
-import { enqueueDeliveries } from "../webhooks/outbox/enqueue";
 import { type EmittedEvent, type EventDraft, writeEvents } from "../webhooks/outbox/write";
 import { toBookingObject, toBookingRow } from "./bookings";
 import { toOrderObject, toOrderRow } from "./orders";
@@ -115,14 +113,14 @@ const MAX_REPORT_ATTEMPTS = 5;
  * racing therefore never both emit: the loser reads again and emits only what is left to say (often nothing).
  */
 async function applySnapshotChange<Object extends { id: number }, Change>(
-  queue: DeliveryQueue,
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   kind: SnapshotKind<Object, Change>,
   object: Object,
   change: Change,
   extra: EventDraft[] = [],
 ): Promise<EmittedEvent[]> {
+  const { db } = deps;
   for (let attempt = 1; ; attempt++) {
     const [business, snapshot, endpoints] = await db.batch([
       db.select().from(businesses).where(eq(businesses.id, businessId)),
@@ -153,8 +151,8 @@ async function applySnapshotChange<Object extends { id: number }, Change>(
             .onConflictDoUpdate({ target: table.id, set: row as never }),
         ];
     try {
-      const written = await writeEvents(db, business[0], endpoints, drafts, writes);
-      await enqueueDeliveries(queue, db, written.deliveryIds);
+      const written = await writeEvents(deps, business[0], endpoints, drafts, writes);
+      deps.enqueue(written.deliveryIds);
       return written.emitted;
     } catch (error) {
       if (!isGuardAbort(error) || attempt === MAX_REPORT_ATTEMPTS) throw error;
@@ -162,7 +160,8 @@ async function applySnapshotChange<Object extends { id: number }, Change>(
   }
 }
 
-async function emitOther(queue: DeliveryQueue, db: Database, businessId: string, body: { event: string }) {
+async function emitOther(deps: Dependencies, businessId: string, body: { event: string }) {
+  const { db } = deps;
   const schema = OTHER_CHANGES[body.event as keyof typeof OTHER_CHANGES];
   const change = parseOrThrow(schema, body, "json");
   // `{ event, data }`, parsed by the event's own schema, is a draft of that event.
@@ -170,19 +169,19 @@ async function emitOther(queue: DeliveryQueue, db: Database, businessId: string,
   // A payment carries the booking or order as it now is: that is a report of it too (its snapshot and events).
   if (change.event === "payment.received" && change.data.booking) {
     const { booking } = change.data;
-    return applySnapshotChange(queue, db, businessId, BOOKINGS, booking, { booking }, [draft]);
+    return applySnapshotChange(deps, businessId, BOOKINGS, booking, { booking }, [draft]);
   }
   if (change.event === "payment.received" && change.data.order) {
     const { order } = change.data;
-    return applySnapshotChange(queue, db, businessId, ORDERS, order, { order }, [draft]);
+    return applySnapshotChange(deps, businessId, ORDERS, order, { order }, [draft]);
   }
   const [business, endpoints] = await db.batch([
     db.select().from(businesses).where(eq(businesses.id, businessId)),
     endpointsOf(db, businessId),
   ]);
   if (!business[0]) throw notFound("No business has that id.");
-  const written = await writeEvents(db, business[0], endpoints, [draft]);
-  await enqueueDeliveries(queue, db, written.deliveryIds);
+  const written = await writeEvents(deps, business[0], endpoints, [draft]);
+  deps.enqueue(written.deliveryIds);
   return written.emitted;
 }
 
@@ -191,23 +190,18 @@ async function emitOther(queue: DeliveryQueue, db: Database, businessId: string,
  * core platform): the booking or order snapshot that `GET /appointments` and `GET /orders` read is stored, and the
  * event the change means is emitted, in the same D1 batch. Answers the events emitted (none when nothing changed).
  */
-export async function reportChange(
-  queue: DeliveryQueue,
-  db: Database,
-  businessId: string,
-  body: unknown,
-): Promise<EmittedEvent[]> {
+export async function reportChange(deps: Dependencies, businessId: string, body: unknown): Promise<EmittedEvent[]> {
   if (typeof body === "object" && body !== null) {
     if ("booking" in body) {
       const change = parseOrThrow(BookingChange, body, "json");
-      return applySnapshotChange(queue, db, businessId, BOOKINGS, change.booking, change);
+      return applySnapshotChange(deps, businessId, BOOKINGS, change.booking, change);
     }
     if ("order" in body) {
       const change = parseOrThrow(OrderChange, body, "json");
-      return applySnapshotChange(queue, db, businessId, ORDERS, change.order, change);
+      return applySnapshotChange(deps, businessId, ORDERS, change.order, change);
     }
     if ("event" in body && typeof body.event === "string" && body.event in OTHER_CHANGES) {
-      return emitOther(queue, db, businessId, body as { event: string });
+      return emitOther(deps, businessId, body as { event: string });
     }
   }
   throw invalid(

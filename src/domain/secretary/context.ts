@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { businesses } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
 import type { Channel } from "../../names-and-limits";
 import { toBusinessObject } from "../access/businesses";
@@ -30,13 +30,13 @@ const ACTION_RULES = [
  * in all: `secretaryKnowledge`; docs/architecture.md, Pushed text stays information); enabled actions where actions
  * run, with the rules of calling them in words; enabled intakes where intakes run.
  */
-export async function secretaryContext(db: Database, businessId: string, channel: Channel) {
-  const business = await db.select().from(businesses).where(eq(businesses.id, businessId)).get();
+export async function secretaryContext(deps: Dependencies, businessId: string, channel: Channel) {
+  const business = await deps.db.select().from(businesses).where(eq(businesses.id, businessId)).get();
   if (!business) throw notFound("No business has that id.");
   const [knowledge, actions, intakes] = await Promise.all([
-    secretaryKnowledge(db, business),
-    actionsForSecretary(db, businessId, channel),
-    intakesForSecretary(db, businessId, channel),
+    secretaryKnowledge(deps, business),
+    actionsForSecretary(deps, businessId, channel),
+    intakesForSecretary(deps, businessId, channel),
   ]);
   return {
     business: toBusinessObject(business),

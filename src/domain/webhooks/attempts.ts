@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { deliveryAttempts, webhookDeliveries } from "../../db/schema";
 import { runStatements, statement } from "../../db/statements";
+import type { Dependencies } from "../../dependencies";
 import type { ClaimedDelivery } from "./delivery-claim";
 import { healthRecords } from "./health";
 
@@ -43,7 +43,7 @@ function retryDelayAfter({ delivery, outcome }: Attempt): number | undefined {
  * transaction: if it fails, no attempt of it is recorded and every delivery stays under its lease (docs/reliability.md,
  * Faults produced and survived).
  */
-export async function recordAttempts(db: Database, attempts: Attempt[]): Promise<Array<number | undefined>> {
+export async function recordAttempts(deps: Dependencies, attempts: Attempt[]): Promise<Array<number | undefined>> {
   const retryDelays = attempts.map(retryDelayAfter);
   const statements = attempts.flatMap((attempt, i) => {
     const { delivery, outcome, attemptedAt } = attempt;
@@ -78,7 +78,7 @@ export async function recordAttempts(db: Database, attempts: Attempt[]): Promise
       }),
     ];
   });
-  await runStatements(db, [...statements, ...healthRecords(attempts)]);
+  await runStatements(deps.db, [...statements, ...healthRecords(attempts)]);
   return retryDelays;
 }
 

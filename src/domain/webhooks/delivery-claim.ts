@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, lte, ne, or, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { idsIn, runStatements, statement } from "../../db/statements";
+import type { Dependencies } from "../../dependencies";
 
 // The claim step of the delivery pipeline (src/domain/webhooks/README.md): which deliveries of a queue batch the
 // consumer attempts, each under a lease. What the attempts did is recorded in attempts.ts.
@@ -48,14 +48,18 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * reads of what to send run in one D1 batch, so one transaction. Answers the deliveries this call claimed, by id; an
  * id given twice is claimed once.
  */
-export async function claimDeliveries(db: Database, ids: number[], now: number): Promise<Map<number, ClaimedDelivery>> {
+export async function claimDeliveries(
+  deps: Dependencies,
+  ids: number[],
+  now: number,
+): Promise<Map<number, ClaimedDelivery>> {
   const unique = JSON.stringify([...new Set(ids)]);
   const leaseUntil = iso(now + LEASE_MS);
   // An owed extra attempt is due once its time is within the tolerance: its lease ends that much later, so that it
   // holds as long as a scheduled attempt's.
   const extraLease = iso(now + LEASE_MS + DUE_TOLERANCE_MS);
   const dueBy = iso(now + DUE_TOLERANCE_MS);
-  const [scheduled, extra, rows] = (await runStatements(db, [
+  const [scheduled, extra, rows] = (await runStatements(deps.db, [
     leasesTaken({ ids: unique, leaseUntil, dueBy, now: iso(now) }),
     extraLeasesTaken({ ids: unique, extraLease, dueBy, leaseUntil }),
     claimedRows({ ids: unique }),

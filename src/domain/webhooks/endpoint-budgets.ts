@@ -1,7 +1,6 @@
-import type { BusinessLimits, WindowUse } from "../../durable-objects/business-limits";
+import type { Dependencies } from "../../dependencies";
+import type { WindowUse } from "../../durable-objects/business-limits";
 import { type BudgetUse, tooManyRequests } from "../../lib/errors";
-
-type BusinessLimitsNamespace = DurableObjectNamespace<BusinessLimits>;
 
 const HOUR_MS = 3_600_000;
 
@@ -26,7 +25,8 @@ type Budget = { name: string; limit: number; refusal: string };
  * Storage and state), all or none; 429 with Retry-After and the RateLimit headers of a budget that is spent. Answers
  * the budget with the fewest uses left, for the headers of the 202.
  */
-async function take(namespace: BusinessLimitsNamespace, businessId: string, budgets: Budget[]): Promise<BudgetUse> {
+async function take(deps: Dependencies, businessId: string, budgets: Budget[]): Promise<BudgetUse> {
+  const { limits: namespace } = deps;
   const limits = namespace.get(namespace.idFromName(businessId));
   const uses = await limits.takeEach(
     budgets.map(({ name, limit }) => ({ name, limit })),
@@ -50,12 +50,12 @@ const endpointSends = (endpointId: number): Budget => ({
 });
 
 /** A redelivery to the endpoint. */
-export const takeSend = (namespace: BusinessLimitsNamespace, businessId: string, endpointId: number) =>
-  take(namespace, businessId, [endpointSends(endpointId)]);
+export const takeSend = (deps: Dependencies, businessId: string, endpointId: number) =>
+  take(deps, businessId, [endpointSends(endpointId)]);
 
 /** A test event to the endpoint: the endpoint's sends, and the business's test events. */
-export const takeTestEvent = (namespace: BusinessLimitsNamespace, businessId: string, endpointId: number) =>
-  take(namespace, businessId, [
+export const takeTestEvent = (deps: Dependencies, businessId: string, endpointId: number) =>
+  take(deps, businessId, [
     endpointSends(endpointId),
     {
       name: "webhook_tests",
@@ -65,8 +65,8 @@ export const takeTestEvent = (namespace: BusinessLimitsNamespace, businessId: st
   ]);
 
 /** A recover of the endpoint. */
-export const takeRecover = (namespace: BusinessLimitsNamespace, businessId: string, endpointId: number) =>
-  take(namespace, businessId, [
+export const takeRecover = (deps: Dependencies, businessId: string, endpointId: number) =>
+  take(deps, businessId, [
     {
       name: `webhook_recovers:${endpointId}`,
       limit: RECOVERS_PER_HOUR,

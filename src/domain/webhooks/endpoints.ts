@@ -4,8 +4,9 @@ import { insertWithinLimit } from "../../db/insert-within-limit";
 import { mapRead, type Read, read } from "../../db/reads";
 import { webhookEndpoints } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
+import type { Dependencies } from "../../dependencies";
 import { forbidden, notFound } from "../../lib/errors";
-import { type OutboundPolicy as AddressPolicy, assertRegistrableUrl } from "../../lib/public-address";
+import { assertRegistrableUrl } from "../../lib/public-address";
 import { newSigningSecret } from "../../lib/signing";
 import { isoNow } from "../../lib/time";
 import { ALL_EVENTS } from "../../names-and-limits";
@@ -37,17 +38,16 @@ export function toEndpointObject(endpoint: WebhookEndpoint) {
 
 /** Spec, Webhooks: events omitted means `["*"]`, every event except opt-in ones. Duplicates are folded. */
 export async function createEndpoint(
-  policy: AddressPolicy,
-  db: Database,
+  deps: Dependencies,
   principal: Principal,
   input: { url: string; events?: string[]; description?: string },
 ) {
   // Spec: "url (string, required, https)"; public addresses only, loopback only in local development, so that no
   // delivery reaches our own network (docs/architecture.md, Outbound calls).
-  assertRegistrableUrl(policy, input.url);
+  assertRegistrableUrl(deps.outbound, input.url);
   const secret = newSigningSecret();
   const endpoint = await insertWithinLimit(
-    db,
+    deps.db,
     webhookEndpoints,
     {
       businessId: principal.business.id,
@@ -94,16 +94,16 @@ const ofBusiness = (businessId: string, id: number) =>
  * Deleting an endpoint deletes its pending deliveries with it (cascade): the consumer then finds nothing to send.
  * A partner deletes on its own side; the owner anywhere in the business.
  */
-export async function deleteEndpoint(db: Database, reach: Reach, id: number) {
-  const deleted = await db
+export async function deleteEndpoint(deps: Dependencies, reach: Reach, id: number) {
+  const deleted = await deps.db
     .delete(webhookEndpoints)
     .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach)))
     .returning({ id: webhookEndpoints.id });
   if (deleted.length === 0) throw endpointNotFound();
 }
 
-export async function findEndpoint(db: Database, businessId: string, id: number) {
-  const endpoint = await db.select().from(webhookEndpoints).where(ofBusiness(businessId, id)).get();
+export async function findEndpoint(deps: Dependencies, businessId: string, id: number) {
+  const endpoint = await deps.db.select().from(webhookEndpoints).where(ofBusiness(businessId, id)).get();
   if (!endpoint) throw endpointNotFound();
   return endpoint;
 }

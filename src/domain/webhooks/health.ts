@@ -1,7 +1,7 @@
 import { and, eq, gte, inArray, lte, type Placeholder, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { type Bound, statement } from "../../db/statements";
+import type { Dependencies } from "../../dependencies";
 import { iso } from "../../lib/time";
 import { type Reach, reached } from "../access/scope";
 import { endpointNotFound, toEndpointObject } from "./endpoints";
@@ -131,8 +131,8 @@ export function healthRecords(attempts: Attempt[]): Bound<unknown>[] {
  * failures that disabled it are not forgotten: one still failing is disabled again by its next failed attempt, and
  * its first success clears it. Another side's endpoint is the same 404 as a missing one. One statement.
  */
-export async function enableEndpoint(db: Database, reach: Reach, id: number) {
-  const [endpoint] = await db
+export async function enableEndpoint(deps: Dependencies, reach: Reach, id: number) {
+  const [endpoint] = await deps.db
     .update(webhookEndpoints)
     .set({ status: "enabled", disabledReason: null })
     .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach)))

@@ -1,11 +1,10 @@
 import { eq, sql } from "drizzle-orm";
-import { type Database, database } from "../../db/client";
 import { isGuardAbort } from "../../db/errors";
 import type { Read } from "../../db/reads";
 import { businesses } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
 import { type Preparable, runStatements, statement } from "../../db/statements";
-import type { Env } from "../../env";
+import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
 import type { ActionObject } from "../../schemas/actions";
 import type { LifecycleReason } from "../../schemas/events";
@@ -14,7 +13,6 @@ import type { Business } from "../access/businesses";
 import type { PrincipalRef } from "../access/principals";
 import type { ReadReach } from "../access/scope";
 import { endpointRows, type WebhookEndpoint } from "./endpoints";
-import { enqueueDeliveries } from "./outbox/enqueue";
 import { type EventDraft, writeEvents } from "./outbox/write";
 
 /*
@@ -64,27 +62,12 @@ export const intakeSwitched = (intake: IntakeObject, owner: PrincipalRef, reason
   audience: { principal: owner },
 });
 
-/** Hands the deliveries a request wrote to the queue. */
-export type Enqueue = (deliveryIds: number[]) => void;
-
-/**
- * After the request's answer (`waitUntil`): a partner's PATCH keeps its two D1 round trips (docs/architecture.md,
- * Performance budget), and nothing depends on the queue anyway: `enqueueDeliveries` throws nothing, and what it could
- * not send the outbox sweep sends (docs/architecture.md, The outbox).
- */
-export const enqueueAfterAnswer =
-  (c: { env: Pick<Env, "DB" | "WEBHOOK_DELIVERIES">; executionCtx: Pick<ExecutionContext, "waitUntil"> }): Enqueue =>
-  (deliveryIds) => {
-    if (deliveryIds.length === 0) return;
-    c.executionCtx.waitUntil(enqueueDeliveries(c.env.WEBHOOK_DELIVERIES, database(c.env.DB), deliveryIds));
-  };
-
 /**
  * A guard (src/db/snapshot-guard.ts) for the statement before it: it changed exactly `rows` rows, or the batch
  * aborts. A switch's update names in its WHERE the state the switch was decided on; this makes "nothing matched"
  * (the record changed meanwhile) undo the whole batch, its events with it.
  */
-export const changedRows = (db: Database, rows: number) => guard(db, sql`changes() = ${rows}`);
+export const changedRows = (deps: Dependencies, rows: number) => guard(deps.db, sql`changes() = ${rows}`);
 
 /** What a switch's events are written with: the business (for the envelope) and its endpoints, read beforehand. */
 export type EventTarget = { business: Business; endpoints: WebhookEndpoint[] };
@@ -112,12 +95,12 @@ const businessById = statement<{ business: string }>()((db, { business }) =>
 
 /** The owner's switch reads its record with the business and every endpoint of it: one round trip. */
 export async function readForSwitch<T>(
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   record: Read<T>,
 ): Promise<EventTarget & { record: T }> {
   const read = withEndpoints(record, businessId);
-  const [businessRows, ...results] = await runStatements(db, [
+  const [businessRows, ...results] = await runStatements(deps.db, [
     businessById({ business: businessId }),
     ...read.statements,
   ]);
@@ -130,19 +113,18 @@ export async function readForSwitch<T>(
 
 /**
  * Writes a switch (`statements`, guarded by `changedRows`) and the lifecycle events it means in ONE D1 batch, then
- * hands their deliveries to `enqueue` (without one, they wait in the outbox for the sweep). Answers false when a guard
+ * hands their deliveries to the queue after the answer (`deps.enqueue`). Answers false when a guard
  * aborted the batch: nothing was written, and the caller reads again and decides anew.
  */
 export async function writeSwitch(
-  db: Database,
+  deps: Dependencies,
   target: EventTarget,
   drafts: EventDraft[],
   statements: Preparable<unknown>[],
-  enqueue?: Enqueue,
 ): Promise<boolean> {
   try {
-    const { deliveryIds } = await writeEvents(db, target.business, target.endpoints, drafts, statements);
-    enqueue?.(deliveryIds);
+    const { deliveryIds } = await writeEvents(deps, target.business, target.endpoints, drafts, statements);
+    deps.enqueue(deliveryIds);
     return true;
   } catch (error) {
     if (isGuardAbort(error)) return false;

@@ -1,6 +1,6 @@
 import { and, asc, count, eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import { creatorColumns, withCreator } from "../access/creators";
 import { endpointNotFound } from "./endpoints";
 
@@ -26,8 +26,8 @@ const endpointColumns = {
 };
 
 /** Every endpoint of the business, whoever subscribed it, with its creator: one range of the (business, side) index. */
-export async function listEndpointsForOwner(db: Database, businessId: string) {
-  const rows = await db
+export async function listEndpointsForOwner(deps: Dependencies, businessId: string) {
+  const rows = await deps.db
     .select(endpointColumns)
     .from(webhookEndpoints)
     .where(eq(webhookEndpoints.businessId, businessId))
@@ -40,7 +40,8 @@ export async function listEndpointsForOwner(db: Database, businessId: string) {
  * would stop (its deliveries go with it, so the consumer finds nothing to send: docs/architecture.md, The outbox). The
  * 404 for an endpoint of another business or an id that is none.
  */
-export async function endpointForOwner(db: Database, businessId: string, id: number) {
+export async function endpointForOwner(deps: Dependencies, businessId: string, id: number) {
+  const { db } = deps;
   const [[endpoint], [pending]] = await db.batch([
     db
       .select(endpointColumns)

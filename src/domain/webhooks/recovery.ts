@@ -2,7 +2,7 @@ import { and, eq, gte, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
 import { type Placeheld, runStatements, statement } from "../../db/statements";
-import type { BusinessLimits } from "../../durable-objects/business-limits";
+import type { Dependencies } from "../../dependencies";
 import { invalid } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Principal } from "../access/principals";
@@ -97,20 +97,20 @@ export function recoverWrites(principal: Principal, endpointId: number, since: s
  * with the count, where a list of ids would pass D1's 100), every delivery to the endpoint created since `since` and
  * not delivered is sent now: a failed one by one extra attempt, a pending one that has failed by its next scheduled
  * attempt. A pending one never attempted is on its way already and is left alone. Answers their ids, oldest first
- * (the order in which they were missed), for the queue, and the budget left.
+ * (the order in which they were missed), enqueued after the answer, and the budget left.
  */
 export async function recoverDeliveries(
-  limits: DurableObjectNamespace<BusinessLimits>,
-  db: Database,
+  deps: Dependencies,
   principal: Principal,
   endpointId: number,
   since: string,
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ) {
-  const budget = await takeRecover(limits, principal.business.id, endpointId);
-  const [failed, pending] = (await runStatements(db, recoverWrites(principal, endpointId, since, now))) as Array<
+  const budget = await takeRecover(deps, principal.business.id, endpointId);
+  const [failed, pending] = (await runStatements(deps.db, recoverWrites(principal, endpointId, since, now))) as Array<
     Array<{ id: number }>
   >;
   const deliveryIds = [...(failed ?? []), ...(pending ?? [])].map((row) => row.id).sort((a, b) => a - b);
+  deps.enqueue(deliveryIds);
   return { deliveryIds, budget };
 }

@@ -1,9 +1,8 @@
 import { and, eq, gte, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { type Read, readTwo } from "../../db/reads";
 import { webhookDeliveries } from "../../db/schema";
 import { type Bound, runStatements, statement } from "../../db/statements";
-import type { BusinessLimits } from "../../durable-objects/business-limits";
+import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Principal } from "../access/principals";
@@ -88,7 +87,7 @@ export type SentDelivery = { id: number; eventId: string };
  * was written: the endpoint out of reach (404), disabled (409), or the delivery not one of its kept ones (404).
  */
 async function writtenOrRefused(
-  db: Database,
+  deps: Dependencies,
   write: (args: DeliveryArguments & { now: string }) => Bound<SentDelivery[]>,
   reach: ReadReach,
   endpointId: number,
@@ -96,12 +95,15 @@ async function writtenOrRefused(
   now: EpochMs,
 ): Promise<SentDelivery> {
   const endpoint = { reach: reachArgument(reach), endpoint: endpointId };
-  const [written, endpoints] = (await runStatements(db, [
+  const [written, endpoints] = (await runStatements(deps.db, [
     write({ ...endpoint, delivery: deliveryId, kept: keptSince(now), now: iso(now) }),
     endpointWithin(endpoint),
   ])) as [SentDelivery[], WebhookEndpoint[]];
   const [delivery] = written;
-  if (delivery) return delivery;
+  if (delivery) {
+    deps.enqueue([delivery.id]);
+    return delivery;
+  }
   assertSendable(endpoints[0]);
   throw deliveryNotFound();
 }
@@ -109,17 +111,17 @@ async function writtenOrRefused(
 /**
  * The owner's Send again (the dashboard: a business id, every side): ONE more attempt of the same delivery, as the
  * partner's redelivery makes (`redeliver`, below), without the partner's budget: the owner sees it in the same
- * delivery's history. The caller enqueues it (the outbox: the debt on the row first; a failed send is left to the
- * sweep).
+ * delivery's history. It is enqueued after the answer (the outbox: the debt on the row first; a failed send is left
+ * to the sweep).
  */
 export function sendDeliveryAgain(
-  db: Database,
+  deps: Dependencies,
   reach: ReadReach,
   endpointId: number,
   deliveryId: number,
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ): Promise<SentDelivery> {
-  return writtenOrRefused(db, extraAttemptAsked, reach, endpointId, deliveryId, now);
+  return writtenOrRefused(deps, extraAttemptAsked, reach, endpointId, deliveryId, now);
 }
 
 /**
@@ -128,19 +130,18 @@ export function sendDeliveryAgain(
  * Stripe's resend do: the same `X-Service-Delivery` and envelope, signed afresh by the consumer, and recorded among
  * the delivery's attempts. It starts no schedule (attempts.ts, `extraAttemptRecorded`): a failed delivery stays
  * failed if it fails, and is delivered if it succeeds; a pending one keeps its count and its next attempt, and a
- * success ends its schedule. The outbox: the debt is written on the row (`extra_attempt_at`) before the caller
- * enqueues the delivery's id; a send that fails, or a message that is lost, is left to the sweep, which sends one
+ * success ends its schedule. The outbox: the debt is written on the row (`extra_attempt_at`) before the delivery's
+ * id is enqueued after the answer; a send that fails, or a message that is lost, is left to the sweep, which sends one
  * again a minute later (outbox/sweep.ts, `EXTRA_OWED_AFTER_MS`).
  */
 export async function redeliver(
-  limits: DurableObjectNamespace<BusinessLimits>,
-  db: Database,
+  deps: Dependencies,
   principal: Principal,
   endpointId: number,
   deliveryId: number,
-  now: EpochMs = Date.now(),
+  now: EpochMs = deps.clock(),
 ) {
-  const budget = await takeSend(limits, principal.business.id, endpointId);
-  const delivery = await writtenOrRefused(db, extraAttemptAsked, scopeOf(principal), endpointId, deliveryId, now);
+  const budget = await takeSend(deps, principal.business.id, endpointId);
+  const delivery = await writtenOrRefused(deps, extraAttemptAsked, scopeOf(principal), endpointId, deliveryId, now);
   return { delivery, budget };
 }

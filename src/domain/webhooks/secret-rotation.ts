@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { actions, webhookEndpoints } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
 import type { ApiError } from "../../lib/errors";
 import { newSigningSecret, type SigningSecrets } from "../../lib/signing";
 import { type EpochMs, iso } from "../../lib/time";
@@ -49,14 +49,14 @@ type RotatingTable = typeof webhookEndpoints | typeof actions;
 const rotation =
   (table: RotatingTable, notFound: () => ApiError) =>
   async (
-    db: Database,
+    deps: Dependencies,
     scope: PrincipalScope,
     id: number,
     expiresInSeconds = MAX_PREVIOUS_SECRET_SECONDS,
-    now: EpochMs = Date.now(),
+    now: EpochMs = deps.clock(),
   ) => {
     const secret = newSigningSecret();
-    const [rotated] = await db
+    const [rotated] = await deps.db
       .update(table)
       .set({
         secret,

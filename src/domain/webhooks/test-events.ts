@@ -1,13 +1,10 @@
-import type { Database } from "../../db/client";
 import { runRead } from "../../db/reads";
-import type { BusinessLimits } from "../../durable-objects/business-limits";
+import type { Dependencies } from "../../dependencies";
 import type { EventName } from "../../names-and-limits";
-import type { DeliveryQueue } from "../../queues/delivery-message";
 import type { Business } from "../access/businesses";
 import type { Principal } from "../access/principals";
 import { takeTestEvent } from "./endpoint-budgets";
 import type { WebhookEndpoint } from "./endpoints";
-import { enqueueDeliveries } from "./outbox/enqueue";
 import { type EmittedEvent, writeEvents } from "./outbox/write";
 import { sampleEvent } from "./samples";
 import { sendableEndpoint } from "./sendable-endpoint";
@@ -20,34 +17,34 @@ import { sendableEndpoint } from "./sendable-endpoint";
  * the Events API lists it to that side, as delivered.
  */
 export async function sendTestEvent(
-  limits: DurableObjectNamespace<BusinessLimits>,
-  db: Database,
+  deps: Dependencies,
   principal: Principal,
   endpoint: WebhookEndpoint,
   event: EventName,
 ) {
-  const budget = await takeTestEvent(limits, principal.business.id, endpoint.id);
+  const budget = await takeTestEvent(deps, principal.business.id, endpoint.id);
   const { emitted, deliveryIds } = await writeEvents(
-    db,
+    deps,
     principal.business,
     [endpoint],
     [{ ...sampleEvent(event), endpointId: endpoint.id, test: true }],
   );
   // One draft, one event.
   const [{ id }] = emitted as [EmittedEvent];
+  deps.enqueue(deliveryIds);
   return { eventId: id, deliveryIds, budget };
 }
 
 /** The dashboard's Test button (spec: `ping` `{ message }`): one event, delivered to that endpoint only. */
-export async function sendPing(queue: DeliveryQueue, db: Database, business: Business, endpointId: number) {
+export async function sendPing(deps: Dependencies, business: Business, endpointId: number) {
   // A disabled endpoint is a 409, as for the partner's test events: a ping would be written and never sent.
-  const endpoint = await runRead(db, sendableEndpoint(business.id, endpointId));
+  const endpoint = await runRead(deps.db, sendableEndpoint(business.id, endpointId));
   const { emitted, deliveryIds } = await writeEvents(
-    db,
+    deps,
     business,
     [endpoint],
     [{ event: "ping", data: { message: `Test event from ${business.name}'s dashboard.` }, endpointId }],
   );
-  await enqueueDeliveries(queue, db, deliveryIds);
+  deps.enqueue(deliveryIds);
   return { event: emitted[0], deliveryId: deliveryIds[0] };
 }

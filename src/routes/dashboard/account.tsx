@@ -1,9 +1,7 @@
 import { Hono } from "hono";
-import { database } from "../../db/client";
 import { appDisconnectionPreview, keyRevocationPreview } from "../../domain/access/access-ending";
 import { apiKeyNotFound, createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/access/api-keys";
 import { connectionNotFound, disconnectApp, listConnections } from "../../domain/access/app-connections";
-import { enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
 import { AppDisconnectionPage, KeyRevocationPage } from "./access-ending";
@@ -20,24 +18,23 @@ export const account = new Hono<DashboardEnv>()
     renderPage(
       c,
       200,
-      <KeysPage session={c.var.session} keys={await listApiKeys(database(c.env.DB), c.var.session.business.id)} />,
+      <KeysPage session={c.var.session} keys={await listApiKeys(c.var.deps, c.var.session.business.id)} />,
     ),
   )
   .post("/keys", async (c) => {
-    const db = database(c.env.DB);
     const { business } = c.var.session;
     const body = await c.req.parseBody();
-    const created = await createApiKey(db, business.id, typeof body.label === "string" ? body.label : "");
+    const created = await createApiKey(c.var.deps, business.id, typeof body.label === "string" ? body.label : "");
     return renderPage(
       c,
       201,
-      <KeysPage session={c.var.session} keys={await listApiKeys(db, business.id)} created={created} />,
+      <KeysPage session={c.var.session} keys={await listApiKeys(c.var.deps, business.id)} created={created} />,
     );
   })
   .get("/keys/:id/revoke", async (c) => {
     const session = c.var.session;
     const preview = await keyRevocationPreview(
-      database(c.env.DB),
+      c.var.deps,
       session.business.id,
       idOrNotFound(c.req.param("id"), apiKeyNotFound),
     );
@@ -46,14 +43,13 @@ export const account = new Hono<DashboardEnv>()
   .post("/keys/:id/revoke", async (c) => {
     const id = idOrNotFound(c.req.param("id"), apiKeyNotFound);
     const { switch_actions_off } = await c.req.parseBody();
-    await revokeApiKey(database(c.env.DB), c.var.session.business.id, id, {
+    await revokeApiKey(c.var.deps, c.var.session.business.id, id, {
       switchActionsOff: switch_actions_off === "on",
-      enqueue: enqueueAfterAnswer(c),
     });
     return c.redirect("/dashboard/keys", 303);
   })
   .get("/apps", async (c) => {
-    const connections = await listConnections(database(c.env.DB), c.var.session.business.id);
+    const connections = await listConnections(c.var.deps, c.var.session.business.id);
     const session = c.var.session;
     return renderPage(
       c,
@@ -88,7 +84,7 @@ export const account = new Hono<DashboardEnv>()
   .get("/apps/:id/disconnect", async (c) => {
     const session = c.var.session;
     const preview = await appDisconnectionPreview(
-      database(c.env.DB),
+      c.var.deps,
       session.business.id,
       idOrNotFound(c.req.param("id"), connectionNotFound),
     );
@@ -96,12 +92,9 @@ export const account = new Hono<DashboardEnv>()
   })
   .post("/apps/:id/disconnect", async (c) => {
     const { switch_actions_off } = await c.req.parseBody();
-    await disconnectApp(
-      database(c.env.DB),
-      c.var.session.business.id,
-      idOrNotFound(c.req.param("id"), connectionNotFound),
-      { switchActionsOff: switch_actions_off === "on" },
-    );
+    await disconnectApp(c.var.deps, c.var.session.business.id, idOrNotFound(c.req.param("id"), connectionNotFound), {
+      switchActionsOff: switch_actions_off === "on",
+    });
     return c.redirect("/dashboard/apps", 303);
   });
 

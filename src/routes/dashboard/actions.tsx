@@ -1,16 +1,14 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { type Database, database } from "../../db/client";
 import { runRead } from "../../db/reads";
+import type { Dependencies } from "../../dependencies";
 import { pendingChange } from "../../domain/actions/action-object";
 import { acceptActionChange, switchAction } from "../../domain/actions/approval";
 import { testAction } from "../../domain/actions/calls";
 import { actionCreator, listActionsForOwner } from "../../domain/actions/owner-actions";
 import { actionNotFound, findAction, getAction } from "../../domain/actions/reads";
 import { deleteAction } from "../../domain/actions/registration";
-import { type Enqueue, enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { ApiError } from "../../lib/errors";
-import { outboundPolicy } from "../../lib/outbound";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
 import { ActionPage, type Tested } from "./action-page";
@@ -29,20 +27,20 @@ function refusalShownInPlace(error: unknown, status: 409 | 422): string {
 }
 
 /** The action, the change of it waiting for the owner, and who registered it, read together (the action's page). */
-async function actionWithCreator(db: Database, businessId: string, id: number) {
+async function actionWithCreator(deps: Dependencies, businessId: string, id: number) {
   const [action, row, creator] = await Promise.all([
-    runRead(db, getAction(businessId, id)),
-    findAction(db, businessId, id),
-    actionCreator(db, businessId, id),
+    runRead(deps.db, getAction(businessId, id)),
+    findAction(deps, businessId, id),
+    actionCreator(deps, businessId, id),
   ]);
   return { action, change: pendingChange(row), creator };
 }
 
 type ReviewedWrite = (
-  db: Database,
+  deps: Dependencies,
   businessId: string,
   id: number,
-  options: { reviewed: string; enqueue: Enqueue },
+  options: { reviewed: string },
 ) => Promise<unknown>;
 
 /**
@@ -50,18 +48,14 @@ type ReviewedWrite = (
  * and a 409 (the action changed since) shows the action again as it now is, saying so.
  */
 async function reviewedWrite(c: Context<DashboardEnv>, write: ReviewedWrite) {
-  const db = database(c.env.DB);
   const { business } = c.var.session;
   const id = actionId(c);
   const { reviewed } = await c.req.parseBody();
   try {
-    await write(db, business.id, id, {
-      reviewed: typeof reviewed === "string" ? reviewed : "",
-      enqueue: enqueueAfterAnswer(c),
-    });
+    await write(c.var.deps, business.id, id, { reviewed: typeof reviewed === "string" ? reviewed : "" });
   } catch (error) {
     const changed = refusalShownInPlace(error, 409);
-    const shown = await actionWithCreator(db, business.id, id);
+    const shown = await actionWithCreator(c.var.deps, business.id, id);
     return renderPage(c, 409, <ActionPage session={c.var.session} {...shown} changed={changed} />);
   }
   return c.redirect(`/dashboard/actions/${id}`, 303);
@@ -74,7 +68,7 @@ async function reviewedWrite(c: Context<DashboardEnv>, write: ReviewedWrite) {
 export const actionPages = new Hono<DashboardEnv>()
   .get("/actions", async (c) => {
     const session = c.var.session;
-    const actions = await listActionsForOwner(database(c.env.DB), session.business.id);
+    const actions = await listActionsForOwner(c.var.deps, session.business.id);
     return renderPage(
       c,
       200,
@@ -98,11 +92,10 @@ export const actionPages = new Hono<DashboardEnv>()
     );
   })
   .get("/actions/:id", async (c) => {
-    const shown = await actionWithCreator(database(c.env.DB), c.var.session.business.id, actionId(c));
+    const shown = await actionWithCreator(c.var.deps, c.var.session.business.id, actionId(c));
     return renderPage(c, 200, <ActionPage session={c.var.session} {...shown} />);
   })
   .post("/actions/:id/test", async (c) => {
-    const db = database(c.env.DB);
     const { business } = c.var.session;
     const id = actionId(c);
     const body = await c.req.parseBody();
@@ -113,18 +106,18 @@ export const actionPages = new Hono<DashboardEnv>()
       sample = parsed;
     } catch {
       const problem = 'The sample arguments must be a JSON object, such as {"date": "2026-12-24"}.';
-      const shown = await actionWithCreator(db, business.id, id);
+      const shown = await actionWithCreator(c.var.deps, business.id, id);
       return renderPage(c, 400, <ActionPage session={c.var.session} {...shown} problem={problem} />);
     }
     let tested: Tested | undefined;
     let problem: string | undefined;
     try {
-      tested = await testAction(outboundPolicy(c.env), db, business, id, sample);
+      tested = await testAction(c.var.deps, business, id, sample);
     } catch (error) {
       // Sample arguments without a required parameter make no call, as for the Secretary.
       problem = refusalShownInPlace(error, 422);
     }
-    const shown = await actionWithCreator(db, business.id, id);
+    const shown = await actionWithCreator(c.var.deps, business.id, id);
     return renderPage(
       c,
       problem ? 422 : 200,
@@ -133,17 +126,17 @@ export const actionPages = new Hono<DashboardEnv>()
   })
   // Both guarded by the version the owner reviewed: a PATCH that landed meanwhile is shown, not approved unseen.
   .post("/actions/:id/on", (c) =>
-    reviewedWrite(c, (db, businessId, id, options) => switchAction(db, businessId, id, true, options)),
+    reviewedWrite(c, (deps, businessId, id, options) => switchAction(deps, businessId, id, true, options)),
   )
   .post("/actions/:id/accept", (c) => reviewedWrite(c, acceptActionChange))
   .post("/actions/:id/off", async (c) => {
     const id = actionId(c);
-    await switchAction(database(c.env.DB), c.var.session.business.id, id, false, { enqueue: enqueueAfterAnswer(c) });
+    await switchAction(c.var.deps, c.var.session.business.id, id, false);
     return c.redirect(`/dashboard/actions/${id}`, 303);
   })
   .get("/actions/:id/remove", async (c) => {
     const session = c.var.session;
-    const { action, creator } = await actionWithCreator(database(c.env.DB), session.business.id, actionId(c));
+    const { action, creator } = await actionWithCreator(c.var.deps, session.business.id, actionId(c));
     return renderPage(
       c,
       200,
@@ -173,6 +166,6 @@ export const actionPages = new Hono<DashboardEnv>()
     );
   })
   .post("/actions/:id/remove", async (c) => {
-    await deleteAction(database(c.env.DB), c.var.session.business.id, actionId(c));
+    await deleteAction(c.var.deps, c.var.session.business.id, actionId(c));
     return c.redirect("/dashboard/actions", 303);
   });

@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { csrf } from "hono/csrf";
 import { createMiddleware } from "hono/factory";
-import { database } from "../../db/client";
 import { csrfTokenMatches, signOutOwner } from "../../domain/access/owner-sign-in";
 import { ApiError } from "../../lib/errors";
 import { respondToPageError } from "../../middleware/error-responses";
@@ -73,7 +72,7 @@ export const dashboard = new Hono<DashboardEnv>()
     return c.redirect("/dashboard", 303);
   })
   .post("/sign-out", requireOwner, async (c) => {
-    await signOutOwner(database(c.env.DB), sessionTokenOf(c));
+    await signOutOwner(c.var.deps, sessionTokenOf(c));
     endOwnerSession(c);
     return c.redirect("/dashboard/sign-in", 303);
   })

@@ -1,10 +1,8 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { database } from "../../db/client";
 import { type ApprovalSummary, approvalSummary, switchIntakeOff, switchIntakeOn } from "../../domain/intakes/approval";
 import { intakeNotFound, listBusinessIntakes } from "../../domain/intakes/registration";
 import { latestResponses } from "../../domain/intakes/responses";
-import { enqueueAfterAnswer } from "../../domain/webhooks/lifecycle";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
 import type { DashboardEnv } from "./dashboard-env";
@@ -22,7 +20,7 @@ const intakeId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ??
 export const intakePages = new Hono<DashboardEnv>()
   .get("/intakes", async (c) => {
     const session = c.var.session;
-    const intakes = await listBusinessIntakes(database(c.env.DB), session.business.id);
+    const intakes = await listBusinessIntakes(c.var.deps, session.business.id);
     return renderPage(
       c,
       200,
@@ -44,25 +42,23 @@ export const intakePages = new Hono<DashboardEnv>()
     );
   })
   .get("/intakes/:id", async (c) => {
-    const db = database(c.env.DB);
     const { business } = c.var.session;
-    const summary = await approvalSummary(db, business.id, intakeId(c));
-    const responses = await latestResponses(db, business.id, summary.intake.id);
+    const summary = await approvalSummary(c.var.deps, business.id, intakeId(c));
+    const responses = await latestResponses(c.var.deps, business.id, summary.intake.id);
     return renderPage(c, 200, <IntakePage session={c.var.session} summary={summary} responses={responses} />);
   })
   .post("/intakes/:id/on", async (c) => {
     const body = await c.req.parseBody();
     const id = intakeId(c);
     // The version the owner reviewed: a PATCH that landed meanwhile is refused, not approved unseen.
-    await switchIntakeOn(database(c.env.DB), c.var.session.business.id, id, {
+    await switchIntakeOn(c.var.deps, c.var.session.business.id, id, {
       version: Number(body.version),
-      enqueue: enqueueAfterAnswer(c),
     });
     return c.redirect(`/dashboard/intakes/${id}`, 303);
   })
   .post("/intakes/:id/off", async (c) => {
     const id = intakeId(c);
-    await switchIntakeOff(database(c.env.DB), c.var.session.business.id, id, { enqueue: enqueueAfterAnswer(c) });
+    await switchIntakeOff(c.var.deps, c.var.session.business.id, id);
     return c.redirect(`/dashboard/intakes/${id}`, 303);
   });
 

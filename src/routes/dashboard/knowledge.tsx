@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { database } from "../../db/client";
 import { type AddedBy, listKnowledgeSources, removeKnowledgeSource } from "../../domain/knowledge/sources";
 import { numericId } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
@@ -17,7 +16,7 @@ const fromDisconnectedApp = (addedBy: AddedBy) => addedBy.kind === "oauth_app" &
 export const knowledgePages = new Hono<DashboardEnv>()
   .get("/knowledge", async (c) => {
     const session = c.var.session;
-    const sources = await listKnowledgeSources(database(c.env.DB), session.business);
+    const sources = await listKnowledgeSources(c.var.deps, session.business);
     return renderPage(
       c,
       200,
@@ -82,13 +81,13 @@ export const knowledgePages = new Hono<DashboardEnv>()
     );
   })
   .post("/knowledge/own/:id/remove", async (c) => {
-    await removeKnowledgeSource(database(c.env.DB), c.var.session.business.id, {
+    await removeKnowledgeSource(c.var.deps, c.var.session.business.id, {
       ownSourceId: numericId(c.req.param("id")) ?? 0,
     });
     return c.redirect("/dashboard/knowledge", 303);
   })
   .post("/knowledge/pushed/remove", async (c) => {
     const body = await c.req.parseBody();
-    await removeKnowledgeSource(database(c.env.DB), c.var.session.business.id, { pushedKey: String(body.key ?? "") });
+    await removeKnowledgeSource(c.var.deps, c.var.session.business.id, { pushedKey: String(body.key ?? "") });
     return c.redirect("/dashboard/knowledge", 303);
   });

@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { database } from "../../db/client";
 import { planRefusal } from "../../domain/access/businesses";
 import { ownerOverview } from "../../domain/owner/overview";
 import { renderPage } from "../../pages/page-shell";
@@ -20,7 +19,7 @@ type Overview = Awaited<ReturnType<typeof ownerOverview>>;
  */
 export const overviewPage = new Hono<DashboardEnv>().get("/", async (c) => {
   const session = c.var.session;
-  const overview = await ownerOverview(database(c.env.DB), session.business);
+  const overview = await ownerOverview(c.var.deps, session.business);
   return renderPage(
     c,
     200,

@@ -5,7 +5,6 @@ import { runRead } from "../../db/reads";
 import { endpointDeliveries } from "../../domain/webhooks/delivery-log";
 import { deleteEndpoint, endpointNotFound } from "../../domain/webhooks/endpoints";
 import { enableEndpoint } from "../../domain/webhooks/health";
-import { enqueueDeliveries } from "../../domain/webhooks/outbox/enqueue";
 import { endpointForOwner, listEndpointsForOwner } from "../../domain/webhooks/owner-endpoints";
 import { deliveryNotFound, sendDeliveryAgain } from "../../domain/webhooks/redelivery";
 import { sendPing } from "../../domain/webhooks/test-events";
@@ -37,7 +36,7 @@ const HISTORY_PAGE = 50;
 export const webhookPages = new Hono<DashboardEnv>()
   .get("/webhooks", async (c) => {
     const session = c.var.session;
-    const endpoints = await listEndpointsForOwner(database(c.env.DB), session.business.id);
+    const endpoints = await listEndpointsForOwner(c.var.deps, session.business.id);
     return renderPage(
       c,
       200,
@@ -69,7 +68,7 @@ export const webhookPages = new Hono<DashboardEnv>()
     // The partner's `GET /webhooks/{id}/deliveries`, read for the whole business (the owner sees every side).
     const startingAfter = numericId(c.req.query("starting_after") ?? "");
     const [endpoint, history] = await Promise.all([
-      endpointForOwner(db, session.business.id, id),
+      endpointForOwner(c.var.deps, session.business.id, id),
       runRead(db, endpointDeliveries(session.business.id, id, { limit: HISTORY_PAGE, startingAfter })),
     ]);
     const lastShown = history.deliveries.at(-1);
@@ -172,30 +171,28 @@ export const webhookPages = new Hono<DashboardEnv>()
   .post("/webhooks/:id/on", async (c) => {
     const id = endpointId(c);
     // The partner's `POST /webhooks/{id}/enable`, for any side of the business.
-    await enableEndpoint(database(c.env.DB), c.var.session.business.id, id);
+    await enableEndpoint(c.var.deps, c.var.session.business.id, id);
     return c.redirect(`/dashboard/webhooks/${id}?switched=on`, 303);
   })
   .post("/webhooks/:id/ping", async (c) => {
     const id = endpointId(c);
-    await sendPing(c.env.WEBHOOK_DELIVERIES, database(c.env.DB), c.var.session.business, id);
+    await sendPing(c.var.deps, c.var.session.business, id);
     return c.redirect(`/dashboard/webhooks/${id}`, 303);
   })
   .post("/webhooks/:id/deliveries/:deliveryId/send-again", async (c) => {
     const id = endpointId(c);
-    const db = database(c.env.DB);
     // The partner's redelivery, for any side of the business: the row, then the queue once the page has answered.
-    const copy = await sendDeliveryAgain(
-      db,
+    await sendDeliveryAgain(
+      c.var.deps,
       c.var.session.business.id,
       id,
       idOrNotFound(c.req.param("deliveryId"), deliveryNotFound),
     );
-    c.executionCtx.waitUntil(enqueueDeliveries(c.env.WEBHOOK_DELIVERIES, db, [copy.id]));
     return c.redirect(`/dashboard/webhooks/${id}`, 303);
   })
   .get("/webhooks/:id/remove", async (c) => {
     const session = c.var.session;
-    const endpoint = await endpointForOwner(database(c.env.DB), session.business.id, endpointId(c));
+    const endpoint = await endpointForOwner(c.var.deps, session.business.id, endpointId(c));
     const pending = endpoint.pendingDeliveries;
     return renderPage(
       c,
@@ -232,6 +229,6 @@ export const webhookPages = new Hono<DashboardEnv>()
   })
   .post("/webhooks/:id/remove", async (c) => {
     // Its deliveries go with it (foreign key cascade), so a message already on the queue finds nothing to send.
-    await deleteEndpoint(database(c.env.DB), c.var.session.business.id, endpointId(c));
+    await deleteEndpoint(c.var.deps, c.var.session.business.id, endpointId(c));
     return c.redirect("/dashboard/webhooks", 303);
   });

@@ -1,9 +1,7 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
-import { database } from "../../db/client";
 import { callActionByName } from "../../domain/actions/calls";
-import { outboundPolicy } from "../../lib/outbound";
 import { rejectInvalid } from "../../lib/validation";
 import { ActionCallBody, ActionCallParams } from "../../schemas/runtime";
 
@@ -19,9 +17,6 @@ export const actionCallsApi = new Hono<AppEnv>().post(
   zValidator("json", ActionCallBody, rejectInvalid),
   async (c) => {
     const { id, name } = c.req.valid("param");
-    return c.json(
-      await callActionByName(outboundPolicy(c.env), database(c.env.DB), id, name, c.req.valid("json")),
-      200,
-    );
+    return c.json(await callActionByName(c.var.deps, id, name, c.req.valid("json")), 200);
   },
 );

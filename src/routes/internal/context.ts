@@ -1,7 +1,6 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
-import { database } from "../../db/client";
 import { secretaryContext } from "../../domain/secretary/context";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam, ContextQuery } from "../../schemas/runtime";
@@ -16,6 +15,6 @@ export const context = new Hono<AppEnv>().get(
   zValidator("query", ContextQuery, rejectInvalid),
   async (c) => {
     const { id } = c.req.valid("param");
-    return c.json(await secretaryContext(database(c.env.DB), id, c.req.valid("query").channel), 200);
+    return c.json(await secretaryContext(c.var.deps, id, c.req.valid("query").channel), 200);
   },
 );

@@ -2,7 +2,6 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../app-env";
-import { database } from "../../db/client";
 import { reportChange } from "../../domain/platform/changes";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam } from "../../schemas/runtime";
@@ -16,12 +15,7 @@ export const platformEvents = new Hono<AppEnv>().post(
   zValidator("param", BusinessIdParam, rejectInvalid),
   zValidator("json", z.unknown(), rejectInvalid),
   async (c) => {
-    const events = await reportChange(
-      c.env.WEBHOOK_DELIVERIES,
-      database(c.env.DB),
-      c.req.valid("param").id,
-      c.req.valid("json"),
-    );
+    const events = await reportChange(c.var.deps, c.req.valid("param").id, c.req.valid("json"));
     return c.json({ events }, events.length > 0 ? 201 : 200);
   },
 );

@@ -1,7 +1,6 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
-import { database } from "../../db/client";
 import { setPlan } from "../../domain/access/businesses";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam, PlanChange } from "../../schemas/runtime";
@@ -15,7 +14,7 @@ export const plan = new Hono<AppEnv>().put(
   zValidator("param", BusinessIdParam, rejectInvalid),
   zValidator("json", PlanChange, rejectInvalid),
   async (c) => {
-    const business = await setPlan(database(c.env.DB), c.req.valid("param").id, c.req.valid("json"));
+    const business = await setPlan(c.var.deps, c.req.valid("param").id, c.req.valid("json"));
     return c.json(business, 200);
   },
 );

@@ -1,17 +1,16 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../app-env";
-import { database } from "../../db/client";
-import { endpointDeliveries } from "../../domain/webhooks/delivery-log";
 import { endpointNotFound } from "../../domain/webhooks/endpoints";
-import { enqueueDeliveries } from "../../domain/webhooks/outbox/enqueue";
-import { assertRecoverableSince, recoverDeliveries } from "../../domain/webhooks/recovery";
-import { deliveryNotFound, deliveryToSendAgain, redeliver } from "../../domain/webhooks/redelivery";
-import { sendableEndpoint } from "../../domain/webhooks/sendable-endpoint";
-import { sendTestEvent } from "../../domain/webhooks/test-events";
+import {
+  listDeliveriesOperation,
+  recoverOperation,
+  redeliverOperation,
+  testEventOperation,
+} from "../../domain/webhooks/partner-api";
+import { deliveryNotFound } from "../../domain/webhooks/redelivery";
 import { type BudgetUse, rateLimitHeaders } from "../../lib/errors";
 import { idOrNotFound, pathId } from "../../lib/validation";
-import { readAsPartner } from "../../middleware/authenticate-partner";
 import { errorResponses } from "../../schemas/errors";
 import {
   DeliveriesPage,
@@ -24,6 +23,7 @@ import {
   TestEvent,
   TestEventBody,
 } from "../../schemas/webhook-operations";
+import { runOperation } from "../operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "../partner-router";
 
 const byEndpoint = { params: z.object({ id: pathId }) };
@@ -92,69 +92,62 @@ const testRoute = partnerRoute({
   },
 });
 
-/**
- * After the write, the answer: the deliveries are enqueued once it has gone (`waitUntil`), so the partner waits for
- * two round trips only (the credential with the endpoint, then the write). What they owe is in the outbox already
- * (a new row, an extra attempt, a next attempt brought forward): a failed send is logged and left to the sweep
- * (docs/webhooks.md, How delivery works inside; src/domain/webhooks/outbox/sweep.ts). The budget left goes in the RateLimit
- * headers.
- */
-function queued(c: Context<AppEnv>, deliveryIds: number[], budget: BudgetUse) {
-  c.executionCtx.waitUntil(enqueueDeliveries(c.env.WEBHOOK_DELIVERIES, database(c.env.DB), deliveryIds));
+/** The endpoint's budget left, in the RateLimit headers of a queued send (docs/webhooks.md, Operating your integration). */
+function budgetHeaders(c: Context<AppEnv>, budget: BudgetUse) {
   for (const [name, value] of Object.entries(rateLimitHeaders(budget))) c.header(name, value);
 }
 
 /**
  * The deliveries of one endpoint (list, redeliver, recover) and test events (docs/webhooks.md, Operating your
- * integration).
+ * integration). A send answers once its row is written: the queue takes it after the answer, and what the queue
+ * could not take the outbox sweep sends (docs/architecture.md, The outbox).
  */
 export const webhookOperations = createPartnerRouter()
-  .openapi(deliveriesRoute, async (c) => {
-    const { status, limit, starting_after } = c.req.valid("query");
-    const page = await readAsPartner(c, (scope) =>
-      endpointDeliveries(scope, endpointId(c.req.valid("param").id), { status, limit, startingAfter: starting_after }),
-    );
-    return c.json({ data: page.deliveries, has_more: page.hasMore }, 200);
-  })
-  .openapi(redeliverRoute, async (c) => {
-    const { id, delivery_id } = c.req.valid("param");
-    const { endpoint, deliveryId } = await readAsPartner(c, (scope) =>
-      deliveryToSendAgain(scope, endpointId(id), idOrNotFound(delivery_id, deliveryNotFound)),
-    );
-    const db = database(c.env.DB);
-    const { delivery, budget } = await redeliver(c.env.BUSINESS_LIMITS, db, c.var.principal, endpoint.id, deliveryId);
-    queued(c, [delivery.id], budget);
-    return c.json({ delivery_id: delivery.id, event_id: delivery.eventId }, 202);
-  })
-  .openapi(recoverRoute, async (c) => {
-    const { since } = c.req.valid("json");
-    const endpoint = await readAsPartner(c, (scope) => {
-      assertRecoverableSince(since);
-      return sendableEndpoint(scope, endpointId(c.req.valid("param").id));
-    });
-    const db = database(c.env.DB);
-    const { deliveryIds, budget } = await recoverDeliveries(
-      c.env.BUSINESS_LIMITS,
-      db,
-      c.var.principal,
-      endpoint.id,
-      since,
-    );
-    queued(c, deliveryIds, budget);
-    return c.json({ queued: deliveryIds.length }, 202);
-  })
-  .openapi(testRoute, async (c) => {
-    // The body is optional: without one, or without `event`, the sample is a ping (docs/webhooks.md, Test events).
-    const event = c.req.valid("json").event ?? "ping";
-    const endpoint = await readAsPartner(c, (scope) => sendableEndpoint(scope, endpointId(c.req.valid("param").id)));
-    const db = database(c.env.DB);
-    const { eventId, deliveryIds, budget } = await sendTestEvent(
-      c.env.BUSINESS_LIMITS,
-      db,
-      c.var.principal,
-      endpoint,
-      event,
-    );
-    queued(c, deliveryIds, budget);
-    return c.json({ event_id: eventId }, 202);
-  });
+  .openapi(deliveriesRoute, (c) =>
+    runOperation(
+      c,
+      listDeliveriesOperation,
+      () => {
+        const { status, limit, starting_after } = c.req.valid("query");
+        return { id: endpointId(c.req.valid("param").id), filters: { status, limit, startingAfter: starting_after } };
+      },
+      (page) => c.json({ data: page.deliveries, has_more: page.hasMore }, 200),
+    ),
+  )
+  .openapi(redeliverRoute, (c) =>
+    runOperation(
+      c,
+      redeliverOperation,
+      () => {
+        const { id, delivery_id } = c.req.valid("param");
+        return { id: endpointId(id), deliveryId: idOrNotFound(delivery_id, deliveryNotFound) };
+      },
+      ({ delivery, budget }) => {
+        budgetHeaders(c, budget);
+        return c.json({ delivery_id: delivery.id, event_id: delivery.eventId }, 202);
+      },
+    ),
+  )
+  .openapi(recoverRoute, (c) =>
+    runOperation(
+      c,
+      recoverOperation,
+      () => ({ id: endpointId(c.req.valid("param").id), since: c.req.valid("json").since }),
+      ({ deliveryIds, budget }) => {
+        budgetHeaders(c, budget);
+        return c.json({ queued: deliveryIds.length }, 202);
+      },
+    ),
+  )
+  .openapi(testRoute, (c) =>
+    runOperation(
+      c,
+      testEventOperation,
+      // The body is optional: without one, or without `event`, the sample is a ping (docs/webhooks.md, Test events).
+      () => ({ id: endpointId(c.req.valid("param").id), event: c.req.valid("json").event ?? "ping" }),
+      ({ eventId, budget }) => {
+        budgetHeaders(c, budget);
+        return c.json({ event_id: eventId }, 202);
+      },
+    ),
+  );

@@ -1,13 +1,15 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../../db/client";
-import { scopeOf } from "../../domain/access/scope";
-import { createEndpoint, deleteEndpoint, endpointNotFound, listEndpoints } from "../../domain/webhooks/endpoints";
-import { outboundPolicy } from "../../lib/outbound";
+import { endpointNotFound } from "../../domain/webhooks/endpoints";
+import {
+  createEndpointOperation,
+  deleteEndpointOperation,
+  listEndpointsOperation,
+} from "../../domain/webhooks/partner-api";
 import { idOrNotFound, pathId } from "../../lib/validation";
-import { admitted, readAsPartner } from "../../middleware/authenticate-partner";
 import { EVENT_NAMES } from "../../names-and-limits";
 import { errorResponses } from "../../schemas/errors";
 import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookEndpointObject } from "../../schemas/webhooks";
+import { NO_INPUT, runOperation } from "../operation-runner";
 import { createPartnerRouter, partnerRoute } from "../partner-router";
 
 const listRoute = partnerRoute({
@@ -54,18 +56,22 @@ const deleteRoute = partnerRoute({
 });
 
 export const webhooks = createPartnerRouter()
-  .openapi(listRoute, async (c) => {
-    const data = await readAsPartner(c, listEndpoints);
-    return c.json({ data, events: [...EVENT_NAMES] }, 200);
-  })
-  .openapi(createRoute, async (c) => {
-    return c.json(
-      await createEndpoint(outboundPolicy(c.env), database(c.env.DB), await admitted(c), c.req.valid("json")),
-      201,
-    );
-  })
-  .openapi(deleteRoute, async (c) => {
-    const scope = scopeOf(await admitted(c));
-    await deleteEndpoint(database(c.env.DB), scope, idOrNotFound(c.req.valid("param").id, endpointNotFound));
-    return c.body(null, 204);
-  });
+  .openapi(listRoute, (c) =>
+    runOperation(c, listEndpointsOperation, NO_INPUT, (data) => c.json({ data, events: [...EVENT_NAMES] }, 200)),
+  )
+  .openapi(createRoute, (c) =>
+    runOperation(
+      c,
+      createEndpointOperation,
+      () => c.req.valid("json"),
+      (endpoint) => c.json(endpoint, 201),
+    ),
+  )
+  .openapi(deleteRoute, (c) =>
+    runOperation(
+      c,
+      deleteEndpointOperation,
+      () => idOrNotFound(c.req.valid("param").id, endpointNotFound),
+      () => c.body(null, 204),
+    ),
+  );

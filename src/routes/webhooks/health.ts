@@ -1,12 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../../db/client";
-import { scopeOf } from "../../domain/access/scope";
 import { endpointNotFound } from "../../domain/webhooks/endpoints";
-import { enableEndpoint } from "../../domain/webhooks/health";
+import { enableEndpointOperation } from "../../domain/webhooks/partner-api";
 import { idOrNotFound, pathId } from "../../lib/validation";
-import { admitted } from "../../middleware/authenticate-partner";
 import { errorResponses } from "../../schemas/errors";
 import { WebhookEndpointObject } from "../../schemas/webhooks";
+import { runOperation } from "../operation-runner";
 import { createPartnerRouter, partnerRoute } from "../partner-router";
 
 const enableRoute = partnerRoute({
@@ -31,8 +29,11 @@ const enableRoute = partnerRoute({
  * Endpoint health, `POST /webhooks/{id}/enable` (docs/webhooks.md, Endpoint health). Two round trips: the credential,
  * the update.
  */
-export const webhookHealth = createPartnerRouter().openapi(enableRoute, async (c) => {
-  const scope = scopeOf(await admitted(c));
-  const id = idOrNotFound(c.req.valid("param").id, endpointNotFound);
-  return c.json(await enableEndpoint(database(c.env.DB), scope, id), 200);
-});
+export const webhookHealth = createPartnerRouter().openapi(enableRoute, (c) =>
+  runOperation(
+    c,
+    enableEndpointOperation,
+    () => idOrNotFound(c.req.valid("param").id, endpointNotFound),
+    (endpoint) => c.json(endpoint, 200),
+  ),
+);

@@ -1,8 +1,7 @@
 import { inArray, sql } from "drizzle-orm";
-import type { Database } from "../../../db/client";
 import { webhookDeliveries } from "../../../db/schema";
 import { idsIn, runStatements, statement } from "../../../db/statements";
-import type { DeliveryQueue } from "../../../queues/delivery-message";
+import type { Dependencies } from "../../../dependencies";
 
 /* The outbox's second step (write.ts says the three): the delivery ids on the queue, then marked enqueued. */
 
@@ -22,8 +21,8 @@ export function queueBatches(ids: number[]): number[][] {
  * One message per delivery, ids only: the consumer re-reads the rest from D1, the outbox and the record
  * (docs/architecture.md, Storage and state).
  */
-export async function sendDeliveries(queue: DeliveryQueue, ids: number[]): Promise<void> {
-  await queue.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
+export async function sendDeliveries(deps: Dependencies, ids: number[]): Promise<void> {
+  await deps.queue.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
 }
 
 const enqueuedMark = statement<{ ids: string; now: string }>()((db, { ids, now }) =>
@@ -34,8 +33,8 @@ const enqueuedMark = statement<{ ids: string; now: string }>()((db, { ids, now }
 );
 
 /** After a send on the request path: enqueued, so that the sweep leaves these rows alone. One statement, any count. */
-export async function markEnqueued(db: Database, ids: number[], now: number): Promise<void> {
-  await runStatements(db, [enqueuedMark({ ids: JSON.stringify(ids), now: iso(now) })]);
+export async function markEnqueued(deps: Dependencies, ids: number[], now: number): Promise<void> {
+  await runStatements(deps.db, [enqueuedMark({ ids: JSON.stringify(ids), now: iso(now) })]);
 }
 
 /**
@@ -44,11 +43,11 @@ export async function markEnqueued(db: Database, ids: number[], now: number): Pr
  * outbox), and a failed mark after a send only means the sweep sends that chunk once more, which the consumer's claim
  * makes harmless. The caller's answer (the report's 201) therefore never depends on the queue.
  */
-export async function enqueueDeliveries(queue: DeliveryQueue, db: Database, deliveryIds: number[]): Promise<void> {
+export async function enqueueDeliveries(deps: Dependencies, deliveryIds: number[]): Promise<void> {
   for (const ids of queueBatches(deliveryIds)) {
     try {
-      await sendDeliveries(queue, ids);
-      await markEnqueued(db, ids, Date.now());
+      await sendDeliveries(deps, ids);
+      await markEnqueued(deps, ids, deps.clock());
     } catch (error) {
       console.warn(
         JSON.stringify({

@@ -1,8 +1,7 @@
 import { and, eq, inArray, isNotNull, lte, sql } from "drizzle-orm";
 import { runBatch, statementsThatFit } from "../../../db/batches";
-import { type Database, database } from "../../../db/client";
 import { webhookDeliveries } from "../../../db/schema";
-import type { Env } from "../../../env";
+import type { Dependencies } from "../../../dependencies";
 import { queueBatches, sendDeliveries } from "./enqueue";
 
 /* The outbox's third step (write.ts says the three): on the cron trigger, what the request path could not enqueue. */
@@ -27,7 +26,8 @@ export const EXTRA_OWED_AFTER_MS = 60_000;
  * never enqueued or stuck, for their scheduled attempt (`markSwept`); `extras`: extra attempts owed too long
  * (`markExtrasSwept`). A delivery can be in both: a message for each, and the claim makes one attempt at a time.
  */
-export async function deliveriesToSweep(db: Database, now: number, limit: number) {
+export async function deliveriesToSweep(deps: Dependencies, now: number, limit: number) {
+  const { db } = deps;
   const [unenqueued, stuck, extras] = await db.batch([
     db
       .select({ id: webhookDeliveries.id })
@@ -70,7 +70,8 @@ const extraOwedSince = (before: string) =>
  * these, and these again a minute later if this send fails or its messages are lost: no release is needed. A row
  * asked for again, or claimed, since it was read is left as it is.
  */
-export async function markExtrasSwept(db: Database, ids: number[], now: number): Promise<void> {
+export async function markExtrasSwept(deps: Dependencies, ids: number[], now: number): Promise<void> {
+  const { db } = deps;
   await runBatch(
     db,
     statementsThatFit(ids, (slice) =>
@@ -89,7 +90,8 @@ export async function markExtrasSwept(db: Database, ids: number[], now: number):
  * Worker dies between the two, the rows are stuck (due, pending) and the sweep takes them again after
  * STUCK_AFTER_MS: a chunk is never lost, and never the only thing a run can do.
  */
-export async function markSwept(db: Database, ids: number[], now: number): Promise<void> {
+export async function markSwept(deps: Dependencies, ids: number[], now: number): Promise<void> {
+  const { db } = deps;
   await runBatch(
     db,
     statementsThatFit(ids, (slice) =>
@@ -102,7 +104,8 @@ export async function markSwept(db: Database, ids: number[], now: number): Promi
 }
 
 /** A chunk whose send failed: never enqueued again, so the next minute's sweep takes it first. */
-export async function releaseSwept(db: Database, ids: number[]): Promise<void> {
+export async function releaseSwept(deps: Dependencies, ids: number[]): Promise<void> {
+  const { db } = deps;
   await runBatch(
     db,
     statementsThatFit(ids, (slice) =>
@@ -121,8 +124,8 @@ export async function releaseSwept(db: Database, ids: number[]): Promise<void> {
 export const SWEEP_LIMIT = 500;
 
 type Marks = {
-  mark: (db: Database, ids: number[], now: number) => Promise<void>;
-  release?: (db: Database, ids: number[]) => Promise<void>;
+  mark: (deps: Dependencies, ids: number[], now: number) => Promise<void>;
+  release?: (deps: Dependencies, ids: number[]) => Promise<void>;
 };
 
 /**
@@ -133,19 +136,19 @@ type Marks = {
  * chunk that fails is logged (and released, for the first kind) without stopping the chunks after it. Answers how
  * many messages were enqueued.
  */
-export async function sweepOutbox(env: Env, now = Date.now()): Promise<number> {
-  const db = database(env.DB);
-  const { lost, extras } = await deliveriesToSweep(db, now, SWEEP_LIMIT);
-  const sent = await sendChunks(env, db, lost, now, { mark: markSwept, release: releaseSwept });
-  return sent + (await sendChunks(env, db, extras, now, { mark: markExtrasSwept }));
+export async function sweepOutbox(deps: Dependencies): Promise<number> {
+  const now = deps.clock();
+  const { lost, extras } = await deliveriesToSweep(deps, now, SWEEP_LIMIT);
+  const sent = await sendChunks(deps, lost, now, { mark: markSwept, release: releaseSwept });
+  return sent + (await sendChunks(deps, extras, now, { mark: markExtrasSwept }));
 }
 
-async function sendChunks(env: Env, db: Database, ids: number[], now: number, { mark, release }: Marks) {
+async function sendChunks(deps: Dependencies, ids: number[], now: number, { mark, release }: Marks) {
   let enqueued = 0;
   for (const chunk of queueBatches(ids)) {
     try {
-      await mark(db, chunk, now);
-      await sendDeliveries(env.WEBHOOK_DELIVERIES, chunk);
+      await mark(deps, chunk, now);
+      await sendDeliveries(deps, chunk);
       enqueued += chunk.length;
     } catch (error) {
       console.warn(
@@ -156,7 +159,7 @@ async function sendChunks(env: Env, db: Database, ids: number[], now: number, { 
           error: String(error),
         }),
       );
-      await release?.(db, chunk).catch(() => {
+      await release?.(deps, chunk).catch(() => {
         // D1 itself failed: the marked rows count as stuck after STUCK_AFTER_MS, and a later sweep takes them.
       });
     }

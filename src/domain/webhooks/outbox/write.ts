@@ -1,8 +1,8 @@
 import { and, eq, inArray, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { insertMany } from "../../../db/batches";
-import type { Database } from "../../../db/client";
 import { events, webhookDeliveries, webhookEndpoints } from "../../../db/schema";
 import { idsIn, oneOff, type Preparable, runStatements, statement } from "../../../db/statements";
+import type { Dependencies } from "../../../dependencies";
 import { randomToken } from "../../../lib/secrets";
 import type { EventName } from "../../../names-and-limits";
 import type { Business } from "../../access/businesses";
@@ -58,12 +58,13 @@ function receives(endpoint: WebhookEndpoint, draft: EventDraft): boolean {
  * `enqueueDeliveries` (enqueue.ts) could not.
  */
 export async function writeEvents(
-  db: Database,
+  deps: Dependencies,
   business: Business,
   endpoints: WebhookEndpoint[],
   drafts: EventDraft[],
   statements: Preparable<unknown>[] = [],
 ) {
+  const { db } = deps;
   const now = new Date().toISOString();
   const envelopes = drafts.map((draft) => ({ draft, envelope: envelope(business, draft, now) }));
   const eventRows = envelopes.map(({ draft, envelope }) => ({

@@ -1,0 +1,40 @@
+import { database } from "./db/client";
+import type { Dependencies } from "./dependencies";
+import { enqueueDeliveries } from "./domain/webhooks/outbox/enqueue";
+import type { BusinessLimits } from "./durable-objects/business-limits";
+import { outboundPolicy } from "./lib/outbound";
+import type { Clock } from "./lib/time";
+import type { DeliveryQueue } from "./queues/delivery-message";
+
+/** The part of the Worker's bindings (src/env.ts) the domain works with (src/dependencies.ts). */
+export type DomainBindings = {
+  DB: D1Database;
+  WEBHOOK_DELIVERIES: DeliveryQueue;
+  BUSINESS_LIMITS: DurableObjectNamespace<BusinessLimits>;
+  ALLOW_LOOPBACK_URLS: string;
+  DOH_RESOLVER_URL: string;
+  SERVICE_NAME: string;
+  BASE_URL: string;
+};
+
+/**
+ * The dependencies of one unit of work (a request, a queue batch, a cron run, a Durable Object call) from the
+ * Worker's bindings. `waitUntil` is the unit's own: the deliveries it writes are enqueued after its answer.
+ */
+export function dependenciesFromEnv(
+  env: DomainBindings,
+  waitUntil: (work: Promise<unknown>) => void,
+  clock: Clock = Date.now,
+): Dependencies {
+  const deps: Dependencies = {
+    db: database(env.DB),
+    queue: env.WEBHOOK_DELIVERIES,
+    limits: env.BUSINESS_LIMITS,
+    outbound: outboundPolicy(env),
+    clock,
+    enqueue: (deliveryIds) => {
+      if (deliveryIds.length > 0) waitUntil(enqueueDeliveries(deps, deliveryIds));
+    },
+  };
+  return deps;
+}

@@ -1,0 +1,25 @@
+import type { Database } from "./db/client";
+import type { BusinessLimits } from "./durable-objects/business-limits";
+import type { OutboundPolicy } from "./lib/outbound";
+import type { Clock } from "./lib/time";
+import type { DeliveryQueue } from "./queues/delivery-message";
+
+/**
+ * What the domain works with besides its arguments (docs/architecture.md, Dependencies): built once per request, per
+ * queue batch, per cron run and per Durable Object call from the Worker's bindings (src/dependencies-from-env.ts), and
+ * passed first to every domain function that reads or writes D1, enqueues, counts a budget, calls out or tells time.
+ */
+export type Dependencies = {
+  db: Database;
+  queue: DeliveryQueue;
+  /** The per-business budgets (src/durable-objects/business-limits.ts). */
+  limits: DurableObjectNamespace<BusinessLimits>;
+  /** What every outbound call is checked and signed with (src/lib/outbound.ts). */
+  outbound: OutboundPolicy;
+  clock: Clock;
+  /**
+   * Hands the deliveries this unit of work wrote to the queue once its answer has gone (`waitUntil`): nothing waits
+   * for the queue, and what it could not take the outbox sweep sends (docs/architecture.md, The outbox).
+   */
+  enqueue: (deliveryIds: number[]) => void;
+};

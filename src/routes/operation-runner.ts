@@ -1,0 +1,99 @@
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../app-env";
+import { nothingMore, type Read } from "../db/reads";
+import type { Dependencies } from "../dependencies";
+import { assertPlanIncludesApi } from "../domain/access/businesses";
+import { recordUse, useToRecord } from "../domain/access/last-use";
+import type { PartnerOperation } from "../domain/access/partner-operation";
+import { authenticateWith, type Principal, readCredential } from "../domain/access/principals";
+import { loggableError } from "../lib/loggable-error";
+import { claimIdempotencyKey } from "../middleware/idempotency";
+import { spendRequestBudget } from "../middleware/principal-rate-limit";
+
+/*
+ * The one way through a partner request (docs/architecture.md, One way through a partner request). Every `/api/v1`
+ * call, in this order (spec: Authentication, and "When the plan lapses, calls return 403"): the credential (401), the
+ * plan rule (403), the request budget (429); then a POST's `Idempotency-Key` is claimed, before anything is written
+ * (docs/idempotency.md), and a replay is answered in place of the request; only then the request's own checks (400,
+ * 404) and its write.
+ */
+
+/** Every partner route: the credential's shape is checked first (401 before anything else); its lookup waits. */
+export const partnerCredential = createMiddleware<AppEnv>(async (c, next) => {
+  c.set("credential", await readCredential(c.req.header("Authorization")));
+  await next();
+});
+
+/** A failed record of use costs the overview an hour's precision, never the request: it is logged, not thrown. */
+async function recordUseQuietly(deps: Dependencies, principal: Principal, now: number): Promise<void> {
+  try {
+    await recordUse(deps, principal, now);
+  } catch (error) {
+    console.error(JSON.stringify({ level: "error", step: "record credential use", ...loggableError(error as Error) }));
+  }
+}
+
+/** Admission once the credential is found: the plan, the budget, then the key's claim (its replay, if it is one). */
+async function admit(c: Context<AppEnv>, principal: Principal): Promise<Response | undefined> {
+  assertPlanIncludesApi(principal.business);
+  await spendRequestBudget(c, principal);
+  c.set("principal", principal);
+  const now = c.var.deps.clock();
+  if (useToRecord(principal, now)) c.executionCtx.waitUntil(recordUseQuietly(c.var.deps, principal, now));
+  return claimIdempotencyKey(c, principal);
+}
+
+/** The credential alone (one round trip), admitted: for a request refused before it reads anything. */
+async function admitAlone(c: Context<AppEnv>): Promise<Response | undefined> {
+  const { principal } = await authenticateWith(c.var.deps, c.var.credential, []);
+  return admit(c, principal);
+}
+
+/**
+ * Runs `operation` for the request: the credential's lookup and the operation's read in ONE D1 batch (a partner
+ * read's one round trip), admission, then the write (a write's second and last round trip: docs/architecture.md,
+ * Performance budget), and `answer` shapes the result. The read's answer is computed only once the principal is
+ * admitted, so a refused credential gets its 401 (or 403, 429) and never the read's 404. `input` is taken inside the
+ * same guard: a path id that is not one is answered after the credential alone. A replay is the route's own earlier
+ * answer, kept byte for byte, so it stands for the route's typed answer.
+ */
+export async function runOperation<Input, Loaded, Output, Answer>(
+  c: Context<AppEnv>,
+  operation: PartnerOperation<Input, Loaded, Output>,
+  input: () => Input,
+  answer: (value: Output, principal: Principal) => Answer,
+): Promise<Answer> {
+  const { deps, credential } = c.var;
+  const now = deps.clock();
+  let given: Input;
+  let read: Read<Loaded>;
+  try {
+    given = input();
+    read = operation.read?.({ credential, now }, given) ?? (nothingMore as Read<Loaded>);
+  } catch (error) {
+    const replay = await admitAlone(c);
+    if (replay) return replay as Answer;
+    throw error;
+  }
+  const { principal, results } = await authenticateWith(deps, credential, read.statements, now);
+  const replay = await admit(c, principal);
+  if (replay) return replay as Answer;
+  const loaded = read.answer(results);
+  const value = operation.write ? await operation.write(deps, principal, given, loaded) : (loaded as unknown as Output);
+  return answer(value, principal);
+}
+
+/**
+ * A validation hook for partner routes: a request the schema refuses is refused once its credential is admitted
+ * (validation runs before the handler, which admits the credential of every valid request through `runOperation`).
+ */
+export const admittedFirst =
+  <R extends { success: boolean }>(hook: (result: R, c: Context) => undefined) =>
+  async (result: R, c: Context<AppEnv>): Promise<Response | undefined> => {
+    if (result.success) return undefined;
+    return (await admitAlone(c)) ?? hook(result, c);
+  };
+
+/** The input of an operation that takes none (a list without filters). */
+export const NO_INPUT = (): undefined => undefined;
