@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { events } from "../../src/db/schema";
-import type { Scope } from "../../src/domain/access/scope";
+import type { SqlSide } from "../../src/domain/access/scope";
 import { type AddressedTo, audienceOf, receivableBy, type StoredAudience } from "../../src/domain/webhooks/audience";
 import type { WebhookEndpoint } from "../../src/domain/webhooks/endpoints";
 import { createBusiness, db } from "../helpers/fixtures";
@@ -37,7 +37,7 @@ describe("an event's stored audience (src/domain/webhooks/audience.ts)", async (
         createdAt: now,
       })),
     );
-    const listedTo = async (scope: Omit<Scope, "businessId">) =>
+    const listedTo = async (scope: Omit<SqlSide, "businessId">) =>
       (
         await db
           .select({ audience: events.audience })

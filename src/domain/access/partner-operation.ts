@@ -1,7 +1,7 @@
 import type { Read } from "../../db/reads";
 import type { Dependencies } from "../../dependencies";
 import type { Principal } from "./principals";
-import type { CredentialScope } from "./scope";
+import type { CredentialSide } from "./scope";
 
 /**
  * A partner request as the domain states it (docs/architecture.md, One way through a partner request): what it reads
@@ -12,13 +12,13 @@ import type { CredentialScope } from "./scope";
  */
 export type PartnerOperation<Input, Loaded, Output> = {
   /** Scoped by the credential's own side: a refused credential reads nothing. */
-  read?: (side: CredentialScope, input: Input) => Read<Loaded>;
+  read?: (side: CredentialSide, input: Input) => Read<Loaded>;
   write?: (deps: Dependencies, principal: Principal, input: Input, loaded: Loaded) => Promise<Output>;
 };
 
 /** An operation that only reads: its answer is the read's. */
 export const partnerRead = <Input, Output>(
-  read: (side: CredentialScope, input: Input) => Read<Output>,
+  read: (side: CredentialSide, input: Input) => Read<Output>,
 ): PartnerOperation<Input, Output, Output> => ({ read });
 
 /** An operation that writes, after an optional read in the credential's batch. */

@@ -6,51 +6,59 @@ import { argumentShape, type ShapedArgument } from "../../db/statements";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Credential, Principal } from "./principals";
 
+/*
+ * Whose records a query may touch (docs/architecture.md, One way through a partner request), in two words: a partner's
+ * **side** (`Side`: the records of one app connection, or of the business's API keys together; docs/architecture.md,
+ * Principals and owner sides), and a **reach** (`Reach`: a side, or a business id for the owner, who reaches every
+ * side). Each has a rendered form for the statements that use it (`SqlSide`, `SqlReach`), built by `sideArgument` and
+ * `reachArgument`.
+ */
+
 /** An id known already, or a sub-select that finds it inside the statement that uses it. */
 export type ScopeValue<T> = T | SQLWrapper;
 
 /**
- * Whose records a query may touch (docs/architecture.md, Principals and owner sides): the business, and the principal,
- * for the records that belong to one key or one app (exactly one of `apiKeyId` and `oauthGrantId` is set). A write's
- * scope holds the ids of the principal it authenticated first; a read's holds sub-selects on the credential's hash, so
- * that the read goes in the same D1 batch as the authentication (docs/architecture.md, Performance budget). The
- * sub-selects find only a credential that is accepted, so for a refused one they are NULL and the read selects nothing.
+ * A side as a statement sees it: the business, and the principal, for the records that belong to one key or one app
+ * (exactly one of `apiKeyId` and `oauthGrantId` is set). A write's side holds the ids of the principal it
+ * authenticated first; a read's holds sub-selects on the credential's hash, so that the read goes in the same D1 batch
+ * as the authentication (docs/architecture.md, Performance budget). The sub-selects find only a credential that is
+ * accepted, so for a refused one they are NULL and the read selects nothing.
  */
-export type Scope = {
+export type SqlSide = {
   businessId: ScopeValue<string>;
   apiKeyId: ScopeValue<number> | null;
   oauthGrantId: ScopeValue<number> | null;
 };
 
-/** A principal's scope by its ids: the scope of a write, which authenticated its principal first. */
-export type PrincipalScope = { businessId: string; apiKeyId: number | null; oauthGrantId: number | null };
+/** A principal's side by its ids: the side of a write, which authenticated its principal first. */
+export type PrincipalSide = { businessId: string; apiKeyId: number | null; oauthGrantId: number | null };
 
-export function scopeOf(principal: Principal): PrincipalScope {
+export function sideOf(principal: Principal): PrincipalSide {
   return principal.kind === "api_key"
     ? { businessId: principal.business.id, apiKeyId: principal.apiKeyId, oauthGrantId: null }
     : { businessId: principal.business.id, apiKeyId: null, oauthGrantId: principal.grantId };
 }
 
 /**
- * A partner read's scope while its credential is looked up in the same D1 batch (docs/architecture.md, Performance
+ * A partner read's side while its credential is looked up in the same D1 batch (docs/architecture.md, Performance
  * budget): the credential itself, which the read's statements find by sub-selects on its hash.
  */
-export type CredentialScope = { credential: Credential; now: EpochMs };
+export type CredentialSide = { credential: Credential; now: EpochMs };
 
-/** Whose records a read reaches: a principal's side or a credential's, or (a business id) the owner's: every side. */
-export type PartnerReach = PrincipalScope | CredentialScope;
-export type ReadReach = string | PartnerReach;
+/** A partner's side, by its principal or by its credential; a reach is a side, or a business id: the owner's, every side. */
+export type Side = PrincipalSide | CredentialSide;
+export type Reach = string | Side;
 
 /**
  * A read's reach as a statement argument (src/db/statements.ts): its shape, and the values of the placeholders its
  * SQL is rendered with once per shape. The credential's sub-selects find only a credential that is accepted, so for
  * a refused one they are NULL and the read selects nothing.
  */
-export const reachArgument = (reach: ReadReach): ShapedArgument<Reach> =>
+export const reachArgument = (reach: Reach): ShapedArgument<SqlReach> =>
   typeof reach === "string" ? ownerReach({ business: reach }) : sideArgument(reach);
 
 /** A partner's side as a statement argument: see `reachArgument`. */
-export function sideArgument(reach: PartnerReach): ShapedArgument<Scope> {
+export function sideArgument(reach: Side): ShapedArgument<SqlSide> {
   if ("credential" in reach) {
     const { kind, hash } = reach.credential;
     return kind === "api_key"
@@ -63,11 +71,11 @@ export function sideArgument(reach: PartnerReach): ShapedArgument<Scope> {
 }
 
 /* The kinds of reach, declared once (src/db/statements.ts, argumentShape): each renders from placeholders only. */
-const ownerReach = argumentShape("owner", ["business"], (_, { business }): Reach => business);
+const ownerReach = argumentShape("owner", ["business"], (_, { business }): SqlReach => business);
 const appSide = argumentShape(
   "app",
   ["business", "grant"],
-  (_, { business, grant }): Scope => ({
+  (_, { business, grant }): SqlSide => ({
     businessId: business,
     apiKeyId: null,
     oauthGrantId: grant,
@@ -76,7 +84,7 @@ const appSide = argumentShape(
 const keySide = argumentShape(
   "key",
   ["business", "apiKey"],
-  (_, { business, apiKey }): Scope => ({
+  (_, { business, apiKey }): SqlSide => ({
     businessId: business,
     apiKeyId: apiKey,
     oauthGrantId: null,
@@ -88,7 +96,7 @@ const accessTokenSide = argumentShape("access_token", ["credential", "now"], (db
 );
 
 /** The scope of a credential's placeholders (`credential`: its hash, `now` for a token's expiry). */
-function credentialScope(db: Database, kind: Credential["kind"]): Scope {
+function credentialScope(db: Database, kind: Credential["kind"]): SqlSide {
   const hash = sql.placeholder("credential");
   if (kind === "api_key") {
     const activeKey = and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt));
@@ -123,26 +131,26 @@ function credentialScope(db: Database, kind: Credential["kind"]): Scope {
 type SidedTable = { businessId: SQLiteColumn; oauthGrantId: SQLiteColumn };
 
 /**
- * The records of the scope's owner side (docs/architecture.md, Principals and owner sides): those its app connection
+ * The records of the side (docs/architecture.md, Principals and owner sides): those its app connection
  * created, or, for an API key, those the business's keys created together (`oauth_grant_id` null). Another side's
  * record is the same 404 as a missing one. Served by the (business_id, oauth_grant_id) indexes.
  */
-export const onSide = (table: SidedTable, scope: Scope): SQL | undefined =>
+export const onSide = (table: SidedTable, scope: SqlSide): SQL | undefined =>
   and(
     eq(table.businessId, scope.businessId),
     scope.oauthGrantId === null ? isNull(table.oauthGrantId) : eq(table.oauthGrantId, scope.oauthGrantId),
   );
 
 /**
- * Whose records a statement reaches, as it is rendered: a business id is the owner's reach (the dashboard: every side
- * of the business); a scope is a partner's (its own side only).
+ * A reach as a statement sees it: a business id is the owner's reach (the dashboard: every side of the business); a
+ * side is a partner's (its own side only).
  */
-export type Reach = ScopeValue<string> | Scope;
+export type SqlReach = ScopeValue<string> | SqlSide;
 
-const isScope = (reach: Reach): reach is Scope => typeof reach === "object" && "oauthGrantId" in reach;
+const isSqlSide = (reach: SqlReach): reach is SqlSide => typeof reach === "object" && "oauthGrantId" in reach;
 
 /** The business of a reach as rendered (the reads of a business's bookings, orders and knowledge). */
-export const businessOf = (reach: Reach): ScopeValue<string> => (isScope(reach) ? reach.businessId : reach);
+export const businessOf = (reach: SqlReach): ScopeValue<string> => (isSqlSide(reach) ? reach.businessId : reach);
 
-export const reached = (table: SidedTable, reach: Reach): SQL | undefined =>
-  isScope(reach) ? onSide(table, reach) : eq(table.businessId, reach);
+export const reached = (table: SidedTable, reach: SqlReach): SQL | undefined =>
+  isSqlSide(reach) ? onSide(table, reach) : eq(table.businessId, reach);

@@ -1,5 +1,5 @@
 import { partnerRead, partnerWrite } from "../access/partner-operation";
-import { scopeOf } from "../access/scope";
+import { sideOf } from "../access/scope";
 import { withEndpoints } from "../webhooks/lifecycle";
 import { actionRow, getAction, listActions } from "./reads";
 import { createAction, deleteAction, patchAction } from "./registration";
@@ -22,5 +22,5 @@ export const updateActionOperation = partnerWrite({
 });
 
 export const deleteActionOperation = partnerWrite({
-  write: (deps, principal, id: number) => deleteAction(deps, scopeOf(principal), id),
+  write: (deps, principal, id: number) => deleteAction(deps, sideOf(principal), id),
 });

@@ -5,7 +5,7 @@ import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
 import type { EpochMs } from "../../lib/time";
-import { type Reach, type ReadReach, reachArgument, reached } from "../access/scope";
+import { type Reach, reachArgument, reached, type SqlReach } from "../access/scope";
 import { type Action, toActionObject } from "./action-object";
 import { cutOffBefore, toCallObject } from "./call-object";
 
@@ -21,23 +21,24 @@ export const RECENT_CALLS = 10;
 export const actionNotFound = () => notFound("No action with that id exists for this business.");
 
 /** `GET /actions` (a partner's scope: its own side) and the owner's list (a business id: every side). */
-const actionsWithin = statement<{ reach: ShapedArgument<Reach> }>()((db, { reach }) =>
+const actionsWithin = statement<{ reach: ShapedArgument<SqlReach> }>()((db, { reach }) =>
   db.select().from(actions).where(reached(actions, reach)).orderBy(asc(actions.id)),
 );
 
-export const listActions = (reach: ReadReach) =>
+export const listActions = (reach: Reach) =>
   read(actionsWithin({ reach: reachArgument(reach) }), (rows) => rows.map(toActionObject));
 
 /** The action `id`, when it is within `reach`: what every read and write of one action is scoped by. */
-export const ofBusiness = (reach: Reach, id: number | Placeholder) => and(eq(actions.id, id), reached(actions, reach));
+export const ofBusiness = (reach: SqlReach, id: number | Placeholder) =>
+  and(eq(actions.id, id), reached(actions, reach));
 
-type OneAction = { reach: ShapedArgument<Reach>; id: number };
+type OneAction = { reach: ShapedArgument<SqlReach>; id: number };
 const actionWithin = statement<OneAction>()((db, { reach, id }) =>
   db.select().from(actions).where(ofBusiness(reach, id)),
 );
 
 /** The action `id` of the business, or the 404. */
-export function actionRow(reach: ReadReach, id: number): Read<Action> {
+export function actionRow(reach: Reach, id: number): Read<Action> {
   return read(actionWithin({ reach: reachArgument(reach), id }), ([action]) => {
     if (!action) throw actionNotFound();
     return action;
@@ -63,7 +64,7 @@ const recentCalls = statement<OneAction & { cutOff: string }>()((db, { reach, id
 );
 
 /** The action and its 10 most recent calls, read together; calls still under way are not listed yet. */
-export function getAction(reach: ReadReach, id: number, now: EpochMs = Date.now()) {
+export function getAction(reach: Reach, id: number, now: EpochMs = Date.now()) {
   const argument = reachArgument(reach);
   return readTwo(
     actionWithin({ reach: argument, id }),

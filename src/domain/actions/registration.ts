@@ -8,7 +8,7 @@ import { newSigningSecret } from "../../lib/signing";
 import { isoNow } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { type Principal, principalRef } from "../access/principals";
-import type { Reach } from "../access/scope";
+import type { SqlReach } from "../access/scope";
 import type { WebhookEndpoint } from "../webhooks/endpoints";
 import { type Action, NOTHING_APPROVED, toActionObject, withRequiredList } from "./action-object";
 import { assertNoContactParameters } from "./contact-details";
@@ -106,7 +106,7 @@ export async function patchAction(
   throw changedMeanwhile();
 }
 
-export async function deleteAction(deps: Dependencies, reach: Reach, id: number) {
+export async function deleteAction(deps: Dependencies, reach: SqlReach, id: number) {
   const deleted = await deps.db.delete(actions).where(ofBusiness(reach, id)).returning({ id: actions.id });
   if (deleted.length === 0) throw actionNotFound();
 }

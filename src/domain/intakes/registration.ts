@@ -12,7 +12,7 @@ import type { CreateIntakeInput, PatchIntakeInput } from "../../schemas/intake-b
 import type { IntakeFieldInput } from "../../schemas/intake-fields";
 import type { IntakeObject } from "../../schemas/intakes";
 import { type Principal, type PrincipalRef, principalRef } from "../access/principals";
-import { type PartnerReach, type Scope, scopeOf, sideArgument } from "../access/scope";
+import { type Side, type SqlSide, sideArgument, sideOf } from "../access/scope";
 import { intakesRunOn } from "../secretary/channels";
 import type { WebhookEndpoint } from "../webhooks/endpoints";
 import { changedRows, intakeSwitched, withEndpoints, writeSwitch } from "../webhooks/lifecycle";
@@ -65,7 +65,7 @@ export function toIntakeObject(row: IntakeRow): IntakeObject {
  * Spec, Intakes: "Intakes are never shared: each belongs to the key or app that made it." Every partner query of an
  * intake carries this condition, so an intake of another key or app of the business is simply not found.
  */
-function ownedBy(scope: Scope): SQL | undefined {
+function ownedBy(scope: SqlSide): SQL | undefined {
   return and(
     eq(intakes.businessId, scope.businessId),
     scope.apiKeyId === null ? isNull(intakes.apiKeyId) : eq(intakes.apiKeyId, scope.apiKeyId),
@@ -79,17 +79,17 @@ function ownedBy(scope: Scope): SQL | undefined {
  */
 export const intakeNotFound = () => notFound("No intake with that id exists for this credential.");
 
-export const ownedIntake = (scope: Scope, id: number | Placeholder) => and(eq(intakes.id, id), ownedBy(scope));
+export const ownedIntake = (scope: SqlSide, id: number | Placeholder) => and(eq(intakes.id, id), ownedBy(scope));
 
 /** An intake of the scope's side, by id (a statement's arguments). */
-export type OneIntake = { side: ShapedArgument<Scope>; id: number };
+export type OneIntake = { side: ShapedArgument<SqlSide>; id: number };
 
 const intakeWithin = statement<OneIntake>()((db, { side, id }) =>
   db.select().from(intakes).where(ownedIntake(side, id)),
 );
 
 /** The intake `id` of the principal, or the 404. */
-export function ownedIntakeRow(reach: PartnerReach, id: number): Read<IntakeRow> {
+export function ownedIntakeRow(reach: Side, id: number): Read<IntakeRow> {
   return read(intakeWithin({ side: sideArgument(reach), id }), ([row]) => {
     if (!row) throw intakeNotFound();
     return row;
@@ -139,11 +139,11 @@ export async function createIntake(deps: Dependencies, principal: Principal, inp
 }
 
 /** `GET /intakes` lists the calling principal's own intakes, oldest first (docs/intakes.md, Ownership). */
-const intakesWithin = statement<{ side: ShapedArgument<Scope> }>()((db, { side }) =>
+const intakesWithin = statement<{ side: ShapedArgument<SqlSide> }>()((db, { side }) =>
   db.select().from(intakes).where(ownedBy(side)).orderBy(asc(intakes.id)),
 );
 
-export const listIntakes = (reach: PartnerReach): Read<IntakeObject[]> =>
+export const listIntakes = (reach: Side): Read<IntakeObject[]> =>
   read(intakesWithin({ side: sideArgument(reach) }), (rows) => rows.map(toIntakeObject));
 
 /** The key or app an intake belongs to (spec, Intakes: "each belongs to the key or app that made it"). */
@@ -152,7 +152,7 @@ export const intakeOwner = (row: IntakeRow): PrincipalRef => ({
   oauthGrantId: row.oauthGrantId,
 });
 
-export const getIntake = (reach: PartnerReach, intakeId: number): Read<IntakeObject> =>
+export const getIntake = (reach: Side, intakeId: number): Read<IntakeObject> =>
   mapRead(ownedIntakeRow(reach, intakeId), toIntakeObject);
 
 /** How many times a PATCH re-reads when another write got in between its read and its write. */
@@ -177,7 +177,7 @@ export async function patchIntake(
   current?: { record: IntakeRow; endpoints: WebhookEndpoint[] },
 ) {
   const { db } = deps;
-  const scope = scopeOf(principal);
+  const scope = sideOf(principal);
   const readAgain = () => runRead(db, withEndpoints(ownedIntakeRow(scope, intakeId), scope));
   let { record: row, endpoints } = current ?? (await readAgain());
   for (let attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
@@ -216,7 +216,7 @@ export async function patchIntake(
 export async function deleteIntake(deps: Dependencies, principal: Principal, id: number) {
   const deleted = await deps.db
     .delete(intakes)
-    .where(ownedIntake(scopeOf(principal), id))
+    .where(ownedIntake(sideOf(principal), id))
     .returning({ id: intakes.id });
   if (deleted.length === 0) throw intakeNotFound();
 }

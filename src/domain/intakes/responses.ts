@@ -4,7 +4,7 @@ import { type Answer, intakeResponses, intakes } from "../../db/schema";
 import { statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import type { IntakeResponseObject } from "../../schemas/intake-responses";
-import { type PartnerReach, sideArgument } from "../access/scope";
+import { type Side, sideArgument } from "../access/scope";
 import { intakeNotFound, type OneIntake, ownedIntake } from "./registration";
 
 /** Spec, Limits: "Intake responses page: 50". */
@@ -41,7 +41,7 @@ const intakeIdWithin = statement<OneIntake>()((db, { side, id }) =>
  * together: one round trip.
  */
 export function listResponses(
-  reach: PartnerReach,
+  reach: Side,
   id: number,
   before?: number,
 ): Read<{ data: IntakeResponseObject[]; next_before: number | null }> {

@@ -10,7 +10,7 @@ import { characterCount } from "../../lib/text";
 import { isoNow } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { type Principal, principalRef } from "../access/principals";
-import { businessOf, type Reach, type ReadReach, reachArgument } from "../access/scope";
+import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
 
 /** Spec, Limits: "Knowledge sources: 3 on Pro, 5 on Business, counting PDFs and websites the owner added". */
 export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;
@@ -45,7 +45,7 @@ export async function takeKnowledgePush(deps: Dependencies, businessId: string) 
 const itemOf = (businessId: string, key: string) =>
   and(eq(knowledgeItems.businessId, businessId), eq(knowledgeItems.key, key));
 
-const itemUnder = statement<{ reach: ShapedArgument<Reach>; key: string }>()((db, { reach, key }) =>
+const itemUnder = statement<{ reach: ShapedArgument<SqlReach>; key: string }>()((db, { reach, key }) =>
   db
     .select()
     .from(knowledgeItems)
@@ -53,7 +53,7 @@ const itemUnder = statement<{ reach: ShapedArgument<Reach>; key: string }>()((db
 );
 
 /** What is stored under `key`, if anything: read with the credential by a push (one round trip for both). */
-export const storedItem = (reach: ReadReach, key: string): Read<KnowledgeItem | undefined> =>
+export const storedItem = (reach: Reach, key: string): Read<KnowledgeItem | undefined> =>
   read(itemUnder({ reach: reachArgument(reach), key }), ([item]) => item);
 
 /** Spec, Knowledge item: "content is plain text of 20 to 8,000 characters"; Errors: longer than 8,000 → 413. */
@@ -147,7 +147,7 @@ async function insertNewItem(deps: Dependencies, business: Business, row: typeof
 const sourcesOf = (businessId: string) =>
   sql`${rowsOfBusiness(knowledgeItems, businessId)} + ${rowsOfBusiness(ownerKnowledgeSources, businessId)}`;
 
-const itemsOf = statement<{ reach: ShapedArgument<Reach> }>()((db, { reach }) =>
+const itemsOf = statement<{ reach: ShapedArgument<SqlReach> }>()((db, { reach }) =>
   db
     .select()
     .from(knowledgeItems)
@@ -155,7 +155,7 @@ const itemsOf = statement<{ reach: ShapedArgument<Reach> }>()((db, { reach }) =>
     .orderBy(asc(knowledgeItems.key)),
 );
 
-export const listKnowledge = (reach: ReadReach) =>
+export const listKnowledge = (reach: Reach) =>
   read(itemsOf({ reach: reachArgument(reach) }), (items) => items.map(toKnowledgeObject));
 
 export async function deleteKnowledge(deps: Dependencies, businessId: string, key: string) {

@@ -3,7 +3,7 @@ import { type Read, read } from "../../db/reads";
 import { bookings } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { BookingObject } from "../../schemas/booking";
-import { businessOf, type Reach, type ReadReach, reachArgument } from "../access/scope";
+import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
 
 export type BookingRow = typeof bookings.$inferSelect;
 
@@ -17,7 +17,7 @@ export type AppointmentFilters = { limit: number; status?: BookingRow["status"];
  * `…_status_date`) and sorts it: the appointments on or after `since`, where walking the booking order would read every
  * booking the business ever had when fewer than a page match (test/api/round-trips-hot-paths.test.ts).
  */
-const appointmentsPage = statement<{ reach: ShapedArgument<Reach> } & AppointmentFilters>()(
+const appointmentsPage = statement<{ reach: ShapedArgument<SqlReach> } & AppointmentFilters>()(
   (db, { reach, limit, status, since }) =>
     db
       .select()
@@ -33,10 +33,7 @@ const appointmentsPage = statement<{ reach: ShapedArgument<Reach> } & Appointmen
       .limit(limit),
 );
 
-export function listAppointments(
-  reach: ReadReach,
-  { limit, status, since }: AppointmentFilters,
-): Read<BookingObject[]> {
+export function listAppointments(reach: Reach, { limit, status, since }: AppointmentFilters): Read<BookingObject[]> {
   return read(appointmentsPage({ reach: reachArgument(reach), limit, status, since }), (rows) =>
     rows.map(toBookingObject),
   );

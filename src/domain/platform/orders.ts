@@ -3,14 +3,14 @@ import { type Read, read } from "../../db/reads";
 import { orders } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { OrderObject } from "../../schemas/order";
-import { businessOf, type Reach, type ReadReach, reachArgument } from "../access/scope";
+import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
 
 export type OrderRow = typeof orders.$inferSelect;
 
 export type OrderFilters = { limit: number; status?: OrderRow["status"] };
 
 /** Spec, GET /orders: newest (most recently placed) first; served by `orders_business_created` / `..._status_created`. */
-const ordersPage = statement<{ reach: ShapedArgument<Reach> } & OrderFilters>()((db, { reach, limit, status }) =>
+const ordersPage = statement<{ reach: ShapedArgument<SqlReach> } & OrderFilters>()((db, { reach, limit, status }) =>
   db
     .select()
     .from(orders)
@@ -19,7 +19,7 @@ const ordersPage = statement<{ reach: ShapedArgument<Reach> } & OrderFilters>()(
     .limit(limit),
 );
 
-export function listOrders(reach: ReadReach, { limit, status }: OrderFilters): Read<OrderObject[]> {
+export function listOrders(reach: Reach, { limit, status }: OrderFilters): Read<OrderObject[]> {
   return read(ordersPage({ reach: reachArgument(reach), limit, status }), (rows) => rows.map(toOrderObject));
 }
 

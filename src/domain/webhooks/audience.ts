@@ -1,7 +1,7 @@
 import { eq, isNull, or, type SQL, sql } from "drizzle-orm";
 import { events } from "../../db/schema";
 import { type PrincipalRef, samePrincipal } from "../access/principals";
-import type { Scope, ScopeValue } from "../access/scope";
+import type { ScopeValue, SqlSide } from "../access/scope";
 import type { WebhookEndpoint } from "./endpoints";
 
 /*
@@ -72,7 +72,7 @@ const idText = (prefix: string, id: ScopeValue<number> | null) => sql`${prefix} 
  * The decoder, in SQL: the events whose stored audience lets the scope's principal receive them. An API key receives
  * what is for everyone, for the keys' side, and for itself; an app connection what is for everyone and for itself.
  */
-export function receivableBy(scope: Scope): SQL | undefined {
+export function receivableBy(scope: SqlSide): SQL | undefined {
   const { audience } = events;
   return scope.oauthGrantId === null
     ? or(isNull(audience), eq(audience, KEYS), eq(audience, idText(KEY, scope.apiKeyId)))

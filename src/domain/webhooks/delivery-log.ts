@@ -4,7 +4,7 @@ import type { Read } from "../../db/reads";
 import { type DELIVERY_STATUSES, deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
 import { type Placeheld, statement } from "../../db/statements";
 import type { EpochMs } from "../../lib/time";
-import { type ReadReach, reachArgument } from "../access/scope";
+import { type Reach, reachArgument } from "../access/scope";
 import { endpointNotFound } from "./endpoints";
 import { keptSince } from "./event-log";
 import { type EndpointArguments, endpointWithin, reachedEndpointId } from "./sendable-endpoint";
@@ -126,7 +126,7 @@ export type DeliveryPage = { deliveries: DeliveryObject[]; hasMore: boolean };
  * owner's page (a business id: every side). The endpoint is read too, for the 404 of one out of reach.
  */
 export function endpointDeliveries(
-  reach: ReadReach,
+  reach: Reach,
   endpointId: number,
   { limit, status, startingAfter }: DeliveryFilters,
   now: EpochMs = Date.now(),

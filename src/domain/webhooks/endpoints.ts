@@ -11,7 +11,7 @@ import { newSigningSecret } from "../../lib/signing";
 import { isoNow } from "../../lib/time";
 import { ALL_EVENTS } from "../../names-and-limits";
 import { type Principal, principalRef } from "../access/principals";
-import { type Reach, type ReadReach, reachArgument, reached } from "../access/scope";
+import { type Reach, reachArgument, reached, type SqlReach } from "../access/scope";
 
 /** Spec, Limits: "Webhook endpoints per business: 20". */
 export const MAX_ENDPOINTS_PER_BUSINESS = 20;
@@ -68,21 +68,21 @@ export async function createEndpoint(
   return { ...toEndpointObject(endpoint), secret };
 }
 
-export function endpointsOf(db: Database, reach: Reach) {
+export function endpointsOf(db: Database, reach: SqlReach) {
   return db.select().from(webhookEndpoints).where(reached(webhookEndpoints, reach)).orderBy(asc(webhookEndpoints.id));
 }
 
-const endpointsWithin = statement<{ reach: ShapedArgument<Reach> }>()((db, { reach }) => endpointsOf(db, reach));
+const endpointsWithin = statement<{ reach: ShapedArgument<SqlReach> }>()((db, { reach }) => endpointsOf(db, reach));
 
 /**
  * The endpoint rows a reach sees: those among which `writeEvents` picks the receivers of an event, read in the same
  * round trip as what the event is about (a lifecycle event: src/domain/webhooks/lifecycle.ts).
  */
-export const endpointRows = (reach: ReadReach): Read<WebhookEndpoint[]> =>
+export const endpointRows = (reach: Reach): Read<WebhookEndpoint[]> =>
   read(endpointsWithin({ reach: reachArgument(reach) }), (rows) => rows);
 
 /** `GET /webhooks` (a partner's scope: its own side) and the owner's list (a business id: every side). */
-export const listEndpoints = (reach: ReadReach) => mapRead(endpointRows(reach), (rows) => rows.map(toEndpointObject));
+export const listEndpoints = (reach: Reach) => mapRead(endpointRows(reach), (rows) => rows.map(toEndpointObject));
 
 /** An endpoint of another business, or an id that is not one, is the same 404 as one that does not exist. */
 export const endpointNotFound = () => notFound("No webhook endpoint with that id exists for this business.");
@@ -94,7 +94,7 @@ const ofBusiness = (businessId: string, id: number) =>
  * Deleting an endpoint deletes its pending deliveries with it (cascade): the consumer then finds nothing to send.
  * A partner deletes on its own side; the owner anywhere in the business.
  */
-export async function deleteEndpoint(deps: Dependencies, reach: Reach, id: number) {
+export async function deleteEndpoint(deps: Dependencies, reach: SqlReach, id: number) {
   const deleted = await deps.db
     .delete(webhookEndpoints)
     .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach)))

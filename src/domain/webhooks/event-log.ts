@@ -5,7 +5,7 @@ import { type ShapedArgument, statement } from "../../db/statements";
 import { invalid, notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import type { EventName } from "../../names-and-limits";
-import { type PartnerReach, type Scope, sideArgument } from "../access/scope";
+import { type Side, type SqlSide, sideArgument } from "../access/scope";
 import { receivableBy } from "./audience";
 
 /**
@@ -20,9 +20,10 @@ export const keptSince = (now: EpochMs): string => iso(now - KEPT_FOR_MS);
  * events (docs/webhooks.md, Events you were sent): of its business, and receivable by its side by the stored audience
  * (events.audience, written by `writeEvents` and read here by `receivableBy`, both in audience.ts).
  */
-const receivable = (scope: Scope): SQL | undefined => and(eq(events.businessId, scope.businessId), receivableBy(scope));
+const receivable = (scope: SqlSide): SQL | undefined =>
+  and(eq(events.businessId, scope.businessId), receivableBy(scope));
 
-type Kept = { side: ShapedArgument<Scope>; kept: string };
+type Kept = { side: ShapedArgument<SqlSide>; kept: string };
 
 /**
  * One page, newest first by (created_at, id): the index `events_business_created` gives the order of created_at, and
@@ -72,7 +73,7 @@ export type EnvelopePage = { envelopes: string[]; hasMore: boolean };
  * cursor that is not an event this principal can list (unknown, another business's, not receivable, older than 30 days)
  * is a 400 naming the parameter rather than a 404, since the path names no such event: the page has no place to start.
  */
-export function listEvents(reach: PartnerReach, filters: EventFilters, now: EpochMs = Date.now()): Read<EnvelopePage> {
+export function listEvents(reach: Side, filters: EventFilters, now: EpochMs = Date.now()): Read<EnvelopePage> {
   const scope = { side: sideArgument(reach), kept: keptSince(now) };
   const { limit, type, startingAfter } = filters;
   // One more than the page, to say whether there is another.
@@ -93,7 +94,7 @@ export function listEvents(reach: PartnerReach, filters: EventFilters, now: Epoc
 }
 
 /** `GET /events/{id}`: the envelope as delivered, or the 404. */
-export function getEvent(reach: PartnerReach, id: string, now: EpochMs = Date.now()): Read<string> {
+export function getEvent(reach: Side, id: string, now: EpochMs = Date.now()): Read<string> {
   return read(eventWithin({ side: sideArgument(reach), kept: keptSince(now), id }), ([row]) => {
     if (!row) throw eventNotFound();
     return row.envelope;

@@ -3,7 +3,7 @@ import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { type Bound, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { iso } from "../../lib/time";
-import { type Reach, reached } from "../access/scope";
+import { reached, type SqlReach } from "../access/scope";
 import { endpointNotFound, toEndpointObject } from "./endpoints";
 
 /** What endpoint health reads of an attempt (attempts.ts makes them): whose endpoint, when, and how it ended. */
@@ -131,7 +131,7 @@ export function healthRecords(attempts: Attempt[]): Bound<unknown>[] {
  * failures that disabled it are not forgotten: one still failing is disabled again by its next failed attempt, and
  * its first success clears it. Another side's endpoint is the same 404 as a missing one. One statement.
  */
-export async function enableEndpoint(deps: Dependencies, reach: Reach, id: number) {
+export async function enableEndpoint(deps: Dependencies, reach: SqlReach, id: number) {
   const [endpoint] = await deps.db
     .update(webhookEndpoints)
     .set({ status: "enabled", disabledReason: null })

@@ -11,7 +11,7 @@ import type { LifecycleReason } from "../../schemas/events";
 import type { IntakeObject } from "../../schemas/intakes";
 import type { Business } from "../access/businesses";
 import type { PrincipalRef } from "../access/principals";
-import type { ReadReach } from "../access/scope";
+import type { Reach } from "../access/scope";
 import { endpointRows, type WebhookEndpoint } from "./endpoints";
 import { type EventDraft, writeEvents } from "./outbox/write";
 
@@ -77,7 +77,7 @@ export type EventTarget = { business: Business; endpoints: WebhookEndpoint[] };
  * side's endpoints with its credential (docs/architecture.md, Performance budget: a write makes at most two round
  * trips).
  */
-export function withEndpoints<T>(record: Read<T>, reach: ReadReach): Read<{ record: T; endpoints: WebhookEndpoint[] }> {
+export function withEndpoints<T>(record: Read<T>, reach: Reach): Read<{ record: T; endpoints: WebhookEndpoint[] }> {
   const endpoints = endpointRows(reach);
   const split = record.statements.length;
   return {

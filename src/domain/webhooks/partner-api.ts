@@ -1,5 +1,5 @@
 import { partnerRead, partnerWrite } from "../access/partner-operation";
-import { scopeOf } from "../access/scope";
+import { sideOf } from "../access/scope";
 import { type DeliveryFilters, endpointDeliveries } from "./delivery-log";
 import { createEndpoint, deleteEndpoint, listEndpoints } from "./endpoints";
 import { type EventFilters, getEvent, listEvents } from "./event-log";
@@ -22,22 +22,21 @@ export const listEndpointsOperation = partnerRead((side) => listEndpoints(side))
 export const createEndpointOperation = partnerWrite({ write: createEndpoint });
 
 export const deleteEndpointOperation = partnerWrite({
-  write: (deps, principal, id: number) => deleteEndpoint(deps, scopeOf(principal), id),
+  write: (deps, principal, id: number) => deleteEndpoint(deps, sideOf(principal), id),
 });
 
 export const enableEndpointOperation = partnerWrite({
-  write: (deps, principal, id: number) => enableEndpoint(deps, scopeOf(principal), id),
+  write: (deps, principal, id: number) => enableEndpoint(deps, sideOf(principal), id),
 });
 
 type Rotation = OneRecord & { expiresIn?: number };
 
 export const rotateEndpointSecretOperation = partnerWrite({
-  write: (deps, principal, { id, expiresIn }: Rotation) =>
-    rotateEndpointSecret(deps, scopeOf(principal), id, expiresIn),
+  write: (deps, principal, { id, expiresIn }: Rotation) => rotateEndpointSecret(deps, sideOf(principal), id, expiresIn),
 });
 
 export const rotateActionSecretOperation = partnerWrite({
-  write: (deps, principal, { id, expiresIn }: Rotation) => rotateActionSecret(deps, scopeOf(principal), id, expiresIn),
+  write: (deps, principal, { id, expiresIn }: Rotation) => rotateActionSecret(deps, sideOf(principal), id, expiresIn),
 });
 
 export const listDeliveriesOperation = partnerRead((side, { id, filters }: OneRecord & { filters: DeliveryFilters }) =>

@@ -6,7 +6,7 @@ import type { Dependencies } from "../../dependencies";
 import { invalid } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Principal } from "../access/principals";
-import { reachArgument, scopeOf } from "../access/scope";
+import { reachArgument, sideOf } from "../access/scope";
 import { takeRecover } from "./endpoint-budgets";
 import { KEPT_FOR_MS, keptSince } from "./event-log";
 import { type EndpointArguments, sendableEndpointId } from "./sendable-endpoint";
@@ -82,7 +82,7 @@ const pendingBroughtForward = statement<RecoverArguments>()((db, args) =>
 /** The two updates of a recover, in the order of their answers: the failed deliveries', then the pending ones'. */
 export function recoverWrites(principal: Principal, endpointId: number, since: string, now: EpochMs) {
   const args = {
-    reach: reachArgument(scopeOf(principal)),
+    reach: reachArgument(sideOf(principal)),
     endpoint: endpointId,
     since,
     kept: keptSince(now),

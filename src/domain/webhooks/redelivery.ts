@@ -6,7 +6,7 @@ import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Principal } from "../access/principals";
-import { type ReadReach, reachArgument, scopeOf } from "../access/scope";
+import { type Reach, reachArgument, sideOf } from "../access/scope";
 import { takeSend } from "./endpoint-budgets";
 import type { WebhookEndpoint } from "./endpoints";
 import { keptSince } from "./event-log";
@@ -63,7 +63,7 @@ const extraAttemptAsked = statement<DeliveryArguments & { now: string }>()(
  * endpoint costs a send.
  */
 export function deliveryToSendAgain(
-  reach: ReadReach,
+  reach: Reach,
   endpointId: number,
   deliveryId: number,
   now: EpochMs = Date.now(),
@@ -89,7 +89,7 @@ export type SentDelivery = { id: number; eventId: string };
 async function writtenOrRefused(
   deps: Dependencies,
   write: (args: DeliveryArguments & { now: string }) => Bound<SentDelivery[]>,
-  reach: ReadReach,
+  reach: Reach,
   endpointId: number,
   deliveryId: number,
   now: EpochMs,
@@ -116,7 +116,7 @@ async function writtenOrRefused(
  */
 export function sendDeliveryAgain(
   deps: Dependencies,
-  reach: ReadReach,
+  reach: Reach,
   endpointId: number,
   deliveryId: number,
   now: EpochMs = deps.clock(),
@@ -142,6 +142,6 @@ export async function redeliver(
   now: EpochMs = deps.clock(),
 ) {
   const budget = await takeSend(deps, principal.business.id, endpointId);
-  const delivery = await writtenOrRefused(deps, extraAttemptAsked, scopeOf(principal), endpointId, deliveryId, now);
+  const delivery = await writtenOrRefused(deps, extraAttemptAsked, sideOf(principal), endpointId, deliveryId, now);
   return { delivery, budget };
 }

@@ -5,7 +5,7 @@ import type { ApiError } from "../../lib/errors";
 import { newSigningSecret, type SigningSecrets } from "../../lib/signing";
 import { type EpochMs, iso } from "../../lib/time";
 import { MAX_PREVIOUS_SECRET_SECONDS } from "../../names-and-limits";
-import { type PrincipalScope, reached } from "../access/scope";
+import { type PrincipalSide, reached } from "../access/scope";
 import { actionNotFound } from "../actions/reads";
 import { endpointNotFound } from "./endpoints";
 
@@ -50,7 +50,7 @@ const rotation =
   (table: RotatingTable, notFound: () => ApiError) =>
   async (
     deps: Dependencies,
-    scope: PrincipalScope,
+    scope: PrincipalSide,
     id: number,
     expiresInSeconds = MAX_PREVIOUS_SECRET_SECONDS,
     now: EpochMs = deps.clock(),

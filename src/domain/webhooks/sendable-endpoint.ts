@@ -4,7 +4,7 @@ import { type Read, read } from "../../db/reads";
 import { webhookEndpoints } from "../../db/schema";
 import { type Placeheld, type ShapedArgument, statement } from "../../db/statements";
 import { conflict } from "../../lib/errors";
-import { type Reach, type ReadReach, reachArgument, reached } from "../access/scope";
+import { type Reach, reachArgument, reached, type SqlReach } from "../access/scope";
 import { endpointNotFound, type WebhookEndpoint } from "./endpoints";
 
 /*
@@ -14,7 +14,7 @@ import { endpointNotFound, type WebhookEndpoint } from "./endpoints";
  * new deliveries (docs/webhooks.md, Endpoint health).
  */
 
-export type EndpointArguments = { reach: ShapedArgument<Reach>; endpoint: number };
+export type EndpointArguments = { reach: ShapedArgument<SqlReach>; endpoint: number };
 
 const isWithinReach = ({ reach, endpoint }: Placeheld<EndpointArguments>) =>
   and(eq(webhookEndpoints.id, endpoint), reached(webhookEndpoints, reach));
@@ -56,5 +56,5 @@ export function assertSendable(endpoint: WebhookEndpoint | undefined): WebhookEn
 }
 
 /** The endpoint to send to, read with the credential (one round trip with it): 404 or 409 otherwise. */
-export const sendableEndpoint = (reach: ReadReach, endpointId: number): Read<WebhookEndpoint> =>
+export const sendableEndpoint = (reach: Reach, endpointId: number): Read<WebhookEndpoint> =>
   read(endpointWithin({ reach: reachArgument(reach), endpoint: endpointId }), ([endpoint]) => assertSendable(endpoint));
