@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actions, events, webhookDeliveries } from "../../src/db/schema";
-import { switchAction } from "../../src/domain/actions/approval";
+import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { registerAction } from "../helpers/actions";
 import { page, signedIn, submit, switchActionOn, testIdText } from "../helpers/dashboard";
 import { deps } from "../helpers/dependencies";

@@ -3,8 +3,8 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
 import { actionCalls, apiKeys } from "../../src/db/schema";
-import { reviewedVersion, switchAction } from "../../src/domain/actions/approval";
 import { actionsForSecretary } from "../../src/domain/actions/for-secretary";
+import { reviewedVersion, switchAction } from "../../src/domain/actions/owner-decisions";
 import { CHAT_CHANNELS } from "../../src/names-and-limits";
 import {
   type Action,

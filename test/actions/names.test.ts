@@ -2,7 +2,7 @@ import { exports } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actionCalls, actions } from "../../src/db/schema";
-import { switchAction } from "../../src/domain/actions/approval";
+import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { isNotDataName } from "../../src/lib/validation";
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actions } from "../../src/db/schema";
-import { switchAction } from "../../src/domain/actions/approval";
 import { actionsForSecretary } from "../../src/domain/actions/for-secretary";
+import { switchAction } from "../../src/domain/actions/owner-decisions";
 import {
   ACTION_FIELDS,
   type Action,

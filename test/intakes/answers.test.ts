@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { IntakeField } from "../../src/db/schema";
 import { checkAnswer, parseDate, proofOf } from "../../src/domain/intakes/answers";
-import { switchIntakeOn } from "../../src/domain/intakes/approval";
+import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { deps } from "../helpers/dependencies";
 import { createBusiness } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";

@@ -3,8 +3,8 @@ import { exports } from "cloudflare:workers";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { events, intakeResponses } from "../../src/db/schema";
-import { switchIntakeOff, switchIntakeOn } from "../../src/domain/intakes/approval";
 import { completeRun } from "../../src/domain/intakes/completion";
+import { switchIntakeOff, switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import type { IntakeConversation } from "../../src/durable-objects/intake-conversation";
 import { deps } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
@@ -472,7 +472,7 @@ describe("the context endpoint", async () => {
       url: "https://partner.example/o",
     },
   });
-  const { switchAction } = await import("../../src/domain/actions/approval");
+  const { switchAction } = await import("../../src/domain/actions/owner-decisions");
   await switchAction(deps, business.id, action.id, true);
   const context = (channel: string) =>
     call(`/internal/v1/businesses/${business.id}/context?channel=${channel}`, { headers: RUNTIME }).then((r) =>

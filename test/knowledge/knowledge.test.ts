@@ -2,7 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { knowledgeItems, ownerKnowledgeSources } from "../../src/db/schema";
-import { PUSHES_PER_HOUR } from "../../src/domain/knowledge/items";
+import { PUSHES_PER_HOUR } from "../../src/domain/knowledge/registration";
 import type { BusinessLimits } from "../../src/durable-objects/business-limits";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";

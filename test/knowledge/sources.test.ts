@@ -1,12 +1,8 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { businesses, ownerKnowledgeSources } from "../../src/db/schema";
-import {
-  KNOWLEDGE_BUDGET_CHARS,
-  listKnowledgeSources,
-  removeKnowledgeSource,
-  secretaryKnowledge,
-} from "../../src/domain/knowledge/sources";
+import { KNOWLEDGE_BUDGET_CHARS, secretaryKnowledge } from "../../src/domain/knowledge/for-secretary";
+import { listKnowledgeSources, removeKnowledgeSource } from "../../src/domain/knowledge/owner-decisions";
 import { boundaryLines } from "../../src/lib/information-fence";
 import { deps } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actions, intakes, knowledgeItems, oauthGrants, oauthTokens } from "../../src/db/schema";
 import { connectionNotFound, disconnectApp, listConnections } from "../../src/domain/access/app-connections";
-import { switchIntakeOn } from "../../src/domain/intakes/approval";
+import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { ApiError } from "../../src/lib/errors";
 import { idOrNotFound } from "../../src/lib/validation";
 import { deps } from "../helpers/dependencies";

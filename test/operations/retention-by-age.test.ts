@@ -13,7 +13,7 @@ import {
   webhookEndpoints,
 } from "../../src/db/schema";
 import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../../src/domain/access/idempotency";
-import { switchAction } from "../../src/domain/actions/approval";
+import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { RECENT_CALLS } from "../../src/domain/actions/reads";
 import {
   ACTION_CALL_RETENTION_MS,

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import { bookings } from "../../src/db/schema";
-import { switchAction } from "../../src/domain/actions/approval";
+import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { sha256Hex } from "../../src/lib/secrets";
 import { countingD1 } from "../helpers/counting-d1";
 import { page, signedIn } from "../helpers/dashboard";

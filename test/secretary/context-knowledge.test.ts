@@ -2,7 +2,7 @@ import { exports } from "cloudflare:workers";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { businesses, knowledgeItems } from "../../src/db/schema";
-import { KNOWLEDGE_BUDGET_CHARS, secretaryKnowledge } from "../../src/domain/knowledge/sources";
+import { KNOWLEDGE_BUDGET_CHARS, secretaryKnowledge } from "../../src/domain/knowledge/for-secretary";
 import { boundaryLines, withoutLineBreaks } from "../../src/lib/information-fence";
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { events } from "../../src/db/schema";
-import { switchIntakeOn } from "../../src/domain/intakes/approval";
+import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { KEPT_FOR_MS } from "../../src/domain/webhooks/event-log";
 import { deps } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";

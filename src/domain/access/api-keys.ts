@@ -7,7 +7,7 @@ import type { Dependencies } from "../../dependencies";
 import { conflict, forbidden, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import { type Action, toActionObject } from "../actions/action-object";
-import { switchSideActionsOff } from "../actions/owner-actions";
+import { switchSideActionsOff } from "../actions/owner-decisions";
 import { type IntakeRow, intakeOwner, toIntakeObject } from "../intakes/registration";
 import { actionSwitched, changedRows, intakeSwitched, readForSwitch, writeSwitch } from "../webhooks/lifecycle";
 import { MAX_ACTIVE_KEYS, newApiKey } from "./api-key-format";

@@ -11,7 +11,7 @@ import {
 import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
-import { switchSideActionsOff } from "../actions/owner-actions";
+import { switchSideActionsOff } from "../actions/owner-decisions";
 
 export type AppConnection = {
   id: number;

@@ -17,7 +17,7 @@ import { actionNotFound, findAction, ofBusiness } from "./reads";
 
 /*
  * The partner's side of connected actions: registering, changing and deleting one. What it registers or changes is
- * off, or keeps the version the owner approved, until the owner reviews it (src/domain/actions/approval.ts).
+ * off, or keeps the version the owner approved, until the owner reviews it (src/domain/actions/owner-decisions.ts).
  */
 
 /** Spec, Limits: "Connected actions per business: 10". */

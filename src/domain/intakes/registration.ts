@@ -7,15 +7,18 @@ import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
-import type { Channel } from "../../names-and-limits";
 import type { CreateIntakeInput, PatchIntakeInput } from "../../schemas/intake-bodies";
 import type { IntakeFieldInput } from "../../schemas/intake-fields";
 import type { IntakeObject } from "../../schemas/intakes";
 import { type Principal, type PrincipalRef, principalRef } from "../access/principals";
 import { type Side, type SqlSide, sideArgument, sideOf } from "../access/scope";
-import { intakesRunOn } from "../secretary/channels";
 import type { WebhookEndpoint } from "../webhooks/endpoints";
 import { changedRows, intakeSwitched, withEndpoints, writeSwitch } from "../webhooks/lifecycle";
+
+/*
+ * The partner's side of an intake: registering, reading, changing and deleting the intakes of its own key or app
+ * (docs/intakes.md, Ownership). A change switches the intake off until the owner reviews it (owner-decisions.ts).
+ */
 
 /** Spec, Limits: "Intakes per business: 5 (all keys and apps together)". */
 export const MAX_INTAKES_PER_BUSINESS = 5;
@@ -219,27 +222,4 @@ export async function deleteIntake(deps: Dependencies, principal: Principal, id:
     .where(ownedIntake(sideOf(principal), id))
     .returning({ id: intakes.id });
   if (deleted.length === 0) throw intakeNotFound();
-}
-
-/**
- * What the Secretary may start on a channel (docs/decisions.md, The intake conversation): the business's enabled
- * intakes, only on the chat channels where intakes run (spec: not on phone calls nor through MCP).
- */
-export async function intakesForSecretary(deps: Dependencies, businessId: string, channel: Channel) {
-  if (!intakesRunOn(channel)) return [];
-  const rows = await deps.db
-    .select({ id: intakes.id, name: intakes.name, description: intakes.description, fields: intakes.fields })
-    .from(intakes)
-    .where(and(eq(intakes.businessId, businessId), eq(intakes.enabled, true)))
-    .orderBy(asc(intakes.id));
-  return rows.map((row) => ({ ...row, fields: row.fields.map(normalizeField) }));
-}
-
-/**
- * The owner sees every intake of the business, whichever key or app registered it (docs/architecture.md, Principals
- * and owner sides).
- */
-export async function listBusinessIntakes(deps: Dependencies, businessId: string) {
-  const rows = await deps.db.select().from(intakes).where(eq(intakes.businessId, businessId)).orderBy(asc(intakes.id));
-  return rows.map(toIntakeObject);
 }

@@ -1,5 +1,5 @@
 import { partnerRead, partnerWrite } from "../access/partner-operation";
-import { deleteKnowledge, listKnowledge, pushKnowledge, storedItem } from "./items";
+import { deleteKnowledge, listKnowledge, pushKnowledge, storedItem } from "./registration";
 
 /* What the partner API's knowledge routes run (src/routes/knowledge.ts, through src/routes/operation-runner.ts). */
 

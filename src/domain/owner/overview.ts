@@ -17,8 +17,8 @@ import { type EpochMs, iso } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { creatorColumns, withCreator } from "../access/creators";
 import { pendingChange } from "../actions/action-object";
-import { registeredByRevokedCredential } from "../intakes/approval";
-import { SOURCE_LIMITS } from "../knowledge/items";
+import { registeredByRevokedCredential } from "../intakes/owner-decisions";
+import { SOURCE_LIMITS } from "../knowledge/registration";
 
 /** How far back a failed delivery makes its endpoint one that needs the owner. */
 const FAILING_WINDOW_MS = 24 * 3_600_000;

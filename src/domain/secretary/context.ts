@@ -6,8 +6,8 @@ import type { Channel } from "../../names-and-limits";
 import { toBusinessObject } from "../access/businesses";
 import { CALLS_PER_MESSAGE } from "../actions/calls";
 import { actionsForSecretary } from "../actions/for-secretary";
-import { intakesForSecretary } from "../intakes/registration";
-import { secretaryKnowledge } from "../knowledge/sources";
+import { intakesForSecretary } from "../intakes/for-secretary";
+import { secretaryKnowledge } from "../knowledge/for-secretary";
 
 /**
  * Spec, Connected actions ("The Secretary asks the customer for a missing required parameter instead of calling.

@@ -1,7 +1,7 @@
 import type { Creator } from "../../domain/access/creators";
-import { reviewedVersion } from "../../domain/actions/approval";
 import type { testAction } from "../../domain/actions/calls";
 import type { ActionChange, ParameterChange } from "../../domain/actions/change-review";
+import { reviewedVersion } from "../../domain/actions/owner-decisions";
 import type { getAction } from "../../domain/actions/reads";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";

@@ -3,9 +3,13 @@ import { Hono } from "hono";
 import { runRead } from "../../db/reads";
 import type { Dependencies } from "../../dependencies";
 import { pendingChange } from "../../domain/actions/action-object";
-import { acceptActionChange, switchAction } from "../../domain/actions/approval";
 import { testAction } from "../../domain/actions/calls";
-import { actionCreator, listActionsForOwner } from "../../domain/actions/owner-actions";
+import {
+  acceptActionChange,
+  actionCreator,
+  listActionsForOwner,
+  switchAction,
+} from "../../domain/actions/owner-decisions";
 import { actionNotFound, findAction, getAction } from "../../domain/actions/reads";
 import { deleteAction } from "../../domain/actions/registration";
 import { ApiError } from "../../lib/errors";

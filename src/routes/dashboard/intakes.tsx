@@ -1,7 +1,13 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { type ApprovalSummary, approvalSummary, switchIntakeOff, switchIntakeOn } from "../../domain/intakes/approval";
-import { intakeNotFound, listBusinessIntakes } from "../../domain/intakes/registration";
+import {
+  type ApprovalSummary,
+  approvalSummary,
+  listBusinessIntakes,
+  switchIntakeOff,
+  switchIntakeOn,
+} from "../../domain/intakes/owner-decisions";
+import { intakeNotFound } from "../../domain/intakes/registration";
 import { latestResponses } from "../../domain/intakes/responses";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";

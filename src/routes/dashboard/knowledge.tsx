@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { type AddedBy, listKnowledgeSources, removeKnowledgeSource } from "../../domain/knowledge/sources";
+import { type AddedBy, listKnowledgeSources, removeKnowledgeSource } from "../../domain/knowledge/owner-decisions";
 import { numericId } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
 import { DisconnectedApp } from "./created-by";

@@ -12,6 +12,12 @@ import type { Business } from "../access/businesses";
 import { type Principal, principalRef } from "../access/principals";
 import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
 
+/*
+ * The partner's side of knowledge: pushing a text under a key (creating or replacing it), listing and deleting the
+ * business's pushed items. What the owner sees and removes is in owner-decisions.ts, what the Secretary reads in
+ * for-secretary.ts.
+ */
+
 /** Spec, Limits: "Knowledge sources: 3 on Pro, 5 on Business, counting PDFs and websites the owner added". */
 export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;
 

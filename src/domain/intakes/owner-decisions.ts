@@ -1,4 +1,4 @@
-import { and, eq, not, sql } from "drizzle-orm";
+import { and, asc, eq, not, sql } from "drizzle-orm";
 import { read, runRead } from "../../db/reads";
 import { apiKeys, intakes, oauthGrants } from "../../db/schema";
 import { statement } from "../../db/statements";
@@ -11,8 +11,8 @@ import { contactDetailsOf, identityQuestionsOf } from "./question-detection";
 import { contentOf, intakeNotFound, intakeOwner, normalizeField, toIntakeObject } from "./registration";
 
 /*
- * The owner's side of an intake (spec: States, Intake `enabled`; Contact details and approval). Only the owner switches
- * an intake on or off; these functions are for the dashboard and are scoped by the business alone, never by a partner
+ * The owner's side of an intake (spec: States, Intake `enabled`; Contact details and approval): the dashboard's list,
+ * the review, and switching on or off, which only the owner does. Scoped by the business alone, never by a partner
  * principal. The rules for contact details and identity questions are in docs/intakes.md, The approval summary.
  */
 
@@ -144,3 +144,12 @@ export async function approvalSummary(deps: Dependencies, businessId: string, in
 }
 
 export type ApprovalSummary = Awaited<ReturnType<typeof approvalSummary>>;
+
+/**
+ * The owner sees every intake of the business, whichever key or app registered it (docs/architecture.md, Principals
+ * and owner sides).
+ */
+export async function listBusinessIntakes(deps: Dependencies, businessId: string) {
+  const rows = await deps.db.select().from(intakes).where(eq(intakes.businessId, businessId)).orderBy(asc(intakes.id));
+  return rows.map(toIntakeObject);
+}
