@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
@@ -35,6 +36,9 @@ export default defineConfig({
   test: {
     globalSetup: ["./test/global-setup.ts"],
     setupFiles: ["./test/setup.ts"],
+    // One pool worker per core, not vitest's default of one fewer: a worker here is a workerd process that runs the
+    // tests, and vitest's own process only relays modules and results, so the default left one of two cores idle.
+    maxWorkers: availableParallelism(),
     reporters: ["default", "json"],
     outputFile: { json: "./test-artifacts/vitest-results.json" },
     projects: [

@@ -9,6 +9,8 @@ import type { RecordedRequest } from "./recorded-request";
  * receiver records what reaches it and answers as the path asks:
  *   /<box>/status/<code>[/...]   answers <code> with a JSON body
  *   /<box>/delay/<ms>[/...]      answers 200 after <ms> milliseconds
+ *   /<box>/hold/<n>[/...]        answers 200 at once, except the <n>th request of the box, which waits for
+ *                                `GET /__release/<box>`: a test keeps a call in flight exactly as long as it needs
  *   /<box>/redirect[/...]        answers 302 to /<box>/ok
  *   /<box>/fail-first/<n>[/...]  answers 500 to the first <n> requests of the box, then 200
  *   /<box>/bytes/<n>             answers 200 with a JSON string of exactly <n> bytes ("aaa…")
@@ -62,8 +64,10 @@ function resolve(name: string, type: string) {
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
   const { onRequest, record = true, answer = { ok: true } } = options;
   const recorded = new Map<string, RecordedRequest[]>();
-  /** Requests per box, for fail-first, counted also when nothing is recorded. */
+  /** Requests per box, for fail-first and hold, counted also when nothing is recorded. */
   const seen = new Map<string, number>();
+  /** Per box, the release of its held request (hold/<n>), or that the release came first. */
+  const held = new Map<string, (() => void) | "released">();
   const server = createServer(async (request, response) => {
     const path = request.url ?? "/";
     const [box = "", ...rest] = path.slice(1).split("/");
@@ -71,6 +75,15 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       const query = new URL(path, "http://receiver").searchParams;
       response.writeHead(200, { "Content-Type": "application/dns-json" });
       response.end(JSON.stringify(resolve(query.get("name") ?? "", query.get("type") ?? "A")));
+      return;
+    }
+    if (request.method === "GET" && box === "__release") {
+      const name = rest[0] ?? "";
+      const release = held.get(name);
+      held.set(name, "released");
+      if (typeof release === "function") release();
+      response.writeHead(204);
+      response.end();
       return;
     }
     if (request.method === "GET" && box === "__recorded") {
@@ -99,6 +112,13 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
         response.writeHead(200, { "Content-Type": "application/json" });
         response.end(JSON.stringify({ ok: true }));
       }, Number(argument));
+    } else if (behaviour === "hold") {
+      const answer = () => {
+        response.writeHead(200, { "Content-Type": "application/json" });
+        response.end(JSON.stringify({ ok: true }));
+      };
+      if (seen.get(box) !== Number(argument) || held.get(box) === "released") answer();
+      else held.set(box, answer);
     } else if (behaviour === "fail-first") {
       const failing = (seen.get(box) ?? 0) <= Number(argument);
       response.writeHead(failing ? 500 : 200, { "Content-Type": "application/json" });

@@ -13,7 +13,16 @@ export const ISSUER = BASE;
 
 let counter = 0;
 
-/** A business with its owner account (email and password as the seed stores them) and an API key. */
+/**
+ * The PBKDF2 iterations of the fixture owners' stored hashes. `hashPassword` takes the count as an argument and
+ * `verifyPassword` derives with the count a stored hash names, so a fixture owner signs in through the real code at a
+ * hundredth of the cost; hundreds of sign-ins would otherwise spend most of the suite's CPU in PBKDF2. The production
+ * count (100,000, src/lib/password.ts) is the default, which test/access/owner-sign-in.test.ts holds to, and an
+ * unknown email still costs a full hash.
+ */
+const FIXTURE_PASSWORD_ITERATIONS = 1_000;
+
+/** A business with its owner account (email and password in the format the seed stores) and an API key. */
 export async function createOwnerBusiness(options: { plan?: Plan; active?: boolean; name?: string } = {}) {
   const { business, apiKey } = await createBusiness(options);
   const email = `owner-${business.handle}@example.com`;
@@ -23,7 +32,7 @@ export async function createOwnerBusiness(options: { plan?: Plan; active?: boole
     .values({
       businessId: business.id,
       email,
-      passwordHash: await hashPassword(password),
+      passwordHash: await hashPassword(password, FIXTURE_PASSWORD_ITERATIONS),
       createdAt: business.createdAt,
     })
     .returning();

@@ -10,6 +10,10 @@ export function receiverBox(name = "box") {
   return {
     url: (path = "") => `${env.RECEIVER_URL}/${box}${path}`,
     recorded,
+    /** Answers the request that `/hold/<n>` keeps waiting (at once if it has not arrived yet). */
+    release: async () => {
+      await (await fetch(`${env.RECEIVER_URL}/__release/${box}`)).body?.cancel();
+    },
     /**
      * What the box has recorded once at least `count` requests have arrived: a delivery through the real queue
      * arrives when the consumer gets to it, not when the request that wrote it is answered.

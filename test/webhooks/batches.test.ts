@@ -91,7 +91,8 @@ describe("the consumer, a queue batch at a time", () => {
   });
 
   it("records the others when an endpoint is deleted while its delivery is being sent", async () => {
-    const { apiKey, ids, boxes, endpoints } = await deliveriesTo("deleted", ["/ok", "/delay/300", "/ok"]);
+    // The second receiver keeps its request unanswered until the endpoint is deleted.
+    const { apiKey, ids, boxes, endpoints } = await deliveriesTo("deleted", ["/ok", "/hold/1", "/ok"]);
     const consumed = consumeBatch(ids, T0);
     await vi.waitFor(async () => expect((await boxes[1]?.recorded())?.length).toBe(1), { interval: 20 });
     const deleted = await app.request(
@@ -100,6 +101,7 @@ describe("the consumer, a queue batch at a time", () => {
       env,
     );
     expect(deleted.status).toBe(204);
+    await boxes[1]?.release();
     expect((await consumed).every((result) => result.acked)).toBe(true);
     expect(await deliveryRow(ids[1] ?? 0)).toBeUndefined();
     for (const id of [ids[0] ?? 0, ids[2] ?? 0]) {

@@ -176,12 +176,14 @@ describe("POST /webhooks/{id}/enable: who may", async () => {
 });
 
 /**
- * An endpoint whose receiver answers after 200 ms: an attempt with the spec's 10 seconds succeeds, one with a 50 ms
+ * An endpoint whose receiver answers after 500 ms: an attempt with the spec's 10 seconds succeeds, one with a 50 ms
  * answer time fails (a timeout). So each attempt's outcome is the test's to choose, on the consumer's driven clock.
+ * The gap is wide so that a runtime kept off the CPU (the suite runs beside the static checks) still sees its 50 ms
+ * timer fire before the answer: at 200 ms a stall of 150 ms let an attempt meant to fail succeed.
  */
 async function slowEndpoint(name: string) {
   const { business, apiKey } = await createBusiness();
-  const endpoint = await subscribe(apiKey, receiverBox(name).url("/delay/200"), ["review.created"]);
+  const endpoint = await subscribe(apiKey, receiverBox(name).url("/delay/500"), ["review.created"]);
   const deliveries = async (count: number) => {
     const drafts = Array.from({ length: count }, (_, i) => ({
       event: "review.created" as const,

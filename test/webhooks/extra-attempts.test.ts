@@ -98,13 +98,15 @@ describe("an extra attempt in the consumer", async () => {
   });
 
   it("is owed once more when asked for again while it is being made", async () => {
-    const { box, endpoint, id } = await deliveryTo(business, apiKey, "/delay/1500");
+    // The receiver keeps the second request (the extra attempt) unanswered until the test releases it.
+    const { box, endpoint, id } = await deliveryTo(business, apiKey, "/hold/2");
     // Delivered first, then asked for while its extra attempt is on its way.
     expect(await consume(id, Date.now())).toEqual({ acked: true, retryDelay: undefined });
     await redeliver(apiKey, endpoint.id, id);
     const inFlight = consume(id, Date.now());
     await box.arrived(2, 5_000);
     await redeliver(apiKey, endpoint.id, id);
+    await box.release();
     expect(await inFlight).toEqual({ acked: true, retryDelay: undefined });
     // The attempt under way did not clear the request made during it.
     expect((await deliveryRow(id))?.extraAttemptAt).not.toBeNull();
