@@ -600,7 +600,7 @@ async function bench(options: Options, wrkVersion: string | null, cleanup: Clean
   const receiver = await startReceiver({ onRequest: recordDelivery, record: false });
   cleanup.add(receiver.close);
 
-  const { key: apiKey, ...stored } = newApiKey();
+  const { key: apiKey, ...stored } = newApiKey("legacy");
   const { app, floor } = await startWorkers(options, directory, await benchSeedSql(stored, new Date()), cleanup);
   let reads = null;
   if (floor) {

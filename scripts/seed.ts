@@ -402,7 +402,7 @@ export async function seed(options: SeedOptions = {}): Promise<SeedResult> {
 
   const devVars = ensureDevVars({ log });
   const ownerEmail = `owner@${handle}.example`;
-  const apiKey = newApiKey();
+  const apiKey = newApiKey("legacy");
   const sql = seedSql({
     handle,
     plan,

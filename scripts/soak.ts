@@ -102,7 +102,7 @@ async function startWorker(directory: string) {
   const businesses: Business[] = [];
   for (let i = 1; i <= BUSINESSES; i++) {
     const handle = `soak-shop-${i}`;
-    businesses.push({ index: i, id: businessIdFor(handle), apiKey: newApiKey(), handle });
+    businesses.push({ index: i, id: businessIdFor(handle), apiKey: newApiKey("legacy"), handle });
   }
   // The per-credential budget of 600 a minute would refuse most of the load: raised for the run only.
   const { configPath } = await snapshotBundle(directory, appConfigForLoad().config);

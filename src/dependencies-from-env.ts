@@ -1,4 +1,6 @@
 import { database } from "./db/client";
+import { type ShardBindings, shardBinding } from "./db/shard-bindings";
+import { LEGACY_SHARD, type ShardName } from "./db/shards";
 import type { Dependencies } from "./dependencies";
 import { enqueueDeliveries } from "./domain/webhooks/outbox/enqueue";
 import type { BusinessLimits } from "./durable-objects/business-limits";
@@ -7,8 +9,7 @@ import type { Clock } from "./lib/time";
 import type { DeliveryQueue } from "./queues/delivery-message";
 
 /** The part of the Worker's bindings (src/env.ts) the domain works with (src/dependencies.ts). */
-export type DomainBindings = {
-  DB: D1Database;
+export type DomainBindings = ShardBindings & {
   WEBHOOK_DELIVERIES: DeliveryQueue;
   BUSINESS_LIMITS: DurableObjectNamespace<BusinessLimits>;
   ALLOW_LOOPBACK_URLS: string;
@@ -18,16 +19,19 @@ export type DomainBindings = {
 };
 
 /**
- * The dependencies of one unit of work (a request, a queue batch, a cron run, a Durable Object call) from the
- * Worker's bindings. `waitUntil` is the unit's own: the deliveries it writes are enqueued after its answer.
+ * The dependencies of one unit of work (a request, a queue batch, a cron run, a Durable Object call) for the businesses
+ * of one shard, from the Worker's bindings. `waitUntil` is the unit's own: the deliveries it writes are enqueued after
+ * its answer.
  */
 export function dependenciesFromEnv(
   env: DomainBindings,
   waitUntil: (work: Promise<unknown>) => void,
-  clock: Clock = Date.now,
+  { shard = LEGACY_SHARD, clock = Date.now }: { shard?: ShardName; clock?: Clock } = {},
 ): Dependencies {
   const deps: Dependencies = {
-    db: database(env.DB),
+    shard,
+    db: database(shardBinding(env, shard)),
+    global: database(env.DB),
     queue: env.WEBHOOK_DELIVERIES,
     limits: env.BUSINESS_LIMITS,
     outbound: outboundPolicy(env),

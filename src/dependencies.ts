@@ -1,4 +1,5 @@
 import type { Database } from "./db/client";
+import type { ShardName } from "./db/shards";
 import type { BusinessLimits } from "./durable-objects/business-limits";
 import type { OutboundPolicy } from "./lib/outbound";
 import type { Clock } from "./lib/time";
@@ -10,7 +11,11 @@ import type { DeliveryQueue } from "./queues/delivery-message";
  * passed first to every domain function that reads or writes D1, enqueues, counts a budget, calls out or tells time.
  */
 export type Dependencies = {
+  /** The shard of the business this unit of work is for (src/db/shards.ts), and its database. */
+  shard: ShardName;
   db: Database;
+  /** The global database: the directory of businesses, owners' emails, OAuth clients (src/db/schema/directory.ts). */
+  global: Database;
   queue: DeliveryQueue;
   /** The per-business budgets (src/durable-objects/business-limits.ts). */
   limits: DurableObjectNamespace<BusinessLimits>;

@@ -5,7 +5,10 @@ import type { DeliveryMessage } from "./queues/delivery-message";
 
 /** The Worker's bindings, as declared in wrangler.toml (and .dev.vars for local secrets). */
 export interface Env {
+  /** The global database, which is also the legacy shard; and the regional shards (src/db/shards.ts). */
   DB: D1Database;
+  SHARD_EU1: D1Database;
+  SHARD_US1: D1Database;
   BUSINESS_LIMITS: DurableObjectNamespace<BusinessLimits>;
   INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation>;
   SIGN_IN_THROTTLE: DurableObjectNamespace<SignInThrottle>;

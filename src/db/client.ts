@@ -40,10 +40,10 @@ const EXECUTIONS = new Set<PropertyKey>(["all", "raw", "first", "run"]);
 /**
  * A request's own view of the D1 binding, counting its round trips for the request's log line (docs/operations.md,
  * Reading the logs): a statement executed alone is one, a batch is one (as test/helpers/counting-d1.ts counts).
- * `database()` of it answers a client reading through it, so every query of the request is counted.
+ * `database()` of it answers a client reading through it, so every query of the request is counted. Views sharing
+ * one `counter` count together (the request's global database and its shard).
  */
-export function countingD1(real: D1Database): { d1: D1Database; roundTrips: () => number } {
-  let trips = 0;
+export function countingD1(real: D1Database, counter = { trips: 0 }): { d1: D1Database; roundTrips: () => number } {
   let client: Database | undefined;
   const counted = (statement: D1PreparedStatement): D1PreparedStatement =>
     new Proxy(statement, {
@@ -53,7 +53,7 @@ export function countingD1(real: D1Database): { d1: D1Database; roundTrips: () =
         if (property === "bind") return (...values: unknown[]) => counted(value.apply(target, values));
         if (!EXECUTIONS.has(property)) return value.bind(target);
         return (...args: unknown[]) => {
-          trips++;
+          counter.trips++;
           return value.apply(target, args);
         };
       },
@@ -67,7 +67,7 @@ export function countingD1(real: D1Database): { d1: D1Database; roundTrips: () =
       if (property === "prepare") return (query: string) => counted(target.prepare(query));
       if (property === "batch") {
         return (statements: D1PreparedStatement[]) => {
-          trips++;
+          counter.trips++;
           return target.batch(statements);
         };
       }
@@ -75,5 +75,5 @@ export function countingD1(real: D1Database): { d1: D1Database; roundTrips: () =
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  return { d1, roundTrips: () => trips };
+  return { d1, roundTrips: () => counter.trips };
 }

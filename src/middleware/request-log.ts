@@ -3,9 +3,11 @@ import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../app-env";
 import { countingD1 } from "../db/client";
-import { dependenciesFromEnv } from "../dependencies-from-env";
+import { shardBinding } from "../db/shard-bindings";
+import { LEGACY_SHARD, SHARD_NAMES, SHARDS } from "../db/shards";
 import type { OwnerSession } from "../domain/access/owner-sign-in";
 import { logLine } from "../lib/log";
+import { useShard } from "./request-dependencies";
 
 /** Who the request was admitted as: a partner principal, the owner signed in to the dashboard, or the runtime. */
 function principalOf(c: Context<AppEnv & { Variables: { session?: OwnerSession } }>) {
@@ -39,12 +41,13 @@ function routeOf(c: Context) {
  */
 export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
   const startedAt = Date.now();
-  const { d1, roundTrips } = countingD1(c.env.DB);
-  c.env = { ...c.env, DB: d1 };
-  c.set(
-    "deps",
-    dependenciesFromEnv(c.env, (work) => c.executionCtx.waitUntil(work)),
-  );
+  const counter = { trips: 0 };
+  const counted = SHARD_NAMES.map((shard) => [
+    SHARDS[shard].binding,
+    countingD1(shardBinding(c.env, shard), counter).d1,
+  ]);
+  c.env = { ...c.env, ...Object.fromEntries(counted) };
+  useShard(c, LEGACY_SHARD);
   await next();
   logLine("request", {
     requestId: c.var.requestId,
@@ -53,6 +56,6 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
     ...principalOf(c),
     status: c.res.status,
     durationMs: Date.now() - startedAt,
-    d1RoundTrips: roundTrips(),
+    d1RoundTrips: counter.trips,
   });
 });

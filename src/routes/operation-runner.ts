@@ -10,6 +10,7 @@ import { authenticateWith, type Principal, readCredential } from "../domain/acce
 import { loggableError } from "../lib/loggable-error";
 import { claimIdempotencyKey } from "../middleware/idempotency";
 import { spendRequestBudget } from "../middleware/principal-rate-limit";
+import { useShard } from "../middleware/request-dependencies";
 
 /*
  * The one way through a partner request (docs/architecture.md, One way through a partner request). Every `/api/v1`
@@ -19,9 +20,14 @@ import { spendRequestBudget } from "../middleware/principal-rate-limit";
  * 404) and its write.
  */
 
-/** Every partner route: the credential's shape is checked first (401 before anything else); its lookup waits. */
+/**
+ * Every partner route: the credential's shape is checked first (401 before anything else); its lookup waits. The
+ * credential names its business's shard (src/db/shards.ts): the rest of the request works on that database.
+ */
 export const partnerCredential = createMiddleware<AppEnv>(async (c, next) => {
-  c.set("credential", await readCredential(c.req.header("Authorization")));
+  const credential = await readCredential(c.req.header("Authorization"));
+  c.set("credential", credential);
+  useShard(c, credential.shard);
   await next();
 });
 

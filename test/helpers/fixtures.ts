@@ -1,20 +1,30 @@
 import { env } from "cloudflare:test";
 import { insertMany, runBatch } from "../../src/db/batches";
 import { database } from "../../src/db/client";
-import { apiKeys, type bookings, businesses, type orders, type Plan } from "../../src/db/schema";
-import { API_KEY_PREFIX } from "../../src/domain/access/principals";
-import { randomToken, sha256Hex } from "../../src/lib/secrets";
+import { apiKeys, type bookings, businesses, businessShards, type orders, type Plan } from "../../src/db/schema";
+import { shardBinding } from "../../src/db/shard-bindings";
+import { LEGACY_SHARD, type ShardName } from "../../src/db/shards";
+import { newApiKey } from "../../src/domain/access/api-key-format";
 
 export const db = database(env.DB);
+
+/** The database of a shard (src/db/shards.ts): the legacy one is `db`, which is also the global database. */
+export const shardDb = (shard: ShardName) => database(shardBinding(env, shard));
 
 let counter = 0;
 const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
 
-/** A business with an owner-created API key, stored as the service stores them (hash only). */
-export async function createBusiness(options: { plan?: Plan; active?: boolean; name?: string } = {}) {
+/**
+ * A business with an owner-created API key, stored as the service stores them (hash only), in `shard` (the legacy one
+ * unless said), and for a regional shard with its row in the directory.
+ */
+export async function createBusiness(
+  options: { plan?: Plan; active?: boolean; name?: string; shard?: ShardName } = {},
+) {
   const now = new Date().toISOString();
   const handle = `shop-${unique()}`;
-  const [business] = await db
+  const shard = options.shard ?? LEGACY_SHARD;
+  const [business] = await shardDb(shard)
     .insert(businesses)
     .values({
       id: crypto.randomUUID(),
@@ -30,19 +40,22 @@ export async function createBusiness(options: { plan?: Plan; active?: boolean; n
     })
     .returning();
   if (!business) throw new Error("business not created");
-  const { apiKey } = await createApiKey(business.id);
+  if (shard !== LEGACY_SHARD)
+    await db.insert(businessShards).values({ businessId: business.id, shard, createdAt: now });
+  const { apiKey } = await createApiKey(business.id, { shard });
   return { business, apiKey };
 }
 
-export async function createApiKey(businessId: string, options: { revoked?: boolean } = {}) {
-  const apiKey = randomToken(API_KEY_PREFIX);
+export async function createApiKey(businessId: string, options: { revoked?: boolean; shard?: ShardName } = {}) {
+  const shard = options.shard ?? LEGACY_SHARD;
+  const { key: apiKey, keyHash, displayPrefix } = newApiKey(shard);
   const now = new Date().toISOString();
-  const [row] = await db
+  const [row] = await shardDb(shard)
     .insert(apiKeys)
     .values({
       businessId,
-      keyHash: sha256Hex(apiKey),
-      displayPrefix: apiKey.slice(0, 12),
+      keyHash,
+      displayPrefix,
       label: "Test key",
       createdAt: now,
       revokedAt: options.revoked ? now : null,

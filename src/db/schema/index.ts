@@ -1,6 +1,7 @@
 export * from "./actions";
 export * from "./businesses";
 export * from "./commerce";
+export * from "./directory";
 export * from "./idempotency";
 export * from "./intakes";
 export * from "./knowledge";

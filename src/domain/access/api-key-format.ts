@@ -1,3 +1,4 @@
+import { type ShardName, shardSegment } from "../../db/shards";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 
 /**
@@ -5,17 +6,21 @@ import { randomToken, sha256Hex } from "../../lib/secrets";
  * seed (scripts/seed.ts) makes its keys with this very code.
  */
 
-/** `sk_live_` + 32 random bytes in base64url (docs/decisions.md, Authentication and the plan). */
+/**
+ * `sk_live_`, the business's shard and `_`, then 32 random bytes in base64url (docs/decisions.md, Authentication and
+ * the plan; src/db/shards.ts): the key names its shard, so a request finds its database without a global lookup.
+ */
 export const API_KEY_PREFIX = "sk_live_";
 
 /** Spec, Authentication: "At most 10 active keys per business." */
 export const MAX_ACTIVE_KEYS = 10;
 
 /**
- * A new key: shown once, stored only as its SHA-256 with its first 12 characters to recognise it by
- * (docs/decisions.md, Data model).
+ * A new key of a business in `shard`: shown once, stored only as its SHA-256 with its prefix and first 4 random
+ * characters to recognise it by (docs/decisions.md, Data model).
  */
-export function newApiKey(): { key: string; keyHash: string; displayPrefix: string } {
-  const key = randomToken(API_KEY_PREFIX);
-  return { key, keyHash: sha256Hex(key), displayPrefix: key.slice(0, 12) };
+export function newApiKey(shard: ShardName): { key: string; keyHash: string; displayPrefix: string } {
+  const prefix = API_KEY_PREFIX + shardSegment(shard);
+  const key = randomToken(prefix);
+  return { key, keyHash: sha256Hex(key), displayPrefix: key.slice(0, prefix.length + 4) };
 }

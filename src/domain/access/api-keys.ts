@@ -190,7 +190,7 @@ export async function listApiKeys(deps: Dependencies, businessId: string) {
  * are one transaction, so the 11th is refused however many are created at once.
  */
 export async function createApiKey(deps: Dependencies, businessId: string, label: string) {
-  const { key, keyHash, displayPrefix } = newApiKey();
+  const { key, keyHash, displayPrefix } = newApiKey(deps.shard);
   const activeKeys = sql`(select count(*) from ${apiKeys} where ${apiKeys.businessId} = ${businessId} and ${apiKeys.revokedAt} is null)`;
   const row = await insertWithinLimit(
     deps.db,

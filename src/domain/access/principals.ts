@@ -1,12 +1,13 @@
 import { eq, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { apiKeys, businesses, oauthGrants, oauthTokens } from "../../db/schema";
+import { type ShardName, shardOfSecret } from "../../db/shards";
 import { type Bound, runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { ApiError, unauthorized } from "../../lib/errors";
 import { sha256HexNative } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
-import { ACCESS_TOKEN_PATTERN } from "../oauth/token-format";
+import { ACCESS_TOKEN_PREFIX } from "../oauth/token-format";
 import { API_KEY_PREFIX } from "./api-key-format";
 import type { Business } from "./businesses";
 
@@ -25,13 +26,11 @@ export type Principal = (
 
 export { API_KEY_PREFIX };
 
-const API_KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
-
 /**
  * A partner credential as the request presents it, recognised by its shape before any query (API keys and access
- * tokens never share a lookup) and found later by its SHA-256.
+ * tokens never share a lookup) and found later by its SHA-256 in the shard it names (src/db/shards.ts).
  */
-export type Credential = { kind: "api_key" | "access_token"; hash: string };
+export type Credential = { kind: "api_key" | "access_token"; hash: string; shard: ShardName };
 
 /**
  * Spec, Authentication: "A missing, malformed or revoked key returns 401", and "The access token is used exactly
@@ -42,16 +41,16 @@ export async function readCredential(authorization: string | undefined): Promise
     throw unauthorized("An API key is required: send the header Authorization: Bearer <API key>.");
   }
   const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
-  const credential = match?.[1];
-  if (credential && ACCESS_TOKEN_PATTERN.test(credential)) {
-    return { kind: "access_token", hash: await sha256HexNative(credential) };
-  }
-  if (!credential || !API_KEY_PATTERN.test(credential)) {
+  const credential = match?.[1] ?? "";
+  const tokenShard = shardOfSecret(ACCESS_TOKEN_PREFIX, credential);
+  if (tokenShard) return { kind: "access_token", hash: await sha256HexNative(credential), shard: tokenShard };
+  const keyShard = shardOfSecret(API_KEY_PREFIX, credential);
+  if (!keyShard) {
     throw unauthorized(
       "The Authorization header is malformed: it must be Bearer followed by an API key or an access token.",
     );
   }
-  return { kind: "api_key", hash: await sha256HexNative(credential) };
+  return { kind: "api_key", hash: await sha256HexNative(credential), shard: keyShard };
 }
 
 /**

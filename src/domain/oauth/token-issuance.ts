@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { oauthTokens } from "../../db/schema";
+import { shardSegment } from "../../db/shards";
 import { guard } from "../../db/snapshot-guard";
 import type { Dependencies } from "../../dependencies";
 import { randomToken, sha256Hex } from "../../lib/secrets";
@@ -22,8 +23,9 @@ const plusSeconds = (now: EpochMs, seconds: number) => iso(now + seconds * 1000)
 /** A new access + refresh token pair of a connection, as insert statements and the response that names them. */
 export function tokenPair(deps: Dependencies, grantId: number | SQL, codeHash: string | SQL | null, now: EpochMs) {
   const { db } = deps;
-  const accessToken = randomToken(ACCESS_TOKEN_PREFIX);
-  const refreshToken = randomToken(REFRESH_TOKEN_PREFIX);
+  // Each names the connection's shard (src/db/shards.ts), so a request finds its database from the token alone.
+  const accessToken = randomToken(ACCESS_TOKEN_PREFIX + shardSegment(deps.shard));
+  const refreshToken = randomToken(REFRESH_TOKEN_PREFIX + shardSegment(deps.shard));
   const createdAt = iso(now);
   const statements = [
     db.insert(oauthTokens).values({

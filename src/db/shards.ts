@@ -1,0 +1,53 @@
+/*
+ * The databases the platform grows by (docs/scaling.md, Regional shards). Every business, with every row keyed by it,
+ * lives in one shard of its region; a shard is a D1 binding of wrangler.toml with the same migrations. `legacy` is the
+ * first database (binding `DB`): it holds every business created before sharding, whose credentials name no shard,
+ * and the global tables that are read before a business is known (the directory, owners' emails, OAuth clients).
+ */
+
+/** Each shard, its binding and its region. Adding one is a line here, a binding in wrangler.toml and a deploy. */
+export const SHARDS = {
+  legacy: { binding: "DB", region: "the first database" },
+  eu1: { binding: "SHARD_EU1", region: "European Union (EU jurisdiction)" },
+  us1: { binding: "SHARD_US1", region: "North America" },
+} as const;
+
+export type ShardName = keyof typeof SHARDS;
+
+export const LEGACY_SHARD: ShardName = "legacy";
+
+export const SHARD_NAMES = Object.keys(SHARDS) as ShardName[];
+
+export const isShardName = (name: string): name is ShardName => Object.hasOwn(SHARDS, name);
+
+/** The EU and EEA countries (ISO 3166-1 alpha-2): their businesses' data stays in the EU jurisdiction. */
+const EU_COUNTRIES = new Set(
+  "AT BE BG HR CY CZ DK EE FI FR DE GR HU IE IT LV LT LU MT NL PL PT RO SK SI ES SE IS LI NO".split(" "),
+);
+
+/** Where a new business is placed: by its country, in a shard of its region (new businesses never go to legacy). */
+export const shardForCountry = (country: string): ShardName =>
+  EU_COUNTRIES.has(country.toUpperCase()) ? "eu1" : "us1";
+
+/**
+ * A secret of a business in `shard` (API key, token, code, session): the prefix, the shard's name and `_`, then 32
+ * random bytes in base64url (43 characters). A legacy business's secrets name no shard, as before sharding.
+ */
+export const shardSegment = (shard: ShardName) => (shard === LEGACY_SHARD ? "" : `${shard}_`);
+
+const RANDOM_PART = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The shard a secret names after its `prefix`: 43 characters alone are a legacy secret; a known shard's name and `_`
+ * before them name that shard; anything else is not a secret of this service (undefined).
+ */
+export function shardOfSecret(prefix: string, secret: string): ShardName | undefined {
+  if (!secret.startsWith(prefix)) return undefined;
+  const rest = secret.slice(prefix.length);
+  if (RANDOM_PART.test(rest)) return LEGACY_SHARD;
+  const separator = rest.indexOf("_");
+  const name = rest.slice(0, separator);
+  return separator > 0 && isShardName(name) && name !== LEGACY_SHARD && RANDOM_PART.test(rest.slice(separator + 1))
+    ? name
+    : undefined;
+}
