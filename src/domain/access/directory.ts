@@ -1,0 +1,59 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { businessShards, ownerEmails } from "../../db/schema";
+import { isShardName, LEGACY_SHARD, type ShardName } from "../../db/shards";
+import { isoNow } from "../../lib/time";
+
+/*
+ * The directory of businesses (docs/scaling.md, Regional shards): which shard holds each, read in the global database
+ * by the surfaces that know a business before its shard (the runtime API, an owner's sign-in by email). A partner's
+ * credential and an owner's session name their shard themselves and never read it.
+ */
+
+/** A business the directory does not list was created before sharding: it is in the legacy shard. */
+const shardOrLegacy = (shard: string | undefined): ShardName =>
+  shard !== undefined && isShardName(shard) ? shard : LEGACY_SHARD;
+
+/** The shard of a business, and whether it is being moved (its writes are refused meanwhile): one indexed read. */
+export async function shardOfBusiness(
+  global: Database,
+  businessId: string,
+): Promise<{ shard: ShardName; moving: boolean }> {
+  const [row] = await global
+    .select({ shard: businessShards.shard, movingSince: businessShards.movingSince })
+    .from(businessShards)
+    .where(eq(businessShards.businessId, businessId));
+  return { shard: shardOrLegacy(row?.shard), moving: row?.movingSince != null };
+}
+
+/** The shard of the business whose owner signs in with `email` (normalised as sign-in compares it). */
+export async function shardOfOwnerEmail(global: Database, email: string): Promise<ShardName> {
+  const [row] = await global
+    .select({ shard: businessShards.shard })
+    .from(ownerEmails)
+    .innerJoin(businessShards, eq(businessShards.businessId, ownerEmails.businessId))
+    .where(eq(ownerEmails.email, email));
+  return shardOrLegacy(row?.shard);
+}
+
+/**
+ * Lists a new business in its shard, and its owner's email for sign-in: written in the global database before the
+ * business's own rows in the shard, so that no business exists that nothing can find.
+ */
+export async function listBusiness(
+  global: Database,
+  entry: { businessId: string; shard: ShardName; ownerEmail?: string },
+): Promise<void> {
+  const createdAt = isoNow();
+  const directory = global
+    .insert(businessShards)
+    .values({ businessId: entry.businessId, shard: entry.shard, createdAt });
+  if (entry.ownerEmail === undefined) {
+    await directory;
+    return;
+  }
+  await global.batch([
+    directory,
+    global.insert(ownerEmails).values({ email: entry.ownerEmail, businessId: entry.businessId, createdAt }),
+  ]);
+}
