@@ -1,9 +1,11 @@
+import { type ShardBindings, shardBinding } from "../../src/db/shard-bindings";
+import { SHARD_NAMES, SHARDS } from "../../src/db/shards";
+
 /**
  * Wraps the real D1 binding to count round trips: every statement executed, and every batch, is one trip to D1.
- * The app runs unchanged on top of it.
+ * The app runs unchanged on top of it. Bindings wrapped with one `trips` list count together (every database).
  */
-export function countingD1(real: D1Database) {
-  const trips: string[] = [];
+export function countingD1(real: D1Database, trips: string[] = []) {
   const wrapStatement = (statement: D1PreparedStatement, sql: string): D1PreparedStatement =>
     new Proxy(statement, {
       get(target, property) {
@@ -32,4 +34,13 @@ export function countingD1(real: D1Database) {
     },
   });
   return { d1, trips };
+}
+
+/** Every database of the Worker (the global one and each shard) counted together: the bindings, and their trips. */
+export function countingShards(env: ShardBindings) {
+  const trips: string[] = [];
+  const bindings = Object.fromEntries(
+    SHARD_NAMES.map((shard) => [SHARDS[shard].binding, countingD1(shardBinding(env, shard), trips).d1]),
+  ) as ShardBindings;
+  return { bindings, trips };
 }
