@@ -1,7 +1,7 @@
 import { database } from "./db/client";
 import { type ShardBindings, shardBinding } from "./db/shard-bindings";
 import { LEGACY_SHARD, type ShardName } from "./db/shards";
-import type { Dependencies } from "./dependencies";
+import type { Dependencies, DependenciesOfShard } from "./dependencies";
 import { enqueueDeliveries } from "./domain/webhooks/outbox/enqueue";
 import type { BusinessLimits } from "./durable-objects/business-limits";
 import { outboundPolicy } from "./lib/outbound";
@@ -42,3 +42,9 @@ export function dependenciesFromEnv(
   };
   return deps;
 }
+
+/** Every shard's dependencies for one unit of work that spans them (a queue batch, a cron run), on the same bindings. */
+export const dependenciesOfShards =
+  (env: DomainBindings, waitUntil: (work: Promise<unknown>) => void, clock?: Clock): DependenciesOfShard =>
+  (shard) =>
+    dependenciesFromEnv(env, waitUntil, { shard, clock });

@@ -28,3 +28,9 @@ export type Dependencies = {
    */
   enqueue: (deliveryIds: number[]) => void;
 };
+
+/**
+ * The dependencies of each shard, for a unit of work that spans them (a queue batch, a cron run): each shard's work
+ * runs on its own database (docs/scaling.md, The queue, the consumer and the cron).
+ */
+export type DependenciesOfShard = (shard: ShardName) => Dependencies;

@@ -1,5 +1,6 @@
 import { app } from "./app";
-import { dependenciesFromEnv } from "./dependencies-from-env";
+import { LEGACY_SHARD, SHARD_NAMES } from "./db/shards";
+import { dependenciesOfShards } from "./dependencies-from-env";
 import { removeUnapprovedClients } from "./domain/oauth/client-cleanup";
 import { applyRetention } from "./domain/operations/retention";
 import { sweepOutbox } from "./domain/webhooks/outbox/sweep";
@@ -21,12 +22,20 @@ export default {
   queue: (batch, env, ctx) =>
     deliverWebhooks(
       batch,
-      dependenciesFromEnv(env, (work) => ctx.waitUntil(work)),
+      dependenciesOfShards(env, (work) => ctx.waitUntil(work)),
     ),
   scheduled: async (_controller, env, ctx) => {
-    const deps = dependenciesFromEnv(env, (work) => ctx.waitUntil(work));
-    // Independent chores: one failing does not keep the others from their run; the failure is still reported.
-    const chores = await Promise.allSettled([sweepOutbox(deps), removeUnapprovedClients(deps), applyRetention(deps)]);
+    const dependenciesOf = dependenciesOfShards(env, (work) => ctx.waitUntil(work));
+    // Independent chores, each shard's outbox sweep and retention on its own database, and the OAuth clients' cleanup
+    // on the global one (docs/scaling.md, The queue, the consumer and the cron): one failing, or one shard's
+    // database, does not keep the others from their run; the failure is still reported once all have run.
+    const chores = await Promise.allSettled([
+      ...SHARD_NAMES.flatMap((shard) => {
+        const deps = dependenciesOf(shard);
+        return [sweepOutbox(deps), applyRetention(deps)];
+      }),
+      removeUnapprovedClients(dependenciesOf(LEGACY_SHARD)),
+    ]);
     for (const chore of chores) if (chore.status === "rejected") throw chore.reason;
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

@@ -1,5 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
+import { database } from "../db/client";
+import { LEGACY_SHARD, type ShardName } from "../db/shards";
 import { dependenciesFromEnv } from "../dependencies-from-env";
+import { shardOfBusiness } from "../domain/access/directory";
 import { completeRun } from "../domain/intakes/completion";
 import { endedRun, WaitingCompletion } from "../domain/intakes/completion-guards";
 import {
@@ -51,9 +54,12 @@ export class IntakeConversation extends DurableObject {
     throw conflict("No intake is running in this conversation.");
   }
 
-  /** What this call's domain work uses (src/dependencies.ts): its deliveries are enqueued after its answer. */
-  private dependencies() {
-    return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work));
+  /**
+   * What this call's domain work uses (src/dependencies.ts), on the shard of the run's business: its deliveries are
+   * enqueued after its answer.
+   */
+  private dependencies(shard: ShardName) {
+    return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work), { shard });
   }
 
   /** Starts an intake: one running intake per conversation at a time. */
@@ -64,8 +70,10 @@ export class IntakeConversation extends DurableObject {
       if (current?.status === "started" && !expired(current, now)) {
         throw conflict(`The intake "${current.intakeName}" is already running in this conversation.`);
       }
+      // The business is known from here on: its shard is looked up once and kept in the run (src/db/shards.ts).
+      const { shard } = await shardOfBusiness(database(this.env.DB), body.business_id);
       const run = await startRun(
-        this.dependencies(),
+        this.dependencies(shard),
         {
           conversationId,
           businessId: body.business_id,
@@ -110,7 +118,8 @@ export class IntakeConversation extends DurableObject {
 
   private async complete(run: IntakeRun, now: number) {
     const completedAt = new Date(now).toISOString();
-    const completion = await completeRun(this.dependencies(), {
+    // A run stored before sharding names no shard: its business is in the legacy one.
+    const completion = await completeRun(this.dependencies(run.shard ?? LEGACY_SHARD), {
       runId: run.runId,
       businessId: run.businessId,
       intakeId: run.intakeId,

@@ -45,3 +45,10 @@ export function rateLimitHeaders(use: BudgetUse): Record<string, string> {
 /** A budget is spent (spec: Errors, 429): `Retry-After` says when it comes back. */
 export const tooManyRequests = (message: string, use: BudgetUse) =>
   new ApiError(429, message, { headers: { "Retry-After": String(use.resetInSeconds), ...rateLimitHeaders(use) } });
+
+/**
+ * The service cannot do it now but will soon (RFC 9110 §15.6.4, 503): `Retry-After` says in how many seconds to try
+ * again (RFC 9110 §10.2.3).
+ */
+export const unavailable = (message: string, retryAfterSeconds: number) =>
+  new ApiError(503, message, { headers: { "Retry-After": String(retryAfterSeconds) } });

@@ -1,4 +1,5 @@
-import type { Dependencies } from "../dependencies";
+import { LEGACY_SHARD, type ShardName } from "../db/shards";
+import type { Dependencies, DependenciesOfShard } from "../dependencies";
 import { type Attempt, type AttemptOutcome, recordAttempts } from "../domain/webhooks/attempts";
 import { type ClaimedDelivery, claimDeliveries, LEASE_MS } from "../domain/webhooks/delivery-claim";
 import { signingSecrets } from "../domain/webhooks/secret-rotation";
@@ -23,9 +24,42 @@ export type ConsumerOptions = { answerTimeoutMs?: number };
 type Send = { message: Message<DeliveryMessage>; delivery: ClaimedDelivery };
 
 /**
- * The consumer of WEBHOOK_DELIVERIES (docs/architecture.md, The outbox), one delivery per message, a whole queue
- * batch at a time in two D1 round trips, not two per delivery (docs/architecture.md, Performance budget), as named
- * steps: claim every message's delivery in one D1 batch → send the claimed ones signed, concurrently
+ * The consumer of WEBHOOK_DELIVERIES (docs/architecture.md, The outbox), one delivery per message. A batch mixes the
+ * shards (docs/scaling.md, The queue, the consumer and the cron): its messages are grouped by the shard they name, and
+ * each group is delivered in its shard, on that shard's dependencies, built once per group by `dependenciesOf`. The
+ * groups run side by side and apart: a shard whose database fails leaves its own messages to be retried, and every
+ * other group's are acked or retried by their own outcome.
+ */
+export async function deliverWebhooks(
+  batch: MessageBatch<DeliveryMessage>,
+  dependenciesOf: DependenciesOfShard,
+  options: ConsumerOptions = {},
+): Promise<void> {
+  const groups = await Promise.allSettled(
+    [...messagesByShard(batch.messages)].map(([shard, messages]) =>
+      deliverGroup(messages, dependenciesOf(shard), options),
+    ),
+  );
+  // A failure no step expected still fails the invocation, once every group is done: the runtime then retries only
+  // the messages left without an ack or a retry.
+  for (const group of groups) if (group.status === "rejected") throw group.reason;
+}
+
+/** The batch's messages by the shard they name; a message that names none is the legacy shard's. */
+function messagesByShard(messages: readonly Message<DeliveryMessage>[]) {
+  const groups = new Map<ShardName, Message<DeliveryMessage>[]>();
+  for (const message of messages) {
+    const shard = message.body.shard ?? LEGACY_SHARD;
+    const group = groups.get(shard);
+    if (group) group.push(message);
+    else groups.set(shard, [message]);
+  }
+  return groups;
+}
+
+/**
+ * One shard's messages, in two D1 round trips, not two per delivery (docs/architecture.md, Performance budget), as
+ * named steps: claim every message's delivery in one D1 batch → send the claimed ones signed, concurrently
  * (lib/outbound.ts: address check, POST, timeout) → record every attempt in one D1 batch → ack each message, or
  * retry it after its delivery's delay of the schedule.
  *
@@ -34,20 +68,28 @@ type Send = { message: Message<DeliveryMessage>; delivery: ClaimedDelivery };
  * partner asked for (redeliver, recover), if one is owed. Only a scheduled attempt's message is retried on the
  * schedule; the message of an extra attempt is acked, so that a delivery never has two schedules.
  */
-export async function deliverWebhooks(
-  batch: MessageBatch<DeliveryMessage>,
+async function deliverGroup(
+  messages: Message<DeliveryMessage>[],
   deps: Dependencies,
-  { answerTimeoutMs = ANSWER_TIMEOUT_MS }: ConsumerOptions = {},
+  { answerTimeoutMs = ANSWER_TIMEOUT_MS }: ConsumerOptions,
 ): Promise<void> {
   const now = deps.clock;
   // Claim: D1 round trip 1.
-  const claimed = await claimDeliveries(
-    deps,
-    batch.messages.map((message) => message.body.deliveryId),
-    now(),
-  );
-  const sends = sendsOf(batch.messages, claimed);
-  // Send: no D1 at all, so a slow receiver holds up only the batch's record, never another delivery's POST.
+  let claimed: Map<number, ClaimedDelivery>;
+  try {
+    claimed = await claimDeliveries(
+      deps,
+      messages.map((message) => message.body.deliveryId),
+      now(),
+    );
+  } catch (error) {
+    // Nothing of the group is claimed (one transaction): its messages come back at the queue's own delay.
+    logFailedStep(deps, "claim deliveries", messages.length, error);
+    for (const message of messages) message.retry();
+    return;
+  }
+  const sends = sendsOf(messages, claimed);
+  // Send: no D1 at all, so a slow receiver holds up only the group's record, never another delivery's POST.
   const attempts = await Promise.all(
     sends.map(({ delivery }) => attempt(delivery, deps.outbound, now, answerTimeoutMs)),
   );
@@ -56,16 +98,8 @@ export async function deliverWebhooks(
   try {
     retryDelays = await recordAttempts(deps, attempts);
   } catch (error) {
-    // Nothing of the batch is recorded (one transaction): every delivery is still pending, under its lease.
-    console.error(
-      JSON.stringify({
-        level: "error",
-        step: "record delivery attempts",
-        deliveries: sends.length,
-        retryInSeconds: RETRY_AFTER_UNRECORDED_SECONDS,
-        ...loggableError(error as Error),
-      }),
-    );
+    // Nothing of the group is recorded (one transaction): every delivery is still pending, under its lease.
+    logFailedStep(deps, "record delivery attempts", sends.length, error, RETRY_AFTER_UNRECORDED_SECONDS);
     for (const { message } of sends) message.retry({ delaySeconds: RETRY_AFTER_UNRECORDED_SECONDS });
     return;
   }
@@ -75,6 +109,20 @@ export async function deliverWebhooks(
     if (delaySeconds === undefined) message.ack();
     else message.retry({ delaySeconds });
   });
+}
+
+/** A D1 step of a group that failed: one error line, with the shard and how many deliveries it left to a retry. */
+function logFailedStep(deps: Dependencies, step: string, deliveries: number, error: unknown, retryInSeconds?: number) {
+  console.error(
+    JSON.stringify({
+      level: "error",
+      shard: deps.shard,
+      step,
+      deliveries,
+      retryInSeconds,
+      ...loggableError(error as Error),
+    }),
+  );
 }
 
 /**

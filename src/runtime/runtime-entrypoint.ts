@@ -1,6 +1,8 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
+import { database } from "../db/client";
 import { dependenciesFromEnv } from "../dependencies-from-env";
 import { setPlan } from "../domain/access/businesses";
+import { type RuntimeAccess, shardForRuntime } from "../domain/access/runtime-shard";
 import { callActionByName } from "../domain/actions/calls";
 import { reportChange } from "../domain/platform/changes";
 import { secretaryContext } from "../domain/secretary/context";
@@ -16,39 +18,52 @@ import { ActionCallBody, ActionCallParams, BusinessIdParam, ContextQuery, PlanCh
  * `/internal/v1` and calls the same domain function, so the two cannot drift apart.
  */
 export class RuntimeApi extends WorkerEntrypoint<Env> {
-  /** What this call's domain work uses (src/dependencies.ts): its deliveries are enqueued after its answer. */
-  private dependencies() {
-    return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work));
+  /**
+   * What this call's domain work for `businessId` uses (src/dependencies.ts), on the business's shard, a write refused
+   * while the business moves (src/domain/access/runtime-shard.ts): its deliveries are enqueued after its answer.
+   */
+  private async dependencies(businessId: string, access: RuntimeAccess) {
+    const shard = await shardForRuntime(database(this.env.DB), businessId, access);
+    return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work), { shard });
   }
 
   setPlan(businessId: string, change: { plan: string; active: boolean }) {
-    return settle(() => {
+    return settle(async () => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
-      return setPlan(this.dependencies(), id, parseOrThrow(PlanChange, change, "json"));
+      return setPlan(await this.dependencies(id, "write"), id, parseOrThrow(PlanChange, change, "json"));
     });
   }
 
   /** `POST /internal/v1/businesses/{id}/events`: store the snapshot, emit what the change means. */
   reportChange(businessId: string, body: unknown) {
-    return settle(() => {
+    return settle(async () => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
-      return reportChange(this.dependencies(), id, body);
+      return reportChange(await this.dependencies(id, "write"), id, body);
     });
   }
 
   /** `POST /internal/v1/businesses/{id}/actions/{name}/call`: the Secretary calls a connected action. */
   callAction(businessId: string, name: string, body: unknown) {
-    return settle(() => {
+    return settle(async () => {
       const { id } = parseOrThrow(ActionCallParams, { id: businessId, name }, "param");
-      return callActionByName(this.dependencies(), id, name, parseOrThrow(ActionCallBody, body, "json"));
+      return callActionByName(
+        await this.dependencies(id, "write"),
+        id,
+        name,
+        parseOrThrow(ActionCallBody, body, "json"),
+      );
     });
   }
 
   /** `GET /internal/v1/businesses/{id}/context?channel=C`: what the Secretary may use on that channel. */
   context(businessId: string, channel: string) {
-    return settle(() => {
+    return settle(async () => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
-      return secretaryContext(this.dependencies(), id, parseOrThrow(ContextQuery, { channel }, "query").channel);
+      return secretaryContext(
+        await this.dependencies(id, "read"),
+        id,
+        parseOrThrow(ContextQuery, { channel }, "query").channel,
+      );
     });
   }
 

@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
+import type { ShardBindings } from "../../src/db/shard-bindings";
+import type { ShardName } from "../../src/db/shards";
 import type { Dependencies } from "../../src/dependencies";
-import { dependenciesFromEnv } from "../../src/dependencies-from-env";
+import { dependenciesFromEnv, dependenciesOfShards } from "../../src/dependencies-from-env";
 
 /**
  * The dependencies of a test's direct domain calls (src/dependencies.ts): the real bindings of the test's runtime,
@@ -11,3 +13,18 @@ export function testDependencies(parts: Partial<Dependencies> = {}): Dependencie
 }
 
 export const deps = testDependencies();
+
+/** The dependencies of a business in `shard` (src/db/shards.ts), for a test's direct domain calls. */
+export const shardDependencies = (shard: ShardName) => dependenciesFromEnv(env, (work) => work, { shard });
+
+/**
+ * Every shard's dependencies for a unit of work that spans them (a queue batch), on the test's bindings with some
+ * replaced (a counting or failing database), at a driven clock.
+ */
+export const testDependenciesOfShards = ({
+  bindings,
+  clock,
+}: {
+  bindings?: Partial<ShardBindings>;
+  clock?: () => number;
+}) => dependenciesOfShards({ ...env, ...bindings }, (work) => work, clock);

@@ -1,16 +1,17 @@
 import { createMessageBatch } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { vi } from "vitest";
-import { database } from "../../src/db/client";
 import { deliveryAttempts, webhookDeliveries } from "../../src/db/schema";
+import type { ShardBindings } from "../../src/db/shard-bindings";
+import { LEGACY_SHARD, type ShardName } from "../../src/db/shards";
 import type { Business } from "../../src/domain/access/businesses";
 import { claimDeliveries } from "../../src/domain/webhooks/delivery-claim";
 import { endpointsOf } from "../../src/domain/webhooks/endpoints";
 import { type EventDraft, writeEvents } from "../../src/domain/webhooks/outbox/write";
 import { deliverWebhooks } from "../../src/queues/deliver-webhooks";
 import type { DeliveryMessage } from "../../src/queues/delivery-message";
-import { deps, testDependencies } from "./dependencies";
-import { db } from "./fixtures";
+import { deps, shardDependencies, testDependenciesOfShards } from "./dependencies";
+import { shardDb } from "./fixtures";
 import { call, json } from "./http";
 
 export async function subscribe(apiKey: string, url: string, events?: string[]) {
@@ -27,10 +28,13 @@ export async function subscribe(apiKey: string, url: string, events?: string[]) 
 export type OpaqueDraft = Omit<EventDraft, "data" | "dataFromSql"> & { data: Record<string, unknown> };
 export const opaque = (drafts: OpaqueDraft[]) => drafts as EventDraft[];
 
-/** Writes events to the outbox without enqueueing them, so that a test runs the consumer itself. */
-export async function outboxOnly(business: Business, drafts: OpaqueDraft[]) {
-  const endpoints = await endpointsOf(db, business.id);
-  return writeEvents(deps, business, endpoints, opaque(drafts));
+/**
+ * Writes events to the outbox without enqueueing them, so that a test runs the consumer itself; in the business's
+ * shard (the legacy one unless said).
+ */
+export async function outboxOnly(business: Business, drafts: OpaqueDraft[], shard: ShardName = LEGACY_SHARD) {
+  const endpoints = await endpointsOf(shardDb(shard), business.id);
+  return writeEvents(shardDependencies(shard), business, endpoints, opaque(drafts));
 }
 
 /** Runs the real consumer on one message for the delivery, at the given clock; answers what it did with it. */
@@ -41,29 +45,27 @@ export async function consume(deliveryId: number, now: number, options: { answer
 }
 
 /**
- * Runs the real consumer on one queue batch, a message per delivery id (an id given twice is two messages), at the
- * given clock and on the given bindings; answers what it did with each message, in order.
+ * Runs the real consumer on one queue batch, a message per entry (an entry given twice is two messages): a delivery
+ * id alone is a message that names no shard, as before sharding (the legacy shard's). At the given clock and on the
+ * test's bindings, some replaced (a counting or failing database); answers what it did with each message, in order.
  */
 export async function consumeBatch(
-  deliveryIds: number[],
+  messages: Array<number | DeliveryMessage>,
   now: number,
-  options: { answerTimeoutMs?: number; d1?: D1Database } = {},
+  options: { answerTimeoutMs?: number; bindings?: Partial<ShardBindings> } = {},
 ) {
   const batch = createMessageBatch<DeliveryMessage>(
     "webhook-deliveries",
-    deliveryIds.map((deliveryId, i) => ({
-      id: `msg-${deliveryId}-${now}-${i}`,
-      timestamp: new Date(now),
-      attempts: 1,
-      body: { deliveryId },
-    })),
+    messages.map((message, i) => {
+      const body = typeof message === "number" ? { deliveryId: message } : message;
+      return { id: `msg-${body.deliveryId}-${now}-${i}`, timestamp: new Date(now), attempts: 1, body };
+    }),
   );
   const spies = batch.messages.map((message) => ({
     ack: vi.spyOn(message, "ack"),
     retry: vi.spyOn(message, "retry"),
   }));
-  const parts = options.d1 ? { db: database(options.d1) } : {};
-  await deliverWebhooks(batch, testDependencies({ ...parts, clock: () => now }), {
+  await deliverWebhooks(batch, testDependenciesOfShards({ bindings: options.bindings, clock: () => now }), {
     answerTimeoutMs: options.answerTimeoutMs,
   });
   return spies.map(({ ack, retry }) => ({
@@ -72,13 +74,23 @@ export async function consumeBatch(
   }));
 }
 
-export async function deliveryRow(id: number) {
-  return db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get();
+/** A delivery's row in `shard`'s database: delivery ids are unique only within a shard. */
+export async function deliveryRowIn(shard: ShardName, id: number) {
+  return shardDb(shard).select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get();
 }
 
-export async function attemptsOf(id: number) {
-  return db.select().from(deliveryAttempts).where(eq(deliveryAttempts.deliveryId, id)).orderBy(deliveryAttempts.id);
+export async function attemptsIn(shard: ShardName, id: number) {
+  return shardDb(shard)
+    .select()
+    .from(deliveryAttempts)
+    .where(eq(deliveryAttempts.deliveryId, id))
+    .orderBy(deliveryAttempts.id);
 }
+
+/** A delivery's row, and its attempts, in the legacy shard. */
+export const deliveryRow = (id: number) => deliveryRowIn(LEGACY_SHARD, id);
+
+export const attemptsOf = (id: number) => attemptsIn(LEGACY_SHARD, id);
 
 /** One delivery's claim, and nothing after it: what a consumer that dies right after claiming has done. */
 export async function claimOne(deliveryId: number, now: number) {

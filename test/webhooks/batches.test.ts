@@ -41,7 +41,7 @@ describe("the consumer, a queue batch at a time", () => {
     const { ids, boxes } = await deliveriesTo("batch", paths);
     const { d1, trips } = countingD1(env.DB);
 
-    const results = await consumeBatch(ids, T0, { d1 });
+    const results = await consumeBatch(ids, T0, { bindings: { DB: d1 } });
 
     // The claim: the scheduled attempts' lease update, the extra attempts' (none here) and a read; the record: an
     // attempt insert and a delivery update per delivery, and the endpoints' health: one statement for the successes,

@@ -213,7 +213,7 @@ async function rowsReadRecording(ids: number[], options: { answerTimeoutMs?: num
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  await consumeBatch(ids, T0, { ...options, d1 });
+  await consumeBatch(ids, T0, { ...options, bindings: { DB: d1 } });
   return read[1];
 }
 

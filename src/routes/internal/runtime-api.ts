@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
 import { requireRuntime } from "../../middleware/authenticate-runtime";
+import { runtimeBusinessShard } from "../../middleware/runtime-business-shard";
 import { actionCallsApi } from "./action-calls";
 import { context } from "./context";
 import { conversations } from "./conversations";
@@ -10,6 +11,7 @@ import { plan } from "./plan";
 /** `/internal/v1`: the Secretary runtime and core platform, behind the runtime token. Not in the partner document. */
 export const runtimeApi = new Hono<AppEnv>();
 runtimeApi.use("*", requireRuntime);
+runtimeApi.use("/businesses/:id/*", runtimeBusinessShard);
 runtimeApi
   .route("/", plan)
   .route("/", platformEvents)

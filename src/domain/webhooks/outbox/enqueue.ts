@@ -19,10 +19,10 @@ export function queueBatches(ids: number[]): number[][] {
 
 /**
  * One message per delivery, ids only: the consumer re-reads the rest from D1, the outbox and the record
- * (docs/architecture.md, Storage and state).
+ * (docs/architecture.md, Storage and state), in the shard the message names (src/queues/delivery-message.ts).
  */
 export async function sendDeliveries(deps: Dependencies, ids: number[]): Promise<void> {
-  await deps.queue.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
+  await deps.queue.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId, shard: deps.shard } })));
 }
 
 const enqueuedMark = statement<{ ids: string; now: string }>()((db, { ids, now }) =>

@@ -1,0 +1,31 @@
+import type { Database } from "../../db/client";
+import type { ShardName } from "../../db/shards";
+import { unavailable } from "../../lib/errors";
+import { shardOfBusiness } from "./directory";
+
+/**
+ * How long a write refused during a move waits: a move takes minutes (docs/scaling.md, Moving a business between
+ * shards), and the core platform and the runtime retry.
+ */
+export const MOVING_RETRY_AFTER_SECONDS = 30;
+
+/** A runtime call only reads the business (its context), or writes it (a report, an action call, a plan change). */
+export type RuntimeAccess = "read" | "write";
+
+/**
+ * The shard a runtime call for `businessId` runs on (the Secretary runtime API, HTTP and RPC): the directory's, in one
+ * indexed read of the global database. While the business is being moved its rows are copied from that shard, so a
+ * write there would be left behind: writes are refused with 503 and `Retry-After` until the move ends, reads go on
+ * (docs/scaling.md, Moving a business between shards). An unknown business reads as legacy, where the call answers its
+ * 404 as before sharding.
+ */
+export async function shardForRuntime(global: Database, businessId: string, access: RuntimeAccess): Promise<ShardName> {
+  const { shard, moving } = await shardOfBusiness(global, businessId);
+  if (moving && access === "write") {
+    throw unavailable(
+      `The business is being moved to another database, and its data cannot change until the move ends: retry in ${MOVING_RETRY_AFTER_SECONDS} seconds.`,
+      MOVING_RETRY_AFTER_SECONDS,
+    );
+  }
+  return shard;
+}
