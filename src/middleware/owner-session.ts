@@ -7,11 +7,14 @@ import {
   newSignInCsrfToken,
   normaliseEmail,
   SESSION_LIFETIME_MS,
+  shardOfSessionToken,
+  shardToSignIn,
   signInOwner,
 } from "../domain/access/owner-sign-in";
 import type { AttemptOutcome, ThrottledKey } from "../durable-objects/sign-in-throttle";
 import type { Env } from "../env";
 import { clientAddressOf } from "../lib/client-address";
+import { useShard } from "./request-dependencies";
 
 /**
  * The owner's browser session, shared by the dashboard and the OAuth consent page: HttpOnly, Secure, SameSite
@@ -31,9 +34,20 @@ type AnyContext = Context<{ Bindings: Env; Variables: any }>;
 const cookieOptions = (maxAge: number) =>
   ({ prefix: "host", httpOnly: true, secure: true, sameSite: "Lax", path: "/", maxAge }) as const;
 
-export const ownerSessionOf = (c: AnyContext) => findOwnerSession(c.var.deps, getCookie(c, SESSION_COOKIE, "host"));
-
 export const sessionTokenOf = (c: AnyContext) => getCookie(c, SESSION_COOKIE, "host");
+
+/**
+ * The owner's live session, or undefined. Its token names the shard of the session and its business (src/db/shards.ts):
+ * the rest of the request works on that database, so every page of a signed-in owner runs on their business's shard
+ * (docs/scaling.md, How a request finds its shard). A token that names none of ours is no session and costs no query.
+ */
+export async function ownerSessionOf(c: AnyContext) {
+  const token = sessionTokenOf(c);
+  const shard = shardOfSessionToken(token);
+  if (shard === undefined) return undefined;
+  useShard(c, shard);
+  return findOwnerSession(c.var.deps, token);
+}
 
 export function startOwnerSession(c: AnyContext, token: string) {
   setCookie(c, SESSION_COOKIE, token, cookieOptions(Math.floor(SESSION_LIFETIME_MS / 1000)));
@@ -113,6 +127,8 @@ export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
     c.header("Retry-After", String(retryAfter));
     return { signedIn: false, status: 429, error: tryAgainLater(retryAfter) };
   }
+  // The owner's email names their business's shard (docs/scaling.md, Sign-in): the session is checked and stored there.
+  useShard(c, await shardToSignIn(c.var.deps, credentials.email));
   const result = await signInOwner(c.var.deps, credentials);
   // The answer need not wait for the report: until it lands, the attempt counts as pending, which is a failure.
   c.executionCtx.waitUntil(settle(result ? "succeeded" : "failed"));

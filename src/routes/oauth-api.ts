@@ -3,10 +3,12 @@ import type { AppEnv } from "../app-env";
 import { limitRegistrations, parseClientMetadata, registerClient } from "../domain/oauth/clients";
 import { REVOCATION_PARAMETERS, revocationRequest } from "../domain/oauth/revocation";
 import { TokenBudgetSpent } from "../domain/oauth/token-budget";
+import { shardOfRevocation, shardOfTokenRequest } from "../domain/oauth/token-format";
 import { tokenRequest } from "../domain/oauth/tokens";
 import { clientAddressOf } from "../lib/client-address";
 import { invalidRequest, OAuthError } from "../lib/oauth-errors";
 import { doNotStore, respondToOAuthError } from "../middleware/error-responses";
+import { useShard } from "../middleware/request-dependencies";
 
 const FORM = "application/x-www-form-urlencoded";
 const JSON_TYPE = "application/json";
@@ -70,7 +72,10 @@ async function jsonBody(c: Context): Promise<unknown> {
 
 /**
  * `/api/oauth`: registration (RFC 7591), token (RFC 6749 §3.2) and revocation (RFC 7009). Thin: read the body,
- * call one domain function, shape the answer. No CORS: browser scripts are not clients of this service.
+ * call one domain function, shape the answer. No CORS: browser scripts are not clients of this service. Clients
+ * register in the global database; a token or revocation request works on the shard its code or token names
+ * (docs/scaling.md, How a request finds its shard), where a token request finds the client's copy too
+ * (docs/oauth.md, Decisions).
  */
 export const oauthApi = new Hono<AppEnv>()
   .post("/register", async (c) => {
@@ -83,6 +88,7 @@ export const oauthApi = new Hono<AppEnv>()
   })
   .post("/token", async (c) => {
     const form = await formBody(c);
+    useShard(c, shardOfTokenRequest(form));
     const budget = { limiter: c.env.TOKEN_RATE_LIMIT, clientAddress: clientAddressOf(c) };
     const tokens = await tokenRequest(c.var.deps, budget, c.req.header("Authorization"), form);
     doNotStore(c);
@@ -90,6 +96,7 @@ export const oauthApi = new Hono<AppEnv>()
   })
   .post("/revoke", async (c) => {
     const parameters = await formOrJsonBody(c, REVOCATION_PARAMETERS);
+    useShard(c, shardOfRevocation(parameters));
     await revocationRequest(c.var.deps, c.req.header("Authorization"), parameters);
     doNotStore(c);
     // RFC 7009 §2.2: 200, also for a token that was unknown or already revoked. The content is ignored by clients.

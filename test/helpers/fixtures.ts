@@ -1,10 +1,11 @@
 import { env } from "cloudflare:test";
 import { insertMany, runBatch } from "../../src/db/batches";
 import { database } from "../../src/db/client";
-import { apiKeys, type bookings, businesses, businessShards, type orders, type Plan } from "../../src/db/schema";
+import { apiKeys, type bookings, businesses, type orders, type Plan } from "../../src/db/schema";
 import { shardBinding } from "../../src/db/shard-bindings";
 import { LEGACY_SHARD, type ShardName } from "../../src/db/shards";
 import { newApiKey } from "../../src/domain/access/api-key-format";
+import { listBusiness } from "../../src/domain/access/directory";
 
 export const db = database(env.DB);
 
@@ -16,18 +17,21 @@ const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
 
 /**
  * A business with an owner-created API key, stored as the service stores them (hash only), in `shard` (the legacy one
- * unless said), and for a regional shard with its row in the directory.
+ * unless said), and for a regional shard listed in the directory first, with its owner's email when given, as the
+ * service lists a new business (src/domain/access/directory.ts).
  */
 export async function createBusiness(
-  options: { plan?: Plan; active?: boolean; name?: string; shard?: ShardName } = {},
+  options: { plan?: Plan; active?: boolean; name?: string; shard?: ShardName; ownerEmail?: string } = {},
 ) {
   const now = new Date().toISOString();
+  const id = crypto.randomUUID();
   const handle = `shop-${unique()}`;
   const shard = options.shard ?? LEGACY_SHARD;
+  if (shard !== LEGACY_SHARD) await listBusiness(db, { businessId: id, shard, ownerEmail: options.ownerEmail });
   const [business] = await shardDb(shard)
     .insert(businesses)
     .values({
-      id: crypto.randomUUID(),
+      id,
       handle,
       name: options.name ?? `Shop ${handle}`,
       currency: "EUR",
@@ -40,8 +44,6 @@ export async function createBusiness(
     })
     .returning();
   if (!business) throw new Error("business not created");
-  if (shard !== LEGACY_SHARD)
-    await db.insert(businessShards).values({ businessId: business.id, shard, createdAt: now });
   const { apiKey } = await createApiKey(business.id, { shard });
   return { business, apiKey };
 }

@@ -2,10 +2,11 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { expect } from "vitest";
 import { oauthClients, oauthGrants, oauthTokens, owners, type Plan } from "../../src/db/schema";
+import { LEGACY_SHARD, type ShardName } from "../../src/db/shards";
 import type { TokenBudget } from "../../src/domain/oauth/token-budget";
 import { hashPassword } from "../../src/lib/password";
 import { sha256Hex } from "../../src/lib/secrets";
-import { createBusiness, db } from "./fixtures";
+import { createBusiness, db, shardDb } from "./fixtures";
 import { BASE, call, json } from "./http";
 
 export const REDIRECT_URI = "https://partner.example/oauth/callback";
@@ -22,12 +23,18 @@ let counter = 0;
  */
 const FIXTURE_PASSWORD_ITERATIONS = 1_000;
 
-/** A business with its owner account (email and password in the format the seed stores) and an API key. */
-export async function createOwnerBusiness(options: { plan?: Plan; active?: boolean; name?: string } = {}) {
-  const { business, apiKey } = await createBusiness(options);
-  const email = `owner-${business.handle}@example.com`;
+/**
+ * A business with its owner account (email and password in the format the seed stores) and an API key, in `shard`
+ * (the legacy one unless said; a regional business's owner email is listed in the directory for sign-in).
+ */
+export async function createOwnerBusiness(
+  options: { plan?: Plan; active?: boolean; name?: string; shard?: ShardName } = {},
+) {
+  const email = `owner-${crypto.randomUUID()}@example.com`;
+  const shard = options.shard ?? LEGACY_SHARD;
+  const { business, apiKey } = await createBusiness({ ...options, ownerEmail: email });
   const password = `correct horse ${counter++}`;
-  const [owner] = await db
+  const [owner] = await shardDb(shard)
     .insert(owners)
     .values({
       businessId: business.id,
@@ -37,7 +44,7 @@ export async function createOwnerBusiness(options: { plan?: Plan; active?: boole
     })
     .returning();
   if (!owner) throw new Error("owner not created");
-  return { business, apiKey, owner: { id: owner.id, email, password } };
+  return { business, apiKey, shard, owner: { id: owner.id, email, password } };
 }
 export type OwnerBusiness = Awaited<ReturnType<typeof createOwnerBusiness>>;
 
@@ -246,7 +253,11 @@ export async function connectApp(ownerBusiness: OwnerBusiness, clientOverrides: 
   });
   expect(response.status, await response.clone().text()).toBe(200);
   const tokens = await json<Tokens>(response);
-  const grant = await db.select().from(oauthGrants).where(eq(oauthGrants.clientId, client.client_id)).get();
+  const grant = await shardDb(ownerBusiness.shard)
+    .select()
+    .from(oauthGrants)
+    .where(eq(oauthGrants.clientId, client.client_id))
+    .get();
   if (!grant) throw new Error("no grant");
   return { client, tokens, grantId: grant.id };
 }

@@ -39,18 +39,18 @@ function codeForm(client: RegisteredClient, grant: { code: string; verifier: str
   };
 }
 
-/** The real D1, except that `interfere` runs once just before the first batch: a request landing in between. */
-function racedBeforeFirstBatch(interfere: () => Promise<unknown>): D1Database {
-  let pending = true;
+/**
+ * The real D1, except that `interfere` runs once just before the second batch: a token request's first batch reads
+ * its client and grant, its second writes (src/domain/oauth/tokens.ts), so this is a request landing in between.
+ */
+function racedBeforeWriteBatch(interfere: () => Promise<unknown>): D1Database {
+  let batches = 0;
   return new Proxy(env.DB, {
     get(target, property) {
       const value = Reflect.get(target, property);
       if (property === "batch") {
         return async (statements: D1PreparedStatement[]) => {
-          if (pending) {
-            pending = false;
-            await interfere();
-          }
+          if (++batches === 2) await interfere();
           return value.call(target, statements);
         };
       }
@@ -215,7 +215,7 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
     const grant = await authorizationCode(client, shop.owner);
     let winner: Tokens | undefined;
     const racing = database(
-      racedBeforeFirstBatch(async () => {
+      racedBeforeWriteBatch(async () => {
         winner = await json<Tokens>(await postToken(codeForm(client, grant)));
       }),
     );
@@ -300,7 +300,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
     const { client, tokens, grantId } = await connectApp(shop);
     let winner: Tokens | undefined;
     const racing = database(
-      racedBeforeFirstBatch(async () => {
+      racedBeforeWriteBatch(async () => {
         winner = await json<Tokens>(await refresh(client, tokens.refresh_token));
       }),
     );
@@ -323,7 +323,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
   it("refuses the refresh that read the token unused but lost the race to a revocation", async () => {
     const { client, tokens, grantId } = await connectApp(shop);
     const racing = database(
-      racedBeforeFirstBatch(() =>
+      racedBeforeWriteBatch(() =>
         postToken({ token: tokens.refresh_token, client_id: client.client_id }, { path: "/api/oauth/revoke" }),
       ),
     );

@@ -1,10 +1,12 @@
 import { and, eq, lte } from "drizzle-orm";
 import { businesses, ownerSessions, owners } from "../../db/schema";
+import { LEGACY_SHARD, type ShardName, shardOfSecret, shardSegment } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { verifyPassword } from "../../lib/password";
 import { randomToken, secretsEqual, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Business } from "./businesses";
+import { shardOfOwnerEmail } from "./directory";
 
 /**
  * Owner sign-in: email and password, PBKDF2 through WebCrypto, sessions as random tokens stored hashed in D1, and a
@@ -15,8 +17,19 @@ import type { Business } from "./businesses";
 /** A session lasts 12 hours from sign-in, then the owner signs in again. */
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
 
-/** Session tokens and CSRF tokens: 32 random bytes in base64url, 43 characters. */
-const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+/** CSRF tokens: 32 random bytes in base64url, 43 characters. */
+const CSRF_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * A session token is the business's shard and `_`, then 32 random bytes in base64url, like every secret of a business
+ * (src/db/shards.ts): the cookie names the database its session is in (docs/scaling.md, Sign-in). A legacy session's
+ * names none, as before sharding, so sessions issued then keep working.
+ */
+const SESSION_TOKEN_PREFIX = "";
+
+/** The shard a session token names, or undefined for a token that is not one of ours: no session. */
+export const shardOfSessionToken = (token: string | undefined): ShardName | undefined =>
+  token === undefined ? undefined : shardOfSecret(SESSION_TOKEN_PREFIX, token);
 
 /** Bounds that keep a hostile form from making PBKDF2 hash megabytes. */
 export const MAX_EMAIL_LENGTH = 254;
@@ -35,11 +48,25 @@ export type OwnerSession = {
 /** Emails are compared as stored, trimmed and in lower case (the seed stores them so). */
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
+/** An email that could be an account's: no query is spent on an empty or oversized one. */
+const couldBeAnAccount = (email: string) => email.length > 0 && email.length <= MAX_EMAIL_LENGTH;
+
 /**
- * Signs an owner in: answers the new session and its token (for the cookie; only its SHA-256 is stored), or
- * undefined when the email or password is wrong, without saying which. An unknown email still costs a full PBKDF2
- * (lib/password.ts), so the answer time does not reveal which addresses have an account. Each sign-in starts a
- * new session (no session fixation) and clears the owner's expired ones.
+ * The shard whose owners a sign-in with `email` is checked against: the directory's for the email, read in the global
+ * database (docs/scaling.md, Sign-in); the legacy shard for an email it does not list. Known or not, an email that
+ * could be an account's costs this one read, then `signInOwner`'s own, so the answer time still reveals no account.
+ */
+export async function shardToSignIn(deps: Dependencies, email: string): Promise<ShardName> {
+  const normalised = normaliseEmail(email);
+  return couldBeAnAccount(normalised) ? shardOfOwnerEmail(deps.global, normalised) : LEGACY_SHARD;
+}
+
+/**
+ * Signs an owner in against the owners of `deps.shard` (the one `shardToSignIn` names): answers the new session and
+ * its token (for the cookie; only its SHA-256 is stored, in that shard), or undefined when the email or password is
+ * wrong, without saying which. An unknown email still costs a full PBKDF2 (lib/password.ts), so the answer time does
+ * not reveal which addresses have an account. Each sign-in starts a new session (no session fixation) and clears the
+ * owner's expired ones.
  */
 export async function signInOwner(
   deps: Dependencies,
@@ -49,19 +76,18 @@ export async function signInOwner(
   const { db } = deps;
   const email = normaliseEmail(credentials.email);
   const { password } = credentials;
-  const row =
-    email.length > 0 && email.length <= MAX_EMAIL_LENGTH
-      ? await db
-          .select({ owner: owners, business: businesses })
-          .from(owners)
-          .innerJoin(businesses, eq(businesses.id, owners.businessId))
-          .where(eq(owners.email, email))
-          .get()
-      : undefined;
+  const row = couldBeAnAccount(email)
+    ? await db
+        .select({ owner: owners, business: businesses })
+        .from(owners)
+        .innerJoin(businesses, eq(businesses.id, owners.businessId))
+        .where(eq(owners.email, email))
+        .get()
+    : undefined;
   const matches = password.length <= MAX_PASSWORD_LENGTH && (await verifyPassword(password, row?.owner.passwordHash));
   if (!row || !matches) return undefined;
 
-  const token = randomToken("");
+  const token = randomToken(SESSION_TOKEN_PREFIX + shardSegment(deps.shard));
   const csrfToken = randomToken("");
   const expiresAt = iso(now + SESSION_LIFETIME_MS);
   const [, inserted] = await db.batch([
@@ -87,13 +113,20 @@ export async function signInOwner(
   };
 }
 
+/**
+ * Whether `token` is a session token of `deps.shard`: a session is only ever looked up, or ended, in the shard its
+ * token names, so a token that names another (or none of ours) costs no query.
+ */
+const inThisShard = (deps: Dependencies, token: string | undefined): token is string =>
+  shardOfSessionToken(token) === deps.shard;
+
 /** The live session of a cookie's token, with the owner's business (one query), or undefined. */
 export async function findOwnerSession(
   deps: Dependencies,
   token: string | undefined,
   now: EpochMs = deps.clock(),
 ): Promise<OwnerSession | undefined> {
-  if (!token || !TOKEN_PATTERN.test(token)) return undefined;
+  if (!inThisShard(deps, token)) return undefined;
   const row = await deps.db
     .select({ session: ownerSessions, email: owners.email, business: businesses })
     .from(ownerSessions)
@@ -114,7 +147,7 @@ export async function findOwnerSession(
 
 /** Ends the session of a cookie's token (signing out); an unknown token is nothing to do. */
 export async function signOutOwner(deps: Dependencies, token: string | undefined): Promise<void> {
-  if (!token || !TOKEN_PATTERN.test(token)) return;
+  if (!inThisShard(deps, token)) return;
   await deps.db.delete(ownerSessions).where(eq(ownerSessions.tokenHash, sha256Hex(token)));
 }
 
@@ -123,6 +156,6 @@ export const newSignInCsrfToken = () => randomToken("");
 
 /** Whether a form's CSRF token is the expected one, compared in constant time. */
 export function csrfTokenMatches(expected: string | undefined, submitted: unknown): boolean {
-  if (!expected || typeof submitted !== "string" || !TOKEN_PATTERN.test(submitted)) return false;
+  if (!expected || typeof submitted !== "string" || !CSRF_TOKEN_PATTERN.test(submitted)) return false;
   return secretsEqual(expected, submitted);
 }

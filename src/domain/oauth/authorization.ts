@@ -1,5 +1,6 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { oauthClients, oauthCodes, oauthGrants } from "../../db/schema";
+import { shardSegment } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { readParameter, S256_CHALLENGE_PATTERN } from "../../lib/oauth-parameters";
 import { matchRedirectUri } from "../../lib/redirect-uris";
@@ -8,10 +9,10 @@ import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE } from "../../schemas/oauth";
 import { type Business, planRefusal } from "../access/businesses";
 import { findClient, type OAuthClient } from "./clients";
+import { AUTHORIZATION_CODE_PREFIX } from "./token-format";
 
 /** Spec: OAuth artefacts, "code: used once or 10 minutes pass → no longer valid". */
 export const AUTHORIZATION_CODE_LIFETIME_MS = 10 * 60 * 1000;
-export const AUTHORIZATION_CODE_PREFIX = "ac_";
 /** `state` is echoed into a URL; a bound keeps that URL reasonable. */
 export const MAX_STATE_LENGTH = 1024;
 
@@ -154,9 +155,14 @@ export function refuseAuthorization(request: AuthorizationRequest, issuer: strin
  * The owner approves: the connection of this client and business is created, or reactivated if the owner had
  * disconnected it (one per client and business, so the app finds its intakes again: docs/decisions.md, OAuth), and a
  * code is issued for it, single use, valid 10 minutes, bound to the client (through the connection), the redirect URI
- * as requested, and the PKCE challenge (RFC 6749 §4.1.2, RFC 7636 §4.4). The client's first approval is recorded, which
- * keeps it from the cleanup of unapproved clients (client-cleanup.ts). The writes are one D1 batch. Only the code's
- * SHA-256 is stored.
+ * as requested, and the PKCE challenge (RFC 6749 §4.1.2, RFC 7636 §4.4). Only the code's SHA-256 is stored, and the
+ * code names the business's shard (token-format.ts).
+ *
+ * The connection and its code are one D1 batch in the business's shard (`deps.db`, the signed-in owner's), with a copy
+ * of the client's row, which the connection references by foreign key (a client is registered in the global
+ * database; its row never changes, so an existing copy stays). Before it, the client's first approval is recorded in
+ * the global database, which keeps it from the cleanup of unapproved clients (client-cleanup.ts): were the batch to
+ * fail after the mark, an approved client would only be kept for nothing, never a connected one removed.
  */
 export async function approveAuthorization(
   deps: Dependencies,
@@ -168,10 +174,18 @@ export async function approveAuthorization(
   const { db } = deps;
   const refusal = connectionRefusal(business);
   if (refusal) return { outcome: "refused_by_plan", message: refusal };
-  const code = randomToken(AUTHORIZATION_CODE_PREFIX);
+  const code = randomToken(AUTHORIZATION_CODE_PREFIX + shardSegment(deps.shard));
   const at = iso(now);
   const connection = and(eq(oauthGrants.clientId, request.client.id), eq(oauthGrants.businessId, business.id));
+  await deps.global
+    .update(oauthClients)
+    .set({ firstApprovedAt: at })
+    .where(and(eq(oauthClients.id, request.client.id), isNull(oauthClients.firstApprovedAt)));
   await db.batch([
+    db
+      .insert(oauthClients)
+      .values({ ...request.client, firstApprovedAt: request.client.firstApprovedAt ?? at })
+      .onConflictDoNothing({ target: oauthClients.id }),
     db
       .insert(oauthGrants)
       .values({ clientId: request.client.id, businessId: business.id, scope: request.scope, createdAt: at })
@@ -192,10 +206,6 @@ export async function approveAuthorization(
       expiresAt: iso(now + AUTHORIZATION_CODE_LIFETIME_MS),
       createdAt: at,
     }),
-    db
-      .update(oauthClients)
-      .set({ firstApprovedAt: at })
-      .where(and(eq(oauthClients.id, request.client.id), isNull(oauthClients.firstApprovedAt))),
   ]);
   return {
     outcome: "redirect",

@@ -1,12 +1,14 @@
+import type { RunnableQuery } from "drizzle-orm/runnable-query";
+import { LEGACY_SHARD } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { invalidClient, invalidRequest } from "../../lib/oauth-errors";
 import { optionalParameter } from "../../lib/oauth-parameters";
 import { secretsEqual, sha256Hex } from "../../lib/secrets";
-import { findClient, type OAuthClient } from "./clients";
+import { clientRead, findClient, isClientIdShape, type OAuthClient } from "./clients";
 
 /** Client authentication at the token endpoint (RFC 6749 §2.3, §3.2.1), and identification at the revocation one. */
 
-type PresentedCredentials = {
+export type PresentedCredentials = {
   method: OAuthClient["tokenEndpointAuthMethod"];
   clientId: string;
   secret: string | undefined;
@@ -37,7 +39,7 @@ function basicCredentials(authorization: string): { clientId: string; secret: st
 }
 
 /** What the request presents: Basic, secret in the body, or only a client_id (a public client). */
-function presentedCredentials(authorization: string | undefined, form: URLSearchParams): PresentedCredentials {
+export function presentedCredentials(authorization: string | undefined, form: URLSearchParams): PresentedCredentials {
   const bodyId = optionalParameter(form, "client_id");
   const bodySecret = optionalParameter(form, "client_secret");
   if (authorization !== undefined && /^Basic\b/i.test(authorization.trim())) {
@@ -58,10 +60,12 @@ function presentedCredentials(authorization: string | undefined, form: URLSearch
   return { method: "none", clientId: bodyId, secret: undefined };
 }
 
-/** The registered client a request names, or invalid_client. */
+const UNKNOWN_CLIENT = "No client is registered with this client_id.";
+
+/** The registered client a request names, in the global database, or invalid_client. */
 async function namedClient(deps: Dependencies, presented: PresentedCredentials): Promise<OAuthClient> {
   const client = await findClient(deps, presented.clientId);
-  if (!client) throw invalidClient("No client is registered with this client_id.");
+  if (!client) throw invalidClient(UNKNOWN_CLIENT);
   return client;
 }
 
@@ -79,13 +83,8 @@ const PUBLIC_CLIENT =
  * (`none`) must not present a secret at all. Every failure is the same `invalid_client` (401), whose sentence says
  * what was expected but never whether a secret was close.
  */
-export async function authenticateClient(
-  deps: Dependencies,
-  authorization: string | undefined,
-  form: URLSearchParams,
-): Promise<OAuthClient> {
-  const presented = presentedCredentials(authorization, form);
-  const client = await namedClient(deps, presented);
+function authenticated(client: OAuthClient | undefined, presented: PresentedCredentials): OAuthClient {
+  if (!client) throw invalidClient(UNKNOWN_CLIENT);
   if (client.tokenEndpointAuthMethod !== presented.method) {
     throw invalidClient(
       client.tokenEndpointAuthMethod === "none"
@@ -99,6 +98,30 @@ export async function authenticateClient(
   }
   if (presented.method !== "none" && !secretMatches(client, presented.secret)) throw invalidClient(WRONG_SECRET);
   return client;
+}
+
+/** The read of the code or refresh token a token request presents, run in one batch with its client's. */
+export type GrantRead<Row> = RunnableQuery<Row[], "sqlite">;
+
+/**
+ * The token request's client, authenticated, and the row of its grant (`grantRead`), in one D1 round trip on the
+ * shard the grant names (docs/oauth.md, Decisions): the client is read there, since a shard holds a copy of every
+ * client connected to one of its businesses (authorization.ts; a client's row never changes) and the legacy shard is
+ * the global database. A client without a copy there has no connection there, so no code or token of it can be valid
+ * there; it is then read in the global database, a second round trip in place of the grant's batch, only so that
+ * the answer stays RFC 6749 §5.2's: `invalid_client` when it is unknown or fails authentication, `invalid_grant`
+ * (from the grant's checks) when it authenticates.
+ */
+export async function authenticateWithGrant<Row>(
+  deps: Dependencies,
+  presented: PresentedCredentials,
+  grantRead: GrantRead<Row> | undefined,
+): Promise<{ client: OAuthClient; grant: Row | undefined }> {
+  if (!isClientIdShape(presented.clientId)) throw invalidClient(UNKNOWN_CLIENT);
+  const copyRead = clientRead(deps.db, presented.clientId);
+  const [[copy], [grant]] = grantRead ? await deps.db.batch([copyRead, grantRead]) : [await copyRead, []];
+  const client = copy ?? (deps.shard === LEGACY_SHARD ? undefined : await findClient(deps, presented.clientId));
+  return { client: authenticated(client, presented), grant };
 }
 
 /**

@@ -18,7 +18,8 @@ export const CLIENT_CLEANUP_LIMIT = 500;
  * never-approved clients, so approved clients, however many, cost the run nothing.
  */
 export function unapprovedClientsRemoval(deps: Dependencies, now: EpochMs, limit: number) {
-  const { db } = deps;
+  // Clients live in the global database; a shard's copies are of approved clients only (authorization.ts).
+  const db = deps.global;
   const oldest = db
     .select({ id: oauthClients.id })
     .from(oauthClients)

@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { oauthClients } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { tooManyRequests } from "../../lib/errors";
@@ -56,7 +57,8 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
  * Registers a client (spec: Partner sign-in, step 1; RFC 7591 §3). Registration is open, as RFC 7591 allows: a
  * client can do nothing until the owner of a business approves it. The secret of the two secret methods is
  * returned here, once, and stored only as its SHA-256 (docs/decisions.md, Data model); `none` clients are
- * public (RFC 6749 §2.1) and get no secret. Duplicate redirect URIs are folded.
+ * public (RFC 6749 §2.1) and get no secret. Duplicate redirect URIs are folded. The client is stored in the global
+ * database (`findClient`).
  */
 export async function registerClient(
   deps: Dependencies,
@@ -66,7 +68,7 @@ export async function registerClient(
   const method = metadata.token_endpoint_auth_method;
   const clientSecret = method === "none" ? undefined : randomToken(CLIENT_SECRET_PREFIX);
   const redirectUris = [...new Set(metadata.redirect_uris)];
-  const client = await deps.db
+  const client = await deps.global
     .insert(oauthClients)
     .values({
       id: randomToken(CLIENT_ID_PREFIX, 16),
@@ -91,8 +93,21 @@ export async function registerClient(
   };
 }
 
-/** The client with that id, or undefined; an id of the wrong shape costs no query. */
+/** Whether `clientId` has the shape of an id this service issues: one of another shape is unknown without a query. */
+export const isClientIdShape = (clientId: string) => /^[A-Za-z0-9_-]{1,64}$/.test(clientId);
+
+/**
+ * The query of the client with that id in `db`: the global database, or a shard, which holds a copy of every client
+ * connected to one of its businesses (authorization.ts).
+ */
+export const clientRead = (db: Database, clientId: string) =>
+  db.select().from(oauthClients).where(eq(oauthClients.id, clientId));
+
+/**
+ * The client with that id, or undefined; an id of the wrong shape costs no query. Clients are registered and found in
+ * the global database, as a client is named before any business is (src/db/schema/directory.ts).
+ */
 export async function findClient(deps: Dependencies, clientId: string): Promise<OAuthClient | undefined> {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(clientId)) return undefined;
-  return deps.db.select().from(oauthClients).where(eq(oauthClients.id, clientId)).get();
+  if (!isClientIdShape(clientId)) return undefined;
+  return clientRead(deps.global, clientId).get();
 }

@@ -4,16 +4,16 @@ import { encodeBase64urlNoPadding } from "@oslojs/encoding";
 import { and, eq, isNull } from "drizzle-orm";
 import { isGuardAbort } from "../../db/errors";
 import { oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
+import { shardOfSecret } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { invalidGrant, invalidRequest } from "../../lib/oauth-errors";
-import { CODE_VERIFIER_PATTERN, optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
+import { CODE_VERIFIER_PATTERN, optionalParameter, readParameter, requiredParameter } from "../../lib/oauth-parameters";
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import type { TokenResponse } from "../../schemas/oauth";
 import type { OAuthClient } from "./clients";
-import { previousStatementChangedOneRow, tokenPair } from "./token-issuance";
-
-const CODE_PATTERN = /^ac_[A-Za-z0-9_-]{43}$/;
+import { AUTHORIZATION_CODE_PREFIX } from "./token-format";
+import { connectionColumns, previousStatementChangedOneRow, tokenPair } from "./token-issuance";
 
 const encoder = new TextEncoder();
 
@@ -37,18 +37,42 @@ async function refuseReplayedCode(deps: Dependencies, codeHash: string, now: Epo
   throw invalidGrant("The authorization code has already been used; the tokens issued from it are revoked.");
 }
 
+/** The code with the client of its connection, by the code's hash. */
+const codeRow = (deps: Dependencies, codeHash: string) =>
+  deps.db
+    .select({ code: oauthCodes, ...connectionColumns })
+    .from(oauthCodes)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthCodes.grantId))
+    .where(eq(oauthCodes.codeHash, codeHash));
+
+export type CodeRow = Awaited<ReturnType<typeof codeRow>>[number];
+
+/**
+ * The read of the code a token request presents, which the request runs in one batch with its client's
+ * (client-authentication.ts), or none when there is nothing to find: no code, a repeated one, or one that does not name
+ * this shard. `exchangeAuthorizationCode` refuses each of those in its own turn.
+ */
+export function codeRead(deps: Dependencies, form: URLSearchParams) {
+  const code = readParameter(form, "code");
+  if (code.repeated || code.value === undefined) return undefined;
+  if (shardOfSecret(AUTHORIZATION_CODE_PREFIX, code.value) !== deps.shard) return undefined;
+  return codeRow(deps, sha256Hex(code.value));
+}
+
 /**
  * `grant_type=authorization_code` (spec: Partner sign-in, step 4; RFC 6749 §4.1.3; RFC 7636 §4.5). The code must
  * be unused, younger than 10 minutes, issued to this client for a connection that is still on, for this exact
  * redirect_uri, and the verifier must hash to its challenge. Redemption is single use even under concurrency: the
  * code is marked used by `UPDATE ... WHERE used_at IS NULL`, and the new tokens are inserted in the same batch
  * (one transaction) behind a guard that this update changed one row; of two simultaneous redemptions exactly one
- * gets tokens, and the other is a replay.
+ * gets tokens, and the other is a replay. `row` is the code's, read in one batch with the client (`codeRead`), so the
+ * exchange is two D1 round trips: that read, then its batch (or a replay's revocation).
  */
 export async function exchangeAuthorizationCode(
   deps: Dependencies,
   client: OAuthClient,
   form: URLSearchParams,
+  row: CodeRow | undefined,
   now: EpochMs = deps.clock(),
 ): Promise<TokenResponse> {
   const { db } = deps;
@@ -59,14 +83,12 @@ export async function exchangeAuthorizationCode(
   if (!CODE_VERIFIER_PATTERN.test(verifier)) {
     throw invalidRequest("The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).");
   }
-  if (!CODE_PATTERN.test(code)) throw invalidGrant("The authorization code is not valid.");
+  // A code is looked up only in the shard it names, which the route works on (token-format.ts): a code that names
+  // another, or none of ours, is not valid here.
+  if (shardOfSecret(AUTHORIZATION_CODE_PREFIX, code) !== deps.shard) {
+    throw invalidGrant("The authorization code is not valid.");
+  }
   const codeHash = sha256Hex(code);
-  const row = await db
-    .select({ code: oauthCodes, clientId: oauthGrants.clientId, grantRevokedAt: oauthGrants.revokedAt })
-    .from(oauthCodes)
-    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthCodes.grantId))
-    .where(eq(oauthCodes.codeHash, codeHash))
-    .get();
   // RFC 6749 §4.1.3: "ensure that the authorization code was issued to the authenticated confidential client".
   if (!row || row.clientId !== client.id) throw invalidGrant("The authorization code is not valid.");
   if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");

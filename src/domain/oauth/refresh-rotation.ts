@@ -1,16 +1,17 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import { isGuardAbort } from "../../db/errors";
 import { oauthGrants, oauthTokens } from "../../db/schema";
+import { shardOfSecret } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { invalidGrant, invalidScope } from "../../lib/oauth-errors";
-import { optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
+import { optionalParameter, readParameter, requiredParameter } from "../../lib/oauth-parameters";
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
 import type { OAuthClient } from "./clients";
 import { revokeTokensOfGrant } from "./revocation";
-import { REFRESH_TOKEN_PREFIX, TOKEN_PATTERN } from "./token-format";
-import { previousStatementChangedOneRow, tokenPair } from "./token-issuance";
+import { REFRESH_TOKEN_PREFIX } from "./token-format";
+import { connectionColumns, previousStatementChangedOneRow, tokenPair } from "./token-issuance";
 
 /**
  * docs/oauth.md, Refresh: a refresh token gives one pair, once; presented again it is refused at once. How long after
@@ -31,14 +32,27 @@ async function refuseReusedRefreshToken(deps: Dependencies, grantId: number, now
   throw invalidGrant("The refresh token was already used; every token of this connection is revoked.");
 }
 
-/** The refresh token with the client of its connection, or undefined. */
-const readRefreshToken = (deps: Dependencies, tokenHash: string) =>
+/** The token with the client of its connection, by the token's hash. */
+const tokenRow = (deps: Dependencies, tokenHash: string) =>
   deps.db
-    .select({ token: oauthTokens, clientId: oauthGrants.clientId, grantRevokedAt: oauthGrants.revokedAt })
+    .select({ token: oauthTokens, ...connectionColumns })
     .from(oauthTokens)
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-    .where(eq(oauthTokens.tokenHash, tokenHash))
-    .get();
+    .where(eq(oauthTokens.tokenHash, tokenHash));
+
+export type RefreshTokenRow = Awaited<ReturnType<typeof tokenRow>>[number];
+
+/**
+ * The read of the refresh token a token request presents, which the request runs in one batch with its client's
+ * (client-authentication.ts), or none when there is nothing to find: no token, a repeated one, or one that does not
+ * name this shard. `refreshTokens` refuses each of those in its own turn.
+ */
+export function refreshTokenRead(deps: Dependencies, form: URLSearchParams) {
+  const token = readParameter(form, "refresh_token");
+  if (token.repeated || token.value === undefined) return undefined;
+  if (shardOfSecret(REFRESH_TOKEN_PREFIX, token.value) !== deps.shard) return undefined;
+  return tokenRow(deps, sha256Hex(token.value));
+}
 
 /** The token is neither revoked nor expired and its connection is on: what a refresh re-checks inside its batch. */
 const liveToken = (tokenHash: string, now: EpochMs) =>
@@ -54,8 +68,9 @@ const liveToken = (tokenHash: string, now: EpochMs) =>
  * token of this client, which is rotated out (`rotated_at`) in the same transaction. One refresh token gives at most
  * one pair, under concurrency too: the rotation is `UPDATE ... WHERE rotated_at IS NULL` (and live), and the new pair
  * is inserted in the same batch behind a guard that this update changed one row (SQLite's `changes()`); of two
- * simultaneous refreshes with one token exactly one gets a pair, the other `invalid_grant`. After the client's read,
- * two D1 round trips: the token's read, then the batch (or the revocation of a reuse).
+ * simultaneous refreshes with one token exactly one gets a pair, the other `invalid_grant`. Two D1 round trips: the
+ * token's read, in one batch with its client's (`refreshTokenRead`, `row`), then the batch (or the revocation of a
+ * reuse).
  * A used token presented again is `invalid_grant`; from `REUSE_REVOKES_AFTER_MS` after its rotation on, it also
  * revokes every token of the connection. 90 days without use, a disconnected app, a revoked token: `invalid_grant`
  * (spec: Errors, OAuth). Another client's token is refused like an unknown one and revokes nothing (RFC 6749 §6:
@@ -66,6 +81,7 @@ export async function refreshTokens(
   deps: Dependencies,
   client: OAuthClient,
   form: URLSearchParams,
+  row: RefreshTokenRow | undefined,
   now: EpochMs = deps.clock(),
 ): Promise<TokenResponse> {
   const { db } = deps;
@@ -75,11 +91,11 @@ export async function refreshTokens(
   if (scope?.split(" ").some((value) => value !== API_SCOPE)) {
     throw invalidScope(`The only scope is "${API_SCOPE}".`);
   }
-  if (!refreshToken.startsWith(REFRESH_TOKEN_PREFIX) || !TOKEN_PATTERN.test(refreshToken)) {
+  // A refresh token is looked up only in the shard it names, which the route works on (token-format.ts).
+  if (shardOfSecret(REFRESH_TOKEN_PREFIX, refreshToken) !== deps.shard) {
     throw invalidGrant("The refresh token is not valid.");
   }
   const tokenHash = sha256Hex(refreshToken);
-  const row = await readRefreshToken(deps, tokenHash);
   if (row?.token.kind !== "refresh" || row.clientId !== client.id) {
     throw invalidGrant("The refresh token is not valid.");
   }

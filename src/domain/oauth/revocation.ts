@@ -5,7 +5,7 @@ import { optionalParameter, requiredParameter } from "../../lib/oauth-parameters
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { identifyRevokingClient } from "./client-authentication";
-import { TOKEN_PATTERN } from "./token-format";
+import { shardOfToken } from "./token-format";
 
 /** Every live token of a connection, revoked (reuse detection, revocation, disconnection). */
 export const revokeTokensOfGrant = (deps: Dependencies, grantId: number | SQL, now: EpochMs) =>
@@ -38,7 +38,9 @@ export async function revocationRequest(
   const client = await identifyRevokingClient(deps, authorization, parameters);
   // RFC 7009 §2.1: token_type_hint is only a hint; both kinds are found by the same lookup.
   optionalParameter(parameters, "token_type_hint");
-  if (!TOKEN_PATTERN.test(token)) return;
+  // A token is looked up only in the shard it names, which the route works on (token-format.ts): a token that names
+  // another, or none of ours, changes nothing.
+  if (shardOfToken(token) !== deps.shard) return;
   const row = await deps.db
     .select({ grantId: oauthTokens.grantId, clientId: oauthGrants.clientId })
     .from(oauthTokens)

@@ -1,9 +1,33 @@
+import { LEGACY_SHARD, type ShardName, shardOfSecret } from "../../db/shards";
+
 /**
- * Access and refresh tokens: a prefix + 32 random bytes in base64url. The prefixes differ from the API key's
- * (`sk_live_`) and from each other, so that a credential is recognised by its shape before any query, API keys
- * and tokens never share a lookup, and a refresh token is never taken for an access token.
+ * Authorization codes, access and refresh tokens: a prefix, the business's shard and `_` (none for a legacy
+ * business), then 32 random bytes in base64url (src/db/shards.ts). The prefixes differ from the API key's (`sk_live_`)
+ * and from each other, so that a credential is recognised by its shape before any query, API keys and tokens never
+ * share a lookup, and a refresh token is never taken for an access token. Each names its shard, so the token and
+ * revocation endpoints find the connection's database from what they are sent (docs/scaling.md, How a request finds
+ * its shard).
  */
+export const AUTHORIZATION_CODE_PREFIX = "ac_";
 export const ACCESS_TOKEN_PREFIX = "at_live_";
 export const REFRESH_TOKEN_PREFIX = "rt_live_";
-export const ACCESS_TOKEN_PATTERN = /^at_live_[A-Za-z0-9_-]{43}$/;
-export const TOKEN_PATTERN = /^(?:at|rt)_live_[A-Za-z0-9_-]{43}$/;
+
+/** The shard an access or refresh token names, or undefined for a string that is neither. */
+export const shardOfToken = (token: string): ShardName | undefined =>
+  shardOfSecret(ACCESS_TOKEN_PREFIX, token) ?? shardOfSecret(REFRESH_TOKEN_PREFIX, token);
+
+/**
+ * The shard a token request's grant names (RFC 6749 §4.1.3, §6): its code's, or its refresh token's. A grant that
+ * names none of ours is taken to the legacy shard, where the exchange refuses it as invalid.
+ */
+export function shardOfTokenRequest(form: URLSearchParams): ShardName {
+  const shard =
+    form.get("grant_type") === "refresh_token"
+      ? shardOfSecret(REFRESH_TOKEN_PREFIX, form.get("refresh_token") ?? "")
+      : shardOfSecret(AUTHORIZATION_CODE_PREFIX, form.get("code") ?? "");
+  return shard ?? LEGACY_SHARD;
+}
+
+/** The shard of the token a revocation request names (RFC 7009 §2.1); one that is no token of ours changes nothing. */
+export const shardOfRevocation = (parameters: URLSearchParams): ShardName =>
+  shardOfToken(parameters.get("token") ?? "") ?? LEGACY_SHARD;

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { oauthTokens } from "../../db/schema";
+import { oauthGrants, oauthTokens } from "../../db/schema";
 import { shardSegment } from "../../db/shards";
 import { guard } from "../../db/snapshot-guard";
 import type { Dependencies } from "../../dependencies";
@@ -54,6 +54,16 @@ export function tokenPair(deps: Dependencies, grantId: number | SQL, codeHash: s
   };
   return { statements, response };
 }
+
+/**
+ * The connection's columns that the read of a code or refresh token selects with it. Its `revoked_at` has a name of
+ * its own: D1's batch answers rows as objects, where it would collapse with the token's `revoked_at` and shift every
+ * value after it (docs/decisions.md, D1's batch answers rows as objects).
+ */
+export const connectionColumns = {
+  clientId: oauthGrants.clientId,
+  grantRevokedAt: sql<string | null>`${oauthGrants.revokedAt}`.mapWith(oauthGrants.revokedAt).as("grant_revoked_at"),
+};
 
 /** The batch's previous statement changed exactly one row (SQLite's `changes()`), or the batch aborts. */
 export const previousStatementChangedOneRow = (deps: Dependencies) => guard(deps.db, sql`changes() = 1`);

@@ -3,16 +3,27 @@ import { OAuthError } from "../../lib/oauth-errors";
 import { requiredParameter } from "../../lib/oauth-parameters";
 import type { EpochMs } from "../../lib/time";
 import type { TokenResponse } from "../../schemas/oauth";
-import { authenticateClient } from "./client-authentication";
-import type { OAuthClient } from "./clients";
-import { exchangeAuthorizationCode } from "./code-exchange";
-import { refreshTokens } from "./refresh-rotation";
+import { authenticateWithGrant, type GrantRead, presentedCredentials } from "./client-authentication";
+import { codeRead, exchangeAuthorizationCode } from "./code-exchange";
+import { refreshTokenRead, refreshTokens } from "./refresh-rotation";
 import { spendAddressBudget, spendClientBudget, type TokenBudget } from "./token-budget";
+
+/** A request refused before its client is authenticated spends its address's budget (docs/oauth.md, Token budget). */
+async function refusalsSpendAddressBudget<T>(budget: TokenBudget, work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof OAuthError) await spendAddressBudget(budget);
+    throw error;
+  }
+}
 
 /**
  * Dispatches a token request by `grant_type` (RFC 6749 §4.1.3, §6; `unsupported_grant_type` otherwise), within the
  * token endpoint's budget (docs/oauth.md, Token budget): the authenticated client's, spent before any work on its
- * grant; a request refused before its client is authenticated spends its address's instead.
+ * grant; a request refused before its client is authenticated spends its address's instead. Everything works on
+ * `deps.shard`, the shard the code or refresh token names (token-format.ts), in at most two D1 round trips: the
+ * client's copy there and the grant, read in one batch (client-authentication.ts), then the grant's batch.
  */
 export async function tokenRequest(
   deps: Dependencies,
@@ -21,17 +32,23 @@ export async function tokenRequest(
   form: URLSearchParams,
   now: EpochMs = deps.clock(),
 ): Promise<TokenResponse> {
-  let grantType: string;
-  let client: OAuthClient;
-  try {
-    grantType = requiredParameter(form, "grant_type");
-    client = await authenticateClient(deps, authorization, form);
-  } catch (error) {
-    if (error instanceof OAuthError) await spendAddressBudget(budget);
-    throw error;
+  const { grantType, presented } = await refusalsSpendAddressBudget(budget, () => ({
+    grantType: requiredParameter(form, "grant_type"),
+    presented: presentedCredentials(authorization, form),
+  }));
+  const authenticate = async <Row>(grantRead: GrantRead<Row> | undefined) => {
+    const read = await refusalsSpendAddressBudget(budget, () => authenticateWithGrant(deps, presented, grantRead));
+    await spendClientBudget(budget, read.client);
+    return read;
+  };
+  if (grantType === "authorization_code") {
+    const { client, grant } = await authenticate(codeRead(deps, form));
+    return exchangeAuthorizationCode(deps, client, form, grant, now);
   }
-  await spendClientBudget(budget, client);
-  if (grantType === "authorization_code") return exchangeAuthorizationCode(deps, client, form, now);
-  if (grantType === "refresh_token") return refreshTokens(deps, client, form, now);
+  if (grantType === "refresh_token") {
+    const { client, grant } = await authenticate(refreshTokenRead(deps, form));
+    return refreshTokens(deps, client, form, grant, now);
+  }
+  await authenticate(undefined);
   throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
 }

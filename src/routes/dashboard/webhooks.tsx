@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { database } from "../../db/client";
 import { runRead } from "../../db/reads";
 import { endpointDeliveries } from "../../domain/webhooks/delivery-log";
 import { deleteEndpoint, endpointNotFound } from "../../domain/webhooks/endpoints";
@@ -62,14 +61,13 @@ export const webhookPages = new Hono<DashboardEnv>()
     );
   })
   .get("/webhooks/:id", async (c) => {
-    const db = database(c.env.DB);
     const session = c.var.session;
     const id = endpointId(c);
     // The partner's `GET /webhooks/{id}/deliveries`, read for the whole business (the owner sees every side).
     const startingAfter = numericId(c.req.query("starting_after") ?? "");
     const [endpoint, history] = await Promise.all([
       endpointForOwner(c.var.deps, session.business.id, id),
-      runRead(db, endpointDeliveries(session.business.id, id, { limit: HISTORY_PAGE, startingAfter })),
+      runRead(c.var.deps.db, endpointDeliveries(session.business.id, id, { limit: HISTORY_PAGE, startingAfter })),
     ]);
     const lastShown = history.deliveries.at(-1);
     // Nothing is sent to a disabled endpoint, a test or a Send again included (a ping would write no delivery, a Send
