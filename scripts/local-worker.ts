@@ -2,10 +2,10 @@
 // of its own, on the project's wrangler.toml or a copy, with a local state folder, variables given with `--var`, and
 // a stop that ends wrangler and the workerd it started. `npm start` (scripts/start.ts) runs it in the foreground;
 // the browser tests (test-e2e/local-worker.ts), the soak (scripts/soak.ts) and the bench (scripts/bench.ts) start it
-// in the background and wait until it answers. Also what those runs share: a fresh local state migrated and seeded
-// (`prepareLocalState`), a configuration copy in a temporary folder (`configCopy`, `appConfigForLoad`), a bundle
-// taken once so that edits to src/ meanwhile do not reload the Worker (`snapshotBundle`), and a cleanup on exit and
-// on Ctrl-C (`cleanupOnExit`).
+// in the background and wait until it answers. Also what those runs share: a fresh local state with every database
+// migrated and seeded (`prepareLocalState`), a configuration copy in a temporary folder (`configCopy`,
+// `appConfigForLoad`), a bundle taken once so that edits to src/ meanwhile do not reload the Worker
+// (`snapshotBundle`), and a cleanup on exit and on Ctrl-C (`cleanupOnExit`).
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import { constants, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import bookingSample from "../test/fixtures/booking.json" with { type: "json" };
+import { applyMigrations } from "./migrate.ts";
 import { offlineEnv, PROJECT_ROOT, runWranglerCaptured, WRANGLER_BIN, whereArgs } from "./wrangler.ts";
 
 /** The per-credential budget of a load run: far above what two cores can send in a minute, so it never refuses. */
@@ -113,36 +114,39 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** An SQL file to run in one database (its binding, src/db/shards.ts), as one D1 batch. */
+export type SeedFile = { binding: string; sql: string };
+
 /**
- * Applies the migrations to the local state of `where` (the project's `.wrangler/state` unless a folder is given),
- * then runs each seed (SQL text) in it, each file as one D1 batch. Answers what the last seed's `--json` printed.
+ * Runs `sql` in the database `binding` of the local state of `where` (the project's `.wrangler/state` unless a
+ * folder is given), as one D1 batch (a single transaction). Answers what `--json` printed: one result per statement.
  */
-export async function prepareLocalState(
+export async function executeLocalSql(
   where: { configPath?: string; persistTo?: string },
-  seeds: string[] = [],
-): Promise<string | undefined> {
-  await runWranglerCaptured(["d1", "migrations", "apply", "DB", "--local", ...whereArgs(where)]);
-  let printed: string | undefined;
+  { binding, sql }: SeedFile,
+): Promise<string> {
   const directory = makeTempDir("secretary-seed-");
   try {
-    for (const [i, sql] of seeds.entries()) {
-      const file = join(directory, `seed-${i + 1}.sql`);
-      writeFileSync(file, sql, { mode: 0o600 });
-      const output = await runWranglerCaptured([
-        "d1",
-        "execute",
-        "DB",
-        "--local",
-        ...whereArgs(where),
-        "--file",
-        file,
-        "--json",
-      ]);
-      printed = output.stdout;
-    }
+    const file = join(directory, "seed.sql");
+    writeFileSync(file, sql, { mode: 0o600 });
+    const args = ["d1", "execute", binding, "--local", ...whereArgs(where), "--file", file, "--json"];
+    return (await runWranglerCaptured(args)).stdout;
   } finally {
     removeDir(directory);
   }
+}
+
+/**
+ * Applies the migrations to every database of the local state of `where` (scripts/migrate.ts), then runs each seed
+ * file in its database, in order. Answers what each printed.
+ */
+export async function prepareLocalState(
+  where: { configPath?: string; persistTo?: string },
+  seeds: SeedFile[] = [],
+): Promise<string[]> {
+  await applyMigrations(where);
+  const printed: string[] = [];
+  for (const seed of seeds) printed.push(await executeLocalSql(where, seed));
   return printed;
 }
 

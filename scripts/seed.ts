@@ -1,15 +1,18 @@
-// `npm run seed --silent [-- --handle <handle> --plan <plan>]` (README.md, Two commands): applies the local
-// migrations and seeds one business (owner, a fresh API key, a few bookings and orders, an owner knowledge source),
-// idempotently, then prints its credentials as ONE JSON object on stdout. Everything else goes to stderr.
-// The demo data is in scripts/demo-data.json. The password hash, the key, the plans, the limit of keys and every
-// statement come from the service's own code (scripts/service.ts): drizzle statements on its schema, rendered as
-// SQL text, since wrangler runs the seed as a file.
+// `npm run seed --silent [-- --handle <handle> --plan <plan> --country <country>]` (README.md, Two commands): applies
+// the local migrations to every database and seeds one business (owner, a fresh API key, a few bookings and orders, an
+// owner knowledge source), idempotently, then prints its credentials and where it lives as ONE JSON object on stdout.
+// Everything else goes to stderr. `npm start` seeds every demo business of scripts/demo-data.json (`seedDemo`).
+// The password hash, the key, the plans, the limit of keys, the shards and every statement come from the service's
+// own code (scripts/service.ts): drizzle statements on its schema, rendered as SQL text, since wrangler runs the seed
+// as a file.
 //
-// Two wrangler invocations only: `d1 migrations apply` and one `d1 execute --file`, which runs the whole file as one
-// D1 batch (a single transaction). The business id is derived from the handle, so no SELECT has to come first.
+// Where a business goes is the service's rule (docs/scaling.md, Regional shards): the shard of its country
+// (`--country`, else its demo data's). Its directory entry and its owner's email are written first, in the global
+// database, then its rows in its shard's database, as the service lists a new business (src/domain/access/directory.ts).
+// So wrangler runs `d1 migrations apply` once per database, one `d1 execute --file` in the global database for all
+// the businesses seeded, and one per business in its shard, each file one D1 batch (a single transaction). The
+// business id is derived from the handle, so no SELECT has to come first.
 import { createHash } from "node:crypto";
-import { realpathSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import {
   and,
@@ -17,6 +20,7 @@ import {
   eq,
   getTableColumns,
   gte,
+  inArray,
   isNull,
   lt,
   ne,
@@ -28,21 +32,48 @@ import {
 } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import demo from "./demo-data.json" with { type: "json" };
-import { prepareLocalState } from "./local-worker.ts";
-import { db, hashPassword, MAX_ACTIVE_KEYS, newApiKey, schema, sqlText } from "./service.ts";
+import { executeLocalSql } from "./local-worker.ts";
+import { applyMigrations } from "./migrate.ts";
+import {
+  db,
+  hashPassword,
+  isShardName,
+  LEGACY_SHARD,
+  MAX_ACTIVE_KEYS,
+  newApiKey,
+  SHARDS,
+  type ShardName,
+  schema,
+  shardForCountry,
+  sqlText,
+} from "./service.ts";
 import { ensureDevVars } from "./wrangler.ts";
 
-const { apiKeys, bookings, businesses, orders, ownerKnowledgeSources, owners, PLANS } = schema;
+const { apiKeys, bookings, businesses, businessShards, orders, ownerEmails, ownerKnowledgeSources, owners, PLANS } =
+  schema;
 
-export const DEMO_HANDLE = demo.business.handle;
+type DemoBusiness = (typeof demo.businesses)[number];
+
+/** The first demo business: what `npm run seed` seeds unless told another handle, and what other handles are like. */
+const DEFAULT_BUSINESS: DemoBusiness = (() => {
+  const [first] = demo.businesses;
+  if (!first) throw new Error("scripts/demo-data.json lists no business.");
+  return first;
+})();
+
+export const DEMO_HANDLE = DEFAULT_BUSINESS.handle;
 export const DEMO_PASSWORD = "demo-password";
 export const SEEDED_KEY_LABEL = "Seeded demo key";
 const HANDLE_PATTERN = /^[a-z0-9-]{3,40}$/;
+/** ISO 3166-1 alpha-2, as `businesses.country` stores it. */
+const COUNTRY_PATTERN = /^[A-Z]{2}$/;
 
 export type Plan = (typeof PLANS)[number];
 export type SeedOptions = {
   handle?: string;
   plan?: Plan;
+  /** Where the business goes (src/db/shards.ts, `shardForCountry`): its demo data's country unless given. */
+  country?: string;
   /** The local state folder: `.wrangler/state` (or `SECRETARY_PERSIST_TO`) unless given. */
   persistTo?: string;
   log?: (message: string) => void;
@@ -50,6 +81,10 @@ export type SeedOptions = {
 export type SeedResult = {
   base_url: string;
   business_id: string;
+  handle: string;
+  /** The shard that holds the business, and its region (src/db/shards.ts). */
+  shard: ShardName;
+  region: string;
   api_key: string;
   owner_email: string;
   owner_password: string;
@@ -64,7 +99,7 @@ export class UsageError extends Error {
   }
 }
 
-const USAGE = `Usage: npm run seed --silent [-- --handle <handle>] [--plan ${PLANS.join("|")}]`;
+const USAGE = `Usage: npm run seed --silent [-- --handle <handle>] [--plan ${PLANS.join("|")}] [--country <ISO code, e.g. NL or US>]`;
 
 export function validateHandle(handle: unknown): string {
   if (typeof handle !== "string" || !HANDLE_PATTERN.test(handle)) {
@@ -82,23 +117,35 @@ export function validatePlan(plan: unknown): Plan {
   return plan as Plan;
 }
 
+/** A country code, upper-cased: two letters (ISO 3166-1 alpha-2). */
+export function validateCountry(country: unknown): string {
+  const code = typeof country === "string" ? country.toUpperCase() : country;
+  if (typeof code !== "string" || !COUNTRY_PATTERN.test(code)) {
+    throw new UsageError(
+      `The country ${JSON.stringify(country)} is not valid: it must be a two-letter ISO 3166-1 code, such as NL or US.`,
+    );
+  }
+  return code;
+}
+
 /** @param argv the arguments after the script's path */
-export function parseSeedArgs(argv: string[]): { handle?: string; plan?: Plan } {
-  let parsed: { values: { handle?: string; plan?: string } };
+export function parseSeedArgs(argv: string[]): { handle?: string; plan?: Plan; country?: string } {
+  let parsed: { values: { handle?: string; plan?: string; country?: string } };
   try {
     parsed = parseArgs({
       args: argv,
-      options: { handle: { type: "string" }, plan: { type: "string" } },
+      options: { handle: { type: "string" }, plan: { type: "string" }, country: { type: "string" } },
       strict: true,
       allowPositionals: false,
     });
   } catch (error) {
     throw new UsageError(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
   }
-  const { handle, plan } = parsed.values;
+  const { handle, plan, country } = parsed.values;
   return {
     ...(handle === undefined ? {} : { handle: validateHandle(handle) }),
     ...(plan === undefined ? {} : { plan: validatePlan(plan) }),
+    ...(country === undefined ? {} : { country: validateCountry(country) }),
   };
 }
 
@@ -124,9 +171,24 @@ export function idBaseFor(handle: string): number {
   return ((Number.parseInt(sha256(handle).toString("hex").slice(0, 6), 16) % 900_000) + 100_000) * 100;
 }
 
-/** "other-shop" → "Other Shop" */
+/**
+ * What a seeded business is like (currency, time zone, settings): the demo business of its handle, else the first
+ * demo business of its country, else the first one.
+ */
+function profileFor(handle: string, country?: string): DemoBusiness {
+  return (
+    demo.businesses.find((business) => business.handle === handle) ??
+    demo.businesses.find((business) => business.country === country) ??
+    DEFAULT_BUSINESS
+  );
+}
+
+export const ownerEmailFor = (handle: string) => `owner@${handle}.example`;
+
+/** "other-shop" → "Other Shop"; a demo business's own name for its handle. */
 export function businessNameFor(handle: string): string {
-  if (handle === DEMO_HANDLE) return demo.business.name;
+  const own = demo.businesses.find((business) => business.handle === handle);
+  if (own) return own.name;
   return handle
     .split("-")
     .filter(Boolean)
@@ -186,14 +248,24 @@ const PRODUCTS: Record<string, { service_id: string; name: string; unit_price: n
  * The demo bookings and orders of one business, numbered from idBaseFor(handle) + 1. An order's items come from
  * the products, and its total (also what was paid, unless stated) from its items.
  */
-function demoRows({ businessId, handle, now }: { businessId: string; handle: string; now: Date }) {
+function demoRows({
+  businessId,
+  handle,
+  profile,
+  now,
+}: {
+  businessId: string;
+  handle: string;
+  profile: DemoBusiness;
+  now: Date;
+}) {
   const base = idBaseFor(handle);
-  const { currency, timeZone } = demo.business;
+  const { currency, symbol, timeZone } = profile;
   const dateFormat = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" });
   const midnight = Date.parse(`${dateFormat.format(now).slice(0, 10)}T00:00:00Z`);
   const row = (n: number, fields: object, computed: Record<string, unknown> = {}) => {
     const id = base + n;
-    const context = { now, midnight, vars: { handle, id, currency } };
+    const context = { now, midnight, vars: { handle, id, currency, symbol } };
     const values = Object.entries(fields).map(([column, value]) => [column, demoValue(value, context)]);
     return { id, business_id: businessId, ...computed, ...Object.fromEntries(values) };
   };
@@ -204,7 +276,7 @@ function demoRows({ businessId, handle, now }: { businessId: string; handle: str
     const items = Object.entries(quantities).map(([product, qty]) => {
       const item = PRODUCTS[product];
       if (!item) throw new Error(`scripts/demo-data.json has no product ${product}.`);
-      return { service_id: item.service_id, name: item.name, qty, unit_price: item.unit_price };
+      return { service_id: item.service_id, name: fill(item.name, { symbol }), qty, unit_price: item.unit_price };
     });
     const total = Math.round(items.reduce((sum, item) => sum + item.qty * item.unit_price * 100, 0)) / 100;
     return byColumnName(
@@ -218,6 +290,9 @@ function demoRows({ businessId, handle, now }: { businessId: string; handle: str
 /** A value as a selected column of an `INSERT ... SELECT`. */
 const literal = <T extends Value>(value: T) => sql<T>`${value}`;
 
+/** A `FROM` of one row, for an `INSERT ... SELECT` of literals that its `WHERE` decides on. */
+const ONE_ROW = sql`(select 1)`;
+
 /**
  * `INSERT INTO table SELECT ... FROM from WHERE where`: one row per row of `from` that `where` keeps, made of
  * `fields`; drizzle wants every column of the table, in its order, so the others are NULL (an `id` then numbers
@@ -226,7 +301,7 @@ const literal = <T extends Value>(value: T) => sql<T>`${value}`;
 export function insertSelect<Table extends SQLiteTable>(
   table: Table,
   fields: Partial<Record<keyof Table["$inferInsert"], SQLWrapper>>,
-  from: SQLiteTable,
+  from: SQLiteTable | SQL,
   where: SQL | undefined,
 ) {
   const given: Record<string, SQLWrapper | undefined> = fields;
@@ -243,20 +318,26 @@ const activeKeysOf = (businessId: string): SQL<number> =>
 export type SeedInput = {
   handle: string;
   plan?: Plan;
+  /** The business's country (`businesses.country`): its demo data's unless given. */
+  country?: string;
   ownerEmail: string;
   passwordHash: string;
   apiKey: { keyHash: string; displayPrefix: string };
   now: Date;
 };
 
-/** The whole seed as one SQL file, run as one D1 batch. Its last statement reports what the file did. */
-export function seedSql({ handle, plan, ownerEmail, passwordHash, apiKey, now }: SeedInput): string {
+/**
+ * The seed of one business in its shard's database, as one SQL file run as one D1 batch. Its last statement reports
+ * what the file did.
+ */
+export function seedSql({ handle, plan, country, ownerEmail, passwordHash, apiKey, now }: SeedInput): string {
   const businessId = businessIdFor(handle);
   const nowIso = now.toISOString();
   const name = businessNameFor(handle);
-  const { business, knowledgeSource } = demo;
-  const { bookingRows, orderRows } = demoRows({ businessId, handle, now });
-  const sourceVars = { handle, shortName: handle === DEMO_HANDLE ? business.shortName : name };
+  const business = profileFor(handle, country);
+  const { knowledgeSource } = demo;
+  const { bookingRows, orderRows } = demoRows({ businessId, handle, profile: business, now });
+  const sourceVars = { handle, shortName: handle === business.handle ? business.shortName : name };
   const activeKeys = activeKeysOf(businessId);
   const theBusiness = eq(businesses.id, businessId);
   const statements = [
@@ -268,7 +349,7 @@ export function seedSql({ handle, plan, ownerEmail, passwordHash, apiKey, now }:
         handle,
         name,
         currency: business.currency,
-        country: business.country,
+        country: country ?? business.country,
         timeZone: business.timeZone,
         plan: plan ?? validatePlan(business.plan),
         planActive: true,
@@ -367,84 +448,214 @@ export function seedSql({ handle, plan, ownerEmail, passwordHash, apiKey, now }:
 
 /**
  * The seed of one business on the Business plan (owner, demo bookings and orders, an owner knowledge source) with
- * the API key `apiKey`: what the soak and the bench start from.
+ * the API key `apiKey`, for its shard's database: what the soak and the bench start from.
  */
-export async function businessSeedSql(handle: string, apiKey: { keyHash: string; displayPrefix: string }, now: Date) {
+export async function businessSeedSql(
+  handle: string,
+  apiKey: { keyHash: string; displayPrefix: string },
+  now: Date,
+  country?: string,
+) {
   return seedSql({
     handle,
     plan: "business",
-    ownerEmail: `owner@${handle}.example`,
+    country,
+    ownerEmail: ownerEmailFor(handle),
     passwordHash: await hashPassword(DEMO_PASSWORD),
     apiKey,
     now,
   });
 }
 
-/** The rows of the last statement of a `wrangler d1 execute --json` answer. */
-function lastResultRows(stdout: string | undefined): Record<string, unknown>[] {
+/** A business to list in the directory: its id, the shard it goes to, its owner's sign-in email. */
+export type Listing = { businessId: string; shard: ShardName; ownerEmail: string };
+
+/**
+ * The global rows of seeded businesses, for the global database (binding `DB`), run before their rows are written in
+ * their shards as the service lists a new business (src/domain/access/directory.ts): each one's directory entry and
+ * its owner's email. A business listed already keeps its entry; one that the legacy database holds already (seeded
+ * before sharding) is left unlisted, so in legacy, as an old database's businesses are (docs/scaling.md, From one
+ * database to shards). Its last two statements answer the entries and the legacy businesses (`shardsOfListings`).
+ */
+export function directorySql(listings: Listing[], now: Date): string {
+  const createdAt = literal(now.toISOString());
+  const inLegacy = (businessId: string) =>
+    db.select({ one: sql`1` }).from(businesses).where(eq(businesses.id, businessId));
+  const ids = listings.map((listing) => listing.businessId);
+  const statements = [
+    ...listings.flatMap(({ businessId, shard, ownerEmail }) => [
+      insertSelect(
+        businessShards,
+        { businessId: literal(businessId), shard: literal(shard), createdAt },
+        ONE_ROW,
+        notExists(inLegacy(businessId)),
+      ).onConflictDoNothing(),
+      insertSelect(
+        ownerEmails,
+        { email: literal(ownerEmail), businessId: literal(businessId), createdAt },
+        ONE_ROW,
+        notExists(inLegacy(businessId)),
+      ).onConflictDoNothing(),
+    ]),
+    db
+      .select({ business_id: businessShards.businessId, shard: businessShards.shard })
+      .from(businessShards)
+      .where(inArray(businessShards.businessId, ids)),
+    // Named as the answer is read: drizzle writes a one-table select's columns by their own names.
+    db
+      .select({ business_id: sql`${businesses.id}`.as("business_id") })
+      .from(businesses)
+      .where(inArray(businesses.id, ids)),
+  ];
+  return `${statements.map((statement) => sqlText(statement)).join("\n\n")}\n`;
+}
+
+/** The rows of each statement of a `wrangler d1 execute --json` answer, in order. */
+function resultRows(stdout: string | undefined): Record<string, unknown>[][] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(stdout ?? "");
   } catch {
     throw new Error(`wrangler d1 execute printed something other than JSON:\n${stdout?.trim()}`);
   }
-  const last = Array.isArray(parsed) ? parsed.at(-1) : undefined;
-  const rows = last && typeof last === "object" && "results" in last ? last.results : undefined;
-  if (!Array.isArray(rows)) throw new Error(`Unexpected answer from wrangler d1 execute:\n${stdout?.trim()}`);
-  return rows;
+  const results = Array.isArray(parsed) ? parsed : [];
+  return results.map((result) => {
+    const rows = result && typeof result === "object" && "results" in result ? result.results : undefined;
+    if (!Array.isArray(rows)) throw new Error(`Unexpected answer from wrangler d1 execute:\n${stdout?.trim()}`);
+    return rows;
+  });
+}
+
+/**
+ * Where each business of a run of {@link directorySql} is: its directory entry's shard, else legacy when the legacy
+ * database holds it (the directory's rule: src/domain/access/directory.ts).
+ */
+export function shardsOfListings(stdout: string | undefined): Map<string, ShardName> {
+  const sets = resultRows(stdout);
+  const [listed, legacy] = [sets.at(-2), sets.at(-1)];
+  if (!listed || !legacy) throw new Error(`Unexpected answer from wrangler d1 execute:\n${stdout?.trim()}`);
+  const shards = new Map<string, ShardName>(legacy.map((row) => [String(row.business_id), LEGACY_SHARD]));
+  for (const row of listed) {
+    const shard = String(row.shard);
+    if (!isShardName(shard))
+      throw new Error(`The directory lists ${String(row.business_id)} in an unknown shard ${shard}.`);
+    shards.set(String(row.business_id), shard);
+  }
+  return shards;
+}
+
+export type BusinessToSeed = { handle: string; plan?: Plan; country?: string };
+
+/**
+ * Seeds (or reuses) each business, each with a fresh API key of its shard (`newApiKey(shard)`), and returns their
+ * credentials. A business seeded before stays in its shard; asking for another `country` for it is an error, since a
+ * business moves only by the move procedure (docs/scaling.md, Moving a business between shards).
+ */
+export async function seedBusinesses(
+  toSeed: BusinessToSeed[],
+  options: { persistTo?: string; log?: (message: string) => void } = {},
+): Promise<SeedResult[]> {
+  const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
+  const where = { persistTo: options.persistTo };
+  const now = new Date();
+  const wanted = toSeed.map(({ handle, plan, country }) => {
+    const valid = validateHandle(handle);
+    const place = country === undefined ? profileFor(valid).country : validateCountry(country);
+    return {
+      handle: valid,
+      plan: plan === undefined ? undefined : validatePlan(plan),
+      country: place,
+      countryGiven: country !== undefined,
+      businessId: businessIdFor(valid),
+      shard: shardForCountry(place),
+      ownerEmail: ownerEmailFor(valid),
+    };
+  });
+
+  const devVars = ensureDevVars({ log });
+  const baseUrl = devVars.BASE_URL;
+  const runtimeToken = devVars.RUNTIME_TOKEN;
+  if (!baseUrl || !runtimeToken) throw new Error(".dev.vars lacks BASE_URL or RUNTIME_TOKEN.");
+
+  log("Applying the local D1 migrations to every database (scripts/migrate.ts)...");
+  await applyMigrations(where);
+  const global = { binding: SHARDS[LEGACY_SHARD].binding, sql: directorySql(wanted, now) };
+  const placed = shardsOfListings(await executeLocalSql(where, global));
+
+  const results: SeedResult[] = [];
+  for (const business of wanted) {
+    const { handle, businessId, ownerEmail } = business;
+    const shard = placed.get(businessId);
+    if (!shard) throw new Error(`The directory did not list ${handle} (${businessId}).`);
+    if (shard !== business.shard) {
+      const moved = `${handle} is in the shard ${shard} already, seeded there before`;
+      if (business.countryGiven) {
+        throw new Error(
+          `${moved}, not in ${business.shard} where --country ${business.country} places new businesses: a business moves only by the move procedure (docs/scaling.md, Moving a business between shards). Seed another handle, or delete the local state to start over.`,
+        );
+      }
+      log(`${moved}: it stays there.`);
+    }
+    const apiKey = newApiKey(shard);
+    const binding = SHARDS[shard].binding;
+    log(`Seeding ${handle} in ${binding} (shard ${shard})...`);
+    const file = seedSql({
+      handle,
+      plan: business.plan,
+      country: business.country,
+      ownerEmail,
+      passwordHash: await hashPassword(DEMO_PASSWORD),
+      apiKey,
+      now,
+    });
+    const [row] = resultRows(await executeLocalSql(where, { binding, sql: file })).at(-1) ?? [];
+    if (!row || row.business_id !== businessId) {
+      throw new Error(
+        `The business ${handle} exists with the id ${String(row?.business_id)}, not the seed's ${businessId}; delete .wrangler/state to start over.`,
+      );
+    }
+    if (row.owner_email !== ownerEmail) {
+      throw new Error(
+        `The business ${handle} has another owner (${String(row.owner_email)}) than the seed's ${ownerEmail}.`,
+      );
+    }
+    if (row.key_stored !== 1) {
+      throw new Error(
+        `The business ${handle} already has ${MAX_ACTIVE_KEYS} active API keys and none of them is a seeded one: revoke one to seed a new key.`,
+      );
+    }
+    log(
+      `Seeded ${handle} in shard ${shard}: plan ${String(row.plan)}${row.plan_active ? "" : " (lapsed)"}, active API keys: ${String(row.active_keys)}.`,
+    );
+    results.push({
+      base_url: baseUrl,
+      business_id: businessId,
+      handle,
+      shard,
+      region: SHARDS[shard].region,
+      api_key: apiKey.key,
+      owner_email: ownerEmail,
+      owner_password: DEMO_PASSWORD,
+      runtime_token: runtimeToken,
+    });
+  }
+  return results;
 }
 
 /** Seeds (or reuses) one business and returns its credentials, with a fresh API key. */
 export async function seed(options: SeedOptions = {}): Promise<SeedResult> {
-  const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
-  const handle = validateHandle(options.handle ?? DEMO_HANDLE);
-  const plan = options.plan === undefined ? undefined : validatePlan(options.plan);
+  const { handle = DEMO_HANDLE, plan, country } = options;
+  const [result] = await seedBusinesses([{ handle, plan, country }], options);
+  if (!result) throw new Error(`${handle} was not seeded.`);
+  return result;
+}
 
-  const devVars = ensureDevVars({ log });
-  const ownerEmail = `owner@${handle}.example`;
-  const apiKey = newApiKey("legacy");
-  const sql = seedSql({
-    handle,
-    plan,
-    ownerEmail,
-    passwordHash: await hashPassword(DEMO_PASSWORD),
-    apiKey,
-    now: new Date(),
-  });
-  log(`Applying the local D1 migrations and seeding ${handle}...`);
-  const [row] = lastResultRows(await prepareLocalState({ persistTo: options.persistTo }, [sql]));
-
-  const businessId = businessIdFor(handle);
-  if (!row || row.business_id !== businessId) {
-    throw new Error(
-      `The business ${handle} exists with the id ${String(row?.business_id)}, not the seed's ${businessId}; delete .wrangler/state to start over.`,
-    );
-  }
-  if (row.owner_email !== ownerEmail) {
-    throw new Error(
-      `The business ${handle} has another owner (${String(row.owner_email)}) than the seed's ${ownerEmail}.`,
-    );
-  }
-  if (row.key_stored !== 1) {
-    throw new Error(
-      `The business ${handle} already has ${MAX_ACTIVE_KEYS} active API keys and none of them is a seeded one: revoke one to seed a new key.`,
-    );
-  }
-  log(
-    `Seeded ${handle}: plan ${String(row.plan)}${row.plan_active ? "" : " (lapsed)"}, active API keys: ${String(row.active_keys)}.`,
+/** Seeds (or reuses) every demo business of scripts/demo-data.json, each in the shard of its country: `npm start`. */
+export function seedDemo(options: Pick<SeedOptions, "persistTo" | "log"> = {}): Promise<SeedResult[]> {
+  return seedBusinesses(
+    demo.businesses.map(({ handle }) => ({ handle })),
+    options,
   );
-
-  const baseUrl = devVars.BASE_URL;
-  const runtimeToken = devVars.RUNTIME_TOKEN;
-  if (!baseUrl || !runtimeToken) throw new Error(".dev.vars lacks BASE_URL or RUNTIME_TOKEN.");
-  return {
-    base_url: baseUrl,
-    business_id: businessId,
-    api_key: apiKey.key,
-    owner_email: ownerEmail,
-    owner_password: DEMO_PASSWORD,
-    runtime_token: runtimeToken,
-  };
 }
 
 async function main() {
@@ -462,15 +673,4 @@ async function main() {
   }
 }
 
-/** True when this file is the program (`node scripts/seed.ts`), not an import. */
-function isMain(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) await main();
+if (import.meta.main) await main();

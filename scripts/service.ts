@@ -1,7 +1,8 @@
 // The service's own code for the scripts, so that nothing is written twice: the password hashing
 // (src/lib/password.ts), the form of an API key and the limit on them (src/domain/access/api-key-format.ts), the
-// hashes of credentials (src/lib/secrets.ts) and the drizzle schema (src/db/schema/index.ts), whose statements the
-// seed renders as SQL text for `wrangler d1 execute` (`sqlText`).
+// hashes of credentials (src/lib/secrets.ts), the shards and where a new business goes (src/db/shards.ts) and the
+// drizzle schema (src/db/schema/index.ts), whose statements the seed renders as SQL text for `wrangler d1 execute`
+// (`sqlText`).
 //
 // src/ imports its modules without an extension (`./columns`), as the bundler resolves them; Node does not. The
 // resolve hook below tries `.ts` and `/index.ts` for a relative import Node cannot find, and the modules are then
@@ -35,6 +36,8 @@ registerHooks({
 export const { hashPassword, PASSWORD_ITERATIONS } = await import("../src/lib/password.ts");
 export const { API_KEY_PREFIX, MAX_ACTIVE_KEYS, newApiKey } = await import("../src/domain/access/api-key-format.ts");
 export const { sha256Hex } = await import("../src/lib/secrets.ts");
+export const { LEGACY_SHARD, SHARDS, isShardName, shardForCountry } = await import("../src/db/shards.ts");
+export type { ShardName } from "../src/db/shards.ts";
 export const schema = await import("../src/db/schema/index.ts");
 
 /**

@@ -2,6 +2,8 @@
 // of what reached a real receiver. Reads, knowledge pushes, reports that fan out to 20 endpoints each, and intake
 // runs whose completions reach the same 20. It runs on its own copy of the configuration (the request budget
 // raised, loopback URLs allowed) and its own local state in a temporary folder, so the dev database is untouched.
+// The businesses alternate between the EU and the US, so between the shards eu1 and us1 (docs/scaling.md, Regional
+// shards): each request, report, intake run and delivery finds its own shard's database.
 // Exits non-zero on any 5xx, any delivery lost, or any duplicate that a retry does not explain.
 import { parseArgs } from "node:util";
 import { eq, sql } from "drizzle-orm";
@@ -13,12 +15,13 @@ import {
   prepareLocalState,
   removeDir,
   reportedBooking,
+  type SeedFile,
   sleep,
   snapshotBundle,
   startLocalWorker,
 } from "./local-worker.ts";
-import { businessIdFor, businessSeedSql, insertSelect } from "./seed.ts";
-import { newApiKey, schema, sqlText } from "./service.ts";
+import { businessIdFor, businessSeedSql, directorySql, insertSelect, ownerEmailFor } from "./seed.ts";
+import { LEGACY_SHARD, newApiKey, SHARDS, type ShardName, schema, shardForCountry, sqlText } from "./service.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -38,6 +41,8 @@ const INTAKES_PER_SECOND = Number(args["intakes-per-second"]);
 const PORT = Number(args.port);
 const BASE = `http://127.0.0.1:${PORT}`;
 const ENDPOINTS_PER_BUSINESS = 20;
+/** The countries the businesses take in turn: one in the EU (shard eu1), one elsewhere (us1). */
+const COUNTRIES = ["NL", "US"];
 /** Below the 120 knowledge pushes a business may make in a clock hour (spec: Limits). */
 const PUSHES_PER_BUSINESS = 100;
 /** How long the deliveries may take to drain after the load; the sweep runs every 20 s meanwhile. */
@@ -46,10 +51,12 @@ const DRAIN_MS = 240_000;
 const RETRY_GAP_MS = 55_000;
 const RUNTIME_TOKEN = "soak-runtime-token-0123456789abcdef";
 
-// ---- The receiver (test/receiver.ts): every delivery, by endpoint path and event id, and every delivery id's
-// arrival times. A body that is not JSON is counted by nobody.
+// ---- The receiver (test/receiver.ts): every delivery, by endpoint path and event id, and every delivery's arrival
+// times, by endpoint path and delivery id: a delivery id is unique only within its shard (docs/scaling.md, The queue,
+// the consumer and the cron), and each path is one business's endpoint, so of one shard. A body that is not JSON is
+// counted by nobody.
 const received = new Map<string, number>(); // `${path} ${eventId}` → count
-const arrivals = new Map<string, number[]>(); // delivery id → [ms, ...]
+const arrivals = new Map<string, number[]>(); // `${path} ${deliveryId}` → [ms, ...]
 const intakeEventsByPath = new Map<string, Set<string>>(); // path → Set of intake.completed event ids
 function record({ path, body, headers, arrivedAt }: ReceivedRequest) {
   let envelope: { id: string; event: string };
@@ -60,8 +67,8 @@ function record({ path, body, headers, arrivedAt }: ReceivedRequest) {
   }
   const key = `${path} ${envelope.id}`;
   received.set(key, (received.get(key) ?? 0) + 1);
-  const deliveryId = String(headers["x-service-delivery"]);
-  arrivals.set(deliveryId, [...(arrivals.get(deliveryId) ?? []), arrivedAt]);
+  const delivery = `${path} ${String(headers["x-service-delivery"])}`;
+  arrivals.set(delivery, [...(arrivals.get(delivery) ?? []), arrivedAt]);
   if (envelope.event === "intake.completed") {
     const ids = intakeEventsByPath.get(path) ?? new Set();
     ids.add(envelope.id);
@@ -70,8 +77,8 @@ function record({ path, body, headers, arrivedAt }: ReceivedRequest) {
 }
 
 // ---- The Worker, on its own configuration and state (scripts/local-worker.ts).
-/** One business per handle, with an API key and an intake already switched on by its owner. */
-async function businessSql(handle: string, apiKey: ReturnType<typeof newApiKey>) {
+/** One business per handle, with an API key and an intake already switched on by its owner, for its shard. */
+async function businessSql({ handle, apiKey, country }: Business) {
   const now = new Date().toISOString();
   const { apiKeys, intakes } = schema;
   const fields = [{ id: "full_name", label: "What is your name?", type: "text" as const, required: true }];
@@ -95,20 +102,41 @@ async function businessSql(handle: string, apiKey: ReturnType<typeof newApiKey>)
     apiKeys,
     eq(apiKeys.keyHash, apiKey.keyHash),
   );
-  return `${await businessSeedSql(handle, apiKey, new Date(now))}\n${sqlText(intake)}\n`;
+  return `${await businessSeedSql(handle, apiKey, new Date(now), country)}\n${sqlText(intake)}\n`;
+}
+
+/**
+ * The seed files: the directory entries in the global database first, then one file per shard with its businesses,
+ * as the service lists a new business (src/domain/access/directory.ts).
+ */
+async function seedFiles(businesses: Business[]): Promise<SeedFile[]> {
+  const listings = businesses.map(({ id, shard, handle }) => ({
+    businessId: id,
+    shard,
+    ownerEmail: ownerEmailFor(handle),
+  }));
+  const files: SeedFile[] = [{ binding: SHARDS[LEGACY_SHARD].binding, sql: directorySql(listings, new Date()) }];
+  for (const shard of new Set(businesses.map((business) => business.shard))) {
+    const sqls = await Promise.all(businesses.filter((b) => b.shard === shard).map(businessSql));
+    files.push({ binding: SHARDS[shard].binding, sql: sqls.join("\n") });
+  }
+  return files;
 }
 
 async function startWorker(directory: string) {
   const businesses: Business[] = [];
   for (let i = 1; i <= BUSINESSES; i++) {
     const handle = `soak-shop-${i}`;
-    businesses.push({ index: i, id: businessIdFor(handle), apiKey: newApiKey("legacy"), handle });
+    const country = COUNTRIES[(i - 1) % COUNTRIES.length] ?? "US";
+    const shard = shardForCountry(country);
+    businesses.push({ index: i, id: businessIdFor(handle), apiKey: newApiKey(shard), handle, country, shard });
   }
   // The per-credential budget of 600 a minute would refuse most of the load: raised for the run only.
   const { configPath } = await snapshotBundle(directory, appConfigForLoad().config);
   const persistTo = `${directory}/state`;
-  const seeds = await Promise.all(businesses.map((business) => businessSql(business.handle, business.apiKey)));
-  await prepareLocalState({ configPath, persistTo }, seeds);
+  await prepareLocalState({ configPath, persistTo }, await seedFiles(businesses));
+  const shards = businesses.map(({ handle, shard }) => `${handle} in ${shard}`).join(", ");
+  log(`Seeded ${shards}.`);
   const worker = await startLocalWorker({
     port: PORT,
     configPath,
@@ -195,7 +223,15 @@ async function intakeRun(business: Business) {
   if (done.body?.status === "completed") completions.set(business.index, (completions.get(business.index) ?? 0) + 1);
 }
 
-type Business = { index: number; id: string; apiKey: ReturnType<typeof newApiKey>; handle: string; intakeId?: number };
+type Business = {
+  index: number;
+  id: string;
+  apiKey: ReturnType<typeof newApiKey>;
+  handle: string;
+  country: string;
+  shard: ShardName;
+  intakeId?: number;
+};
 
 const READS = ["/api/v1/me", "/api/v1/appointments?limit=100", "/api/v1/orders", "/api/v1/knowledge"];
 
@@ -298,6 +334,12 @@ async function main() {
     const summary = {
       seconds: Math.round(loadSeconds),
       connections: CONNECTIONS,
+      businesses_by_shard: Object.fromEntries(
+        [...new Set(businesses.map((b) => b.shard))].map((shard) => [
+          shard,
+          businesses.filter((b) => b.shard === shard).length,
+        ]),
+      ),
       requests: counts.requests,
       requests_per_second: Math.round(counts.requests / loadSeconds),
       statuses: Object.fromEntries(counts.byStatus),

@@ -1,12 +1,18 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { afterEach, beforeEach, expect } from "vitest";
+import { idRangeStatements } from "../src/db/id-ranges";
 import { shardBinding } from "../src/db/shard-bindings";
 import { SHARD_NAMES } from "../src/db/shards";
 import { takeServerErrors, watchWorker } from "./helpers/server-errors";
 
 // Files share a runtime and its storage (vitest.config.ts): the migrations apply once to every database (the global
 // one, which is also the legacy shard, and each regional shard), and are skipped after that.
-for (const shard of SHARD_NAMES) await applyD1Migrations(shardBinding(env, shard), env.TEST_MIGRATIONS);
+for (const shard of SHARD_NAMES) {
+  const d1 = shardBinding(env, shard);
+  await applyD1Migrations(d1, env.TEST_MIGRATIONS);
+  const ranges = idRangeStatements(shard);
+  if (ranges.length > 0) await d1.batch(ranges.map((statement) => d1.prepare(statement)));
+}
 
 // A 5xx or an uncaught error fails the test it happened in, unless the test names that it expects one.
 watchWorker();

@@ -5,12 +5,19 @@
  * and the global tables that are read before a business is known (the directory, owners' emails, OAuth clients).
  */
 
-/** Each shard, its binding and its region. Adding one is a line here, a binding in wrangler.toml and a deploy. */
+/**
+ * Each shard, its binding, its region, and its range of row ids (`idRange`: ids from `idRange * ID_RANGE_SIZE + 1`;
+ * src/db/id-ranges.ts). Adding one is a line here with the next unused range, a binding in wrangler.toml and a deploy;
+ * a range is never reused, so that ids stay unique across shards.
+ */
 export const SHARDS = {
-  legacy: { binding: "DB", region: "the first database" },
-  eu1: { binding: "SHARD_EU1", region: "European Union (EU jurisdiction)" },
-  us1: { binding: "SHARD_US1", region: "North America" },
+  legacy: { binding: "DB", region: "the first database", idRange: 0 },
+  eu1: { binding: "SHARD_EU1", region: "European Union (EU jurisdiction)", idRange: 1 },
+  us1: { binding: "SHARD_US1", region: "North America", idRange: 2 },
 } as const;
+
+/** 2^40 ids per table and shard: about a trillion, and a thousand shards stay below 2^53 (JavaScript's safe integers). */
+export const ID_RANGE_SIZE = 2 ** 40;
 
 export type ShardName = keyof typeof SHARDS;
 

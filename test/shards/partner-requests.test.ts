@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import { actions, apiKeys, businesses, intakes, knowledgeItems, webhookEndpoints } from "../../src/db/schema";
-import { SHARD_NAMES, type ShardName } from "../../src/db/shards";
+import { ID_RANGE_SIZE, SHARD_NAMES, SHARDS, type ShardName } from "../../src/db/shards";
 import { revokeApiKey } from "../../src/domain/access/api-keys";
 import { registerAction } from "../helpers/actions";
 import { testDependencies } from "../helpers/dependencies";
@@ -57,6 +57,21 @@ describe.each(["eu1", "us1"] as const)("a business in %s", (shard) => {
     const other = shard === "eu1" ? "us1" : "eu1";
     const renamed = apiKey.replace(`sk_live_${shard}_`, `sk_live_${other}_`);
     await expectError(await call("/api/v1/me", { key: renamed }), 401, "The API key is not recognised.");
+  });
+});
+
+describe("ids across shards", () => {
+  it("numbers a business's records in its shard's own range, so that no id a partner holds is another's", async () => {
+    for (const shard of ["eu1", "us1"] as const) {
+      const { apiKey } = await createBusiness({ shard });
+      const endpoint = await subscribe(apiKey, "https://partner.example/hooks");
+      const start = SHARDS[shard].idRange * ID_RANGE_SIZE;
+      expect(endpoint.id).toBeGreaterThan(start);
+      expect(endpoint.id).toBeLessThanOrEqual(start + ID_RANGE_SIZE);
+      // Reads and writes by such an id go through as any other.
+      const read = await call(`/api/v1/webhooks/${endpoint.id}/deliveries`, { key: apiKey });
+      expect(read.status).toBe(200);
+    }
   });
 });
 
