@@ -39,6 +39,7 @@ export function dependenciesFromEnv(
     enqueue: (deliveryIds) => {
       if (deliveryIds.length > 0) waitUntil(enqueueDeliveries(deps, deliveryIds));
     },
+    onShard: (other) => dependenciesFromEnv(env, waitUntil, { shard: other, clock }),
   };
   return deps;
 }

@@ -27,6 +27,11 @@ export type Dependencies = {
    * for the queue, and what it could not take the outbox sweep sends (docs/architecture.md, The outbox).
    */
   enqueue: (deliveryIds: number[]) => void;
+  /**
+   * The same unit of work's dependencies for the businesses of another shard: where a credential of a business that
+   * moved leads (docs/scaling.md, Moving a business between shards).
+   */
+  onShard: (shard: ShardName) => Dependencies;
 };
 
 /**

@@ -97,7 +97,11 @@ export const respondToPageError =
     page: (c: Context<E>, status: ContentfulStatusCode, message: string) => Response | Promise<Response>,
   ): ErrorHandler<E> =>
   (err, c) => {
-    if (err instanceof ApiError) return page(c, err.status, err.message);
+    if (err instanceof ApiError) {
+      // A refusal's headers go with its page too: a 503's `Retry-After` (RFC 9110 §10.2.3).
+      for (const [name, value] of Object.entries(err.options.headers ?? {})) c.header(name, value);
+      return page(c, err.status, err.message);
+    }
     if (err instanceof HTTPException && err.status < 500) {
       return page(c, err.status as ContentfulStatusCode, err.message || "The request cannot be processed.");
     }

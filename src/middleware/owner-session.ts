@@ -11,6 +11,7 @@ import {
   shardToSignIn,
   signInOwner,
 } from "../domain/access/owner-sign-in";
+import { businessMoving } from "../domain/access/runtime-shard";
 import type { AttemptOutcome, ThrottledKey } from "../durable-objects/sign-in-throttle";
 import type { Env } from "../env";
 import { clientAddressOf } from "../lib/client-address";
@@ -40,13 +41,19 @@ export const sessionTokenOf = (c: AnyContext) => getCookie(c, SESSION_COOKIE, "h
  * The owner's live session, or undefined. Its token names the shard of the session and its business (src/db/shards.ts):
  * the rest of the request works on that database, so every page of a signed-in owner runs on their business's shard
  * (docs/scaling.md, How a request finds its shard). A token that names none of ours is no session and costs no query.
+ * While the business moves, a form that would change it is refused with 503 (the session's query read the mark):
+ * its rows are being copied to another shard (docs/scaling.md, Moving a business between shards); pages still show.
  */
 export async function ownerSessionOf(c: AnyContext) {
   const token = sessionTokenOf(c);
   const shard = shardOfSessionToken(token);
   if (shard === undefined) return undefined;
   useShard(c, shard);
-  return findOwnerSession(c.var.deps, token);
+  const session = await findOwnerSession(c.var.deps, token);
+  if (session?.business.movingSince != null && c.req.method !== "GET" && c.req.method !== "HEAD") {
+    throw businessMoving();
+  }
+  return session;
 }
 
 export function startOwnerSession(c: AnyContext, token: string) {

@@ -7,6 +7,7 @@ import { assertPlanIncludesApi } from "../domain/access/businesses";
 import { recordUse, useToRecord } from "../domain/access/last-use";
 import type { PartnerOperation } from "../domain/access/partner-operation";
 import { authenticateWith, type Principal, readCredential } from "../domain/access/principals";
+import { businessMoving } from "../domain/access/runtime-shard";
 import { loggableError } from "../lib/loggable-error";
 import { claimIdempotencyKey } from "../middleware/idempotency";
 import { spendRequestBudget } from "../middleware/principal-rate-limit";
@@ -40,9 +41,17 @@ async function recordUseQuietly(deps: Dependencies, principal: Principal, now: n
   }
 }
 
-/** Admission once the credential is found: the plan, the budget, then the key's claim (its replay, if it is one). */
+/** Any method but GET and HEAD changes something. */
+const writes = (c: Context<AppEnv>) => c.req.method !== "GET" && c.req.method !== "HEAD";
+
+/**
+ * Admission once the credential is found: the plan, a write while the business moves (its rows are being copied to
+ * another shard: docs/scaling.md, Moving a business between shards), the budget, then the key's claim (its replay, if
+ * it is one). The credential's batch has read the business's row, mark included: no round trip more.
+ */
 async function admit(c: Context<AppEnv>, principal: Principal): Promise<Response | undefined> {
   assertPlanIncludesApi(principal.business);
+  if (principal.business.movingSince !== null && writes(c)) throw businessMoving();
   await spendRequestBudget(c, principal);
   c.set("principal", principal);
   const now = c.var.deps.clock();
@@ -52,7 +61,8 @@ async function admit(c: Context<AppEnv>, principal: Principal): Promise<Response
 
 /** The credential alone (one round trip), admitted: for a request refused before it reads anything. */
 async function admitAlone(c: Context<AppEnv>): Promise<Response | undefined> {
-  const { principal } = await authenticateWith(c.var.deps, c.var.credential, []);
+  const { principal, deps } = await authenticateWith(c.var.deps, c.var.credential, []);
+  c.set("deps", deps);
   return admit(c, principal);
 }
 
@@ -70,8 +80,8 @@ export async function runOperation<Input, Loaded, Output, Answer>(
   input: () => Input,
   answer: (value: Output, principal: Principal) => Answer,
 ): Promise<Answer> {
-  const { deps, credential } = c.var;
-  const now = deps.clock();
+  const { credential } = c.var;
+  const now = c.var.deps.clock();
   let given: Input;
   let read: Read<Loaded>;
   try {
@@ -82,7 +92,9 @@ export async function runOperation<Input, Loaded, Output, Answer>(
     if (replay) return replay as Answer;
     throw error;
   }
-  const { principal, results } = await authenticateWith(deps, credential, read.statements, now);
+  // The credential's shard, or the one its forward leads to: the rest of the request works on it.
+  const { principal, results, deps } = await authenticateWith(c.var.deps, credential, read.statements, now);
+  c.set("deps", deps);
   const replay = await admit(c, principal);
   if (replay) return replay as Answer;
   const loaded = read.answer(results);

@@ -8,6 +8,9 @@ export const BusinessIdParam = z.object({ id: z.uuid({ error: "must be a busines
 
 export const PlanChange = z.strictObject({ plan: z.enum(PLANS), active: z.boolean() });
 
+/** `POST /internal/v1/businesses/{id}/move` (docs/scaling.md, Moving a business between shards): the shard to go to. */
+export const BusinessMove = z.strictObject({ to: z.string().min(1).max(64) });
+
 /** `POST /internal/v1/businesses/{id}/actions/{name}/call` (README.md, The Secretary runtime API). */
 export const ActionCallParams = BusinessIdParam.extend({ name: z.string().min(1).max(64) });
 

@@ -19,6 +19,23 @@ export const businesses = sqliteTable("businesses", {
   settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
   createdAt: createdAt(),
   updatedAt: timestamp("updated_at").notNull(),
+  /**
+   * Set while the business is copied to another shard, as on its directory row: partner and owner writes, which find
+   * the business from their credential and not from the directory, read it here and are refused with 503 until the
+   * move ends (docs/scaling.md, Moving a business between shards).
+   */
+  movingSince: timestamp("moving_since"),
+});
+
+/**
+ * Where a credential of a business that moved away lives now: one row per API key and OAuth token hash, written in
+ * the shard the business left (docs/scaling.md, Moving a business between shards). The credential keeps naming that
+ * shard, and its lookup there finds this row when it finds no credential, then runs on the named shard.
+ */
+export const credentialForwards = sqliteTable("credential_forwards", {
+  credentialHash: text("credential_hash").primaryKey(),
+  shard: text("shard").notNull(),
+  createdAt: createdAt(),
 });
 
 export const owners = sqliteTable("owners", {

@@ -10,6 +10,7 @@ import { type EpochMs, iso } from "../../lib/time";
 import { ACCESS_TOKEN_PREFIX } from "../oauth/token-format";
 import { API_KEY_PREFIX } from "./api-key-format";
 import type { Business } from "./businesses";
+import { forwardedShard, forwardLookup } from "./credential-forwards";
 
 /**
  * Who makes a partner request (docs/architecture.md, Principals and owner sides): an API key, or an OAuth app
@@ -128,21 +129,36 @@ function tokenPrincipal(row: TokenRow | undefined, now: EpochMs): Principal {
 /**
  * The credential's principal and the results of `statements`, in one D1 batch: one round trip (docs/architecture.md,
  * Performance budget). The statements are scoped by the credential's `reachArgument`, so a refused credential selects
- * nothing; the refusal is thrown before anyone sees their results all the same.
+ * nothing; the refusal is thrown before anyone sees their results all the same. A credential not found in the shard
+ * it names, whose business moved, is found through its forward, read in the same batch: the batch runs again on the
+ * business's shard (credential-forwards.ts), and the answer's `deps` are that shard's, for the rest of the request.
  */
 export async function authenticateWith(
   deps: Dependencies,
   credential: Credential,
   statements: Bound<unknown>[],
   now: EpochMs = deps.clock(),
-): Promise<{ principal: Principal; results: unknown[] }> {
-  const { db } = deps;
-  if (credential.kind === "api_key") {
-    const [rows, ...results] = await runStatements(db, [keyLookup({ credential: credential.hash }), ...statements]);
-    return { principal: keyPrincipal((rows as KeyRow[])[0]), results };
+): Promise<{ principal: Principal; results: unknown[]; deps: Dependencies }> {
+  const lookup =
+    credential.kind === "api_key"
+      ? keyLookup({ credential: credential.hash })
+      : tokenLookup({ credential: credential.hash });
+  const [rows, forwards, ...results] = await runStatements(deps.db, [
+    lookup,
+    forwardLookup({ credential: credential.hash }),
+    ...statements,
+  ]);
+  const row = (rows as (KeyRow | TokenRow)[])[0];
+  const forward = row ? undefined : forwardedShard(forwards);
+  // A forward never names the shard it is in; a business moved twice is followed through each shard it left.
+  if (forward !== undefined && forward !== deps.shard) {
+    return authenticateWith(deps.onShard(forward), credential, statements, now);
   }
-  const [rows, ...results] = await runStatements(db, [tokenLookup({ credential: credential.hash }), ...statements]);
-  return { principal: tokenPrincipal((rows as TokenRow[])[0], now), results };
+  const principal =
+    credential.kind === "api_key"
+      ? keyPrincipal(row as KeyRow | undefined)
+      : tokenPrincipal(row as TokenRow | undefined, now);
+  return { principal, results, deps };
 }
 
 /** The principal of an `Authorization` header, alone: one indexed lookup. */

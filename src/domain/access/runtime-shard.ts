@@ -9,6 +9,17 @@ import { shardOfBusiness } from "./directory";
  */
 export const MOVING_RETRY_AFTER_SECONDS = 30;
 
+/**
+ * The refusal of a write while its business is being moved, for every surface that writes (the runtime API, partner
+ * requests, the owner's pages): its rows are being copied from the shard the write would go to, so the write would be
+ * left behind.
+ */
+export const businessMoving = () =>
+  unavailable(
+    `The business is being moved to another database, and its data cannot change until the move ends: retry in ${MOVING_RETRY_AFTER_SECONDS} seconds.`,
+    MOVING_RETRY_AFTER_SECONDS,
+  );
+
 /** A runtime call only reads the business (its context), or writes it (a report, an action call, a plan change). */
 export type RuntimeAccess = "read" | "write";
 
@@ -21,11 +32,6 @@ export type RuntimeAccess = "read" | "write";
  */
 export async function shardForRuntime(global: Database, businessId: string, access: RuntimeAccess): Promise<ShardName> {
   const { shard, moving } = await shardOfBusiness(global, businessId);
-  if (moving && access === "write") {
-    throw unavailable(
-      `The business is being moved to another database, and its data cannot change until the move ends: retry in ${MOVING_RETRY_AFTER_SECONDS} seconds.`,
-      MOVING_RETRY_AFTER_SECONDS,
-    );
-  }
+  if (moving && access === "write") throw businessMoving();
   return shard;
 }

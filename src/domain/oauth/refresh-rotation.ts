@@ -44,15 +44,19 @@ export type RefreshTokenRow = Awaited<ReturnType<typeof tokenRow>>[number];
 
 /**
  * The read of the refresh token a token request presents, which the request runs in one batch with its client's
- * (client-authentication.ts), or none when there is nothing to find: no token, a repeated one, or one that does not
- * name this shard. `refreshTokens` refuses each of those in its own turn.
+ * (client-authentication.ts), or none when there is nothing to find: no token, a repeated one, or one that names no
+ * shard of ours. `refreshTokens` refuses each of those in its own turn. It runs on the shard the token names, or on
+ * the one its forward names after its business moved (tokens.ts).
  */
 export function refreshTokenRead(deps: Dependencies, form: URLSearchParams) {
   const token = readParameter(form, "refresh_token");
   if (token.repeated || token.value === undefined) return undefined;
-  if (shardOfSecret(REFRESH_TOKEN_PREFIX, token.value) !== deps.shard) return undefined;
+  if (shardOfSecret(REFRESH_TOKEN_PREFIX, token.value) === undefined) return undefined;
   return tokenRow(deps, sha256Hex(token.value));
 }
+
+/** The SHA-256 of the refresh token a token request presents, as stored (and as its forward is keyed). */
+export const refreshTokenHash = (form: URLSearchParams) => sha256Hex(form.get("refresh_token") ?? "");
 
 /** The token is neither revoked nor expired and its connection is on: what a refresh re-checks inside its batch. */
 const liveToken = (tokenHash: string, now: EpochMs) =>
@@ -91,8 +95,9 @@ export async function refreshTokens(
   if (scope?.split(" ").some((value) => value !== API_SCOPE)) {
     throw invalidScope(`The only scope is "${API_SCOPE}".`);
   }
-  // A refresh token is looked up only in the shard it names, which the route works on (token-format.ts).
-  if (shardOfSecret(REFRESH_TOKEN_PREFIX, refreshToken) !== deps.shard) {
+  // A refresh token is looked up in the shard it names, which the route works on (token-format.ts), or where its
+  // forward leads (tokens.ts).
+  if (shardOfSecret(REFRESH_TOKEN_PREFIX, refreshToken) === undefined) {
     throw invalidGrant("The refresh token is not valid.");
   }
   const tokenHash = sha256Hex(refreshToken);

@@ -4,6 +4,7 @@ import type { Dependencies } from "../../dependencies";
 import { optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
+import { forwardedDependencies } from "../access/credential-forwards";
 import { identifyRevokingClient } from "./client-authentication";
 import { shardOfToken } from "./token-format";
 
@@ -13,6 +14,15 @@ export const revokeTokensOfGrant = (deps: Dependencies, grantId: number | SQL, n
     .update(oauthTokens)
     .set({ revokedAt: iso(now) })
     .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)));
+
+/** A token's connection and its client, by the token's hash. */
+const connectionOfToken = (deps: Dependencies, tokenHash: string) =>
+  deps.db
+    .select({ grantId: oauthTokens.grantId, clientId: oauthGrants.clientId })
+    .from(oauthTokens)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+    .where(eq(oauthTokens.tokenHash, tokenHash))
+    .get();
 
 /**
  * The parameters of a revocation request (RFC 7009 §2.1, with the client's own of RFC 6749 §2.3.1): the only members
@@ -38,15 +48,19 @@ export async function revocationRequest(
   const client = await identifyRevokingClient(deps, authorization, parameters);
   // RFC 7009 §2.1: token_type_hint is only a hint; both kinds are found by the same lookup.
   optionalParameter(parameters, "token_type_hint");
-  // A token is looked up only in the shard it names, which the route works on (token-format.ts): a token that names
-  // another, or none of ours, changes nothing.
-  if (shardOfToken(token) !== deps.shard) return;
-  const row = await deps.db
-    .select({ grantId: oauthTokens.grantId, clientId: oauthGrants.clientId })
-    .from(oauthTokens)
-    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-    .where(eq(oauthTokens.tokenHash, sha256Hex(token)))
-    .get();
-  if (!row || row.clientId !== client.id) return;
-  await revokeTokensOfGrant(deps, row.grantId, now);
+  // A token is looked up in the shard it names, which the route works on (token-format.ts), then where its forward
+  // leads if its business moved (docs/scaling.md, Moving a business between shards): one that names none of ours
+  // changes nothing.
+  if (shardOfToken(token) === undefined) return;
+  const tokenHash = sha256Hex(token);
+  let found = await connectionOfToken(deps, tokenHash);
+  let there = deps;
+  if (!found) {
+    const forwarded = await forwardedDependencies(deps, tokenHash);
+    if (!forwarded) return;
+    there = forwarded;
+    found = await connectionOfToken(there, tokenHash);
+  }
+  if (!found || found.clientId !== client.id) return;
+  await revokeTokensOfGrant(there, found.grantId, now);
 }

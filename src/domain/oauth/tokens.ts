@@ -3,9 +3,10 @@ import { OAuthError } from "../../lib/oauth-errors";
 import { requiredParameter } from "../../lib/oauth-parameters";
 import type { EpochMs } from "../../lib/time";
 import type { TokenResponse } from "../../schemas/oauth";
+import { forwardedDependencies } from "../access/credential-forwards";
 import { authenticateWithGrant, type GrantRead, presentedCredentials } from "./client-authentication";
 import { codeRead, exchangeAuthorizationCode } from "./code-exchange";
-import { refreshTokenRead, refreshTokens } from "./refresh-rotation";
+import { refreshTokenHash, refreshTokenRead, refreshTokens } from "./refresh-rotation";
 import { spendAddressBudget, spendClientBudget, type TokenBudget } from "./token-budget";
 
 /** A request refused before its client is authenticated spends its address's budget (docs/oauth.md, Token budget). */
@@ -23,7 +24,8 @@ async function refusalsSpendAddressBudget<T>(budget: TokenBudget, work: () => T 
  * token endpoint's budget (docs/oauth.md, Token budget): the authenticated client's, spent before any work on its
  * grant; a request refused before its client is authenticated spends its address's instead. Everything works on
  * `deps.shard`, the shard the code or refresh token names (token-format.ts), in at most two D1 round trips: the
- * client's copy there and the grant, read in one batch (client-authentication.ts), then the grant's batch.
+ * client's copy there and the grant, read in one batch (client-authentication.ts), then the grant's batch; a refresh
+ * token whose business moved reads its forward and its client and grant again, on the business's shard.
  */
 export async function tokenRequest(
   deps: Dependencies,
@@ -47,7 +49,13 @@ export async function tokenRequest(
   }
   if (grantType === "refresh_token") {
     const { client, grant } = await authenticate(refreshTokenRead(deps, form));
-    return refreshTokens(deps, client, form, grant, now);
+    if (grant !== undefined) return refreshTokens(deps, client, form, grant, now);
+    // Not in the shard it names: its business may have moved, leaving a forward (docs/scaling.md, Moving a business
+    // between shards). The client is authenticated again there, where its copy moved with the connection.
+    const there = await forwardedDependencies(deps, refreshTokenHash(form));
+    if (!there) return refreshTokens(deps, client, form, undefined, now);
+    const moved = await authenticateWithGrant(there, presented, refreshTokenRead(there, form));
+    return refreshTokens(there, moved.client, form, moved.grant, now);
   }
   await authenticate(undefined);
   throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
