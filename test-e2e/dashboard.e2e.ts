@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shardSegment } from "../src/db/shards.ts";
 import {
   callApi,
   eventually,
@@ -111,7 +112,8 @@ describe("the business owner's dashboard", () => {
     await page.getByLabel("Name (who will use it)").fill(label);
     await page.getByRole("button", { name: "Create key" }).click();
     const key = (await page.getByTestId("new-key").textContent())?.trim() ?? "";
-    expect(key).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
+    // The key names the business's shard (docs/scaling.md, How a request finds its shard).
+    expect(key).toMatch(new RegExp(`^sk_live_${shardSegment(demo.shard)}[A-Za-z0-9_-]{43}$`));
     await shot("keys");
     expect((await api("/api/v1/me", { token: key })).status).toBe(200);
     // docs/architecture.md, What happens when access ends: the owner first sees what will stop and what remains.
