@@ -182,7 +182,16 @@ const CLOCK_TICKS = 100;
  */
 function treeCpuSeconds(root: number): number | null {
   if (!existsSync("/proc/self/stat")) return null;
+  const processes = processTable();
+  let ticks = 0;
+  for (const pid of [root, ...descendantsOf(root, processes)]) ticks += processes.get(pid)?.ticks ?? 0;
+  return ticks / CLOCK_TICKS;
+}
+
+/** Every process of /proc: its parent and the CPU ticks it spent. Empty where there is no /proc (not Linux). */
+function processTable(): Map<number, { parent: number; ticks: number }> {
   const processes = new Map<number, { parent: number; ticks: number }>();
+  if (!existsSync("/proc/self/stat")) return processes;
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -193,13 +202,43 @@ function treeCpuSeconds(root: number): number | null {
       // The process ended while being read.
     }
   }
-  let ticks = 0;
+  return processes;
+}
+
+/** The ids of the processes under `root` (its children, theirs, and so on), parents before their children. */
+export function descendantsOf(root: number, processes = processTable()): number[] {
+  const found: number[] = [];
   const pending = [root];
-  for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
-    ticks += processes.get(pid)?.ticks ?? 0;
-    for (const [child, { parent }] of processes) if (parent === pid) pending.push(child);
+  for (let pid = pending.shift(); pid !== undefined; pid = pending.shift()) {
+    for (const [child, { parent }] of processes) {
+      if (parent === pid) {
+        found.push(child);
+        pending.push(child);
+      }
+    }
   }
-  return ticks / CLOCK_TICKS;
+  return found;
+}
+
+/**
+ * Stops the processes this one started that are still running (a `wrangler d1` command under way when a run is
+ * stopped, and the workerd it started), so that none of them writes into a folder the cleanup then removes: SIGTERM,
+ * then SIGKILL to those left after `graceMs`. Only this process's own descendants, by their ids.
+ */
+export async function stopChildProcesses(graceMs = STOP_GRACE_MS): Promise<void> {
+  const signal = (pids: number[], name: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // Already gone.
+      }
+    }
+  };
+  const running = () => descendantsOf(process.pid);
+  signal(running(), "SIGTERM");
+  for (let waited = 0; running().length > 0 && waited < graceMs; waited += 100) await sleep(100);
+  signal(running(), "SIGKILL");
 }
 
 export type LocalWorkerOptions = {

@@ -11,9 +11,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { idRangeStatements } from "../src/db/id-ranges.ts";
-import { SHARDS, type ShardName } from "../src/db/shards.ts";
+import { SHARDS, type ShardName } from "./service.ts";
 import { PROJECT_ROOT, runWranglerCaptured, WranglerError, whereArgs } from "./wrangler.ts";
+
+// src/db/id-ranges.ts imports "./shards" without an extension, as the bundler resolves it: it is loaded after
+// scripts/service.ts has registered its resolve hook, which a static import here would come before.
+const { idRangeStatements } = await import("../src/db/id-ranges.ts");
 
 /** The `binding` of each `[[d1_databases]]` block of a wrangler.toml's text, in their order. */
 export function d1Bindings(config: string): string[] {

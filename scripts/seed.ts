@@ -13,12 +13,15 @@
 // the businesses seeded, and one per business in its shard, each file one D1 batch (a single transaction). The
 // business id is derived from the handle, so no SELECT has to come first.
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
   and,
   asc,
   eq,
   getTableColumns,
+  getTableName,
   gte,
   inArray,
   isNull,
@@ -47,7 +50,7 @@ import {
   shardForCountry,
   sqlText,
 } from "./service.ts";
-import { ensureDevVars } from "./wrangler.ts";
+import { ensureDevVars, PROJECT_ROOT } from "./wrangler.ts";
 
 const { apiKeys, bookings, businesses, businessShards, orders, ownerEmails, ownerKnowledgeSources, owners, PLANS } =
   schema;
@@ -315,6 +318,45 @@ export function insertSelect<Table extends SQLiteTable>(
 const activeKeysOf = (businessId: string): SQL<number> =>
   sql`(select count(*) from ${apiKeys} where ${apiKeys.businessId} = ${businessId} and ${apiKeys.revokedAt} is null)`;
 
+/** Each table's column names, by table name: what a database migrated up to some migration has. */
+export type ColumnsByTable = Map<string, Set<string>>;
+
+/**
+ * The tables and columns of a database migrated up to the migration `tag` ("0011"): drizzle-kit's snapshot of the
+ * schema at that migration (migrations/meta/<tag>_snapshot.json), so that the seed can write a database of an older
+ * schema, as the upgrade check does (scripts/upgrade-check.ts; docs/scaling.md, From one database to shards).
+ */
+export function columnsAtMigration(tag: string): ColumnsByTable {
+  const path = join(PROJECT_ROOT, "migrations", "meta", `${tag}_snapshot.json`);
+  const snapshot = JSON.parse(readFileSync(path, "utf8")) as {
+    tables: Record<string, { name: string; columns: Record<string, { name: string }> }>;
+  };
+  return new Map(
+    Object.values(snapshot.tables).map((table) => [
+      table.name,
+      new Set(Object.values(table.columns).map((column) => column.name)),
+    ]),
+  );
+}
+
+/** Where drizzle keeps a table's columns, which its inserts list (drizzle-orm/table.js; not in its types). */
+const TABLE_COLUMNS = Symbol.for("drizzle:Columns");
+
+/**
+ * `table` as a database of an older schema has it (`columns`, {@link columnsAtMigration}): the same table with only the
+ * columns that database has, so that an insert names no column a later migration added (drizzle names every column
+ * of the table in an insert). The table itself when `columns` is not given or does not know the table.
+ */
+export function tableAsMigrated<Table extends SQLiteTable>(table: Table, columns: ColumnsByTable | undefined): Table {
+  const present = columns?.get(getTableName(table));
+  if (!present) return table;
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(table)), table) as Table;
+  (copy as unknown as Record<symbol, unknown>)[TABLE_COLUMNS] = Object.fromEntries(
+    Object.entries(getTableColumns(table)).filter(([, column]) => present.has(column.name)),
+  );
+  return copy;
+}
+
 export type SeedInput = {
   handle: string;
   plan?: Plan;
@@ -324,13 +366,16 @@ export type SeedInput = {
   passwordHash: string;
   apiKey: { keyHash: string; displayPrefix: string };
   now: Date;
+  /** The columns of a database of an older schema ({@link columnsAtMigration}): its inserts name only those. */
+  columns?: ColumnsByTable;
 };
 
 /**
  * The seed of one business in its shard's database, as one SQL file run as one D1 batch. Its last statement reports
  * what the file did.
  */
-export function seedSql({ handle, plan, country, ownerEmail, passwordHash, apiKey, now }: SeedInput): string {
+export function seedSql({ handle, plan, country, ownerEmail, passwordHash, apiKey, now, columns }: SeedInput): string {
+  const into = <Table extends SQLiteTable>(table: Table) => tableAsMigrated(table, columns);
   const businessId = businessIdFor(handle);
   const nowIso = now.toISOString();
   const name = businessNameFor(handle);
@@ -343,7 +388,7 @@ export function seedSql({ handle, plan, country, ownerEmail, passwordHash, apiKe
   const statements = [
     `-- Seed for ${handle} (${businessId}), ${nowIso}`,
     db
-      .insert(businesses)
+      .insert(into(businesses))
       .values({
         id: businessId,
         handle,
@@ -366,7 +411,10 @@ export function seedSql({ handle, plan, country, ownerEmail, passwordHash, apiKe
           .update(businesses)
           .set({ plan, planActive: true, updatedAt: nowIso })
           .where(and(theBusiness, or(ne(businesses.plan, plan), ne(businesses.planActive, true)))),
-    db.insert(owners).values({ businessId, email: ownerEmail, passwordHash, createdAt: nowIso }).onConflictDoNothing(),
+    db
+      .insert(into(owners))
+      .values({ businessId, email: ownerEmail, passwordHash, createdAt: nowIso })
+      .onConflictDoNothing(),
     // Keep to the limit of active keys: make room by revoking the oldest seeded key...
     db
       .update(apiKeys)
@@ -389,7 +437,7 @@ export function seedSql({ handle, plan, country, ownerEmail, passwordHash, apiKe
       ),
     // ...and add the new key only when there is room (there is none when every active key is the owner's own).
     insertSelect(
-      apiKeys,
+      into(apiKeys),
       {
         businessId: businesses.id,
         keyHash: literal(apiKey.keyHash),
@@ -400,11 +448,11 @@ export function seedSql({ handle, plan, country, ownerEmail, passwordHash, apiKe
       businesses,
       and(theBusiness, lt(activeKeys, MAX_ACTIVE_KEYS)),
     ),
-    db.insert(bookings).values(bookingRows).onConflictDoNothing(),
-    db.insert(orders).values(orderRows).onConflictDoNothing(),
+    db.insert(into(bookings)).values(bookingRows).onConflictDoNothing(),
+    db.insert(into(orders)).values(orderRows).onConflictDoNothing(),
     // No unique key to conflict on: inserted only while the business has no owner source at all.
     insertSelect(
-      ownerKnowledgeSources,
+      into(ownerKnowledgeSources),
       {
         businessId: businesses.id,
         kind: literal(knowledgeSource.kind),
@@ -511,7 +559,7 @@ export function directorySql(listings: Listing[], now: Date): string {
 }
 
 /** The rows of each statement of a `wrangler d1 execute --json` answer, in order. */
-function resultRows(stdout: string | undefined): Record<string, unknown>[][] {
+export function resultRows(stdout: string | undefined): Record<string, unknown>[][] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(stdout ?? "");
