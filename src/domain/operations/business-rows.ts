@@ -48,8 +48,10 @@ const ownedBy =
   (businessId: string): SQL =>
     sql`${column} = ${businessId}`;
 
-const ofGrants = (column: SQLiteColumn) => (businessId: string) =>
-  sql`${column} in (select ${oauthGrants.id} from ${oauthGrants} where ${oauthGrants.businessId} = ${businessId})`;
+/** Rows of a table without `business_id`, found through their parent's (`column` references `parent.id`). */
+const throughParent =
+  (column: SQLiteColumn, parent: { id: SQLiteColumn; businessId: SQLiteColumn }) => (businessId: string) =>
+    sql`${column} in (select ${parent.id} from ${parent.id.table} where ${parent.businessId} = ${businessId})`;
 
 export const BUSINESS_ROWS: BusinessRows[] = [
   // The new shard's row is unmarked: the directory's mark is what refuses writes until the switch.
@@ -57,8 +59,7 @@ export const BUSINESS_ROWS: BusinessRows[] = [
   { table: owners, of: ownedBy(owners.businessId) },
   {
     table: ownerSessions,
-    of: (businessId) =>
-      sql`${ownerSessions.ownerId} in (select ${owners.id} from ${owners} where ${owners.businessId} = ${businessId})`,
+    of: throughParent(ownerSessions.ownerId, owners),
   },
   { table: apiKeys, of: ownedBy(apiKeys.businessId) },
   {
@@ -68,8 +69,8 @@ export const BUSINESS_ROWS: BusinessRows[] = [
     shared: true,
   },
   { table: oauthGrants, of: ownedBy(oauthGrants.businessId) },
-  { table: oauthCodes, of: ofGrants(oauthCodes.grantId) },
-  { table: oauthTokens, of: ofGrants(oauthTokens.grantId) },
+  { table: oauthCodes, of: throughParent(oauthCodes.grantId, oauthGrants) },
+  { table: oauthTokens, of: throughParent(oauthTokens.grantId, oauthGrants) },
   { table: bookings, of: ownedBy(bookings.businessId) },
   { table: orders, of: ownedBy(orders.businessId) },
   { table: events, of: ownedBy(events.businessId) },
@@ -83,8 +84,7 @@ export const BUSINESS_ROWS: BusinessRows[] = [
   },
   {
     table: deliveryAttempts,
-    of: (businessId) =>
-      sql`${deliveryAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${webhookDeliveries.businessId} = ${businessId})`,
+    of: throughParent(deliveryAttempts.deliveryId, webhookDeliveries),
   },
   { table: actions, of: ownedBy(actions.businessId) },
   { table: actionCalls, of: ownedBy(actionCalls.businessId) },
