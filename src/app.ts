@@ -37,7 +37,7 @@ const JSON_CONTENT_TYPE = /^\s*application\/([\w.-]+\+)?json\s*(;|$)/i;
 const internalBodiesAreJson = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.raw.body === null || JSON_CONTENT_TYPE.test(c.req.header("Content-Type") ?? "")) return next();
   await requireRuntime(c, async () => {});
-  throw invalid(NOT_JSON_BODY);
+  throw invalid(NOT_JSON_BODY, undefined, "invalid_content_type");
 });
 
 export const app = new Hono<AppEnv>();
@@ -50,7 +50,7 @@ app.use(
   bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: () => {
-      throw new ApiError(413, `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+      throw new ApiError("body_too_large", `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
     },
   }),
 );

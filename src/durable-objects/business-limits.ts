@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 
-/** The answer of a counted use: whether it was allowed, and what the `RateLimit-*` and `Retry-After` headers say. */
+/** The answer of a counted use: whether it was allowed, and what the RateLimit fields and `Retry-After` say. */
 export type WindowUse = {
   allowed: boolean;
   limit: number;

@@ -19,7 +19,7 @@ import {
   thankYou,
   UNFINISHED_AFTER_MS,
 } from "../domain/intakes/conversation";
-import { ApiError, conflict } from "../lib/errors";
+import { conflict, notFound } from "../lib/errors";
 import { settle } from "../lib/settle";
 import { parseOrThrow } from "../lib/validation";
 import { IntakeAnswersBody, StartIntakeBody } from "../schemas/runtime";
@@ -51,7 +51,7 @@ export class IntakeConversation extends DurableObject {
   private async running(): Promise<IntakeRun> {
     const run = await this.run();
     if (run?.status === "started") return run;
-    throw conflict("No intake is running in this conversation.");
+    throw conflict("No intake is running in this conversation.", "invalid_state");
   }
 
   /**
@@ -68,7 +68,7 @@ export class IntakeConversation extends DurableObject {
       const body = parseOrThrow(StartIntakeBody, input, "json");
       const current = await this.run();
       if (current?.status === "started" && !expired(current, now)) {
-        throw conflict(`The intake "${current.intakeName}" is already running in this conversation.`);
+        throw conflict(`The intake "${current.intakeName}" is already running in this conversation.`, "invalid_state");
       }
       // The business is known from here on: its shard is looked up once and kept in the run (src/db/shards.ts).
       const { shard } = await shardOfBusiness(database(this.env.DB), body.business_id);
@@ -153,7 +153,7 @@ export class IntakeConversation extends DurableObject {
   state(now = Date.now()) {
     return settle(async () => {
       const run = await this.run();
-      if (!run) throw new ApiError(404, "No intake has run in this conversation.");
+      if (!run) throw notFound("No intake has run in this conversation.");
       // A run past its 24 hours reads as dropped even before its alarm has run.
       return stateOf(run.status === "started" && expired(run, now) ? await this.drop(run, now) : run);
     });

@@ -1,54 +1,52 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ERROR_CODES, type ErrorCode } from "./error-codes";
+import { type BudgetUse, rateLimitHeaders } from "./rate-limit-fields";
 
 /**
  * The one exception class of the service. Domain functions throw it; `app.onError` turns it into the spec's status
- * and `{ "error": <sentence> }` body (spec: Errors), plus `field` for intake validation errors.
+ * and body (spec: Errors): the sentence under `error`, the stable `code` (src/lib/error-codes.ts), `param` where one
+ * input is at fault, and `field` for intake validation errors.
  */
 export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+
   constructor(
-    readonly status: ContentfulStatusCode,
+    readonly code: ErrorCode,
     message: string,
-    readonly options: { field?: string; headers?: Record<string, string> } = {},
+    readonly options: { param?: string; field?: string; headers?: [name: string, value: string][] } = {},
   ) {
     super(message);
     this.name = "ApiError";
+    this.status = ERROR_CODES[code].status;
   }
 }
 
-export const invalid = (message: string, field?: string) => new ApiError(400, message, { field });
+/** A 400: `param` names the input at fault, when one is; without it, the request as a whole is. */
+export const invalid = (message: string, param?: string, code?: ErrorCode) =>
+  new ApiError(code ?? (param === undefined ? "invalid_request" : "parameter_invalid"), message, { param });
 
-export const unauthorized = (message: string) =>
-  new ApiError(401, message, { headers: { "WWW-Authenticate": 'Bearer realm="api"' } });
+/** A 400 of intake validation: the spec names the offending member `field` (spec: Intakes); `param` says it too. */
+export const invalidField = (message: string, field: string, code: ErrorCode = "parameter_invalid") =>
+  new ApiError(code, message, { param: field, field });
 
-export const forbidden = (message: string) => new ApiError(403, message);
+export const unauthorized = (message: string, code: ErrorCode = "invalid_credential") =>
+  new ApiError(code, message, { headers: [["WWW-Authenticate", 'Bearer realm="api"']] });
 
-export const notFound = (message: string) => new ApiError(404, message);
+export const forbidden = (message: string, code: ErrorCode) => new ApiError(code, message);
 
-export const conflict = (message: string) => new ApiError(409, message);
+export const notFound = (message: string) => new ApiError("not_found", message);
 
-/** How much of a rate budget is left: what the `RateLimit-*` and `Retry-After` headers say. */
-export type BudgetUse = { limit: number; remaining: number; resetInSeconds: number; policy?: string };
+export const conflict = (message: string, code: ErrorCode = "concurrent_change") => new ApiError(code, message);
 
-/**
- * IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), as most partner SDKs read them: the one place
- * they are built, for answers within a budget and for the 429 past it.
- */
-export function rateLimitHeaders(use: BudgetUse): Record<string, string> {
-  return {
-    ...(use.policy ? { "RateLimit-Policy": use.policy } : {}),
-    "RateLimit-Limit": String(use.limit),
-    "RateLimit-Remaining": String(use.remaining),
-    "RateLimit-Reset": String(use.resetInSeconds),
-  };
-}
-
-/** A budget is spent (spec: Errors, 429): `Retry-After` says when it comes back. */
+/** A budget is spent (spec: Errors, 429): `Retry-After` says when it comes back, the RateLimit fields which policy. */
 export const tooManyRequests = (message: string, use: BudgetUse) =>
-  new ApiError(429, message, { headers: { "Retry-After": String(use.resetInSeconds), ...rateLimitHeaders(use) } });
+  new ApiError("rate_limited", message, {
+    headers: [["Retry-After", String(use.resetInSeconds)], ...rateLimitHeaders(use)],
+  });
 
 /**
  * The service cannot do it now but will soon (RFC 9110 §15.6.4, 503): `Retry-After` says in how many seconds to try
  * again (RFC 9110 §10.2.3).
  */
 export const unavailable = (message: string, retryAfterSeconds: number) =>
-  new ApiError(503, message, { headers: { "Retry-After": String(retryAfterSeconds) } });
+  new ApiError("temporarily_unavailable", message, { headers: [["Retry-After", String(retryAfterSeconds)]] });

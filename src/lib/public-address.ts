@@ -153,7 +153,7 @@ export function outboundUrlProblem(raw: string, policy: OutboundPolicy): string 
  */
 export function assertRegistrableUrl(policy: OutboundPolicy, url: string): void {
   const problem = outboundUrlProblem(url, policy);
-  if (problem) throw invalid(`The field "url" ${problem}.`);
+  if (problem) throw invalid(`The field "url" ${problem}.`, "url");
 }
 
 type DohAnswer = { Status?: number; Answer?: Array<{ type: number; data: string }> };

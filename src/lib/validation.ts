@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { type ApiError, invalid } from "./errors";
+import type { ErrorCode } from "./error-codes";
+import { type ApiError, invalid, invalidField } from "./errors";
 import { hiddenCharacterProblem } from "./text";
 
 type Issue = z.core.$ZodIssue;
@@ -20,20 +21,55 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   }, "");
 }
 
-export function describeIssue(target: string, issue: Issue): { message: string; field: string | undefined } {
-  const field = issue.path.length > 0 ? fieldPath(issue.path) : undefined;
-  const subject = field ? `The ${SUBJECTS[target] ?? target} "${field}"` : "The request body";
-  return { message: `${subject} ${issue.message}.`, field };
+/** A problem's sentence: `The field "fields[1].options" must have at least 2 items.` */
+export function issueSentence(target: string, issue: Issue): string {
+  const subject =
+    issue.path.length > 0 ? `The ${SUBJECTS[target] ?? target} "${fieldPath(issue.path)}"` : "The request body";
+  return `${subject} ${issue.message}.`;
 }
 
-type ValidationResult = { target: string } & ({ success: true } | { success: false; error: z.core.$ZodError });
+/** What is at `path` in the input as sent: `undefined` when nothing is, which makes a problem a missing parameter. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const part of path) {
+    if (typeof value !== "object" || value === null || !Object.hasOwn(value, part)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[part];
+  }
+  return value;
+}
+
+/**
+ * The 400 of a validation problem (spec: Errors; docs/errors.md): the sentence naming the input, and the input's
+ * path as `param`. An unknown member is named itself (its parent's path, then its key); a member absent from the input
+ * is `parameter_missing`; anything else about it, `parameter_invalid`. `field`: the routes whose errors the spec gives
+ * a `field` (spec: Intakes) name it so too. A problem of the body as a whole has no `param`.
+ */
+function issueError(target: string, issue: Issue | undefined, input: unknown, options: { field: boolean }): ApiError {
+  if (!issue) return invalid("The request is not valid.");
+  const field = issue.path.length > 0 ? fieldPath(issue.path) : undefined;
+  const message = issueSentence(target, issue);
+  const unknownKey = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
+  const param = unknownKey === undefined ? field : fieldPath([...issue.path, unknownKey]);
+  if (param === undefined) return invalid(message);
+  const code: ErrorCode =
+    unknownKey !== undefined
+      ? "parameter_unknown"
+      : valueAt(input, issue.path) === undefined
+        ? "parameter_missing"
+        : "parameter_invalid";
+  return options.field ? invalidField(message, param, code) : invalid(message, param, code);
+}
+
+/** What @hono/zod-validator hands a hook: the target, the input as sent (`data`) and the outcome. */
+type ValidationResult = { target: string; data?: unknown } & (
+  | { success: true }
+  | { success: false; error: z.core.$ZodError }
+);
 
 /** The hook every zod-validated route uses: the first problem becomes the 400 (spec: Errors). */
 export function rejectInvalid(result: ValidationResult, _c: Context): undefined {
   if (result.success) return;
-  const [issue] = result.error.issues;
-  if (!issue) throw invalid("The request is not valid.");
-  throw invalid(describeIssue(result.target, issue).message);
+  throw issueError(result.target, result.error.issues[0], result.data, { field: false });
 }
 
 /**
@@ -42,18 +78,14 @@ export function rejectInvalid(result: ValidationResult, _c: Context): undefined 
  */
 export function rejectInvalidNamingField(result: ValidationResult, _c: Context): undefined {
   if (result.success) return;
-  const [issue] = result.error.issues;
-  if (!issue) throw invalid("The request is not valid.");
-  const { message, field } = describeIssue(result.target, issue);
-  throw invalid(message, field);
+  throw issueError(result.target, result.error.issues[0], result.data, { field: true });
 }
 
 /** Validates an input outside a route (RPC methods) with the same sentences as the routes' 400s. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, target: string): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const [issue] = result.error.issues;
-  throw invalid(issue ? describeIssue(target, issue).message : "The input is not valid.");
+  throw issueError(target, result.error.issues[0], input, { field: false });
 }
 
 /** A `YYYY-MM-DD` calendar date (2026-02-30 is refused, not rolled over). */
@@ -148,10 +180,15 @@ export function queryId(record: string, description: string) {
 }
 
 /**
- * A numeric resource id from a path. Anything that is not one names nothing, so it gets the resource's 404 rather
- * than a 400: `/webhooks/abc` and `/webhooks/999` both "do not exist for this credential" (spec: Errors).
+ * A numeric resource id from a path, documented as the integer the bodies carry, so that a generated client takes
+ * the `id` it received (docs/openapi.md). The URL is text: validated here as a string, so that anything that is not
+ * an id names nothing and gets the resource's 404 rather than a 400: `/webhooks/abc` and `/webhooks/999` both "do
+ * not exist for this credential" (spec: Errors).
  */
-export const pathId = z.string().openapi({ param: { name: "id", in: "path" }, example: "12" });
+export const numericPathId = (name: string) =>
+  z.string().openapi({ param: { name, in: "path" }, type: "integer", minimum: 1, example: 12 });
+
+export const pathId = numericPathId("id");
 
 /**
  * A path id as the domain takes it (a number), or the resource's 404: an id that is not a whole number names no

@@ -17,7 +17,12 @@ export const requireRuntime = createMiddleware<AppEnv>(async (c, next) => {
     (token) => !!token && !!presented && secretsEqual(presented, token),
   );
   const matched = matches.indexOf(true);
-  if (matched < 0) throw unauthorized("The runtime token is missing or not valid.");
+  if (matched < 0) {
+    throw unauthorized(
+      "The runtime token is missing or not valid.",
+      presented === undefined ? "authentication_required" : "invalid_credential",
+    );
+  }
   c.set("runtime", matched === 0 ? "current" : "previous");
   await next();
 });

@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../app-env";
+import { ERROR_CODES, type ErrorCode } from "../lib/error-codes";
 import { ApiError } from "../lib/errors";
 import { loggableError } from "../lib/loggable-error";
 import { OAuthError } from "../lib/oauth-errors";
@@ -15,14 +16,36 @@ export const NOT_JSON_BODY = "The request body must be sent as application/json.
  * the spec's Errors table does not have: a body of the wrong content type is a 400 naming the type
  * (docs/decisions.md, Errors).
  */
-const FRAMEWORK_ANSWERS: Partial<Record<number, { status: ContentfulStatusCode; error: string }>> = {
-  400: { status: 400, error: "The request body is not valid JSON." },
-  413: { status: 413, error: "The request body is too large." },
-  415: { status: 400, error: NOT_JSON_BODY },
+const FRAMEWORK_ANSWERS: Partial<Record<number, { code: ErrorCode; error: string }>> = {
+  400: { code: "invalid_json", error: "The request body is not valid JSON." },
+  413: { code: "body_too_large", error: "The request body is too large." },
+  415: { code: "invalid_content_type", error: NOT_JSON_BODY },
 };
 
-function errorBody(c: Context, status: ContentfulStatusCode, error: string, field?: string) {
-  return c.json(field === undefined ? { error } : { error, field }, status);
+/**
+ * Every error body of the JSON API (spec: Errors; docs/errors.md): the sentence, its stable `code`, `param` where one
+ * input is at fault, `field` for intake validation, and the request's id, which the `X-Request-Id` header and the
+ * request's log line carry too, so that a partner who quotes it points at the one line that tells what happened.
+ */
+function errorBody(
+  c: Context,
+  code: ErrorCode,
+  error: string,
+  { param, field }: { param?: string | undefined; field?: string | undefined } = {},
+) {
+  const body = {
+    error,
+    code,
+    ...(param === undefined ? {} : { param }),
+    ...(field === undefined ? {} : { field }),
+    request_id: c.get("requestId") as string,
+  };
+  return c.json(body, ERROR_CODES[code].status);
+}
+
+/** An error's own headers, appended: a 429's RateLimit fields join the request budget's policy already named. */
+function setErrorHeaders(c: Context, headers: [name: string, value: string][] = []) {
+  for (const [name, value] of headers) c.header(name, value, { append: true });
 }
 
 /**
@@ -31,23 +54,22 @@ function errorBody(c: Context, status: ContentfulStatusCode, error: string, fiel
  */
 
 /**
- * The JSON API's mapping (spec: Errors): every failure leaves as `{ "error": <sentence> }` with the
- * spec's status. Unexpected errors are logged with the request id and answered 500 without any detail: no stack
+ * The JSON API's mapping (spec: Errors): every failure leaves as the one error body with the spec's status. Unexpected errors are logged with the request id and answered 500 without any detail: no stack
  * trace, message or secret ever reaches a response.
  */
 export const respondToError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof ApiError) {
-    for (const [name, value] of Object.entries(err.options.headers ?? {})) c.header(name, value);
-    return errorBody(c, err.status, err.message, err.options.field);
+    setErrorHeaders(c, err.options.headers);
+    return errorBody(c, err.code, err.message, err.options);
   }
   if (err instanceof HTTPException && err.status < 500) {
     const answer = FRAMEWORK_ANSWERS[err.status];
     return answer
-      ? errorBody(c, answer.status, answer.error)
-      : errorBody(c, err.status as ContentfulStatusCode, "The request cannot be processed.");
+      ? errorBody(c, answer.code, answer.error)
+      : errorBody(c, "invalid_request", "The request cannot be processed.");
   }
   logUnexpected(c, err);
-  return errorBody(c, 500, "Something failed on our side; retry with a short backoff.");
+  return errorBody(c, "internal_error", "Something failed on our side; retry with a short backoff.");
 };
 
 /** An unexpected error's one log line: its name and message (never a query's values), with the request id. */
@@ -59,11 +81,15 @@ function logUnexpected(c: Context, err: Error) {
 export const PAGE_SERVER_ERROR = "Something failed on our side, and nothing was changed by it. Try again in a moment.";
 
 export const respondNotFound: NotFoundHandler<AppEnv> = (c) =>
-  errorBody(c, 404, `Nothing is at ${c.req.method} ${c.req.path}.`);
+  errorBody(c, "route_not_found", `Nothing is at ${c.req.method} ${c.req.path}.`);
 
 export const respondMethodNotAllowed = (c: Context, allowed: string[]) => {
   c.header("Allow", allowed.join(", "));
-  return errorBody(c, 405, `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(" or ")}.`);
+  return errorBody(
+    c,
+    "method_not_allowed",
+    `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(" or ")}.`,
+  );
 };
 
 /**
@@ -99,7 +125,7 @@ export const respondToPageError =
   (err, c) => {
     if (err instanceof ApiError) {
       // A refusal's headers go with its page too: a 503's `Retry-After` (RFC 9110 §10.2.3).
-      for (const [name, value] of Object.entries(err.options.headers ?? {})) c.header(name, value);
+      setErrorHeaders(c, err.options.headers);
       return page(c, err.status, err.message);
     }
     if (err instanceof HTTPException && err.status < 500) {

@@ -18,6 +18,21 @@ const TAGS = [
 ];
 
 /**
+ * What the reference says first: what the API is for, then the promises a partner builds on, versioning
+ * (docs/versioning.md), errors (docs/errors.md) and rate limits (docs/rate-limits.md), in their short form.
+ */
+const DESCRIPTION = `Read a business's details, appointments and orders; subscribe to webhooks; push knowledge; register connected actions and intakes.
+
+## Versioning
+Every endpoint is under \`/api/v1\`, and within it changes are additive only: new endpoints, optional parameters, members in answers and events, event names and error codes. Ignore what you do not know. Nothing is removed, renamed or retyped, and no input accepted today is refused later. A breaking change comes as \`/api/v2\`, run beside \`/api/v1\` for at least 12 months; from its first day every \`/api/v1\` answer carries \`Deprecation\` (RFC 9745) and \`Sunset\` (RFC 8594) with the dates, and a \`Link\` with \`rel="deprecation"\` to the guide.
+
+## Errors
+Every error is \`{ "error", "code", "param"?, "request_id" }\`: a sentence for people, a stable \`code\` for programs (the table is under the \`Error\` schema), the input at fault, and the request id that the \`X-Request-Id\` header of every answer carries too.
+
+## Rate limits
+\`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers-10) name each policy an answer was counted against: \`"requests";q=600;w=60\` per credential on every answer, and \`"knowledge_pushes";q=120;w=3600\` per business on knowledge pushes. A 429 has \`Retry-After\`.`;
+
+/**
  * The OpenAPI 3.1 document of `/api/v1`, generated from the routes' zod schemas (and the events' for its `webhooks`).
  * openapi.json at the repository root is this document for the production BASE_URL (`npm run openapi`, docs/openapi.md).
  */
@@ -27,8 +42,7 @@ export function openApiDocument(baseUrl: string) {
     info: {
       title: "Secretary Partner API",
       version: "1.0.0",
-      description:
-        "Read a business's details, appointments and orders; subscribe to webhooks; push knowledge; register connected actions and intakes. Additive only within /api/v1.",
+      description: DESCRIPTION,
       license: LICENSE,
     },
     servers: [{ url: `${baseUrl}/api/v1` }],

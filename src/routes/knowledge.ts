@@ -4,7 +4,7 @@ import {
   listKnowledgeOperation,
   putKnowledgeOperation,
 } from "../domain/knowledge/partner-api";
-import { rateLimitHeaders } from "../lib/errors";
+import { announceBudgets } from "../middleware/principal-rate-limit";
 import { errorResponses } from "../schemas/errors";
 import { KnowledgeItemObject, KnowledgeKey, PushedKnowledgeObject, PushKnowledgeBody } from "../schemas/knowledge";
 import { NO_INPUT, runOperation } from "./operation-runner";
@@ -64,7 +64,7 @@ export const knowledge = createPartnerRouter()
       putKnowledgeOperation,
       () => ({ key: c.req.valid("param").key, item: c.req.valid("json") }),
       ({ created, item, budget }) => {
-        for (const [name, value] of Object.entries(rateLimitHeaders(budget))) c.header(name, value);
+        announceBudgets(c, [budget]);
         return created ? c.json(item, 201) : c.json(item, 200);
       },
     ),

@@ -110,7 +110,7 @@ export const oauthApi = new Hono<AppEnv>()
 const respondToTokenBudgetOrOAuthError: ErrorHandler<AppEnv> = (err, c) => {
   if (!(err instanceof TokenBudgetSpent)) return respondToOAuthError(err, c);
   doNotStore(c);
-  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
+  for (const [name, value] of err.headers) c.header(name, value, { append: true });
   return c.json({ error: err.error, error_description: err.description }, 429);
 };
 

@@ -1,12 +1,35 @@
 import { z } from "@hono/zod-openapi";
+import { ERROR_CODES, PARTNER_ERROR_CODES } from "../lib/error-codes";
 
+/** The table of codes, as the reference shows it under `code`: one line per code, its status and its meaning. */
+const CODE_TABLE = PARTNER_ERROR_CODES.map(
+  (code) => `- \`${code}\` (${ERROR_CODES[code].status}): ${ERROR_CODES[code].meaning}`,
+).join("\n");
+
+/** Spec: Errors, `{ "error": <one sentence> }`, with what a program reads beside it (docs/errors.md). */
 export const ErrorBody = z
   .object({
-    error: z.string().openapi({ example: 'The query parameter "limit" must be a whole number from 1 to 100.' }),
+    error: z.string().openapi({
+      description: "One sentence for a person: what was wrong and how to put it right. Its wording may change.",
+      example: 'The query parameter "limit" must be a whole number from 1 to 100.',
+    }),
+    code: z.enum(PARTNER_ERROR_CODES).openapi({
+      description: `The kind of error, stable within \`/api/v1\`: branch on it, not on the sentence.\n\n${CODE_TABLE}`,
+      example: "parameter_invalid",
+    }),
+    param: z.string().optional().openapi({
+      description:
+        "The one input at fault, when one is: a query or path parameter, a header, or a body member in index notation (`fields[1].options`)",
+      example: "limit",
+    }),
     field: z
       .string()
       .optional()
-      .openapi({ description: "Intake validation only: the offending member, e.g. `fields[1].options`" }),
+      .openapi({ description: "Intake validation only: the offending member, e.g. `fields[1].options` (as `param`)" }),
+    request_id: z.string().openapi({
+      description: "The request's id, also in the `X-Request-Id` header of every answer: quote it when asking for help",
+      example: "9f1c2a4e-5b7d-4c1e-8a3f-2d6b0e4c7a91",
+    }),
   })
   .openapi("Error");
 

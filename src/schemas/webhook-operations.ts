@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES } from "../db/schema";
-import { queryId, queryInteger, timestamp } from "../lib/validation";
+import { numericPathId, pathId, queryId, queryInteger, timestamp } from "../lib/validation";
 import { EVENT_NAMES } from "../names-and-limits";
 import { ErrorBody } from "./errors";
 
@@ -97,8 +97,8 @@ export const DeliveriesPage = z
   .openapi("DeliveriesPage");
 
 export const DeliveryPath = z.object({
-  id: z.string().openapi({ param: { name: "id", in: "path" }, example: "12" }),
-  delivery_id: z.string().openapi({ param: { name: "delivery_id", in: "path" }, example: "345" }),
+  id: pathId,
+  delivery_id: numericPathId("delivery_id"),
 });
 
 export const Redelivery = z

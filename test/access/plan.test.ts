@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createBusiness } from "../helpers/fixtures";
-import { call, json, RUNTIME } from "../helpers/http";
+import { call, expectError, json, RUNTIME } from "../helpers/http";
 
 describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () => {
   const { business, apiKey } = await createBusiness({ plan: "pro", active: true });
@@ -33,34 +33,53 @@ describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () =>
   });
 
   it.each([
-    [{ plan: "gold", active: true }, 'The field "plan" must be one of "free", "pro", "business".'],
-    [{ plan: "pro" }, 'The field "active" is required.'],
-    [{ plan: "pro", active: "yes" }, 'The field "active" must be a boolean.'],
-    [{ plan: "pro", active: true, business_id: "x" }, 'The request body has unknown key "business_id".'],
-    [[], "The request body must be an object."],
-  ])("refuses %j with 400 and the reason", async (body, error) => {
-    const response = await setPlan(body);
-    expect(response.status).toBe(400);
-    expect(await json(response)).toEqual({ error });
+    [
+      { plan: "gold", active: true },
+      'The field "plan" must be one of "free", "pro", "business".',
+      "parameter_invalid",
+      "plan",
+    ],
+    [{ plan: "pro" }, 'The field "active" is required.', "parameter_missing", "active"],
+    [{ plan: "pro", active: "yes" }, 'The field "active" must be a boolean.', "parameter_invalid", "active"],
+    [
+      { plan: "pro", active: true, business_id: "x" },
+      'The request body has unknown key "business_id".',
+      "parameter_unknown",
+      "business_id",
+    ],
+    [[], "The request body must be an object.", "invalid_request", undefined],
+  ] as const)("refuses %j with 400 and the reason", async (body, error, code, param) => {
+    await expectError(await setPlan(body), 400, error, { code, param });
   });
 
   it("answers 404 for an unknown business and 400 for an id that is not one", async () => {
-    const unknown = await setPlan({ plan: "pro", active: true }, crypto.randomUUID());
-    expect(unknown.status).toBe(404);
-    expect(await json(unknown)).toEqual({ error: "No business has that id." });
-    const malformed = await setPlan({ plan: "pro", active: true }, "not-a-uuid");
-    expect(malformed.status).toBe(400);
-    expect(await json(malformed)).toEqual({ error: 'The path parameter "id" must be a business id (a UUID).' });
+    await expectError(
+      await setPlan({ plan: "pro", active: true }, crypto.randomUUID()),
+      404,
+      "No business has that id.",
+      {
+        code: "not_found",
+        param: undefined,
+      },
+    );
+    await expectError(
+      await setPlan({ plan: "pro", active: true }, "not-a-uuid"),
+      400,
+      'The path parameter "id" must be a business id (a UUID).',
+      { code: "parameter_invalid", param: "id" },
+    );
   });
 
   it.each([
-    ["no token", {}],
-    ["a wrong token", { Authorization: "Bearer wrong-token" }],
-    ["a partner's API key", { Authorization: `Bearer ${apiKey}` }],
-  ])("refuses %s with 401", async (_case, headers) => {
+    ["no token", {}, "authentication_required"],
+    ["a wrong token", { Authorization: "Bearer wrong-token" }, "invalid_credential"],
+    ["a partner's API key", { Authorization: `Bearer ${apiKey}` }, "invalid_credential"],
+  ] as const)("refuses %s with 401 (%s)", async (_case, headers, code) => {
     const response = await setPlan({ plan: "free", active: false }, business.id, headers);
-    expect(response.status).toBe(401);
-    expect(await json(response)).toEqual({ error: "The runtime token is missing or not valid." });
+    await expectError(response, 401, "The runtime token is missing or not valid.", {
+      code,
+      param: undefined,
+    });
     expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
   });
 
@@ -74,11 +93,14 @@ describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () =>
     expect(await runtime.setPlan(business.id, { plan: "gold", active: true })).toEqual({
       ok: false,
       status: 400,
+      code: "parameter_invalid",
+      param: "plan",
       error: 'The field "plan" must be one of "free", "pro", "business".',
     });
     expect(await runtime.setPlan(crypto.randomUUID(), { plan: "pro", active: true })).toEqual({
       ok: false,
       status: 404,
+      code: "not_found",
       error: "No business has that id.",
     });
     await runtime.setPlan(business.id, { plan: "pro", active: true });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import { createBusiness } from "../helpers/fixtures";
-import { call, json } from "../helpers/http";
+import { call, expectError } from "../helpers/http";
 
 /** docs/operations.md, Rotating RUNTIME_TOKEN: the new token and, until it is removed, the one before it. */
 const NEW = "runtime-token-new-0123456789abcdef";
@@ -44,9 +44,12 @@ describe("rotating the runtime token without a refused request", async () => {
     ["an empty bearer against an empty previous token", "", { RUNTIME_TOKEN: NEW, RUNTIME_TOKEN_PREVIOUS: "" }],
     ["the previous token when the current one is unset", OLD, { RUNTIME_TOKEN: "", RUNTIME_TOKEN_PREVIOUS: OLD }],
   ])("refuses %s with 401", async (_case, token, bindings) => {
-    const response = await context(token, bindings);
-    expect(response.status).toBe(401);
-    expect(await json(response)).toEqual({ error: "The runtime token is missing or not valid." });
+    // No bearer at all is a missing credential; anything else sent is an invalid one (docs/errors.md).
+    const code = token === undefined || token === "" ? "authentication_required" : "invalid_credential";
+    await expectError(await context(token, bindings), 401, "The runtime token is missing or not valid.", {
+      code,
+      param: undefined,
+    });
     expect(tokensLogged()).toEqual([[null, null]]);
   });
 });

@@ -9,7 +9,7 @@ import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { getAction } from "../../src/domain/actions/reads";
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
-import { call, json, RUNTIME } from "../helpers/http";
+import { call, expectError, json, RUNTIME } from "../helpers/http";
 import { receiverBox } from "../helpers/receiver";
 import { verifyWebhookSignature } from "../helpers/verify-signature";
 
@@ -274,10 +274,12 @@ describe("the Secretary calls a connected action", async () => {
       const box = receiverBox("missing");
       const action = await registered(box.url("/ok"));
       const response = await callIt(action, { arguments: { party: 2, ...args } });
-      expect(response.status).toBe(422);
-      expect(await json(response)).toEqual({
-        error: 'The required parameter "date" is missing: ask the customer for it instead of calling.',
-      });
+      await expectError(
+        response,
+        422,
+        'The required parameter "date" is missing: ask the customer for it instead of calling.',
+        { code: "action_arguments_missing", param: "arguments.date" },
+      );
       expect(await box.recorded()).toHaveLength(0);
       expect(await db.select().from(actionCalls).where(eq(actionCalls.actionId, action.id))).toEqual([]);
       expect((await stored(action.id))?.lastCalledAt).toBeNull();
@@ -309,6 +311,7 @@ describe("the Secretary calls a connected action", async () => {
       expect(await exports.RuntimeApi.callAction(owner.business.id, created.name, body)).toEqual({
         ok: false,
         status: 422,
+        code: "action_arguments_missing",
         error: 'The required parameters "date", "party" are missing: ask the customer for them instead of calling.',
       });
       expect(await box.recorded()).toHaveLength(0);
@@ -324,8 +327,9 @@ describe("the Secretary calls a connected action", async () => {
     const responses = await Promise.all([request(), request(), request()]);
     expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 429]);
     const refused = responses.find((r) => r.status === 429);
-    expect(await json(refused as Response)).toEqual({
-      error: "At most 2 action calls are made for one customer message.",
+    await expectError(refused as Response, 429, "At most 2 action calls are made for one customer message.", {
+      code: "action_calls_exhausted",
+      param: undefined,
     });
     expect(await box.recorded()).toHaveLength(2);
     // A rejected call sent nothing and does not take a place; another message has its own two.
@@ -344,13 +348,15 @@ describe("the Secretary calls a connected action", async () => {
   it("refuses a switched-off action and a phone call with 409, recording and sending nothing", async () => {
     const box = receiverBox("off");
     const off = await registered(box.url("/ok"), undefined, false);
-    const refusedOff = await callIt(off);
-    expect(refusedOff.status).toBe(409);
-    expect(await json(refusedOff)).toEqual({ error: "The action is switched off: only the owner can switch it on." });
+    await expectError(await callIt(off), 409, "The action is switched off: only the owner can switch it on.", {
+      code: "invalid_state",
+      param: undefined,
+    });
     const on = await registered(box.url("/ok"));
-    const phone = await callIt(on, { channel: "phone" });
-    expect(phone.status).toBe(409);
-    expect(await json(phone)).toEqual({ error: "Connected actions do not run on phone calls." });
+    await expectError(await callIt(on, { channel: "phone" }), 409, "Connected actions do not run on phone calls.", {
+      code: "invalid_state",
+      param: undefined,
+    });
     expect(await box.recorded()).toHaveLength(0);
     const detail = await json<{ calls: unknown[] }>(await call(`/api/v1/actions/${off.id}`, { key: off.apiKey }));
     expect(detail.calls).toEqual([]);
@@ -376,9 +382,12 @@ describe("the Secretary calls a connected action", async () => {
   it("answers 404 for an unknown action, an action of another business, and an unknown business", async () => {
     const theirs = await registered("https://partner.example/x", "theirs");
     expect((await callIt({ name: theirs.name, business })).status).toBe(404);
-    expect(await json(await callIt({ name: "nothing_here", business }))).toEqual({
-      error: 'The business has no action named "nothing_here".',
-    });
+    await expectError(
+      await callIt({ name: "nothing_here", business }),
+      404,
+      'The business has no action named "nothing_here".',
+      { code: "not_found", param: undefined },
+    );
     const unknown = await call(`/internal/v1/businesses/${crypto.randomUUID()}/actions/x/call`, {
       method: "POST",
       headers: RUNTIME,
@@ -455,6 +464,7 @@ describe("the Secretary calls a connected action", async () => {
       {
         ok: false,
         status: 409,
+        code: "invalid_state",
         error: "Connected actions do not run on phone calls.",
       },
     );

@@ -254,7 +254,14 @@ describe("at most 10 actions per business (spec: Limits)", () => {
     expect(statuses.filter((status) => status === 403)).toHaveLength(4);
     const bodies = await Promise.all(responses.map((response) => json<Created>(response)));
     const createdIds = bodies.filter((_, i) => statuses[i] === 201).map((body) => body.id);
-    for (const body of bodies.filter((_, i) => statuses[i] === 403)) expect(body).toEqual({ error: LIMIT_SENTENCE });
+    for (const [i, response] of responses.entries()) {
+      if (statuses[i] !== 403) continue;
+      expect(bodies[i]).toEqual({
+        error: LIMIT_SENTENCE,
+        code: "limit_reached",
+        request_id: response.headers.get("X-Request-Id"),
+      });
+    }
 
     const rows = await rowsOfBusiness(business.id);
     expect(rows).toHaveLength(10);

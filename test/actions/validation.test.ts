@@ -359,9 +359,10 @@ describe("POST /api/v1/actions validation (400 with a sentence naming the field)
       ["an array", "[]"],
       ["null", "null"],
     ])("refuses a body that is %s with 400", async (_case, body) => {
-      const response = await post(apiKey, body);
-      expect(response.status).toBe(400);
-      expect(Object.keys(await json(response))).toEqual(["error"]);
+      await expectError(await post(apiKey, body), 400, "The request body must be an object.", {
+        code: "invalid_request",
+        param: undefined,
+      });
     });
   });
 });

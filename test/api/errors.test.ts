@@ -13,20 +13,32 @@ describe("the one error mapping (spec: Errors)", async () => {
     const response = await call("/no/such/page");
     expect(response.status).toBe(404);
     expect(response.headers.get("Content-Type")).toContain("application/json");
-    expect(await json(response)).toEqual({ error: "Nothing is at GET /no/such/page." });
+    expect(await json(response)).toEqual({
+      error: "Nothing is at GET /no/such/page.",
+      code: "route_not_found",
+      request_id: response.headers.get("X-Request-Id"),
+    });
   });
 
   it("answers an unknown /api/v1 route with 404 JSON once authenticated", async () => {
     const response = await call("/api/v1/nothing-here", { key: apiKey });
     expect(response.status).toBe(404);
-    expect(await json(response)).toEqual({ error: "Nothing is at GET /api/v1/nothing-here." });
+    expect(await json(response)).toEqual({
+      error: "Nothing is at GET /api/v1/nothing-here.",
+      code: "route_not_found",
+      request_id: response.headers.get("X-Request-Id"),
+    });
   });
 
   it("answers a wrong method with 405 JSON and an Allow header", async () => {
     const response = await call("/api/v1/me", { key: apiKey, method: "DELETE" });
     expect(response.status).toBe(405);
     expect(response.headers.get("Allow")).toBe("GET, HEAD");
-    expect(await json(response)).toEqual({ error: "DELETE is not allowed on /api/v1/me; use GET or HEAD." });
+    expect(await json(response)).toEqual({
+      error: "DELETE is not allowed on /api/v1/me; use GET or HEAD.",
+      code: "method_not_allowed",
+      request_id: response.headers.get("X-Request-Id"),
+    });
   });
 
   it("answers a wrong method on a public route with 405 JSON", async () => {
@@ -42,7 +54,11 @@ describe("the one error mapping (spec: Errors)", async () => {
       body: '{"plan": "pro",',
     });
     expect(response.status).toBe(400);
-    expect(await json(response)).toEqual({ error: "The request body is not valid JSON." });
+    expect(await json(response)).toEqual({
+      error: "The request body is not valid JSON.",
+      code: "invalid_json",
+      request_id: response.headers.get("X-Request-Id"),
+    });
   });
 
   it("takes the largest intake written in 4-byte characters (about 95 KB): the body limit is chosen for it", async () => {
@@ -66,7 +82,11 @@ describe("the one error mapping (spec: Errors)", async () => {
   it("answers a body over the size limit with 413 before reading it all", async () => {
     const response = await call("/api/v1/me", { key: apiKey, method: "POST", body: "x".repeat(MAX_BODY_BYTES + 1) });
     expect(response.status).toBe(413);
-    expect(await json(response)).toEqual({ error: `The request body is larger than ${MAX_BODY_BYTES} bytes.` });
+    expect(await json(response)).toEqual({
+      error: `The request body is larger than ${MAX_BODY_BYTES} bytes.`,
+      code: "body_too_large",
+      request_id: response.headers.get("X-Request-Id"),
+    });
   });
 
   it("gives every response a request id, and keeps one the caller sent", async () => {
@@ -107,14 +127,14 @@ describe("a body of the wrong content type (a 400 naming the type: the spec's Er
   it.each(partnerRoutes)("answers %s %s with 400 and the sentence, for every other type", async (method, path) => {
     for (const type of WRONG_TYPES) {
       const response = await call(path, { key: apiKey, method, body, headers: { "Content-Type": type } });
-      await expectError(response, 400, NOT_JSON);
+      await expectError(response, 400, NOT_JSON, { code: "invalid_content_type", param: undefined });
     }
   });
 
   it.each(internalRoutes)("answers %s %s with 400 and the sentence, for every other type", async (method, path) => {
     for (const type of WRONG_TYPES) {
       const response = await call(path, { method, body, headers: { ...RUNTIME, "Content-Type": type } });
-      await expectError(response, 400, NOT_JSON);
+      await expectError(response, 400, NOT_JSON, { code: "invalid_content_type", param: undefined });
     }
   });
 

@@ -39,12 +39,27 @@ const ACCEPTED = [
 
 const EMOJI_WITH_FE0F = "Tables ❤️ and ☕️";
 
+/**
+ * The answer refusing a text (docs/errors.md): 400 `parameter_invalid` with `param` naming the member, and on an
+ * intake `field` too (docs/intakes.md).
+ */
+const refusal = (response: Response, sentence: string, param: string, { intake = false } = {}) => ({
+  status: 400,
+  body: {
+    error: sentence,
+    code: "parameter_invalid",
+    param,
+    ...(intake ? { field: param } : {}),
+    request_id: response.headers.get("X-Request-Id"),
+  },
+});
+
 describe("the characters (on an intake title, POST /api/v1/intakes)", async () => {
   const { apiKey } = await createBusiness();
   const expectRefused = async (title: string, sentence: string) => {
     const response = await postIntake(apiKey, intakeBody({ title }));
     const body = await json(response);
-    expect({ status: response.status, body }).toEqual({ status: 400, body: { error: sentence, field: "title" } });
+    expect({ status: response.status, body }).toEqual(refusal(response, sentence, "title", { intake: true }));
   };
 
   it.each(REFUSED.map((char) => [code(char), char]))("refuses %s between two letters", async (_code, char) => {
@@ -97,10 +112,11 @@ describe("the characters (on an intake title, POST /api/v1/intakes)", async () =
       apiKey,
       intakeBody({ description: "When a customer asks.\rNot for repairs at all." }),
     );
-    expect(await json(lone)).toEqual({
-      error: 'The field "description" contains a control character (U+000D); remove it.',
-      field: "description",
-    });
+    expect({ status: lone.status, body: await json(lone) }).toEqual(
+      refusal(lone, 'The field "description" contains a control character (U+000D); remove it.', "description", {
+        intake: true,
+      }),
+    );
   });
 });
 
@@ -130,11 +146,8 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
       ...overrides,
     });
     const post = (body: unknown) => call("/api/v1/actions", { key: apiKey, method: "POST", body });
-    const expect400 = async (response: Response, sentence: string) => {
-      expect({ status: response.status, body: await json(response) }).toEqual({
-        status: 400,
-        body: { error: sentence },
-      });
+    const expect400 = async (response: Response, sentence: string, param: string) => {
+      expect({ status: response.status, body: await json(response) }).toEqual(refusal(response, sentence, param));
     };
 
     it.each([
@@ -152,7 +165,7 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
         "\u00AD",
       ],
     ])("refuses the %s", async (_case, overrides, field, char) => {
-      await expect400(await post(action(overrides)), hidden(field, char));
+      await expect400(await post(action(overrides)), hidden(field, char), field);
     });
 
     it("accepts accents and emoji in each, and refuses a hidden character in a PATCH too", async () => {
@@ -170,7 +183,7 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
       expect(response.status, JSON.stringify(created)).toBe(201);
       expect(created).toMatchObject({ ...texts, parameters });
       const patch = (body: unknown) => call(`/api/v1/actions/${created.id}`, { key: apiKey, method: "PATCH", body });
-      await expect400(await patch({ title: "Réserver\u2066 vite" }), hidden("title", "\u2066"));
+      await expect400(await patch({ title: "Réserver\u2066 vite" }), hidden("title", "\u2066"), "title");
       const patched = await patch({ title: "Réserver ☕️ vite" });
       expect(patched.status).toBe(200);
       expect((await json(patched)).title).toBe("Réserver ☕️ vite");
@@ -199,8 +212,9 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
       ],
     ])("refuses %s with 400 naming it", async (_case, overrides, path, char) => {
       const response = await postIntake(apiKey, intakeBody(overrides));
-      expect(await json(response)).toEqual({ error: hidden(path, char), field: path });
-      expect(response.status).toBe(400);
+      expect({ status: response.status, body: await json(response) }).toEqual(
+        refusal(response, hidden(path, char), path, { intake: true }),
+      );
     });
 
     it("accepts accents and emoji in each, and refuses a hidden character in a PATCH too", async () => {
@@ -223,7 +237,9 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
       expect(response.status, JSON.stringify(created)).toBe(201);
       expect(created).toMatchObject(texts);
       const refused = await patchIntake(apiKey, created.id, { title: "Devis\u2069 rapide" });
-      expect(await json(refused)).toEqual({ error: hidden("title", "\u2069"), field: "title" });
+      expect({ status: refused.status, body: await json(refused) }).toEqual(
+        refusal(refused, hidden("title", "\u2069"), "title", { intake: true }),
+      );
       expect((await patchIntake(apiKey, created.id, { title: "Devis ☀️ rapide" })).status).toBe(200);
       await deleteIntake(apiKey, created.id);
     });
@@ -234,10 +250,9 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
     const push = (key: string, title: string) =>
       call(`/api/v1/knowledge/${key}`, { key: apiKey, method: "PUT", body: { title, content } });
     const refused = await push("hours", "Opening\u2063hours");
-    expect({ status: refused.status, body: await json(refused) }).toEqual({
-      status: 400,
-      body: { error: hidden("title", "\u2063") },
-    });
+    expect({ status: refused.status, body: await json(refused) }).toEqual(
+      refusal(refused, hidden("title", "\u2063"), "title"),
+    );
     const accepted = await push("hours", `Heures d'ouverture ${EMOJI_WITH_FE0F}`);
     expect(accepted.status).toBe(201);
     expect(await json(accepted)).toMatchObject({ title: `Heures d'ouverture ${EMOJI_WITH_FE0F}` });
@@ -251,10 +266,9 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
         body: { url: "https://partner.example/hooks/text", description },
       });
     const refused = await post("Bookings to the CRM\u180E");
-    expect({ status: refused.status, body: await json(refused) }).toEqual({
-      status: 400,
-      body: { error: hidden("description", "\u180E") },
-    });
+    expect({ status: refused.status, body: await json(refused) }).toEqual(
+      refusal(refused, hidden("description", "\u180E"), "description"),
+    );
     const description = `Réservations vers le CRM ${EMOJI_WITH_FE0F}\nsecond line`;
     const accepted = await post(description);
     expect(accepted.status).toBe(201);

@@ -9,7 +9,8 @@ describe("the per-credential request budget", async () => {
 
   it("states the policy on every partner response", async () => {
     const response = await call("/api/v1/me", { key: apiKey });
-    expect(response.headers.get("RateLimit-Policy")).toBe(`${REQUESTS_PER_MINUTE};w=60`);
+    expect(response.headers.get("RateLimit-Policy")).toBe(`"requests";q=${REQUESTS_PER_MINUTE};w=60`);
+    expect(response.headers.get("RateLimit")).toBeNull();
   });
 
   it(`answers 429 with Retry-After past ${REQUESTS_PER_MINUTE} requests a minute, for that credential only`, {
@@ -24,9 +25,12 @@ describe("the per-credential request budget", async () => {
     const refused = await call("/api/v1/orders", { key: apiKey });
     expect(refused.status).toBe(429);
     expect(refused.headers.get("Retry-After")).toBe("60");
-    expect(refused.headers.get("RateLimit-Remaining")).toBe("0");
+    expect(refused.headers.get("RateLimit-Policy")).toBe(`"requests";q=${REQUESTS_PER_MINUTE};w=60`);
+    expect(refused.headers.get("RateLimit")).toBe('"requests";r=0;t=60');
     expect(await json(refused)).toEqual({
       error: `Too many requests: a credential can make ${REQUESTS_PER_MINUTE} requests a minute.`,
+      code: "rate_limited",
+      request_id: refused.headers.get("X-Request-Id"),
     });
     const second = await createApiKey(business.id);
     expect((await call("/api/v1/me", { key: second.apiKey })).status).toBe(200);

@@ -157,7 +157,11 @@ describe("every partner answer under /api/v1: Cache-Control no-store", async () 
     const response = await fetchAt("http://localhost:8787", "/api/v1/orders", { headers: auth });
     expect(response.status).toBe(500);
     expect(response.headers.get("Cache-Control")).toBe("no-store");
-    expect(await response.json()).toEqual({ error: "Something failed on our side; retry with a short backoff." });
+    expect(await response.json()).toEqual({
+      error: "Something failed on our side; retry with a short backoff.",
+      code: "internal_error",
+      request_id: response.headers.get("X-Request-Id"),
+    });
   });
 
   it("but not the public OpenAPI document, which keeps its own caching", async () => {

@@ -112,5 +112,9 @@ it("leaves the API's unexpected errors as JSON", async () => {
   const response = await call("/api/v1/webhooks", { key: owner.apiKey });
   expect(response.status).toBe(500);
   expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
-  expect(await response.json()).toEqual({ error: "Something failed on our side; retry with a short backoff." });
+  expect(await response.json()).toEqual({
+    error: "Something failed on our side; retry with a short backoff.",
+    code: "internal_error",
+    request_id: response.headers.get("X-Request-Id"),
+  });
 });

@@ -1,6 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
 import worker from "../../src/index";
+import { ERROR_CODES, type ErrorCode } from "../../src/lib/error-codes";
 
 export const BASE = "http://localhost:8787";
 
@@ -45,13 +46,43 @@ export async function json<T = Record<string, unknown>>(response: Response): Pro
   return (await response.json()) as T;
 }
 
-/** An error answer of the API: the status, and a body of exactly `{ error }` saying `sentence`. */
-export async function expectError(response: Response, status: number, sentence: string | RegExp) {
+/** The members an error body may have (docs/errors.md): `error`, `code` and `request_id` always, the rest when they apply. */
+const ERROR_MEMBERS = ["error", "code", "param", "field", "request_id"];
+
+/**
+ * An error body of the API (docs/errors.md): a sentence, a documented `code` of the answer's status, the request's id
+ * as the `X-Request-Id` header gives it, and nothing else. Answers the body for further checks.
+ */
+export function expectErrorBody(response: Response, body: Record<string, unknown>) {
+  expect(ERROR_MEMBERS, `unexpected members in ${JSON.stringify(body)}`).toEqual(
+    expect.arrayContaining(Object.keys(body)),
+  );
+  expect(body.error).toEqual(expect.any(String));
+  const code = ERROR_CODES[body.code as ErrorCode];
+  expect(code, `"${String(body.code)}" is not a documented code`).toBeDefined();
+  expect(code?.status).toBe(response.status);
+  expect(body.request_id).toBe(response.headers.get("X-Request-Id"));
+  expect(body.request_id).toMatch(/\S/);
+  return body;
+}
+
+/**
+ * An error answer of the API: the status, a body of the one error shape saying `sentence`, and, when given, its
+ * `code` and `param` (absent when `param` is given as undefined).
+ */
+export async function expectError(
+  response: Response,
+  status: number,
+  sentence: string | RegExp,
+  expected: { code?: ErrorCode; param?: string | undefined } = {},
+) {
   expect(response.status).toBe(status);
-  const body = await json(response);
-  expect(Object.keys(body)).toEqual(["error"]);
+  const body = expectErrorBody(response, await json(response));
   if (typeof sentence === "string") expect(body.error).toBe(sentence);
   else expect(body.error).toMatch(sentence);
+  if (expected.code !== undefined) expect(body.code).toBe(expected.code);
+  if ("param" in expected) expect(body.param).toBe(expected.param);
+  return body;
 }
 
 /** Spec, Authentication: a request without a credential is a 401 with the bearer challenge. */

@@ -1,9 +1,10 @@
 import { expect } from "vitest";
-import { json } from "./http";
+import type { ErrorCode } from "../../src/lib/error-codes";
+import { expectErrorBody, json } from "./http";
 
 // Bodies and checks for registering intakes (POST and PATCH /api/v1/intakes) in test/intakes/.
 
-export const NOT_FOUND = { error: "No intake with that id exists for this credential." };
+export const NOT_FOUND = "No intake with that id exists for this credential.";
 
 /** A question with `overrides`; required by default so that a list of one is valid. */
 export const question = (overrides: Record<string, unknown> = {}) => ({
@@ -28,11 +29,24 @@ export const chars = (count: number, unit = "a") => unit.repeat(count);
 export const name = (length: number) => `n${"a".repeat(length - 1)}`;
 export const EMOJI = "😀";
 
-export async function expectInvalid(response: Response, field: string | undefined, sentence?: RegExp) {
+/**
+ * A 400 of intake validation naming `field` (as `field` and `param`), or none; its `code` is `code` when given, else
+ * a `parameter_` one for a field and `invalid_request` for none.
+ */
+export async function expectInvalid(
+  response: Response,
+  field: string | undefined,
+  sentence?: RegExp,
+  code?: ErrorCode,
+) {
   const body = await json(response);
   expect(response.status, JSON.stringify(body)).toBe(400);
-  if (field === undefined) expect(body).toEqual({ error: expect.any(String) });
-  else expect(body).toEqual({ error: expect.any(String), field });
+  expectErrorBody(response, body);
+  // The spec's `field`, and `param` naming the same member (docs/errors.md).
+  expect(body.field).toBe(field);
+  expect(body.param).toBe(field);
+  if (code !== undefined) expect(body.code).toBe(code);
+  else expect(body.code).toEqual(field === undefined ? "invalid_request" : expect.stringMatching(/^parameter_/));
   expect(body.error).toMatch(/^The .+\.$/);
   if (field !== undefined) expect(body.error).toContain(`"${field}"`);
   if (sentence) expect(body.error).toMatch(sentence);

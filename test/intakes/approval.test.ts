@@ -13,7 +13,7 @@ import { ApiError } from "../../src/lib/errors";
 import { idOrNotFound } from "../../src/lib/validation";
 import { deps, testDependencies } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
-import { call, json } from "../helpers/http";
+import { call, expectError, json } from "../helpers/http";
 import { createIntake, getIntake, type Intake, patchIntake } from "../helpers/intakes";
 import { apiKeyPrincipal } from "../helpers/principals";
 
@@ -194,9 +194,10 @@ describe("revokeApiKey", () => {
       endpointsDeleted: 0,
     });
 
-    const refused = await call("/api/v1/intakes", { key: apiKey });
-    expect(refused.status).toBe(401);
-    expect(await json(refused)).toEqual({ error: "The API key has been revoked." });
+    await expectError(await call("/api/v1/intakes", { key: apiKey }), 401, "The API key has been revoked.", {
+      code: "invalid_credential",
+      param: undefined,
+    });
     for (const intake of mine) expect((await rowOf(intake.id))?.enabled).toBe(false);
     expect((await rowOf(theirs.id))?.enabled).toBe(true);
     expect((await call("/api/v1/intakes", { key: other.apiKey })).status).toBe(200);

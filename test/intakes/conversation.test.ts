@@ -430,6 +430,7 @@ describe("the same conversation through RPC", async () => {
     expect(await runtime.declineIntake(cid)).toEqual({
       ok: false,
       status: 409,
+      code: "invalid_state",
       error: "No intake is running in this conversation.",
     });
     expect(

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { intakes } from "../../src/db/schema";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
-import { call, json } from "../helpers/http";
+import { call, expectError, json } from "../helpers/http";
 import {
   createIntake,
   deleteIntake,
@@ -24,12 +24,12 @@ describe("at most 5 intakes per business, across every key", () => {
     await createIntake(second.apiKey);
     await createIntake(second.apiKey);
     for (const key of [apiKey, second.apiKey]) {
-      const refused = await postIntake(key, intakeBody());
-      expect(refused.status).toBe(403);
-      expect(await json(refused)).toEqual({
-        error:
-          "A business can have at most 5 intakes, counted across every key and app: delete one before registering another.",
-      });
+      await expectError(
+        await postIntake(key, intakeBody()),
+        403,
+        "A business can have at most 5 intakes, counted across every key and app: delete one before registering another.",
+        { code: "limit_reached", param: undefined },
+      );
     }
     expect((await deleteIntake(apiKey, mine[0]?.id ?? 0)).status).toBe(204);
     expect((await postIntake(second.apiKey, intakeBody())).status).toBe(201);
@@ -97,9 +97,7 @@ describe("ownership: an intake belongs to the key that registered it", async () 
       ["a decimal id", () => "1.5"],
       ["an id with a leading zero", () => `0${mine.id}`],
     ])("answers 404 with the same sentence for an intake of %s", async (_case, id) => {
-      const response = await send(apiKey, id());
-      expect(response.status).toBe(404);
-      expect(await json(response)).toEqual(NOT_FOUND);
+      await expectError(await send(apiKey, id()), 404, NOT_FOUND, { code: "not_found", param: undefined });
     });
   });
 
@@ -117,8 +115,10 @@ describe("ownership: an intake belongs to the key that registered it", async () 
       await deleteIntake(undefined, mine.id),
       await getResponses(undefined, mine.id),
     ]) {
-      expect(response.status).toBe(401);
-      expect(Object.keys(await json(response))).toEqual(["error"]);
+      await expectError(response, 401, "An API key is required: send the header Authorization: Bearer <API key>.", {
+        code: "authentication_required",
+        param: undefined,
+      });
     }
     const revoked = await createApiKey(business.id, { revoked: true });
     expect((await getIntake(revoked.apiKey, mine.id)).status).toBe(401);
@@ -127,9 +127,7 @@ describe("ownership: an intake belongs to the key that registered it", async () 
   it("DELETE answers 204, then 404", async () => {
     const doomed = await createIntake(apiKey, { name: "doomed" });
     expect((await deleteIntake(apiKey, doomed.id)).status).toBe(204);
-    const again = await deleteIntake(apiKey, doomed.id);
-    expect(again.status).toBe(404);
-    expect(await json(again)).toEqual(NOT_FOUND);
+    await expectError(await deleteIntake(apiKey, doomed.id), 404, NOT_FOUND, { code: "not_found", param: undefined });
     expect((await getIntake(apiKey, doomed.id)).status).toBe(404);
   });
 });
@@ -266,7 +264,13 @@ describe("question ids that name what every object inherits (docs/intakes.md, Va
     const response = await postIntake(apiKey, intakeBody(second(question({ id }))));
     expect({ status: response.status, body: await json(response) }).toEqual({
       status: 400,
-      body: { error: sentence("fields[1].id"), field: "fields[1].id" },
+      body: {
+        error: sentence("fields[1].id"),
+        code: "parameter_invalid",
+        param: "fields[1].id",
+        field: "fields[1].id",
+        request_id: response.headers.get("X-Request-Id"),
+      },
     });
     expect(await db.select().from(intakes).where(eq(intakes.businessId, business.id))).toHaveLength(1);
   });
@@ -276,7 +280,13 @@ describe("question ids that name what every object inherits (docs/intakes.md, Va
     const response = await patchIntake(apiKey, existing.id, { fields });
     expect({ status: response.status, body: await json(response) }).toEqual({
       status: 400,
-      body: { error: sentence("fields[3].id"), field: "fields[3].id" },
+      body: {
+        error: sentence("fields[3].id"),
+        code: "parameter_invalid",
+        param: "fields[3].id",
+        field: "fields[3].id",
+        request_id: response.headers.get("X-Request-Id"),
+      },
     });
     expect(await db.select().from(intakes).where(eq(intakes.id, existing.id)).get()).toMatchObject({
       version: 1,

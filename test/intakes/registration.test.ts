@@ -289,7 +289,7 @@ describe("POST /api/v1/intakes", async () => {
   });
 
   it("refuses malformed JSON with 400", async () => {
-    await expectInvalid(await postIntake(apiKey, "{not json"), undefined, /not valid JSON/);
+    await expectInvalid(await postIntake(apiKey, "{not json"), undefined, /not valid JSON/, "invalid_json");
   });
 
   it("refuses a name already used in the business, by any key, with 400 naming it; other businesses may reuse it", async () => {

@@ -4,8 +4,9 @@ import { intakeResponses, intakes } from "../../src/db/schema";
 import { readCredential } from "../../src/domain/access/principals";
 import { listResponses } from "../../src/domain/intakes/responses";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
-import { json } from "../helpers/http";
+import { expectError, json } from "../helpers/http";
 import { createIntake, deleteIntake, getResponses, insertResponses, TIMESTAMP } from "../helpers/intakes";
+import { NOT_FOUND } from "../helpers/intakes-api";
 import { runAlone } from "../helpers/statements";
 
 type ResponseObject = {
@@ -146,16 +147,20 @@ describe("GET /api/v1/intakes/{id}/responses", async () => {
       expect(response.status).toBe(400);
       expect(await json(response)).toEqual({
         error: 'The query parameter "before" must be a response id: a whole number from 1.',
+        code: "parameter_invalid",
+        param: "before",
         field: "before",
+        request_id: response.headers.get("X-Request-Id"),
       });
     },
   );
 
   it("answers 404 for the responses of another key's intake, with nothing of theirs", async () => {
     const sibling = await createApiKey(business.id);
-    const response = await getResponses(sibling.apiKey, intake.id);
-    expect(response.status).toBe(404);
-    expect(await json(response)).toEqual({ error: "No intake with that id exists for this credential." });
+    await expectError(await getResponses(sibling.apiKey, intake.id), 404, NOT_FOUND, {
+      code: "not_found",
+      param: undefined,
+    });
   });
 
   it("reads only the rows of the page (and one index entry more), whatever else is stored", async () => {

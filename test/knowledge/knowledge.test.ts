@@ -5,7 +5,7 @@ import { knowledgeItems, ownerKnowledgeSources } from "../../src/db/schema";
 import { PUSHES_PER_HOUR } from "../../src/domain/knowledge/registration";
 import type { BusinessLimits } from "../../src/durable-objects/business-limits";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
-import { call, json } from "../helpers/http";
+import { call, expectError, json } from "../helpers/http";
 
 const TEXT = "Open Monday to Friday from nine to five.";
 const push = (key: string, apiKey: string, body: unknown = { title: "Hours", content: TEXT }) =>
@@ -87,15 +87,23 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
   });
 
   it.each([
-    [{ content: TEXT }, 'The field "title" is required.'],
-    [{ title: "x".repeat(201), content: TEXT }, 'The field "title" must be at most 200 characters long.'],
-    [{ title: "", content: TEXT }, 'The field "title" must be at least 1 character long.'],
-    [{ title: "Hours" }, 'The field "content" is required.'],
-    [{ title: "Hours", content: 42 }, 'The field "content" must be a string.'],
-  ])("refuses %j with 400", async (body, error) => {
-    const response = await push("valid-key", apiKey, body);
-    expect(response.status).toBe(400);
-    expect(await json(response)).toEqual({ error });
+    [{ content: TEXT }, 'The field "title" is required.', "parameter_missing", "title"],
+    [
+      { title: "x".repeat(201), content: TEXT },
+      'The field "title" must be at most 200 characters long.',
+      "parameter_invalid",
+      "title",
+    ],
+    [
+      { title: "", content: TEXT },
+      'The field "title" must be at least 1 character long.',
+      "parameter_invalid",
+      "title",
+    ],
+    [{ title: "Hours" }, 'The field "content" is required.', "parameter_missing", "content"],
+    [{ title: "Hours", content: 42 }, 'The field "content" must be a string.', "parameter_invalid", "content"],
+  ] as const)("refuses %j with 400", async (body, error, code, param) => {
+    await expectError(await push("valid-key", apiKey, body), 400, error, { code, param });
   });
 
   it.each(["a", "A.b_c:d-e", "9lives", "menu:2026.winter_special-v2", "x".repeat(80)])(
@@ -154,7 +162,10 @@ describe("GET and DELETE /api/v1/knowledge", async () => {
     expect((await call("/api/v1/knowledge/faq", { key: apiKey, method: "DELETE" })).status).toBe(204);
     const again = await call("/api/v1/knowledge/faq", { key: apiKey, method: "DELETE" });
     expect(again.status).toBe(404);
-    expect(await json(again)).toEqual({ error: "Nothing is stored under that knowledge key for this business." });
+    await expectError(again, 404, "Nothing is stored under that knowledge key for this business.", {
+      code: "not_found",
+      param: undefined,
+    });
     expect(await json(await call("/api/v1/knowledge", { key: apiKey }))).toEqual({ data: [] });
   });
 
@@ -228,15 +239,18 @@ describe("120 pushes per business per clock hour", () => {
       last = await push("same-key", apiKey, { title: "Hours", content: `${TEXT} Version ${i}.` });
       expect(last.status).toBe(i === 0 ? 201 : 200);
     }
-    expect(last?.headers.get("RateLimit-Limit")).toBe("120");
-    expect(last?.headers.get("RateLimit-Remaining")).toBe("0");
+    const POLICIES = '"requests";q=600;w=60, "knowledge_pushes";q=120;w=3600';
+    expect(last?.headers.get("RateLimit-Policy")).toBe(POLICIES);
+    const standing = /^"knowledge_pushes";r=0;t=(\d+)$/;
+    expect(last?.headers.get("RateLimit")).toMatch(standing);
     const refused = await push("same-key", apiKey);
-    expect(refused.status).toBe(429);
     const retryAfter = Number(refused.headers.get("Retry-After"));
     const secondsLeftInHour = 3600 - Math.floor((Date.now() % 3_600_000) / 1000);
     expect(retryAfter).toBeGreaterThan(0);
     expect(Math.abs(retryAfter - secondsLeftInHour)).toBeLessThanOrEqual(2);
-    expect((await json(refused)).error).toMatch(/at most 120 knowledge pushes an hour/);
+    expect(refused.headers.get("RateLimit-Policy")).toBe(POLICIES);
+    expect(refused.headers.get("RateLimit")).toBe(`"knowledge_pushes";r=0;t=${retryAfter}`);
+    await expectError(refused, 429, /at most 120 knowledge pushes an hour/, { code: "rate_limited", param: undefined });
     // The refused push stored nothing.
     const stored = await db.select().from(knowledgeItems).where(eq(knowledgeItems.businessId, business.id)).get();
     expect(stored?.content).toBe(`${TEXT} Version 119.`);

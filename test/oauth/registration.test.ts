@@ -216,13 +216,15 @@ describe("registration is limited per client address (docs/architecture.md, OAut
       }
       const refused = await registerFrom(address, `${name} refused`);
       expect(refused.headers.get("Retry-After")).toBe("60");
-      expect(refused.headers.get("RateLimit-Policy")).toBe(`${REGISTRATIONS_PER_MINUTE};w=60`);
+      expect(refused.headers.get("RateLimit-Policy")).toBe(`"client_registrations";q=${REGISTRATIONS_PER_MINUTE};w=60`);
+      expect(refused.headers.get("RateLimit")).toBe('"client_registrations";r=0;t=60');
       expect(refused.headers.get("Cache-Control")).toBe("no-store");
       // The service's 429 (spec: Errors), as every rate limit here answers: a rate limit is no RFC 7591 error.
       await expectError(
         refused,
         429,
         `Too many registrations from this address: at most ${REGISTRATIONS_PER_MINUTE} a minute. Register once and keep the client_id.`,
+        { code: "rate_limited", param: undefined },
       );
       expect(await storedNamed(name)).toBe(REGISTRATIONS_PER_MINUTE);
       expect((await registerFrom(freshIPv4(), `${name} elsewhere`)).status).toBe(201);

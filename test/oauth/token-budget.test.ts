@@ -42,8 +42,8 @@ async function spend(count: number, request: () => Promise<Response>, status: nu
 async function expectBudgetSpent(response: Response, description: RegExp) {
   await expectOAuthError(response, 429, TOKEN_BUDGET_ERROR, description);
   expect(response.headers.get("Retry-After")).toBe("60");
-  expect(response.headers.get("RateLimit-Policy")).toBe(`${TOKEN_REQUESTS_PER_MINUTE};w=60`);
-  expect(response.headers.get("RateLimit-Remaining")).toBe("0");
+  expect(response.headers.get("RateLimit-Policy")).toBe(`"token_requests";q=${TOKEN_REQUESTS_PER_MINUTE};w=60`);
+  expect(response.headers.get("RateLimit")).toBe('"token_requests";r=0;t=60');
 }
 
 const rotatedAt = async (refreshToken: string) =>

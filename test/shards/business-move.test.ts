@@ -8,7 +8,7 @@ import { moved, populatedLegacyBusiness, rowsIn } from "../helpers/business-move
 import { runScheduled } from "../helpers/cron";
 import { page, signedIn } from "../helpers/dashboard";
 import { db, shardDb } from "../helpers/fixtures";
-import { call, json } from "../helpers/http";
+import { call, expectError, json } from "../helpers/http";
 import { browse, me, refresh, type Tokens } from "../helpers/oauth";
 import { deliveryRowIn } from "../helpers/webhooks";
 
@@ -86,9 +86,10 @@ describe("moving a legacy business to eu1", async () => {
       .update(apiKeys)
       .set({ revokedAt: new Date().toISOString() })
       .where(eq(apiKeys.keyHash, sha256Hex(shop.secondKey)));
-    const refused = await call("/api/v1/me", { key: shop.secondKey });
-    expect(refused.status).toBe(401);
-    expect(await json(refused)).toEqual({ error: "The API key has been revoked." });
+    await expectError(await call("/api/v1/me", { key: shop.secondKey }), 401, "The API key has been revoked.", {
+      code: "invalid_credential",
+      param: undefined,
+    });
   });
 
   it("sends the pending delivery from eu1, once its sweep finds it", async () => {

@@ -92,6 +92,7 @@ describe("a business the directory does not know", () => {
     expect(await exports.RuntimeApi.context(unknown, "whatsapp")).toEqual({
       ok: false,
       status: 404,
+      code: "not_found",
       error: NO_BUSINESS,
     });
   });
@@ -118,7 +119,7 @@ describe("a business being moved to another shard", async () => {
 
   it("refuses the same writes through the RPC entrypoint, as values", async () => {
     await setMoving(business.id, true);
-    const refusal = { ok: false, status: 503, error: MOVING };
+    const refusal = { ok: false, status: 503, code: "temporarily_unavailable", error: MOVING };
     expect(await exports.RuntimeApi.reportChange(business.id, { booking: newBooking() })).toEqual(refusal);
     expect(await exports.RuntimeApi.setPlan(business.id, { plan: "business", active: true })).toEqual(refusal);
   });

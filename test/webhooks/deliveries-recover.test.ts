@@ -79,7 +79,12 @@ describe("POST /webhooks/{id}/recover", async () => {
     const response = await recover(apiKey, endpoint.id, iso(now - 24 * HOUR));
     expect(response.status, await response.clone().text()).toBe(202);
     expect(await json(response)).toEqual({ queued: 2 });
-    expect(response.headers.get("RateLimit-Limit")).toBe(String(RECOVERS_PER_HOUR));
+    expect(response.headers.get("RateLimit-Policy")).toBe(
+      `"requests";q=600;w=60, "webhook_recovers";q=${RECOVERS_PER_HOUR};w=3600`,
+    );
+    expect(response.headers.get("RateLimit")).toMatch(
+      new RegExp(`^"webhook_recovers";r=${RECOVERS_PER_HOUR - 1};t=\\d+$`),
+    );
 
     // The receiver gets both at once, each as its own delivery, signed now.
     const recovered = (await box.arrived(13)).slice(11);

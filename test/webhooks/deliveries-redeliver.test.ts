@@ -214,17 +214,20 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
 
     const refused = answers.find((answer) => answer.status === 429) as Response;
     const secondsLeftInHour = Math.ceil((HOUR - (Date.now() % HOUR)) / 1000);
-    expect(Math.abs(Number(refused.headers.get("Retry-After")) - secondsLeftInHour)).toBeLessThanOrEqual(2);
-    expect(refused.headers.get("RateLimit-Limit")).toBe(String(SENDS_PER_HOUR));
-    expect(refused.headers.get("RateLimit-Remaining")).toBe("0");
+    const retryAfter = Number(refused.headers.get("Retry-After"));
+    expect(Math.abs(retryAfter - secondsLeftInHour)).toBeLessThanOrEqual(2);
+    const POLICIES = `"requests";q=600;w=60, "webhook_sends";q=${SENDS_PER_HOUR};w=3600`;
+    expect(refused.headers.get("RateLimit-Policy")).toBe(POLICIES);
+    expect(refused.headers.get("RateLimit")).toBe(`"webhook_sends";r=0;t=${retryAfter}`);
     await expectError(
       refused,
       429,
       `A webhook endpoint can be sent at most ${SENDS_PER_HOUR} redeliveries and test events an hour; try again when the hour is up.`,
+      { code: "rate_limited", param: undefined },
     );
     const accepted = answers.find((answer) => answer.status === 202) as Response;
-    expect(accepted.headers.get("RateLimit-Limit")).toBe(String(SENDS_PER_HOUR));
-    expect(accepted.headers.get("RateLimit-Policy")).toBe(`${SENDS_PER_HOUR};w=3600`);
+    expect(accepted.headers.get("RateLimit-Policy")).toBe(POLICIES);
+    expect(accepted.headers.get("RateLimit")).toMatch(/^"webhook_sends";r=\d+;t=\d+$/);
 
     // Test events count in the same budget; another endpoint has its own.
     expect((await call(`/api/v1/webhooks/${busy.id}/test`, { key: apiKey, method: "POST", body: {} })).status).toBe(
@@ -232,7 +235,7 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
     );
     const elsewhere = await redeliver(apiKey, quiet.id, quietDelivery);
     expect(elsewhere.status).toBe(202);
-    expect(elsewhere.headers.get("RateLimit-Remaining")).toBe(String(SENDS_PER_HOUR - 1));
+    expect(elsewhere.headers.get("RateLimit")).toMatch(new RegExp(`^"webhook_sends";r=${SENDS_PER_HOUR - 1};t=\\d+$`));
   });
 
   it("makes two D1 round trips, with an API key and with an access token", async () => {

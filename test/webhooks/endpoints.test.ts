@@ -345,8 +345,7 @@ describe("POST /api/v1/webhooks", async () => {
       body,
       headers: { "Content-Type": "application/json" },
     });
-    expect(response.status).toBe(400);
-    expect(Object.keys(await json(response))).toEqual(["error"]);
+    await expectError(response, 400, "The request body is not valid JSON.", { code: "invalid_json", param: undefined });
   });
 
   it("names malformed JSON as such", async () => {

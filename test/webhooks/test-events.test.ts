@@ -242,8 +242,13 @@ describe("POST /webhooks/{id}/test", async () => {
     expect(answers.filter((answer) => answer.status === 202)).toHaveLength(SENDS_PER_HOUR);
     const refused = answers.filter((answer) => answer.status === 429);
     expect(refused).toHaveLength(5);
-    expect(refused[0]?.headers.get("Retry-After")).toMatch(/^\d+$/);
-    expect(refused[0]?.headers.get("RateLimit-Remaining")).toBe("0");
+    const retryAfter = refused[0]?.headers.get("Retry-After");
+    expect(retryAfter).toMatch(/^\d+$/);
+    // Both budgets are spent by the same 60: the endpoint's, checked first, is the one named.
+    expect(refused[0]?.headers.get("RateLimit-Policy")).toBe(
+      `"requests";q=600;w=60, "webhook_sends";q=${SENDS_PER_HOUR};w=3600`,
+    );
+    expect(refused[0]?.headers.get("RateLimit")).toBe(`"webhook_sends";r=0;t=${retryAfter}`);
     const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, busy.id));
     await expectError(
       await call(`/api/v1/webhooks/${busy.id}/deliveries/${delivery?.id}/redeliver`, { key: apiKey, method: "POST" }),
@@ -268,19 +273,29 @@ describe("POST /webhooks/{id}/test", async () => {
     expect(again.id).not.toBe(first.id);
     const next = await sendTest(apiKey, again.id, { event: "ping" });
     expect(next.status).toBe(202);
-    // The business's budget is the tighter one: its remaining uses are the ones announced.
-    expect(next.headers.get("RateLimit-Limit")).toBe(String(TEST_EVENTS_PER_HOUR));
-    expect(next.headers.get("RateLimit-Remaining")).toBe(String(TEST_EVENTS_PER_HOUR - 41));
-    expect(next.headers.get("RateLimit-Policy")).toBe(`${TEST_EVENTS_PER_HOUR};w=3600`);
+    // Both budgets it was counted against are announced: the new endpoint's sends, and the business's test events.
+    expect(next.headers.get("RateLimit-Policy")).toBe(
+      `"requests";q=600;w=60, "webhook_sends";q=${SENDS_PER_HOUR};w=3600, "webhook_tests";q=${TEST_EVENTS_PER_HOUR};w=3600`,
+    );
+    expect(next.headers.get("RateLimit")).toMatch(
+      new RegExp(
+        `^"webhook_sends";r=${SENDS_PER_HOUR - 1};t=\\d+, "webhook_tests";r=${TEST_EVENTS_PER_HOUR - 41};t=\\d+$`,
+      ),
+    );
     const rest = await Promise.all(
       Array.from({ length: TEST_EVENTS_PER_HOUR - 41 + 5 }, () => sendTest(apiKey, again.id, { event: "ping" })),
     );
     expect(rest.filter((answer) => answer.status === 202)).toHaveLength(TEST_EVENTS_PER_HOUR - 41);
     const refused = rest.find((answer) => answer.status === 429);
     const sentence = `A business's webhook endpoints can be sent at most ${TEST_EVENTS_PER_HOUR} test events an hour together; try again when the hour is up.`;
-    expect(refused?.headers.get("Retry-After")).toMatch(/^\d+$/);
-    expect(refused?.headers.get("RateLimit-Remaining")).toBe("0");
-    await expectError(refused as Response, 429, sentence);
+    const retryAfter = refused?.headers.get("Retry-After");
+    expect(retryAfter).toMatch(/^\d+$/);
+    // A refusal names only the policy that is spent.
+    expect(refused?.headers.get("RateLimit-Policy")).toBe(
+      `"requests";q=600;w=60, "webhook_tests";q=${TEST_EVENTS_PER_HOUR};w=3600`,
+    );
+    expect(refused?.headers.get("RateLimit")).toBe(`"webhook_tests";r=0;t=${retryAfter}`);
+    await expectError(refused as Response, 429, sentence, { code: "rate_limited", param: undefined });
 
     // Any other endpoint of the business is refused too; one of another business is not.
     const another = await subscribe(apiKey, budgetBox.url("/other"), ["lead.created"]);
@@ -304,8 +319,11 @@ describe("POST /webhooks/{id}/test", async () => {
       method: "POST",
     });
     expect(redelivered.status).toBe(202);
-    expect(redelivered.headers.get("RateLimit-Remaining")).toBe(
-      String(SENDS_PER_HOUR - (TEST_EVENTS_PER_HOUR - 40) - 1),
+    expect(redelivered.headers.get("RateLimit-Policy")).toBe(
+      `"requests";q=600;w=60, "webhook_sends";q=${SENDS_PER_HOUR};w=3600`,
+    );
+    expect(redelivered.headers.get("RateLimit")).toMatch(
+      new RegExp(`^"webhook_sends";r=${SENDS_PER_HOUR - (TEST_EVENTS_PER_HOUR - 40) - 1};t=\\d+$`),
     );
   });
 
@@ -333,7 +351,11 @@ describe("POST /webhooks/{id}/test", async () => {
     const elsewhere = await sendTest(apiKey, quiet.id, { event: "ping" });
     expect(elsewhere.status).toBe(202);
     // One test event before, this one now: the three refused were not counted.
-    expect(elsewhere.headers.get("RateLimit-Remaining")).toBe(String(TEST_EVENTS_PER_HOUR - 2));
+    expect(elsewhere.headers.get("RateLimit")).toMatch(
+      new RegExp(
+        `^"webhook_sends";r=${SENDS_PER_HOUR - 1};t=\\d+, "webhook_tests";r=${TEST_EVENTS_PER_HOUR - 2};t=\\d+$`,
+      ),
+    );
   });
 
   it("makes two D1 round trips, with an API key and with an access token", async () => {

@@ -208,6 +208,7 @@ export async function createApiKey(deps: Dependencies, businessId: string, label
   if (!row) {
     throw forbidden(
       `A business can have at most ${MAX_ACTIVE_KEYS} active API keys: revoke one before creating another.`,
+      "limit_reached",
     );
   }
   return { id: row.id, key, label: row.label, displayPrefix: row.displayPrefix };

@@ -32,10 +32,13 @@ export function planRefusal(business: Pick<Business, "plan" | "planActive">): "n
 export function assertPlanIncludesApi(business: Business): void {
   const refusal = planRefusal(business);
   if (refusal === "not_included") {
-    throw forbidden("The business's plan does not include the API: it needs the Pro or Business plan.");
+    throw forbidden(
+      "The business's plan does not include the API: it needs the Pro or Business plan.",
+      "plan_required",
+    );
   }
   if (refusal === "lapsed") {
-    throw forbidden("The business's plan has lapsed: the API works again once the plan is active.");
+    throw forbidden("The business's plan has lapsed: the API works again once the plan is active.", "plan_required");
   }
 }
 

@@ -39,7 +39,7 @@ export type Answer = { status: number; headers: Record<string, string>; body: st
 /** The key as the request sent it, refused (400) unless 1 to 255 printable ASCII characters. */
 export function readKey(header: string): string {
   if (!KEY_PATTERN.test(header)) {
-    throw invalid(`The header ${IDEMPOTENCY_HEADER} must be 1 to 255 printable ASCII characters.`);
+    throw invalid(`The header ${IDEMPOTENCY_HEADER} must be 1 to 255 printable ASCII characters.`, IDEMPOTENCY_HEADER);
   }
   return header;
 }
@@ -89,8 +89,9 @@ async function tryClaim(deps: Dependencies, claim: Claim, now: EpochMs): Promise
   if (!record) throw new Error("An idempotency key's claim lost to a record it cannot read.");
   if (record.fingerprint !== claim.fingerprint) {
     throw new ApiError(
-      422,
+      "idempotency_key_reused",
       `This ${IDEMPOTENCY_HEADER} was already used with another request (method, path or body); use a new key.`,
+      { param: IDEMPOTENCY_HEADER },
     );
   }
   if (record.status === null) return { kind: "running" };
@@ -116,7 +117,10 @@ export async function claimKey(
     const outcome = await tryClaim(deps, claim, clock());
     if (outcome.kind !== "running") return outcome;
     if (clock() + POLL_MS > deadline) {
-      throw conflict(`A request with this ${IDEMPOTENCY_HEADER} is still running; retry once it has completed.`);
+      throw conflict(
+        `A request with this ${IDEMPOTENCY_HEADER} is still running; retry once it has completed.`,
+        "idempotency_key_in_use",
+      );
     }
     await pause(POLL_MS);
   }

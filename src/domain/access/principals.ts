@@ -39,7 +39,10 @@ export type Credential = { kind: "api_key" | "access_token"; hash: string; shard
  */
 export async function readCredential(authorization: string | undefined): Promise<Credential> {
   if (!authorization) {
-    throw unauthorized("An API key is required: send the header Authorization: Bearer <API key>.");
+    throw unauthorized(
+      "An API key is required: send the header Authorization: Bearer <API key>.",
+      "authentication_required",
+    );
   }
   const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
   const credential = match?.[1] ?? "";
@@ -100,7 +103,9 @@ type TokenRow = RowOf<typeof tokenLookup>;
 
 /** RFC 6750 §3.1: a token that is expired, revoked or unknown is `invalid_token`. */
 const invalidToken = (message: string) =>
-  new ApiError(401, message, { headers: { "WWW-Authenticate": 'Bearer realm="api", error="invalid_token"' } });
+  new ApiError("invalid_credential", message, {
+    headers: [["WWW-Authenticate", 'Bearer realm="api", error="invalid_token"']],
+  });
 
 function keyPrincipal(row: KeyRow | undefined): Principal {
   if (!row) throw unauthorized("The API key is not recognised.");

@@ -26,11 +26,13 @@ export function assertRequiredArguments(parameters: ActionParameters, args: Reco
   const missing = missingRequired(parameters, args);
   if (missing.length === 0) return;
   const names = missing.map((name) => `"${name}"`).join(", ");
+  const [only] = missing;
   throw new ApiError(
-    422,
+    "action_arguments_missing",
     missing.length === 1
       ? `The required parameter ${names} is missing: ask the customer for it instead of calling.`
       : `The required parameters ${names} are missing: ask the customer for them instead of calling.`,
+    { param: missing.length === 1 ? `arguments.${only}` : undefined },
   );
 }
 

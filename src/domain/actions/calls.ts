@@ -50,9 +50,10 @@ export async function callAction(
 ) {
   const { db } = deps;
   if (!options.ownerTest) {
-    if (!action.enabled) throw conflict("The action is switched off: only the owner can switch it on.");
+    if (!action.enabled)
+      throw conflict("The action is switched off: only the owner can switch it on.", "invalid_state");
     if (request.channel === "dashboard_test" || !actionsRunOn(request.channel)) {
-      throw conflict("Connected actions do not run on phone calls.");
+      throw conflict("Connected actions do not run on phone calls.", "invalid_state");
     }
   }
   // The Secretary's calls are checked against the parameters the owner approved; the owner's Test, against the
@@ -93,7 +94,10 @@ export async function callAction(
     ? (await db.insert(actionCalls).values(pending).returning())[0]
     : await insertWithinLimit(db, actionCalls, pending, CALLS_PER_MESSAGE, callsOfMessage);
   if (!call) {
-    throw new ApiError(429, `At most ${CALLS_PER_MESSAGE} action calls are made for one customer message.`);
+    throw new ApiError(
+      "action_calls_exhausted",
+      `At most ${CALLS_PER_MESSAGE} action calls are made for one customer message.`,
+    );
   }
   const body = JSON.stringify({
     call_id: call.id,

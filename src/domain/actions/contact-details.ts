@@ -25,6 +25,7 @@ export function assertNoContactParameters(parameters: ActionParameters) {
     if (kind) {
       throw invalid(
         `The field "parameters.properties.${name}" asks for ${CONTACT_NAMES[kind]}: an action may not ask for contact details (an intake may).`,
+        `parameters.properties.${name}`,
       );
     }
   }

@@ -32,7 +32,7 @@ const approving = (action: Action) => ({
 });
 
 const changedSinceReview = () =>
-  conflict("The action has changed since it was reviewed: review it again before switching it on.");
+  conflict("The action has changed since it was reviewed: review it again before switching it on.", "invalid_state");
 
 /**
  * The owner switches an action on or off (spec: "Only the business owner can switch an action ... on or off"), and its
@@ -83,7 +83,8 @@ export async function acceptActionChange(
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
     const { record: action, ...target } = await readForSwitch(deps, businessId, actionRow(businessId, actionId));
     if (options.reviewed !== reviewedVersion(action)) throw changedSinceReview();
-    if (!action.enabled) throw conflict("The action is switched off: switch it on to approve it as it now is.");
+    if (!action.enabled)
+      throw conflict("The action is switched off: switch it on to approve it as it now is.", "invalid_state");
     if (!pendingChange(action)) return toActionObject(action);
     const written = await writeAction(deps, target, action, approving(action), "change_accepted");
     if (written) return written;

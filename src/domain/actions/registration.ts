@@ -53,12 +53,13 @@ export async function createAction(
     );
   } catch (error) {
     if (isUniqueViolation(error))
-      throw invalid(`The field "name" is "${input.name}", which another action of this business already uses.`);
+      throw invalid(`The field "name" is "${input.name}", which another action of this business already uses.`, "name");
     throw error;
   }
   if (!action) {
     throw forbidden(
       `A business can have at most ${MAX_ACTIONS_PER_BUSINESS} connected actions: delete one before adding another.`,
+      "limit_reached",
     );
   }
   return { ...toActionObject(action), secret };

@@ -84,7 +84,7 @@ export async function startRun(
 ): Promise<IntakeRun> {
   if (!intakesRunOn(input.channel)) {
     throw new ApiError(
-      409,
+      "invalid_state",
       "Intakes run only on chat channels: not on phone calls nor through connected AI assistants (MCP).",
     );
   }
@@ -95,7 +95,8 @@ export async function startRun(
     .where(and(eq(intakes.id, input.intakeId), eq(intakes.businessId, input.businessId)))
     .get();
   if (!row) throw notFound("The business has no intake with that id.");
-  if (!row.intake.enabled) throw conflict("The intake is switched off: only the owner can switch it on.");
+  if (!row.intake.enabled)
+    throw conflict("The intake is switched off: only the owner can switch it on.", "invalid_state");
   const { intake } = row;
   return {
     runId: randomToken("run_", 16),

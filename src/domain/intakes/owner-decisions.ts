@@ -42,10 +42,11 @@ const businessIntake = (businessId: string, id: number) =>
 const revokedCredential = () =>
   forbidden(
     "The key or app that registered this intake has been revoked or disconnected, so the intake cannot be switched on.",
+    "forbidden",
   );
 
 const changedSinceReview = () =>
-  conflict("The intake has changed since it was reviewed: review it again before switching it on.");
+  conflict("The intake has changed since it was reviewed: review it again before switching it on.", "invalid_state");
 
 /** How many times a switch re-reads when another write got in between its read and its write. */
 const SWITCH_ATTEMPTS = 3;

@@ -5,7 +5,7 @@ import { mapRead, type Read, read, runRead } from "../../db/reads";
 import { type IntakeContent, type IntakeField, intakes } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { conflict, forbidden, invalid, notFound } from "../../lib/errors";
+import { conflict, forbidden, invalidField, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import type { CreateIntakeInput, PatchIntakeInput } from "../../schemas/intake-bodies";
 import type { IntakeFieldInput } from "../../schemas/intake-fields";
@@ -126,7 +126,7 @@ export async function createIntake(deps: Dependencies, principal: Principal, inp
     );
   } catch (error) {
     if (isUniqueViolation(error)) {
-      throw invalid(
+      throw invalidField(
         `The field "name" is ${JSON.stringify(input.name)}, which another intake of this business already uses; names are unique within the business.`,
         "name",
       );
@@ -136,6 +136,7 @@ export async function createIntake(deps: Dependencies, principal: Principal, inp
   if (!row) {
     throw forbidden(
       `A business can have at most ${MAX_INTAKES_PER_BUSINESS} intakes, counted across every key and app: delete one before registering another.`,
+      "limit_reached",
     );
   }
   return toIntakeObject(row);
@@ -186,13 +187,13 @@ export async function patchIntake(
   for (let attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
     if (attempt > 0) ({ record: row, endpoints } = await readAgain());
     if (input.name !== undefined && input.name !== row.name) {
-      throw invalid(
+      throw invalidField(
         `The field "name" cannot be changed after creation: send it back as ${JSON.stringify(row.name)} or leave it out.`,
         "name",
       );
     }
     if (input.enabled !== undefined && input.enabled !== row.enabled) {
-      throw invalid(
+      throw invalidField(
         `The field "enabled" cannot be changed through the API: only the business owner switches an intake on or off. Send it back as ${row.enabled} or leave it out.`,
         "enabled",
       );

@@ -6,6 +6,7 @@ import { knowledgeItems, ownerKnowledgeSources } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { ApiError, forbidden, invalid, notFound, tooManyRequests } from "../../lib/errors";
+import { budgetUse } from "../../lib/rate-limit-fields";
 import { characterCount } from "../../lib/text";
 import { isoNow } from "../../lib/time";
 import type { Business } from "../access/businesses";
@@ -39,13 +40,14 @@ export async function takeKnowledgePush(deps: Dependencies, businessId: string) 
   const { limits: namespace } = deps;
   const limits = namespace.get(namespace.idFromName(businessId));
   const use = await limits.take("knowledge_push", PUSHES_PER_HOUR, HOUR_MS);
+  const budget = budgetUse("knowledge_pushes", PUSHES_PER_HOUR, HOUR_MS / 1000, use);
   if (!use.allowed) {
     throw tooManyRequests(
       `A business can receive at most ${PUSHES_PER_HOUR} knowledge pushes an hour; try again when the hour is up.`,
-      use,
+      budget,
     );
   }
-  return use;
+  return budget;
 }
 
 const itemOf = (businessId: string, key: string) =>
@@ -66,10 +68,14 @@ export const storedItem = (reach: Reach, key: string): Read<KnowledgeItem | unde
 export function checkContentLength(content: string): void {
   const chars = characterCount(content);
   if (chars > 8000) {
-    throw new ApiError(413, `The field "content" is ${chars} characters long; knowledge content can be at most 8,000.`);
+    throw new ApiError(
+      "content_too_long",
+      `The field "content" is ${chars} characters long; knowledge content can be at most 8,000.`,
+      { param: "content" },
+    );
   }
   if (chars < 20) {
-    throw invalid(`The field "content" is ${chars} characters long; knowledge content must be at least 20.`);
+    throw invalid(`The field "content" is ${chars} characters long; knowledge content must be at least 20.`, "content");
   }
 }
 
@@ -146,6 +152,7 @@ async function insertNewItem(deps: Dependencies, business: Business, row: typeof
   }
   throw forbidden(
     `The ${business.plan === "business" ? "Business" : "Pro"} plan allows ${limit} knowledge sources, counting the owner's own PDFs and websites; delete a key or ask the owner to remove a source before adding a new key.`,
+    "limit_reached",
   );
 }
 

@@ -6,7 +6,7 @@ import { tooManyRequests } from "../../lib/errors";
 import { OAuthError } from "../../lib/oauth-errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
-import { describeIssue } from "../../lib/validation";
+import { issueSentence } from "../../lib/validation";
 import { API_SCOPE, type ClientInformation, ClientMetadata, GRANT_TYPES } from "../../schemas/oauth";
 
 export type OAuthClient = typeof oauthClients.$inferSelect;
@@ -33,7 +33,13 @@ export async function limitRegistrations(limiter: RateLimit, clientAddress: stri
   if (success) return;
   throw tooManyRequests(
     `Too many registrations from this address: at most ${REGISTRATIONS_PER_MINUTE} a minute. Register once and keep the client_id.`,
-    { limit: REGISTRATIONS_PER_MINUTE, remaining: 0, resetInSeconds: 60, policy: `${REGISTRATIONS_PER_MINUTE};w=60` },
+    {
+      policy: "client_registrations",
+      quota: REGISTRATIONS_PER_MINUTE,
+      windowSeconds: 60,
+      remaining: 0,
+      resetInSeconds: 60,
+    },
   );
 }
 
@@ -49,7 +55,7 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
   if (result.success) return result.data;
   const [issue] = result.error.issues;
   const code = issue?.path[0] === "redirect_uris" ? "invalid_redirect_uri" : "invalid_client_metadata";
-  const sentence = issue ? describeIssue("json", issue).message : "The client metadata is not valid.";
+  const sentence = issue ? issueSentence("json", issue) : "The client metadata is not valid.";
   throw new OAuthError(code, sentence.replace(/^The field /, "The member "));
 }
 

@@ -1,4 +1,4 @@
-import { rateLimitHeaders } from "../../lib/errors";
+import { rateLimitHeaders } from "../../lib/rate-limit-fields";
 import type { OAuthClient } from "./clients";
 
 /** `[[ratelimits]] TOKEN_RATE_LIMIT` in wrangler.toml: token requests per client (docs/oauth.md, Token budget). */
@@ -21,15 +21,16 @@ export type TokenBudget = { limiter: RateLimit; clientAddress: string | undefine
  */
 export class TokenBudgetSpent extends Error {
   readonly error = TOKEN_BUDGET_ERROR;
-  readonly headers: Record<string, string> = {
-    "Retry-After": String(WINDOW_SECONDS),
+  readonly headers: [name: string, value: string][] = [
+    ["Retry-After", String(WINDOW_SECONDS)],
     ...rateLimitHeaders({
-      limit: TOKEN_REQUESTS_PER_MINUTE,
+      policy: "token_requests",
+      quota: TOKEN_REQUESTS_PER_MINUTE,
+      windowSeconds: WINDOW_SECONDS,
       remaining: 0,
       resetInSeconds: WINDOW_SECONDS,
-      policy: `${TOKEN_REQUESTS_PER_MINUTE};w=${WINDOW_SECONDS}`,
     }),
-  };
+  ];
 
   constructor(readonly description: string) {
     super(description);

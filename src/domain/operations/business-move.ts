@@ -129,7 +129,7 @@ async function leftBehindIn(deps: Dependencies, businessId: string, current: Sha
  */
 export async function moveBusiness(deps: Dependencies, businessId: string, to: string): Promise<MoveOutcome> {
   if (!isShardName(to)) {
-    throw invalid(`There is no shard named ${to}: the shards are ${SHARD_NAMES.join(", ")}.`);
+    throw invalid(`There is no shard named ${to}: the shards are ${SHARD_NAMES.join(", ")}.`, "to");
   }
   const { shard: from } = await shardOfBusiness(deps.global, businessId);
   const [business] = await deps
@@ -140,7 +140,7 @@ export async function moveBusiness(deps: Dependencies, businessId: string, to: s
   if (!business) throw notFound("No business has that id.");
   if (from === to) {
     const left = await leftBehindIn(deps, businessId, to);
-    if (!left) throw invalid(`The business is already in shard ${to}.`);
+    if (!left) throw invalid(`The business is already in shard ${to}.`, "to");
     await deleteBusiness(deps.onShard(left).db, businessId);
     return { business_id: businessId, from: left, to, rows_copied: 0 };
   }

@@ -1,6 +1,7 @@
 import type { Dependencies } from "../../dependencies";
 import type { WindowUse } from "../../durable-objects/business-limits";
-import { type BudgetUse, tooManyRequests } from "../../lib/errors";
+import { tooManyRequests } from "../../lib/errors";
+import { type BudgetUse, budgetUse } from "../../lib/rate-limit-fields";
 
 const HOUR_MS = 3_600_000;
 
@@ -18,33 +19,33 @@ export const SENDS_PER_HOUR = 60;
 export const RECOVERS_PER_HOUR = 5;
 export const TEST_EVENTS_PER_HOUR = 60;
 
-type Budget = { name: string; limit: number; refusal: string };
+/** `name`: the counter in BusinessLimits; `policy`: the RateLimit fields' name of its policy, one per kind of budget. */
+type Budget = { name: string; policy: string; limit: number; refusal: string };
 
 /**
  * Counts one use of every budget in the business's BusinessLimits object (one per business: docs/architecture.md,
  * Storage and state), all or none; 429 with Retry-After and the RateLimit headers of a budget that is spent. Answers
- * the budget with the fewest uses left, for the headers of the 202.
+ * every budget's use, for the headers of the 202: each policy the send was counted against (docs/rate-limits.md).
  */
-async function take(deps: Dependencies, businessId: string, budgets: Budget[]): Promise<BudgetUse> {
+async function take(deps: Dependencies, businessId: string, budgets: Budget[]): Promise<BudgetUse[]> {
   const { limits: namespace } = deps;
   const limits = namespace.get(namespace.idFromName(businessId));
   const uses = await limits.takeEach(
     budgets.map(({ name, limit }) => ({ name, limit })),
     HOUR_MS,
   );
-  // The headers name this budget's own policy, in place of the request budget's (RateLimit-Policy: limit;w=seconds).
-  const answers = budgets.map(({ limit, refusal }, i) => {
+  const answers = budgets.map(({ policy, limit, refusal }, i) => {
     const use = uses[i] as WindowUse;
-    return { use, refusal, budget: { ...use, policy: `${limit};w=${HOUR_MS / 1000}` } };
+    return { use, refusal, budget: budgetUse(policy, limit, HOUR_MS / 1000, use) };
   });
   const spent = answers.find(({ use }) => !use.allowed);
   if (spent) throw tooManyRequests(spent.refusal, spent.budget);
-  const tightest = answers.reduce((a, b) => (b.use.remaining < a.use.remaining ? b : a));
-  return tightest.budget;
+  return answers.map(({ budget }) => budget);
 }
 
 const endpointSends = (endpointId: number): Budget => ({
   name: `webhook_sends:${endpointId}`,
+  policy: "webhook_sends",
   limit: SENDS_PER_HOUR,
   refusal: `A webhook endpoint can be sent at most ${SENDS_PER_HOUR} redeliveries and test events an hour; try again when the hour is up.`,
 });
@@ -59,6 +60,7 @@ export const takeTestEvent = (deps: Dependencies, businessId: string, endpointId
     endpointSends(endpointId),
     {
       name: "webhook_tests",
+      policy: "webhook_tests",
       limit: TEST_EVENTS_PER_HOUR,
       refusal: `A business's webhook endpoints can be sent at most ${TEST_EVENTS_PER_HOUR} test events an hour together; try again when the hour is up.`,
     },
@@ -69,6 +71,7 @@ export const takeRecover = (deps: Dependencies, businessId: string, endpointId: 
   take(deps, businessId, [
     {
       name: `webhook_recovers:${endpointId}`,
+      policy: "webhook_recovers",
       limit: RECOVERS_PER_HOUR,
       refusal: `A webhook endpoint can be recovered at most ${RECOVERS_PER_HOUR} times an hour; try again when the hour is up.`,
     },

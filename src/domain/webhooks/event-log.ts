@@ -85,6 +85,7 @@ export function listEvents(reach: Side, filters: EventFilters, now: EpochMs = Da
       if (startingAfter !== undefined && (cursorRows as unknown[]).length === 0) {
         throw invalid(
           'The query parameter "starting_after" is not the id of an event this credential can list (events are kept 30 days).',
+          "starting_after",
         );
       }
       const envelopes = (rows as Array<{ envelope: string }>).map((row) => row.envelope);

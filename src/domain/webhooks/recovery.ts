@@ -18,9 +18,10 @@ import { type EndpointArguments, sendableEndpointId } from "./sendable-endpoint"
  */
 export function assertRecoverableSince(since: string, now: EpochMs = Date.now()): void {
   const at = Date.parse(since);
-  if (at > now) throw invalid('The field "since" is in the future: it must be a time within the last 30 days.');
+  if (at > now)
+    throw invalid('The field "since" is in the future: it must be a time within the last 30 days.', "since");
   if (at < now - KEPT_FOR_MS) {
-    throw invalid('The field "since" is more than 30 days ago: deliveries are kept 30 days.');
+    throw invalid('The field "since" is more than 30 days ago: deliveries are kept 30 days.', "since");
   }
 }
 
@@ -106,11 +107,11 @@ export async function recoverDeliveries(
   since: string,
   now: EpochMs = deps.clock(),
 ) {
-  const budget = await takeRecover(deps, principal.business.id, endpointId);
+  const budgets = await takeRecover(deps, principal.business.id, endpointId);
   const [failed, pending] = (await runStatements(deps.db, recoverWrites(principal, endpointId, since, now))) as Array<
     Array<{ id: number }>
   >;
   const deliveryIds = [...(failed ?? []), ...(pending ?? [])].map((row) => row.id).sort((a, b) => a - b);
   deps.enqueue(deliveryIds);
-  return { deliveryIds, budget };
+  return { deliveryIds, budgets };
 }

@@ -141,7 +141,7 @@ export async function redeliver(
   deliveryId: number,
   now: EpochMs = deps.clock(),
 ) {
-  const budget = await takeSend(deps, principal.business.id, endpointId);
+  const budgets = await takeSend(deps, principal.business.id, endpointId);
   const delivery = await writtenOrRefused(deps, extraAttemptAsked, sideOf(principal), endpointId, deliveryId, now);
-  return { delivery, budget };
+  return { delivery, budgets };
 }

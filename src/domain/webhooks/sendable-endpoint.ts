@@ -46,7 +46,7 @@ export const sendableEndpointId = (db: Database, args: Placeheld<EndpointArgumen
  * endpoint first (`POST /webhooks/{id}/enable`), then recovers what it missed.
  */
 export const endpointDisabled = () =>
-  conflict("The webhook endpoint is disabled: nothing is sent to it until it is enabled again.");
+  conflict("The webhook endpoint is disabled: nothing is sent to it until it is enabled again.", "invalid_state");
 
 /** The endpoint as read by `endpointWithin`, if something can be sent to it; else its 404 or 409. */
 export function assertSendable(endpoint: WebhookEndpoint | undefined): WebhookEndpoint {

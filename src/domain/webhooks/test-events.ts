@@ -22,7 +22,7 @@ export async function sendTestEvent(
   endpoint: WebhookEndpoint,
   event: EventName,
 ) {
-  const budget = await takeTestEvent(deps, principal.business.id, endpoint.id);
+  const budgets = await takeTestEvent(deps, principal.business.id, endpoint.id);
   const { emitted, deliveryIds } = await writeEvents(
     deps,
     principal.business,
@@ -32,7 +32,7 @@ export async function sendTestEvent(
   // One draft, one event.
   const [{ id }] = emitted as [EmittedEvent];
   deps.enqueue(deliveryIds);
-  return { eventId: id, deliveryIds, budget };
+  return { eventId: id, deliveryIds, budgets };
 }
 
 /** The dashboard's Test button (spec: `ping` `{ message }`): one event, delivered to that endpoint only. */

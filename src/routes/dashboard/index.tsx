@@ -39,7 +39,10 @@ const requireOwner = createMiddleware<DashboardEnv>(async (c, next) => {
   // CSRF protection on every form: the session's token must come back with every POST (docs/architecture.md,
   // Sign-in).
   if (c.req.method === "POST" && !csrfTokenMatches(session.csrfToken, (await c.req.parseBody()).csrf_token)) {
-    throw new ApiError(403, "This form was not sent from your dashboard, or it has expired. Nothing was changed.");
+    throw new ApiError(
+      "forbidden",
+      "This form was not sent from your dashboard, or it has expired. Nothing was changed.",
+    );
   }
   await next();
 });

@@ -1,6 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import type { AppEnv } from "../../app-env";
 import { endpointNotFound } from "../../domain/webhooks/endpoints";
 import {
   listDeliveriesOperation,
@@ -9,8 +7,8 @@ import {
   testEventOperation,
 } from "../../domain/webhooks/partner-api";
 import { deliveryNotFound } from "../../domain/webhooks/redelivery";
-import { type BudgetUse, rateLimitHeaders } from "../../lib/errors";
 import { idOrNotFound, pathId } from "../../lib/validation";
+import { announceBudgets } from "../../middleware/principal-rate-limit";
 import { errorResponses } from "../../schemas/errors";
 import {
   DeliveriesPage,
@@ -92,11 +90,6 @@ const testRoute = partnerRoute({
   },
 });
 
-/** The endpoint's budget left, in the RateLimit headers of a queued send (docs/webhooks.md, Operating your integration). */
-function budgetHeaders(c: Context<AppEnv>, budget: BudgetUse) {
-  for (const [name, value] of Object.entries(rateLimitHeaders(budget))) c.header(name, value);
-}
-
 /**
  * The deliveries of one endpoint (list, redeliver, recover) and test events (docs/webhooks.md, Operating your
  * integration). A send answers once its row is written: the queue takes it after the answer, and what the queue
@@ -122,8 +115,8 @@ export const webhookOperations = createPartnerRouter()
         const { id, delivery_id } = c.req.valid("param");
         return { id: endpointId(id), deliveryId: idOrNotFound(delivery_id, deliveryNotFound) };
       },
-      ({ delivery, budget }) => {
-        budgetHeaders(c, budget);
+      ({ delivery, budgets }) => {
+        announceBudgets(c, budgets);
         return c.json({ delivery_id: delivery.id, event_id: delivery.eventId }, 202);
       },
     ),
@@ -133,8 +126,8 @@ export const webhookOperations = createPartnerRouter()
       c,
       recoverOperation,
       () => ({ id: endpointId(c.req.valid("param").id), since: c.req.valid("json").since }),
-      ({ deliveryIds, budget }) => {
-        budgetHeaders(c, budget);
+      ({ deliveryIds, budgets }) => {
+        announceBudgets(c, budgets);
         return c.json({ queued: deliveryIds.length }, 202);
       },
     ),
@@ -145,8 +138,8 @@ export const webhookOperations = createPartnerRouter()
       testEventOperation,
       // The body is optional: without one, or without `event`, the sample is a ping (docs/webhooks.md, Test events).
       () => ({ id: endpointId(c.req.valid("param").id), event: c.req.valid("json").event ?? "ping" }),
-      ({ eventId, budget }) => {
-        budgetHeaders(c, budget);
+      ({ eventId, budgets }) => {
+        announceBudgets(c, budgets);
         return c.json({ event_id: eventId }, 202);
       },
     ),
