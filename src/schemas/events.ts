@@ -6,7 +6,7 @@ import { BookingObject } from "./booking";
 import { AnswerObject, IntakeResponseObject } from "./intake-responses";
 import { IntakeObject } from "./intakes";
 import { OrderObject } from "./order";
-import { BookingChange, OrderChange, OTHER_CHANGES } from "./platform-changes";
+import { BookingChange, OrderChange, OTHER_CHANGES, PaymentReceivedData } from "./platform-changes";
 import { EnvelopeObject } from "./webhook-operations";
 
 /*
@@ -57,7 +57,7 @@ export const EVENT_DATA = {
   "order.dispatched": withOrder,
   "order.fulfilled": withOrder,
   "order.cancelled": withOrder.extend({ reason: OrderChange.shape.reason.unwrap() }),
-  "payment.received": OTHER_CHANGES["payment.received"].shape.data,
+  "payment.received": PaymentReceivedData,
   "lead.created": OTHER_CHANGES["lead.created"].shape.data,
   "review.created": OTHER_CHANGES["review.created"].shape.data,
   ping: z.object({ message: z.string() }),

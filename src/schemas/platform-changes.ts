@@ -1,36 +1,47 @@
 import { z } from "zod";
 import { timestamp } from "../lib/validation";
-import { BookingObject } from "./booking";
-import { OrderObject } from "./order";
+import { BookingObject, ReportedBooking } from "./booking";
+import { OrderObject, ReportedOrder } from "./order";
 
 /**
  * What the core platform reports on `POST /internal/v1/businesses/{id}/events` (docs/decisions.md, Events from the
- * core platform). Objects are the spec's Booking and Order objects; event data as the spec's Events table.
+ * core platform). Objects are the spec's Booking and Order objects, without the service's own `updated_at`; event data
+ * as the spec's Events table.
  */
 export const BookingChange = z.object({
-  booking: BookingObject,
+  booking: ReportedBooking,
   cancelled_by: z.enum(["client", "merchant"]).optional(),
   reason: z.string().max(1000).nullable().optional(),
   completed_by: z.literal("client").optional(),
 });
 
-export const OrderChange = z.object({ order: OrderObject, reason: z.string().max(1000).nullable().optional() });
+export const OrderChange = z.object({ order: ReportedOrder, reason: z.string().max(1000).nullable().optional() });
 
-const PaymentReceived = z.object({
-  event: z.literal("payment.received"),
-  data: z
+/**
+ * A payment's data, carrying the booking or the order it paid: as reported (without `updated_at`), or as delivered
+ * (the object as stored by the same report, with its `updated_at`: src/domain/platform/changes.ts).
+ */
+const paymentData = <B extends z.ZodType, O extends z.ZodType>(booking: B, order: O) =>
+  z
     .object({
       kind: z.enum(["booking", "order"]),
       amount: z.number(),
       currency: z.string().regex(/^[A-Z]{3}$/, { error: "must be an ISO 4217 code" }),
       reference: z.string().nullable(),
-      booking: BookingObject.optional(),
-      order: OrderObject.optional(),
+      booking: booking.optional(),
+      order: order.optional(),
     })
     .refine((data) => (data.kind === "booking" ? data.booking && !data.order : data.order && !data.booking), {
       error: "must carry the booking or the order that its kind names, and only that one",
-    }),
+    });
+
+const PaymentReceived = z.object({
+  event: z.literal("payment.received"),
+  data: paymentData(ReportedBooking, ReportedOrder),
 });
+
+/** `payment.received` as delivered (src/schemas/events.ts). */
+export const PaymentReceivedData = paymentData(BookingObject, OrderObject);
 
 const LeadCreated = z.object({
   event: z.literal("lead.created"),

@@ -60,7 +60,8 @@ describe("hot paths: D1 round trips and rows read", async () => {
     ["50 confirmed appointments", { limit: 50, status: "confirmed" as const }],
   ])("listing %s (a full page) reads exactly the rows it returns", async (_case, filters) => {
     const { rows, rowsRead: read } = await runAlone(listAppointments(business.id, filters).statements[0]);
-    expect(rows).toBe(filters.limit);
+    // The page and one more, which says `has_more` (docs/decisions.md, Paging and sync).
+    expect(rows).toBe(filters.limit + 1);
     expect(read).toBe(rows);
   });
 
@@ -92,7 +93,7 @@ describe("hot paths: D1 round trips and rows read", async () => {
         status === undefined ? undefined : eq(bookings.status, status as "confirmed"),
       ),
     );
-    expect(rows).toBe(Math.min(filters.limit, inRange));
+    expect(rows).toBe(Math.min(filters.limit + 1, inRange));
     // The entry that ends the range is read when there is one: another status's, or another business's.
     expect(read).toBeGreaterThanOrEqual(2 * inRange);
     expect(read).toBeLessThanOrEqual(2 * inRange + 1);
@@ -131,8 +132,8 @@ describe("hot paths: D1 round trips and rows read", async () => {
     const { rowsRead: read, rows } = await runAlone(
       listOrders(business.id, { limit: 10, status: "pending" }).statements[0],
     );
-    expect(rows).toBe(10);
-    expect(read).toBe(10);
+    expect(rows).toBe(11);
+    expect(read).toBe(11);
   });
 
   it("scopes a partner read by sub-selects that find only an accepted credential", async () => {
@@ -140,9 +141,9 @@ describe("hot paths: D1 round trips and rows read", async () => {
     const filters = { limit: 100 };
     const pageFor = async (apiKey: string) =>
       runRead(db, listAppointments({ credential: await readCredential(`Bearer ${apiKey}`), now: Date.now() }, filters));
-    expect(await pageFor(apiKey)).toHaveLength(100);
+    expect((await pageFor(apiKey)).data).toHaveLength(100);
     // The read is discarded when the credential is refused; it also selects nothing by itself.
-    expect(await pageFor(revoked.apiKey)).toEqual([]);
-    expect(await pageFor(randomToken(API_KEY_PREFIX))).toEqual([]);
+    expect(await pageFor(revoked.apiKey)).toEqual({ data: [], hasMore: false });
+    expect(await pageFor(randomToken(API_KEY_PREFIX))).toEqual({ data: [], hasMore: false });
   });
 });

@@ -42,7 +42,7 @@ describe("statements rendered once per shape (src/db/statements.ts)", async () =
     const sibling = await createApiKey(business.id);
     const stranger = await createApiKey(other.business.id);
     const page = async (reach: Parameters<typeof listAppointments>[0]) =>
-      (await runRead(db, listAppointments(reach, { limit: 100 }))).map((booking) => booking.date).sort();
+      (await runRead(db, listAppointments(reach, { limit: 100 }))).data.map((booking) => booking.date).sort();
     const credential = async (key: string) => ({ credential: await readCredential(`Bearer ${key}`), now: Date.now() });
 
     expect(await page(business.id)).toEqual(["2026-03-01", "2026-05-01"]);

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { expect } from "vitest";
 import { events } from "../../src/db/schema";
-import type { BookingObject } from "../../src/schemas/booking";
-import type { OrderObject } from "../../src/schemas/order";
+import type { BookingObject, ReportedBooking } from "../../src/schemas/booking";
+import type { OrderObject, ReportedOrder } from "../../src/schemas/order";
 import { type createBusiness, db } from "./fixtures";
 import { call, json } from "./http";
 import { bookingObject, reportChange } from "./platform";
@@ -21,7 +21,7 @@ export type Business = Awaited<ReturnType<typeof createBusiness>>["business"];
 let nextId = 50_000;
 
 /** A full Booking object of the spec, every member filled in, with the next id. */
-export function newBooking(overrides: Partial<BookingObject> = {}): BookingObject {
+export function newBooking(overrides: Partial<ReportedBooking> = {}): ReportedBooking {
   const id = nextId++;
   return bookingObject(id, {
     date: "2026-12-01",
@@ -39,7 +39,7 @@ export function newBooking(overrides: Partial<BookingObject> = {}): BookingObjec
 }
 
 /** A full Order object of the spec. */
-export function newOrder(overrides: Partial<OrderObject> = {}): OrderObject {
+export function newOrder(overrides: Partial<ReportedOrder> = {}): ReportedOrder {
   return {
     id: nextId++,
     status: "pending",
@@ -102,18 +102,36 @@ export async function storedEnvelope(business: Business, emitted: { id: string; 
   });
   expect(envelope.business).toEqual({ id: business.id, handle: business.handle, name: business.name });
   expect(envelope.created_at).toMatch(TIMESTAMP);
-  return envelope.data;
+  // The booking or order an event carries, as reported (`asReported`): its `updated_at` is the service's.
+  const data = envelope.data as { booking?: BookingObject; order?: OrderObject };
+  return {
+    ...data,
+    ...(data.booking && { booking: asReported(data.booking) }),
+    ...(data.order && { order: asReported(data.order) }),
+  };
 }
 
 export const eventCount = async (businessId: string) =>
   (await db.select({ id: events.id }).from(events).where(eq(events.businessId, businessId))).length;
 
+/**
+ * An object as read or delivered, without the service's own `updated_at` (checked to be a timestamp): the object as
+ * the core platform reported it. test/platform/paging-and-sync.test.ts checks the stamp itself.
+ */
+export function asReported<T extends { updated_at: string }>(object: T | undefined): Omit<T, "updated_at"> | undefined {
+  if (!object) return undefined;
+  const { updated_at, ...reported } = object;
+  expect(updated_at).toMatch(TIMESTAMP);
+  return reported;
+}
+
+/** The booking as GET /appointments/{id} answers it, as reported (`asReported`); undefined for a 404. */
 export async function appointment(apiKey: string, id: number) {
-  const page = await json<{ data: BookingObject[] }>(await call("/api/v1/appointments?limit=100", { key: apiKey }));
-  return page.data.find((booking) => booking.id === id);
+  const response = await call(`/api/v1/appointments/${id}`, { key: apiKey });
+  return response.status === 404 ? undefined : asReported(await json<BookingObject>(response));
 }
 
 export async function order(apiKey: string, id: number) {
-  const page = await json<{ data: OrderObject[] }>(await call("/api/v1/orders?limit=100", { key: apiKey }));
-  return page.data.find((candidate) => candidate.id === id);
+  const response = await call(`/api/v1/orders/${id}`, { key: apiKey });
+  return response.status === 404 ? undefined : asReported(await json<OrderObject>(response));
 }

@@ -1,5 +1,5 @@
 import type { env } from "cloudflare:test";
-import type { BookingObject } from "../../src/schemas/booking";
+import type { ReportedBooking } from "../../src/schemas/booking";
 import bookingSample from "../fixtures/booking.json";
 import { call, RUNTIME } from "./http";
 
@@ -7,9 +7,9 @@ import { call, RUNTIME } from "./http";
  * A Booking object of the spec (Resources, Booking object), as the core platform reports it; `overrides` replace
  * top-level members (a nested object such as `payment` is replaced whole).
  */
-export function bookingObject(id: number, overrides: Partial<BookingObject> = {}): BookingObject {
+export function bookingObject(id: number, overrides: Partial<ReportedBooking> = {}): ReportedBooking {
   const { $comment: _, ...sample } = bookingSample;
-  return { ...(sample as Omit<BookingObject, "id">), id, ...overrides };
+  return { ...(sample as Omit<ReportedBooking, "id">), id, ...overrides };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bookings } from "../../src/db/schema";
 import { bookingRow, createBusiness, insertAll } from "../helpers/fixtures";
-import { call, json } from "../helpers/http";
+import { call, expectError, json } from "../helpers/http";
 
 type Page = {
   data: Array<Record<string, unknown> & { id: number; date: string; time: string; status: string; created_at: string }>;
@@ -24,6 +24,7 @@ const BOOKING_FIELDS = [
   "links",
   "conversation_id",
   "created_at",
+  "updated_at",
 ].sort();
 
 describe("GET /api/v1/appointments", async () => {
@@ -62,6 +63,7 @@ describe("GET /api/v1/appointments", async () => {
     cancelLink: null,
     clientEmail: null,
     createdAt: "2026-11-30T09:00:00.000Z",
+    updatedAt: "2026-12-02T16:20:00.000Z",
   });
   const foreign = bookingRow(other.business.id, { date: "2027-02-01" });
   await insertAll(bookings, [...rows, ...twins, moved, foreign]);
@@ -71,11 +73,12 @@ describe("GET /api/v1/appointments", async () => {
     [...list].sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id - a.id).map((b) => b.id);
   const list = async (query = "") => call(`/api/v1/appointments${query}`, { key: apiKey });
 
-  it("answers { data } with 25 bookings by default, the most recently booked first", async () => {
+  it("answers { data, has_more } with 25 bookings by default, the most recently booked first", async () => {
     const response = await list();
     expect(response.status).toBe(200);
     const body = await json<Page>(response);
-    expect(Object.keys(body)).toEqual(["data"]);
+    expect(Object.keys(body)).toEqual(["data", "has_more"]);
+    expect(body).toMatchObject({ has_more: true });
     expect(body.data.map((b) => b.id)).toEqual(newestBooked(mine).slice(0, 25));
     expect(body.data.slice(0, 3).map((b) => b.id)).toEqual([moved.id, twins[1]?.id, twins[0]?.id]);
     // Booked on 2 November at 15:00 (hour 39), its appointment is on 4 December.
@@ -112,6 +115,7 @@ describe("GET /api/v1/appointments", async () => {
       links: null,
       conversation_id: "conv_77",
       created_at: moved.createdAt,
+      updated_at: "2026-12-02T16:20:00.000Z",
     });
   });
 
@@ -131,9 +135,9 @@ describe("GET /api/v1/appointments", async () => {
     "refuses limit=%s with 400 naming the parameter",
     async (limit) => {
       const response = await list(`?limit=${limit}`);
-      expect(response.status).toBe(400);
-      expect(await json(response)).toEqual({
-        error: 'The query parameter "limit" must be a whole number from 1 to 100.',
+      await expectError(response, 400, 'The query parameter "limit" must be a whole number from 1 to 100.', {
+        code: "parameter_invalid",
+        param: "limit",
       });
     },
   );
@@ -169,7 +173,7 @@ describe("GET /api/v1/appointments", async () => {
     // Every booking was made in November and every appointment is in December or later.
     const body = await json<Page>(await list("?since=2026-11-15&limit=100"));
     expect(body.data.map((b) => b.id)).toEqual(newestBooked(mine));
-    expect(await json<Page>(await list("?since=2027-01-06"))).toEqual({ data: [] });
+    expect(await json<Page>(await list("?since=2027-01-06"))).toEqual({ data: [], has_more: false });
   });
 
   it("combines status, since and limit", async () => {
@@ -199,6 +203,9 @@ describe("GET /api/v1/appointments", async () => {
 
   it("answers an empty page for a business without bookings", async () => {
     const empty = await createBusiness();
-    expect(await json(await call("/api/v1/appointments", { key: empty.apiKey }))).toEqual({ data: [] });
+    expect(await json(await call("/api/v1/appointments", { key: empty.apiKey }))).toEqual({
+      data: [],
+      has_more: false,
+    });
   });
 });

@@ -213,15 +213,20 @@ describe("RuntimeApi.reportChange (RPC): the same as its HTTP mirror, with refus
     expect(await runtime.reportChange(business.id, { booking: withoutDate })).toEqual({
       ok: false,
       status: 400,
+      code: "parameter_missing",
+      param: "booking.date",
       error: 'The field "booking.date" is required.',
     });
-    expect(await runtime.reportChange(business.id, {})).toEqual({ ok: false, status: 400, error: NEITHER });
-    expect(await runtime.reportChange(business.id, null)).toEqual({ ok: false, status: 400, error: NEITHER });
+    const neither = { ok: false, status: 400, code: "invalid_request", error: NEITHER };
+    expect(await runtime.reportChange(business.id, {})).toEqual(neither);
+    expect(await runtime.reportChange(business.id, null)).toEqual(neither);
     const booking = newBooking();
     await runtime.reportChange(business.id, { booking });
     expect(await runtime.reportChange(business.id, { booking: { ...booking, status: "cancelled" } })).toEqual({
       ok: false,
       status: 400,
+      code: "parameter_missing",
+      param: "cancelled_by",
       error: 'The field "cancelled_by" is required when a booking is cancelled.',
     });
   });
@@ -230,11 +235,14 @@ describe("RuntimeApi.reportChange (RPC): the same as its HTTP mirror, with refus
     expect(await runtime.reportChange(crypto.randomUUID(), { booking: newBooking() })).toEqual({
       ok: false,
       status: 404,
+      code: "not_found",
       error: "No business has that id.",
     });
     expect(await runtime.reportChange("not-a-uuid", { booking: newBooking() })).toEqual({
       ok: false,
       status: 400,
+      code: "parameter_invalid",
+      param: "id",
       error: 'The path parameter "id" must be a business id (a UUID).',
     });
   });
@@ -245,6 +253,7 @@ describe("RuntimeApi.reportChange (RPC): the same as its HTTP mirror, with refus
     expect(await runtime.reportChange(business.id, { booking: { ...theirs, notes: "x" } })).toEqual({
       ok: false,
       status: 409,
+      code: "invalid_state",
       error: "That booking id belongs to another business.",
     });
     expect(await appointment(other.apiKey, theirs.id)).toEqual(theirs);

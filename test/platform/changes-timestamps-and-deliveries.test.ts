@@ -102,6 +102,8 @@ describe("POST /internal/v1/businesses/{id}/events: timestamps (docs/decisions.m
     expect(await exports.RuntimeApi.reportChange(business.id, { booking })).toEqual({
       ok: false,
       status: 400,
+      code: "parameter_invalid",
+      param: "booking.created_at",
       error: `The field "booking.created_at" ${NOT_ZONED}`,
     });
     const zoned = { ...booking, created_at: "2026-11-20T10:30:00+01:00" };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { orders } from "../../src/db/schema";
 import { createBusiness, insertAll, orderRow } from "../helpers/fixtures";
-import { call, json } from "../helpers/http";
+import { call, expectError, json } from "../helpers/http";
 
 type Page = { data: Array<Record<string, unknown> & { id: number; status: string; created_at: string }> };
 
@@ -24,6 +24,7 @@ const ORDER_FIELDS = [
   "notes",
   "conversation_id",
   "created_at",
+  "updated_at",
 ].sort();
 
 const STATUSES = [
@@ -60,16 +61,18 @@ describe("GET /api/v1/orders", async () => {
     notes: "Gift",
     conversationId: "conv_9",
     createdAt: "2026-11-21T12:00:00.000Z",
+    updatedAt: "2026-11-21T12:40:00.000Z",
   });
   const foreign = orderRow(other.business.id, { createdAt: "2026-11-22T00:00:00.000Z" });
   await insertAll(orders, [...rows, delivery, foreign]);
   const list = (query = "") => call(`/api/v1/orders${query}`, { key: apiKey });
 
-  it("answers { data } with 25 orders by default, newest first", async () => {
+  it("answers { data, has_more } with 25 orders by default, newest first", async () => {
     const response = await list();
     expect(response.status).toBe(200);
     const body = await json<Page>(response);
-    expect(Object.keys(body)).toEqual(["data"]);
+    expect(Object.keys(body)).toEqual(["data", "has_more"]);
+    expect(body).toMatchObject({ has_more: true });
     expect(body.data).toHaveLength(25);
     expect(body.data[0]?.id).toBe(delivery.id);
     const created = body.data.map((o) => o.created_at);
@@ -98,6 +101,7 @@ describe("GET /api/v1/orders", async () => {
       notes: "Gift",
       conversation_id: "conv_9",
       created_at: "2026-11-21T12:00:00.000Z",
+      updated_at: "2026-11-21T12:40:00.000Z",
     });
   });
 
@@ -107,9 +111,9 @@ describe("GET /api/v1/orders", async () => {
 
   it.each(["0", "101", "ten", "-5", "1.0"])("refuses limit=%s with 400 naming the parameter", async (limit) => {
     const response = await list(`?limit=${limit}`);
-    expect(response.status).toBe(400);
-    expect(await json(response)).toEqual({
-      error: 'The query parameter "limit" must be a whole number from 1 to 100.',
+    await expectError(response, 400, 'The query parameter "limit" must be a whole number from 1 to 100.', {
+      code: "parameter_invalid",
+      param: "limit",
     });
   });
 

@@ -68,7 +68,8 @@ describe("webhook delivery through the real queue", async () => {
       event: "booking.created",
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       business: { id: business.id, handle: business.handle, name: "Café Zoë" },
-      data: { booking: booking(7001) },
+      // The booking as stored, with the service's updated_at (docs/decisions.md, Paging and sync).
+      data: { booking: { ...booking(7001), updated_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T[\d:.]{12}Z$/) } },
     });
 
     const stripe = new Stripe("sk_test_unused");

@@ -82,7 +82,13 @@ describe("an event as it was delivered", async () => {
       event: "booking.created",
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       business: { id: business.id, handle: business.handle, name: business.name },
-      data: { booking: bookingObject(91_001, { notes: "Tea, « no sugar »" }) },
+      // The booking as stored, with the service's updated_at (docs/decisions.md, Paging and sync).
+      data: {
+        booking: {
+          ...bookingObject(91_001, { notes: "Tea, « no sugar »" }),
+          updated_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T[\d:.]{12}Z$/),
+        },
+      },
     });
   });
 });

@@ -1,13 +1,23 @@
 import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
-import { createdAt, flag } from "./columns";
+import { createdAt, flag, timestamp } from "./columns";
 
 /**
  * Which report wrote the snapshot: a report applies only if the snapshot is still the one it read (the
  * `snapshot_guard` of migrations/0001_snapshot_guard.sql), so concurrent reports of one booking never emit an event
  * twice.
  */
-const snapshotColumns = () => ({ reportToken: text("report_token") });
+const snapshotColumns = () => ({
+  reportToken: text("report_token"),
+  /**
+   * When the service stored the snapshot's latest change (`deps.clock`, src/domain/platform/changes.ts): what
+   * `updated_since` filters on (docs/decisions.md, Paging and sync). Every write of the service sets it; the default
+   * is for rows inserted by other means (fixtures, the seed), which are new as they are inserted.
+   */
+  updatedAt: timestamp("updated_at")
+    .notNull()
+    .$defaultFn(() => new Date().toISOString()),
+});
 
 /** The booking statuses of the core platform (spec: Booking statuses: "confirmed, completed, cancelled, no_show and similar"). */
 export const BOOKING_STATUSES = ["pending", "confirmed", "completed", "cancelled", "no_show"] as const;
@@ -65,12 +75,13 @@ export const bookings = sqliteTable(
   // GET /appointments reads the most recently booked first, optionally of one status: each shape has an index in
   // that order, so a page reads only the rows it returns. With `since` (an appointment date), the date indexes find
   // the appointments on or after it, which are then sorted: a read bounded by what the partner asked for, not by
-  // every booking the business ever had.
+  // every booking the business ever had. `updated_since` is read the same way, through `…_business_updated`.
   (t) => [
     index("bookings_business_created").on(t.businessId, t.createdAt, t.id),
     index("bookings_business_status_created").on(t.businessId, t.status, t.createdAt, t.id),
     index("bookings_business_date").on(t.businessId, t.date, t.time, t.id),
     index("bookings_business_status_date").on(t.businessId, t.status, t.date, t.time, t.id),
+    index("bookings_business_updated").on(t.businessId, t.updatedAt),
   ],
 );
 
@@ -109,5 +120,6 @@ export const orders = sqliteTable(
   (t) => [
     index("orders_business_created").on(t.businessId, t.createdAt, t.id),
     index("orders_business_status_created").on(t.businessId, t.status, t.createdAt, t.id),
+    index("orders_business_updated").on(t.businessId, t.updatedAt),
   ],
 );

@@ -2,12 +2,16 @@ import { and, desc, eq, gte } from "drizzle-orm";
 import { type Read, read } from "../../db/reads";
 import { bookings } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
-import type { BookingObject } from "../../schemas/booking";
+import { notFound } from "../../lib/errors";
+import type { BookingObject, ReportedBooking } from "../../schemas/booking";
 import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
+import { afterCursor, type Page, type PageFilters, readPage } from "./paging";
 
 export type BookingRow = typeof bookings.$inferSelect;
 
-export type AppointmentFilters = { limit: number; status?: BookingRow["status"]; since?: string };
+export type AppointmentFilters = PageFilters & { status?: BookingRow["status"]; since?: string };
+
+type PageArguments = { reach: ShapedArgument<SqlReach>; limit: number; status?: string; since?: string };
 
 /**
  * Spec, GET /appointments: newest first, optionally one status and on or after `since`. "Newest" is the most recently
@@ -15,10 +19,13 @@ export type AppointmentFilters = { limit: number; status?: BookingRow["status"];
  * The order is that of the indexes `bookings_business_created` and `bookings_business_status_created` (migration 0010),
  * so a page reads only the rows it returns. With `since`, SQLite reads the range of `bookings_business_date` (or
  * `…_status_date`) and sorts it: the appointments on or after `since`, where walking the booking order would read every
- * booking the business ever had when fewer than a page match (test/api/round-trips-hot-paths.test.ts).
+ * booking the business ever had when fewer than a page match (test/api/round-trips-hot-paths.test.ts). `updated_since`
+ * reads the range of `bookings_business_updated` (migration 0014) the same way; `after` is the page's cursor
+ * (src/domain/platform/paging.ts). Bound parameters: at most 16 of D1's 100, the reach's (three at most, an access
+ * token's) at each of its three uses and seven more (test/platform/paging-and-sync.test.ts).
  */
-const appointmentsPage = statement<{ reach: ShapedArgument<SqlReach> } & AppointmentFilters>()(
-  (db, { reach, limit, status, since }) =>
+const appointmentsPage = statement<PageArguments & { updatedSince?: string; after?: number }>()(
+  (db, { reach, limit, status, since, updatedSince, after }) =>
     db
       .select()
       .from(bookings)
@@ -27,16 +34,42 @@ const appointmentsPage = statement<{ reach: ShapedArgument<SqlReach> } & Appoint
           eq(bookings.businessId, businessOf(reach)),
           status === undefined ? undefined : eq(bookings.status, status),
           since === undefined ? undefined : gte(bookings.date, since),
+          updatedSince === undefined ? undefined : gte(bookings.updatedAt, updatedSince),
+          after === undefined ? undefined : afterCursor(db, bookings, businessOf(reach), after),
         ),
       )
       .orderBy(desc(bookings.createdAt), desc(bookings.id))
       .limit(limit),
 );
 
-export function listAppointments(reach: Reach, { limit, status, since }: AppointmentFilters): Read<BookingObject[]> {
-  return read(appointmentsPage({ reach: reachArgument(reach), limit, status, since }), (rows) =>
-    rows.map(toBookingObject),
-  );
+/** One booking of the reach's business, by its id (`GET /appointments/{id}`, and the check of a page's cursor). */
+const bookingById = statement<{ reach: ShapedArgument<SqlReach>; id: number }>()((db, { reach, id }) =>
+  db
+    .select()
+    .from(bookings)
+    .where(and(eq(bookings.id, id), eq(bookings.businessId, businessOf(reach)))),
+);
+
+/** Another business's booking reads exactly as an unknown id (docs/architecture.md, Everywhere: Scoping). */
+export const bookingNotFound = () => notFound("No booking with that id exists for this credential.");
+
+/**
+ * One page and `has_more`, in one round trip with the cursor's check (src/domain/platform/paging.ts).
+ */
+export function listAppointments(reach: Reach, filters: AppointmentFilters): Read<Page<BookingObject>> {
+  const { limit, status, since, updatedSince, startingAfter } = filters;
+  const scope = reachArgument(reach);
+  const page = appointmentsPage({ reach: scope, limit: limit + 1, status, since, updatedSince, after: startingAfter });
+  const cursor = startingAfter === undefined ? undefined : bookingById({ reach: scope, id: startingAfter });
+  return readPage("booking", limit, page, cursor, toBookingObject);
+}
+
+/** `GET /appointments/{id}`: the booking, or the 404. */
+export function getAppointment(reach: Reach, id: number): Read<BookingObject> {
+  return read(bookingById({ reach: reachArgument(reach), id }), ([row]) => {
+    if (!row) throw bookingNotFound();
+    return toBookingObject(row);
+  });
 }
 
 /** Spec: Resources, Booking object: exactly its fields, nested as the spec nests them. */
@@ -67,13 +100,15 @@ export function toBookingObject(row: BookingRow): BookingObject {
         : { reschedule: row.rescheduleLink, cancel: row.cancelLink },
     conversation_id: row.conversationId,
     created_at: row.createdAt,
+    updated_at: row.updatedAt,
   };
 }
 
-/** The stored snapshot of a Booking object reported by the core platform. */
+/** The stored snapshot of a Booking object reported by the core platform, stored at `updatedAt` (the service's clock). */
 export function toBookingRow(
   businessId: string,
-  booking: BookingObject,
+  booking: ReportedBooking,
+  updatedAt: string,
 ): Omit<typeof bookings.$inferInsert, "reportToken"> {
   return {
     id: booking.id,
@@ -102,5 +137,6 @@ export function toBookingRow(
     cancelLink: booking.links?.cancel ?? null,
     conversationId: booking.conversation_id,
     createdAt: booking.created_at,
+    updatedAt,
   };
 }

@@ -5,10 +5,11 @@ import { guard } from "../../db/snapshot-guard";
 import type { Dependencies } from "../../dependencies";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
+import { iso } from "../../lib/time";
 import { parseOrThrow } from "../../lib/validation";
 import type { EventName } from "../../names-and-limits";
-import type { BookingObject } from "../../schemas/booking";
-import type { OrderObject } from "../../schemas/order";
+import type { BookingObject, ReportedBooking } from "../../schemas/booking";
+import type { OrderObject, ReportedOrder } from "../../schemas/order";
 import {
   BookingChange,
   type BookingChange as BookingChangeInput,
@@ -25,10 +26,14 @@ import { toOrderObject, toOrderRow } from "./orders";
  * Which change of a booking emits which event (docs/decisions.md, Decisions the design made where the contract is
  * silent): created → booking.created; date or time changed → booking.rescheduled; cancelled → booking.cancelled;
  * no_show → booking.cancelled with action "no_show"; completed → booking.completed. Nothing else emits (a changed note
- * only updates the snapshot).
+ * only updates the snapshot). `booking` is the snapshot as stored by the change, with its `updated_at`, so that an
+ * event carries the object a read answers.
  */
-export function bookingEvents(previous: BookingObject | undefined, change: BookingChangeInput): EventDraft[] {
-  const { booking } = change;
+export function bookingEvents(
+  previous: BookingObject | undefined,
+  booking: BookingObject,
+  change: BookingChangeInput,
+): EventDraft[] {
   if (!previous) return [{ event: "booking.created", data: { booking } }];
   const drafts: EventDraft[] = [];
   if (previous.date !== booking.date || previous.time !== booking.time) {
@@ -40,7 +45,12 @@ export function bookingEvents(previous: BookingObject | undefined, change: Booki
   if (previous.status === booking.status) return drafts;
   const reason = change.reason ?? null;
   if (booking.status === "cancelled") {
-    if (!change.cancelled_by) throw invalid('The field "cancelled_by" is required when a booking is cancelled.');
+    if (!change.cancelled_by)
+      throw invalid(
+        'The field "cancelled_by" is required when a booking is cancelled.',
+        "cancelled_by",
+        "parameter_missing",
+      );
     drafts.push({ event: "booking.cancelled", data: { booking, cancelled_by: change.cancelled_by, reason } });
   } else if (booking.status === "no_show") {
     drafts.push({ event: "booking.cancelled", data: { booking, action: "no_show", reason } });
@@ -66,8 +76,11 @@ const ORDER_STATUS_EVENTS: Partial<Record<OrderObject["status"], OrderStatusEven
   cancelled: "order.cancelled",
 };
 
-export function orderEvents(previous: OrderObject | undefined, change: OrderChangeInput): EventDraft[] {
-  const { order } = change;
+export function orderEvents(
+  previous: OrderObject | undefined,
+  order: OrderObject,
+  change: OrderChangeInput,
+): EventDraft[] {
   if (!previous) return [{ event: "order.created", data: { order } }];
   const event = previous.status === order.status ? undefined : ORDER_STATUS_EVENTS[order.status];
   if (!event) return [];
@@ -75,19 +88,23 @@ export function orderEvents(previous: OrderObject | undefined, change: OrderChan
   return [{ event, data: { order } }];
 }
 
-/** A snapshot kind: where it is stored, how it maps to the spec's object, and which events a change of it emits. */
-type SnapshotKind<Object extends { id: number }, Change> = {
+/**
+ * A snapshot kind: where it is stored, how it maps to the spec's object (`Reported`, as the core platform reports it;
+ * `Object`, as stored, with the service's `updated_at`), and which events a change of it emits.
+ */
+type SnapshotKind<Reported extends { id: number }, Object extends Reported & { updated_at: string }, Change> = {
   name: string;
   table: typeof bookings | typeof orders;
   toObject: (row: never) => Object;
   toRow: (
     businessId: string,
-    object: Object,
+    object: Reported,
+    updatedAt: string,
   ) => Omit<typeof bookings.$inferInsert | typeof orders.$inferInsert, "reportToken">;
-  events: (previous: Object | undefined, change: Change) => EventDraft[];
+  events: (previous: Object | undefined, current: Object, change: Change) => EventDraft[];
 };
 
-const BOOKINGS: SnapshotKind<BookingObject, BookingChangeInput> = {
+const BOOKINGS: SnapshotKind<ReportedBooking, BookingObject, BookingChangeInput> = {
   name: "booking",
   table: bookings,
   toObject: toBookingObject,
@@ -95,7 +112,7 @@ const BOOKINGS: SnapshotKind<BookingObject, BookingChangeInput> = {
   events: bookingEvents,
 };
 
-const ORDERS: SnapshotKind<OrderObject, OrderChangeInput> = {
+const ORDERS: SnapshotKind<ReportedOrder, OrderObject, OrderChangeInput> = {
   name: "order",
   table: orders,
   toObject: toOrderObject,
@@ -106,19 +123,28 @@ const ORDERS: SnapshotKind<OrderObject, OrderChangeInput> = {
 /** Concurrent reports of one object are rare; each retry reads the snapshot the other report wrote. */
 const MAX_REPORT_ATTEMPTS = 5;
 
+/** An object without the service's `updated_at`: what a report is compared by (a report may carry one; it is ignored). */
+const withoutStamp = <T extends { updated_at?: string }>({ updated_at: _, ...members }: T) => members;
+
 /**
  * Applies a report of a booking or order: one round trip reads the business, the stored snapshot and the
  * endpoints; one batch writes the new snapshot, the events the change means (plus `extra` events, such as the
  * payment that carried it) and their deliveries, behind a guard that the snapshot is still the one read. Two reports
  * racing therefore never both emit: the loser reads again and emits only what is left to say (often nothing).
+ * A changed snapshot is stamped `updated_at` from `deps.clock` (docs/decisions.md, Paging and sync), and the events
+ * carry the object as stored, stamp included, so that an event and a read of the object agree.
  */
-async function applySnapshotChange<Object extends { id: number }, Change>(
+async function applySnapshotChange<
+  Reported extends { id: number; updated_at?: string },
+  Object extends Reported & { updated_at: string },
+  Change,
+>(
   deps: Dependencies,
   businessId: string,
-  kind: SnapshotKind<Object, Change>,
-  object: Object,
+  kind: SnapshotKind<Reported, Object, Change>,
+  object: Reported,
   change: Change,
-  extra: EventDraft[] = [],
+  extra: (current: Object) => EventDraft[] = () => [],
 ): Promise<EmittedEvent[]> {
   const { db } = deps;
   for (let attempt = 1; ; attempt++) {
@@ -130,14 +156,16 @@ async function applySnapshotChange<Object extends { id: number }, Change>(
     if (!business[0]) throw notFound("No business has that id.");
     const stored = snapshot[0];
     if (stored && stored.businessId !== businessId) {
-      throw conflict(`That ${kind.name} id belongs to another business.`);
+      throw conflict(`That ${kind.name} id belongs to another business.`, "invalid_state");
     }
     const previous = stored ? kind.toObject(stored as never) : undefined;
-    const unchanged = previous !== undefined && JSON.stringify(previous) === JSON.stringify(object);
-    const drafts = [...(unchanged ? [] : kind.events(previous, change)), ...extra];
+    const unchanged =
+      previous !== undefined && JSON.stringify(withoutStamp(previous)) === JSON.stringify(withoutStamp(object));
+    const row = { ...kind.toRow(businessId, object, iso(deps.clock())), reportToken: randomToken("rpt_", 12) };
+    const current = unchanged ? previous : kind.toObject(row as never);
+    const drafts = [...(unchanged ? [] : kind.events(previous, current, change)), ...extra(current)];
     if (drafts.length === 0 && unchanged) return [];
     const { table } = kind;
-    const row = { ...kind.toRow(businessId, object), reportToken: randomToken("rpt_", 12) };
     const stillAsRead = stored
       ? sql`exists (select 1 from ${table} where ${table.id} = ${object.id} and ${table.reportToken} is ${stored.reportToken})`
       : sql`not exists (select 1 from ${table} where ${table.id} = ${object.id})`;
@@ -164,17 +192,21 @@ async function emitOther(deps: Dependencies, businessId: string, body: { event: 
   const { db } = deps;
   const schema = OTHER_CHANGES[body.event as keyof typeof OTHER_CHANGES];
   const change = parseOrThrow(schema, body, "json");
+  // A payment carries the booking or order as it now is: that is a report of it too (its snapshot and events), and
+  // the payment's event carries the object as stored by it.
+  if (change.event === "payment.received") {
+    const { event, data } = change;
+    const payment = { kind: data.kind, amount: data.amount, currency: data.currency, reference: data.reference };
+    if (data.booking) {
+      const paid = (booking: BookingObject): EventDraft[] => [{ event, data: { ...payment, booking } }];
+      return applySnapshotChange(deps, businessId, BOOKINGS, data.booking, { booking: data.booking }, paid);
+    }
+    if (!data.order) throw invalid('The field "data" must carry the booking or the order that its kind names.', "data");
+    const paid = (order: OrderObject): EventDraft[] => [{ event, data: { ...payment, order } }];
+    return applySnapshotChange(deps, businessId, ORDERS, data.order, { order: data.order }, paid);
+  }
   // `{ event, data }`, parsed by the event's own schema, is a draft of that event.
   const draft: EventDraft = change;
-  // A payment carries the booking or order as it now is: that is a report of it too (its snapshot and events).
-  if (change.event === "payment.received" && change.data.booking) {
-    const { booking } = change.data;
-    return applySnapshotChange(deps, businessId, BOOKINGS, booking, { booking }, [draft]);
-  }
-  if (change.event === "payment.received" && change.data.order) {
-    const { order } = change.data;
-    return applySnapshotChange(deps, businessId, ORDERS, order, { order }, [draft]);
-  }
   const [business, endpoints] = await db.batch([
     db.select().from(businesses).where(eq(businesses.id, businessId)),
     endpointsOf(db, businessId),

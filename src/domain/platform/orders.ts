@@ -1,26 +1,70 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, gte } from "drizzle-orm";
 import { type Read, read } from "../../db/reads";
 import { orders } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
-import type { OrderObject } from "../../schemas/order";
+import { notFound } from "../../lib/errors";
+import type { OrderObject, ReportedOrder } from "../../schemas/order";
 import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
+import { afterCursor, type Page, type PageFilters, readPage } from "./paging";
 
 export type OrderRow = typeof orders.$inferSelect;
 
-export type OrderFilters = { limit: number; status?: OrderRow["status"] };
+export type OrderFilters = PageFilters & { status?: OrderRow["status"] };
 
-/** Spec, GET /orders: newest (most recently placed) first; served by `orders_business_created` / `..._status_created`. */
-const ordersPage = statement<{ reach: ShapedArgument<SqlReach> } & OrderFilters>()((db, { reach, limit, status }) =>
+/**
+ * Spec, GET /orders: newest (most recently placed) first; served by `orders_business_created` / `..._status_created`,
+ * and with `updated_since` by the range of `orders_business_updated`, sorted. `after`: the page's cursor
+ * (src/domain/platform/paging.ts). Bound parameters: at most 15 of D1's 100, the reach's (three at most, an access
+ * token's) at each of its three uses and six more.
+ */
+const ordersPage = statement<{
+  reach: ShapedArgument<SqlReach>;
+  limit: number;
+  status?: string;
+  updatedSince?: string;
+  after?: number;
+}>()((db, { reach, limit, status, updatedSince, after }) =>
   db
     .select()
     .from(orders)
-    .where(and(eq(orders.businessId, businessOf(reach)), status === undefined ? undefined : eq(orders.status, status)))
+    .where(
+      and(
+        eq(orders.businessId, businessOf(reach)),
+        status === undefined ? undefined : eq(orders.status, status),
+        updatedSince === undefined ? undefined : gte(orders.updatedAt, updatedSince),
+        after === undefined ? undefined : afterCursor(db, orders, businessOf(reach), after),
+      ),
+    )
     .orderBy(desc(orders.createdAt), desc(orders.id))
     .limit(limit),
 );
 
-export function listOrders(reach: Reach, { limit, status }: OrderFilters): Read<OrderObject[]> {
-  return read(ordersPage({ reach: reachArgument(reach), limit, status }), (rows) => rows.map(toOrderObject));
+/** One order of the reach's business, by its id (`GET /orders/{id}`, and the check of a page's cursor). */
+const orderById = statement<{ reach: ShapedArgument<SqlReach>; id: number }>()((db, { reach, id }) =>
+  db
+    .select()
+    .from(orders)
+    .where(and(eq(orders.id, id), eq(orders.businessId, businessOf(reach)))),
+);
+
+/** Another business's order reads exactly as an unknown id (docs/architecture.md, Everywhere: Scoping). */
+export const orderNotFound = () => notFound("No order with that id exists for this credential.");
+
+/** One page and `has_more`, in one round trip with the cursor's check (src/domain/platform/paging.ts). */
+export function listOrders(reach: Reach, filters: OrderFilters): Read<Page<OrderObject>> {
+  const { limit, status, updatedSince, startingAfter } = filters;
+  const scope = reachArgument(reach);
+  const page = ordersPage({ reach: scope, limit: limit + 1, status, updatedSince, after: startingAfter });
+  const cursor = startingAfter === undefined ? undefined : orderById({ reach: scope, id: startingAfter });
+  return readPage("order", limit, page, cursor, toOrderObject);
+}
+
+/** `GET /orders/{id}`: the order, or the 404. */
+export function getOrder(reach: Reach, id: number): Read<OrderObject> {
+  return read(orderById({ reach: reachArgument(reach), id }), ([row]) => {
+    if (!row) throw orderNotFound();
+    return toOrderObject(row);
+  });
 }
 
 /** Spec: Resources, Order object: exactly its fields. */
@@ -44,11 +88,16 @@ export function toOrderObject(row: OrderRow): OrderObject {
     notes: row.notes,
     conversation_id: row.conversationId,
     created_at: row.createdAt,
+    updated_at: row.updatedAt,
   };
 }
 
-/** The stored snapshot of an Order object reported by the core platform. */
-export function toOrderRow(businessId: string, order: OrderObject): Omit<typeof orders.$inferInsert, "reportToken"> {
+/** The stored snapshot of an Order object reported by the core platform, stored at `updatedAt` (the service's clock). */
+export function toOrderRow(
+  businessId: string,
+  order: ReportedOrder,
+  updatedAt: string,
+): Omit<typeof orders.$inferInsert, "reportToken"> {
   return {
     id: order.id,
     businessId,
@@ -72,5 +121,6 @@ export function toOrderRow(businessId: string, order: OrderObject): Omit<typeof 
     notes: order.notes,
     conversationId: order.conversation_id,
     createdAt: order.created_at,
+    updatedAt,
   };
 }

@@ -1,6 +1,6 @@
 import { partnerRead } from "../access/partner-operation";
-import { type AppointmentFilters, listAppointments } from "./bookings";
-import { listOrders, type OrderFilters } from "./orders";
+import { type AppointmentFilters, getAppointment, listAppointments } from "./bookings";
+import { getOrder, listOrders, type OrderFilters } from "./orders";
 
 /* What the partner API's booking and order routes run (src/routes/appointments.ts, src/routes/orders.ts). */
 
@@ -8,4 +8,8 @@ export const listAppointmentsOperation = partnerRead((side, filters: Appointment
   listAppointments(side, filters),
 );
 
+export const getAppointmentOperation = partnerRead((side, id: number) => getAppointment(side, id));
+
 export const listOrdersOperation = partnerRead((side, filters: OrderFilters) => listOrders(side, filters));
+
+export const getOrderOperation = partnerRead((side, id: number) => getOrder(side, id));

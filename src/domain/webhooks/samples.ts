@@ -35,6 +35,7 @@ const booking = {
   },
   conversation_id: "conv_8f2k1q",
   created_at: "2026-11-22T09:00:00.000Z",
+  updated_at: "2026-11-22T09:00:00.412Z",
 } satisfies BookingObject;
 
 const rescheduled = {
@@ -44,6 +45,7 @@ const rescheduled = {
   reschedule_count: 1,
   original_date: booking.date,
   original_time: booking.time,
+  updated_at: "2026-11-24T17:05:31.208Z",
 } satisfies BookingObject;
 
 const order = {
@@ -68,6 +70,7 @@ const order = {
   notes: "No seeds on the loaves, please",
   conversation_id: "conv_3j9d7w",
   created_at: "2026-12-03T09:12:00.000Z",
+  updated_at: "2026-12-03T09:12:00.377Z",
 } satisfies OrderObject;
 
 const orderIn = (status: OrderObject["status"], changes: Partial<OrderObject> = {}) =>
