@@ -12,22 +12,47 @@ const EventName = z
   })
   .openapi({ description: 'An event name, or "*" for every event except opt-in ones (intake.completed)' });
 
+const EndpointUrl = z
+  .string()
+  .max(2048)
+  .openapi({ description: "https only", example: "https://partner.example/hooks/secretary" });
+
+const EndpointEvents = z.array(EventName).min(1).max(32);
+
+// Shown to the owner: lines allowed, nothing hidden (docs/security.md, "Partner text").
+const EndpointDescription = z
+  .string()
+  .max(500)
+  .superRefine(visibleText({ lines: true }));
+
 /** Spec, Webhooks: `POST /webhooks` body. Other keys are ignored. */
 export const CreateWebhookEndpointBody = z
   .object({
-    url: z
-      .string()
-      .max(2048)
-      .openapi({ description: "https only", example: "https://partner.example/hooks/secretary" }),
-    events: z.array(EventName).min(1).max(32).optional().openapi({ description: 'Omitted means ["*"]' }),
-    // Shown to the owner: lines allowed, nothing hidden (docs/security.md, "Partner text").
-    description: z
-      .string()
-      .max(500)
-      .superRefine(visibleText({ lines: true }))
-      .optional(),
+    url: EndpointUrl,
+    events: EndpointEvents.optional().openapi({ description: 'Omitted means ["*"]' }),
+    description: EndpointDescription.optional(),
   })
   .openapi("CreateWebhookEndpoint");
+
+const PATCHABLE = ["url", "events", "description"] as const;
+
+/**
+ * `PATCH /webhooks/{id}` (docs/webhooks.md, Reading and changing an endpoint): any of the three members of the
+ * creation, checked by the same rules, and at least one. Unlike the creation, an unknown key is refused rather than
+ * ignored: a misspelt member (`event`) would otherwise answer 200 and change nothing, and `status` or `secret` look
+ * settable but are not (POST /webhooks/{id}/enable, /rotate-secret). `description` is a string, `""` to clear it,
+ * never null: the record's description is always a string.
+ */
+export const PatchWebhookEndpointBody = z
+  .strictObject({
+    url: EndpointUrl.optional(),
+    events: EndpointEvents.optional().openapi({ description: "Replaces the subscription, for events from now on" }),
+    description: EndpointDescription.optional().openapi({ description: '"" clears it' }),
+  })
+  .refine((body) => PATCHABLE.some((member) => body[member] !== undefined), {
+    error: `must change at least one of ${PATCHABLE.join(", ")}`,
+  })
+  .openapi("PatchWebhookEndpoint", { minProperties: 1 });
 
 /**
  * The endpoint record, `{ id, url, events, description, created_at }` (its secret only in the 201), with its health

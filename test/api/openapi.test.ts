@@ -48,6 +48,7 @@ describe("the OpenAPI document and the reference page", async () => {
       "get /api/v1/actions",
       "get /api/v1/actions/:id",
       "get /api/v1/appointments",
+      "get /api/v1/appointments/:id",
       "get /api/v1/events",
       "get /api/v1/events/:id",
       "get /api/v1/intakes",
@@ -56,10 +57,13 @@ describe("the OpenAPI document and the reference page", async () => {
       "get /api/v1/knowledge",
       "get /api/v1/me",
       "get /api/v1/orders",
+      "get /api/v1/orders/:id",
       "get /api/v1/webhooks",
+      "get /api/v1/webhooks/:id",
       "get /api/v1/webhooks/:id/deliveries",
       "patch /api/v1/actions/:id",
       "patch /api/v1/intakes/:id",
+      "patch /api/v1/webhooks/:id",
       "post /api/v1/actions",
       "post /api/v1/actions/:id/rotate-secret",
       "post /api/v1/intakes",
@@ -79,8 +83,14 @@ describe("the OpenAPI document and the reference page", async () => {
 
   it("documents the query parameters and the objects of the spec", () => {
     const names = (path: string) => document.paths[path]?.get?.parameters?.map((p) => `${p.in}:${p.name}`);
-    expect(names("/appointments")).toEqual(["query:limit", "query:status", "query:since"]);
-    expect(names("/orders")).toEqual(["query:limit", "query:status"]);
+    expect(names("/appointments")).toEqual([
+      "query:limit",
+      "query:status",
+      "query:since",
+      "query:starting_after",
+      "query:updated_since",
+    ]);
+    expect(names("/orders")).toEqual(["query:limit", "query:status", "query:starting_after", "query:updated_since"]);
     expect(Object.keys(document.components.schemas)).toEqual(
       expect.arrayContaining(["Business", "Booking", "Order", "Error"]),
     );

@@ -1,10 +1,15 @@
 import { describe, expect, it } from "vitest";
 import {
   type AnyEvent,
+  booking as bookingById,
+  bookingsChangedSince,
   confirmedAppointments,
+  moveEndpoint,
+  PartnerApiError,
   partnerClient,
   subscribeToBookings,
   summary,
+  unsubscribe,
 } from "../../docs/examples/typed-client/client";
 import { bookings } from "../../src/db/schema";
 import { bookingRow, createBusiness, insertAll } from "../helpers/fixtures";
@@ -53,8 +58,44 @@ describe("a partner's typed client (openapi-typescript types, openapi-fetch)", a
     );
   });
 
-  it("answers a refused call as the typed error", async () => {
+  it("answers a refused call as the typed error, with its code and request id", async () => {
     const refused = partnerClient("sk_live_not-a-key", { baseUrl: `${BASE}/api/v1`, fetch: (r) => dispatch(r) });
-    await expect(confirmedAppointments(refused, "2026-11-15")).rejects.toThrow(/malformed/);
+    const error = await confirmedAppointments(refused, "2026-11-15").catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PartnerApiError);
+    expect(error).toMatchObject({
+      code: "invalid_credential",
+      param: undefined,
+      message: expect.stringMatching(/malformed/),
+    });
+    expect((error as PartnerApiError).requestId).toMatch(/\S/);
+  });
+
+  it("changes and removes an endpoint by the integer id its subscription answered", async () => {
+    const { id, secret } = await subscribeToBookings(client, "https://partner.example/hooks/old");
+    const moved = await moveEndpoint(client, id, "https://partner.example/hooks/new");
+    expect(moved).toMatchObject({
+      id,
+      url: "https://partner.example/hooks/new",
+      events: ["booking.created", "booking.cancelled", "booking.rescheduled"],
+    });
+    expect(moved).not.toHaveProperty("secret");
+    expect(secret).toMatch(/^whsec_/);
+    await unsubscribe(client, id);
+    const again = await unsubscribe(client, id).catch((caught: unknown) => caught);
+    expect(again).toMatchObject({ code: "not_found" });
+  });
+
+  it("syncs the bookings changed since a time, page by page, and reads one by the id it received", async () => {
+    const since = new Date().toISOString();
+    for (let i = 0; i < 3; i++) {
+      const report = await reportChange(business.id, {
+        booking: bookingObject(93_100 + i, { date: `2027-01-0${i + 1}` }),
+      });
+      expect(report.status).toBe(201);
+    }
+    const changed = await bookingsChangedSince(client, since);
+    expect(changed.map((item) => item.id).sort()).toEqual([93_100, 93_101, 93_102]);
+    const [first] = changed;
+    expect(await bookingById(client, first?.id ?? 0)).toEqual(first);
   });
 });

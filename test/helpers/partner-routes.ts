@@ -1,5 +1,7 @@
 import { call, json } from "./http";
 import { createIntake, intakeBody } from "./intakes";
+import { reportChange } from "./platform";
+import { newBooking, newOrder } from "./platform-changes";
 import { subscribe } from "./webhooks";
 
 // Every partner route under /api/v1, as a table, with a record of the caller's business for each path parameter: the
@@ -26,9 +28,13 @@ export const KNOWLEDGE = { title: "Holiday hours", content: "Closed from 24 to 2
 export const ROUTES: Route[] = [
   ["GET", "/me", 200],
   ["GET", "/appointments", 200],
+  ["GET", "/appointments/{id}", 200],
   ["GET", "/orders", 200],
+  ["GET", "/orders/{id}", 200],
   ["GET", "/webhooks", 200],
   ["POST", "/webhooks", 201, { url: "https://partner.example/hooks", events: ["booking.created"] }],
+  ["GET", "/webhooks/{id}", 200],
+  ["PATCH", "/webhooks/{id}", 200, { url: "https://partner.example/hooks/moved", events: ["order.created"] }],
   ["DELETE", "/webhooks/{id}", 204],
   ["POST", "/webhooks/{id}/enable", 200],
   ["POST", "/webhooks/{id}/rotate-secret", 200, { expires_in: 60 }],
@@ -75,9 +81,20 @@ export const RECORDS: Record<string, (apiKey: string) => Promise<string | number
   intakes: async (apiKey) => (await createIntake(apiKey)).id,
   actions: async (apiKey) =>
     (await created<{ id: number }>(await call("/api/v1/actions", { key: apiKey, method: "POST", body: ACTION }))).id,
+  // A booking and an order of the business, reported by the core platform as the service receives them.
+  appointments: async (apiKey) => (await reported(apiKey, { booking: newBooking() })).booking.id,
+  orders: async (apiKey) => (await reported(apiKey, { order: newOrder() })).order.id,
   // A test event sent to an endpoint of the business: an event the key can read.
   events: async (apiKey) => (await testEvent(apiKey, await RECORDS.webhooks?.(apiKey))).event_id,
 };
+
+/** Reports `change` for the credential's business (`POST /internal/v1/businesses/{id}/events`); answers it. */
+async function reported<T>(credential: string, change: T): Promise<T> {
+  const { id } = await json<{ id: string }>(await call("/api/v1/me", { key: credential }));
+  const response = await reportChange(id, change);
+  if (response.status !== 201) throw new Error(`report failed: ${response.status} ${await response.text()}`);
+  return change;
+}
 
 /** A test event to the endpoint (docs/webhooks.md, Test events), written before the answer. */
 export async function testEvent(apiKey: string, endpointId: string | number | undefined) {

@@ -30,9 +30,26 @@ export interface paths {
         };
         /**
          * Bookings, most recently booked first
-         * @description Newest first by when the booking was made (`created_at`, then `id`), as orders and events are. `since` filters on the appointment's own `date`.
+         * @description Newest first by when the booking was made (`created_at`, then `id`), as orders and events are. `since` filters on the appointment's own `date`, `updated_since` on `updated_at`; the next page starts after the last id of this one (`starting_after`), while `has_more` is true.
          */
         get: operations["listAppointments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/appointments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One booking */
+        get: operations["getAppointment"];
         put?: never;
         post?: never;
         delete?: never;
@@ -48,8 +65,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Orders, newest first */
+        /**
+         * Orders, newest first
+         * @description Newest first by when the order was placed (`created_at`, then `id`). `updated_since` filters on `updated_at`; the next page starts after the last id of this one (`starting_after`), while `has_more` is true.
+         */
         get: operations["listOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One order */
+        get: operations["getOrder"];
         put?: never;
         post?: never;
         delete?: never;
@@ -83,14 +120,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One endpoint */
+        get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
         /** Unsubscribe an endpoint */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an endpoint
+         * @description Any of url, events and description, checked as on creation. The id, the secret (and a rotation's previous one), the status and the delivery history are kept. A pending delivery's next attempt goes to the new url; a new events list applies to events from now on (docs/webhooks.md, Reading and changing an endpoint).
+         */
+        patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
     "/knowledge": {
@@ -904,6 +946,12 @@ export interface components {
              * @example 2026-11-22T09:30:00.000Z
              */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description When the service stored the latest change of this object: what `updated_since` filters on
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
         };
         BookingRescheduledEvent: {
             /**
@@ -1084,6 +1132,12 @@ export interface components {
              * @example 2026-11-22T09:30:00.000Z
              */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description When the service stored the latest change of this object: what `updated_since` filters on
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
         };
         OrderPreparingEvent: {
             /**
@@ -1690,10 +1744,63 @@ export interface components {
             country: string;
         };
         Error: {
-            /** @example The query parameter "limit" must be a whole number from 1 to 100. */
+            /**
+             * @description One sentence for a person: what was wrong and how to put it right. Its wording may change.
+             * @example The query parameter "limit" must be a whole number from 1 to 100.
+             */
             error: string;
-            /** @description Intake validation only: the offending member, e.g. `fields[1].options` */
+            /**
+             * @description The kind of error, stable within `/api/v1`: branch on it, not on the sentence.
+             *
+             *     - `invalid_json` (400): The body is not valid JSON.
+             *     - `invalid_content_type` (400): The body was not sent as `application/json`.
+             *     - `parameter_missing` (400): A required parameter or field is absent; `param` names it.
+             *     - `parameter_invalid` (400): A parameter, field or header has the wrong type, format or value; `param` names it.
+             *     - `parameter_unknown` (400): The body has a member the endpoint does not take; `param` names it.
+             *     - `invalid_request` (400): The request cannot be done as sent, though no one input is at fault (the sentence says why).
+             *     - `authentication_required` (401): No credential was sent: send `Authorization: Bearer <key>`.
+             *     - `invalid_credential` (401): The key or token is malformed, unknown, revoked or expired; an access token is refreshed.
+             *     - `plan_required` (403): The business's plan does not include the API, or has lapsed; it works again once the owner's plan does.
+             *     - `limit_reached` (403): A limit of the business is reached (endpoints, actions, intakes, keys, knowledge sources); remove one first.
+             *     - `forbidden` (403): This credential may not do this.
+             *     - `not_found` (404): Nothing of that id exists for this credential (including another key's or app's).
+             *     - `route_not_found` (404): No endpoint is at this path: check the method, the path and `/api/v1`.
+             *     - `method_not_allowed` (405): The path does not take this method; `Allow` lists those it takes.
+             *     - `concurrent_change` (409): Another request changed the same record at the same moment: read it again, then send the change again.
+             *     - `invalid_state` (409): The record's state refuses the request (for example a disabled endpoint): the sentence says which.
+             *     - `idempotency_key_in_use` (409): A request with this `Idempotency-Key` is still running: retry once it has completed.
+             *     - `body_too_large` (413): The body is larger than the service reads.
+             *     - `content_too_long` (413): Knowledge `content` is longer than 8,000 characters.
+             *     - `idempotency_key_reused` (422): This `Idempotency-Key` was used with another request: use a new key for a new request.
+             *     - `rate_limited` (429): A rate limit is spent: wait for `Retry-After` seconds; `RateLimit` says which policy.
+             *     - `internal_error` (500): A failure on the service's side: retry with a short backoff.
+             *     - `temporarily_unavailable` (503): The business's data is being moved or the service is briefly unable: retry after `Retry-After`.
+             * @example parameter_invalid
+             * @enum {string}
+             */
+            code: "invalid_json" | "invalid_content_type" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_request" | "authentication_required" | "invalid_credential" | "plan_required" | "limit_reached" | "forbidden" | "not_found" | "route_not_found" | "method_not_allowed" | "concurrent_change" | "invalid_state" | "idempotency_key_in_use" | "body_too_large" | "content_too_long" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "temporarily_unavailable";
+            /**
+             * @description The one input at fault, when one is: a query or path parameter, a header, or a body member in index notation (`fields[1].options`)
+             * @example limit
+             */
+            param?: string;
+            /** @description Intake validation only: the offending member, e.g. `fields[1].options` (as `param`) */
             field?: string;
+            /**
+             * @description The request's id, also in the `X-Request-Id` header of every answer: quote it when asking for help
+             * @example 9f1c2a4e-5b7d-4c1e-8a3f-2d6b0e4c7a91
+             */
+            request_id: string;
+        };
+        BookingsPage: {
+            data: components["schemas"]["Booking"][];
+            /** @description Whether more bookings follow: pass the last id as starting_after */
+            has_more: boolean;
+        };
+        OrdersPage: {
+            data: components["schemas"]["Order"][];
+            /** @description Whether more orders follow: pass the last id as starting_after */
+            has_more: boolean;
         };
         WebhookEndpoint: {
             id: number;
@@ -1731,6 +1838,17 @@ export interface components {
             url: string;
             /** @description Omitted means ["*"] */
             events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled")[];
+            description?: string;
+        };
+        PatchWebhookEndpoint: {
+            /**
+             * @description https only
+             * @example https://partner.example/hooks/secretary
+             */
+            url?: string;
+            /** @description Replaces the subscription, for events from now on */
+            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled")[];
+            /** @description "" clears it */
             description?: string;
         };
         KnowledgeItem: {
@@ -2068,6 +2186,10 @@ export interface operations {
                 status?: "pending" | "confirmed" | "completed" | "cancelled" | "no_show";
                 /** @description Only appointments whose date is on or after this date (it does not change the order) */
                 since?: string;
+                /** @description The id of the last booking of the previous page: this page starts after it. A booking of another business is a 400. */
+                starting_after?: number;
+                /** @description Only bookings whose `updated_at` is at or after this instant (it does not change the order): for a sync, a minute before the largest `updated_at` the previous sync saw */
+                updated_since?: string;
             };
             header?: never;
             path?: never;
@@ -2081,9 +2203,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Booking"][];
-                    };
+                    "application/json": components["schemas"]["BookingsPage"];
                 };
             };
             /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
@@ -2115,11 +2235,64 @@ export interface operations {
             };
         };
     };
+    getAppointment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The booking, as the list shows it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Booking"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listOrders: {
         parameters: {
             query?: {
                 limit?: number;
                 status?: "pending" | "confirmed" | "preparing" | "ready_for_pickup" | "out_for_delivery" | "fulfilled" | "cancelled";
+                /** @description The id of the last order of the previous page: this page starts after it. An order of another business is a 400. */
+                starting_after?: number;
+                /** @description Only orders whose `updated_at` is at or after this instant (it does not change the order): for a sync, a minute before the largest `updated_at` the previous sync saw */
+                updated_since?: string;
             };
             header?: never;
             path?: never;
@@ -2133,9 +2306,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Order"][];
-                    };
+                    "application/json": components["schemas"]["OrdersPage"];
                 };
             };
             /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
@@ -2158,6 +2329,55 @@ export interface operations {
             };
             /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order, as the list shows it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2282,12 +2502,61 @@ export interface operations {
             };
         };
     };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint, as GET /webhooks lists it (no secret) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2299,6 +2568,68 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PatchWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as it now is */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description API key or access token missing, malformed, unknown or revoked */
             401: {
@@ -2615,7 +2946,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2664,7 +2995,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2711,7 +3042,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2785,7 +3116,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -2957,7 +3288,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3006,7 +3337,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3053,7 +3384,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3232,7 +3563,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3293,8 +3624,8 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                id: string;
-                delivery_id: string;
+                id: number;
+                delivery_id: number;
             };
             cookie?: never;
         };
@@ -3375,7 +3706,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3469,7 +3800,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3563,7 +3894,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3635,7 +3966,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };
@@ -3720,7 +4051,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                id: string;
+                id: number;
             };
             cookie?: never;
         };

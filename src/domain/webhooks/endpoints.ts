@@ -63,6 +63,7 @@ export async function createEndpoint(
   if (!endpoint) {
     throw forbidden(
       `A business can have at most ${MAX_ENDPOINTS_PER_BUSINESS} webhook endpoints: delete one before adding another.`,
+      "limit_reached",
     );
   }
   return { ...toEndpointObject(endpoint), secret };
@@ -106,4 +107,31 @@ export async function findEndpoint(deps: Dependencies, businessId: string, id: n
   const endpoint = await deps.db.select().from(webhookEndpoints).where(ofBusiness(businessId, id)).get();
   if (!endpoint) throw endpointNotFound();
   return endpoint;
+}
+
+/** What `PATCH /webhooks/{id}` may change: the members the partner chose at creation (at least one, by its schema). */
+export type EndpointChanges = { url?: string; events?: string[]; description?: string };
+
+/**
+ * `PATCH /webhooks/{id}` (docs/webhooks.md, Reading and changing an endpoint): the url checked as on creation, then
+ * ONE statement that sets only the members given, scoped by the endpoint's business and side in its WHERE, so that
+ * an endpoint deleted (or out of reach) since the credential was read is a 404 and never written. Kept: the id, the
+ * secret and any rotation's previous secret, the health (a disabled endpoint stays disabled: enabling is
+ * `POST /webhooks/{id}/enable`), the deliveries. Pending deliveries are not touched: the consumer reads the url at
+ * each attempt (src/domain/webhooks/delivery-claim.ts), and a delivery was owed when its event happened.
+ */
+export async function updateEndpoint(deps: Dependencies, reach: SqlReach, id: number, changes: EndpointChanges) {
+  if (changes.url !== undefined) assertRegistrableUrl(deps.outbound, changes.url);
+  const [endpoint] = await deps.db
+    .update(webhookEndpoints)
+    .set({
+      ...(changes.url !== undefined && { url: changes.url }),
+      // Folded as on creation.
+      ...(changes.events !== undefined && { events: [...new Set(changes.events)] }),
+      ...(changes.description !== undefined && { description: changes.description }),
+    })
+    .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach)))
+    .returning();
+  if (!endpoint) throw endpointNotFound();
+  return toEndpointObject(endpoint);
 }

@@ -1,13 +1,22 @@
+import { read } from "../../db/reads";
 import { partnerRead, partnerWrite } from "../access/partner-operation";
-import { sideOf } from "../access/scope";
+import { reachArgument, sideOf } from "../access/scope";
 import { type DeliveryFilters, endpointDeliveries } from "./delivery-log";
-import { createEndpoint, deleteEndpoint, listEndpoints } from "./endpoints";
+import {
+  createEndpoint,
+  deleteEndpoint,
+  type EndpointChanges,
+  endpointNotFound,
+  listEndpoints,
+  toEndpointObject,
+  updateEndpoint,
+} from "./endpoints";
 import { type EventFilters, getEvent, listEvents } from "./event-log";
 import { enableEndpoint } from "./health";
 import { assertRecoverableSince, recoverDeliveries } from "./recovery";
 import { deliveryToSendAgain, redeliver } from "./redelivery";
 import { rotateActionSecret, rotateEndpointSecret } from "./secret-rotation";
-import { sendableEndpoint } from "./sendable-endpoint";
+import { endpointWithin, sendableEndpoint } from "./sendable-endpoint";
 import { sendTestEvent } from "./test-events";
 
 /*
@@ -20,6 +29,23 @@ type OneRecord = { id: number };
 export const listEndpointsOperation = partnerRead((side) => listEndpoints(side));
 
 export const createEndpointOperation = partnerWrite({ write: createEndpoint });
+
+/** `GET /webhooks/{id}`: the record as `GET /webhooks` lists it; another side's or business's is a missing one's 404. */
+export const getEndpointOperation = partnerRead((side, id: number) =>
+  read(endpointWithin({ reach: reachArgument(side), endpoint: id }), ([endpoint]) => {
+    if (!endpoint) throw endpointNotFound();
+    return toEndpointObject(endpoint);
+  }),
+);
+
+/**
+ * `PATCH /webhooks/{id}`: the credential alone, then one guarded update on the principal's side (two round trips,
+ * docs/architecture.md, Performance budget); nothing is read first, since the update's own WHERE is the check.
+ */
+export const updateEndpointOperation = partnerWrite({
+  write: (deps, principal, { id, changes }: OneRecord & { changes: EndpointChanges }) =>
+    updateEndpoint(deps, sideOf(principal), id, changes),
+});
 
 export const deleteEndpointOperation = partnerWrite({
   write: (deps, principal, id: number) => deleteEndpoint(deps, sideOf(principal), id),
