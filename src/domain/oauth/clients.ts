@@ -24,7 +24,7 @@ export const REGISTRATIONS_PER_MINUTE = 10;
  * that stays for 30 days unless an owner approves it. Counted through the Rate Limiting binding (no round trip), keyed
  * by the client's address as Cloudflare reports it; a request without one did not come from the internet (a service
  * binding, a test) and is not limited. Past the limit: the service's 429 (spec: Errors) with `Retry-After`, like every
- * other rate limit here; it is no OAuth protocol error, so it keeps the API's `{ "error": <sentence> }` as `/api/oauth`
+ * other rate limit here; it is no OAuth protocol error, so it keeps the API's error body (docs/errors.md) as `/api/oauth`
  * does for every error outside RFC 6749 and RFC 7591.
  */
 export async function limitRegistrations(limiter: RateLimit, clientAddress: string | undefined): Promise<void> {
