@@ -238,22 +238,23 @@ async function benchSeedSql({ handle, country, firstId, stored }: BenchBusiness,
   const stamp = `strftime('%Y-%m-%dT%H:%M:%fZ', ${instant}, '-' || i || ' hours')`;
   const bookings = `INSERT INTO bookings (id, business_id, status, date, time, duration_minutes, service_id, service_name,
   service_price, client_name, client_email, client_phone, payment_status, payment_amount_paid, payment_currency,
-  payment_reference, reschedule_count, reschedule_link, cancel_link, conversation_id, created_at)
+  payment_reference, reschedule_count, reschedule_link, cancel_link, conversation_id, created_at, updated_at)
 ${series(BOOKINGS)}
 SELECT ${firstId} + i, ${business}, CASE WHEN i % 7 = 0 THEN 'cancelled' ELSE 'confirmed' END,
   date(${today}, (i % 90 - 30) || ' days'), printf('%02d:%02d', 9 + i % 9, (i % 4) * 15), 45, 'cut-and-blow-dry',
   'Cut & blow-dry', '€45', 'Client ' || i, 'client' || i || '@example.com', printf('+31 6 1234%04d', i),
   CASE WHEN i % 3 = 0 THEN 'paid' ELSE 'unpaid' END, CASE WHEN i % 3 = 0 THEN 45 ELSE 0 END, 'EUR', 'PAY-' || i, 0,
   'https://book.example/${handle}/bookings/' || i || '/reschedule', 'https://book.example/${handle}/bookings/' || i || '/cancel',
-  'conv_${handle}_' || i, ${stamp}
+  'conv_${handle}_' || i, ${stamp}, ${stamp}
 FROM n WHERE i <= ${BOOKINGS} - ${missing("bookings")};`;
   const items = sqlLiteral(JSON.stringify([{ service_id: "shampoo", name: "Shampoo", qty: 2, unit_price: 12.5 }]));
   const orders = `INSERT INTO orders (id, business_id, status, items, total, pay_on_delivery, fulfillment_type,
-  client_name, client_email, client_phone, payment_status, payment_amount_paid, notes, conversation_id, created_at)
+  client_name, client_email, client_phone, payment_status, payment_amount_paid, notes, conversation_id, created_at,
+  updated_at)
 ${series(ORDERS)}
 SELECT ${firstId} + i, ${business}, CASE WHEN i % 2 = 0 THEN 'fulfilled' ELSE 'preparing' END, ${items}, 25, 0, 'pickup',
   'Client ' || i, 'client' || i || '@example.com', printf('+31 6 1234%04d', i), 'paid', 25, 'Order ' || i,
-  'conv_${handle}_order_' || i, ${stamp}
+  'conv_${handle}_order_' || i, ${stamp}, ${stamp}
 FROM n WHERE i <= ${ORDERS} - ${missing("orders")};`;
   const content = "'Open from nine to five on weekdays, and from ten to four on Saturdays. Closed on Sundays. ' || i";
   const knowledge = `INSERT INTO knowledge_items (business_id, key, title, content, chars, api_key_id, created_at, updated_at)

@@ -149,11 +149,11 @@ const KINDS: Array<{ kind: string; table: string; what: string; sql: string }> =
     sql: `INSERT INTO bookings (id, business_id, status, date, time, duration_minutes, service_id, service_name,
       service_price, client_name, client_email, client_phone, payment_status, payment_amount_paid,
       payment_agreed_amount, payment_currency, payment_reference, location, notes, reschedule_count, original_date,
-      original_time, reschedule_link, cancel_link, conversation_id, created_at, report_token) ${numbers}
+      original_time, reschedule_link, cancel_link, conversation_id, created_at, updated_at, report_token) ${numbers}
       SELECT 100000 + i, ${quote(BUSINESS.id)}, 'confirmed', date('2026-12-01', '+' || (i % 60) || ' days'),
       printf('%02d:%02d', 9 + (i % 9), (i % 4) * 15), 30, 'svc_1', 'Beard trim', '€20', 'Noor',
       'noor@example.com', NULL, 'unpaid', 0, NULL, 'EUR', NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL,
-      ${isoOf("i")}, 'rpt_' || printf('%016d', i) FROM n;`,
+      ${isoOf("i")}, ${isoOf("i")}, 'rpt_' || printf('%016d', i) FROM n;`,
   },
   {
     kind: "order",
@@ -162,12 +162,12 @@ const KINDS: Array<{ kind: string; table: string; what: string; sql: string }> =
     sql: `INSERT INTO orders (id, business_id, status, items, total, pay_on_delivery, fulfillment_type,
       delivery_address, delivery_notes, tracking_number, carrier, ready_at, estimated_ready_at, tracking_url,
       client_name, client_email, client_phone, payment_status, payment_amount_paid, notes, conversation_id,
-      created_at, report_token) ${numbers}
+      created_at, updated_at, report_token) ${numbers}
       SELECT 200000 + i, ${quote(BUSINESS.id)}, 'pending',
       '[{"name":"Beard oil 50 ml","quantity":2,"unit_price":14.5},{"name":"Comb","quantity":1,"unit_price":6}]',
       35, 0, 'delivery', 'Keizersgracht 123, 1015 CJ Amsterdam', NULL, NULL, NULL, NULL, NULL, NULL, 'Noor',
-      'noor@example.com', '+31612345678', 'paid', 35, NULL, NULL, ${isoOf("i")}, 'rpt_' || printf('%016d', i)
-      FROM n;`,
+      'noor@example.com', '+31612345678', 'paid', 35, NULL, NULL, ${isoOf("i")}, ${isoOf("i")},
+      'rpt_' || printf('%016d', i) FROM n;`,
   },
 ];
 
