@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import type { components } from "../../docs/examples/typed-client/partner-api";
 import { webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { deliveriesTo, ENDPOINT_NOT_FOUND, listDeliveries } from "../helpers/deliveries-api";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
@@ -16,16 +17,8 @@ import { consume, deliveryRow, subscribe } from "../helpers/webhooks";
 // the health and the delivery history; both only on the credential's own side (docs/architecture.md, Principals and
 // owner sides).
 
-type Endpoint = {
-  id: number;
-  url: string;
-  events: string[];
-  description: string;
-  status: "enabled" | "disabled";
-  disabled_reason: string | null;
-  last_success_at: string | null;
-  created_at: string;
-};
+/** The endpoint record as the reference types it (its generated client's type). */
+type Endpoint = components["schemas"]["WebhookEndpoint"];
 
 const HOOK = "https://partner.example/hooks/secretary";
 
