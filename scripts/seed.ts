@@ -38,7 +38,11 @@ import demo from "./demo-data.json" with { type: "json" };
 import { executeLocalSql } from "./local-worker.ts";
 import { applyMigrations } from "./migrate.ts";
 import {
+  DEMO_OWNER_SOURCE,
   db,
+  demoBookingRows,
+  demoOrderRows,
+  fill,
   hashPassword,
   isShardName,
   LEGACY_SHARD,
@@ -199,57 +203,11 @@ export function businessNameFor(handle: string): string {
     .join(" ");
 }
 
-const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
-
 type Value = string | number | boolean | null;
 
-/** `{name}` in a demo-data.json string replaced by vars[name]. */
-function fill(text: string, vars: Record<string, string | number>): string {
-  return text.replace(/\{(\w+)\}/g, (_, name: string) => {
-    if (!(name in vars)) throw new Error(`scripts/demo-data.json uses {${name}}, which the seed does not know.`);
-    return String(vars[name]);
-  });
-}
-
 /**
- * One demo-data.json value as a column value: `{ days: n }` is the date n days from today (`midnight`, today's date in
- * the business's time zone as UTC midnight), `{ hours: n }` the instant n hours from `now`, and strings are filled in.
- */
-function demoValue(value: unknown, context: { now: Date; midnight: number; vars: Record<string, string | number> }) {
-  if (typeof value === "string") return fill(value, context.vars);
-  if (value === null || typeof value === "number" || typeof value === "boolean") return value;
-  const { days, hours } = value as { days?: unknown; hours?: unknown };
-  if (typeof days === "number") return new Date(context.midnight + days * DAY_MS).toISOString().slice(0, 10);
-  if (typeof hours === "number") return new Date(context.now.getTime() + hours * HOUR_MS).toISOString();
-  throw new Error(`scripts/demo-data.json has a value the seed does not understand: ${JSON.stringify(value)}`);
-}
-
-/**
- * A row written with the table's column names (as demo-data.json writes them) as drizzle's values for `table`, keyed
- * by the schema's property names; a name the table does not have is an error.
- */
-function byColumnName<Table extends SQLiteTable>(table: Table, row: Record<string, unknown>): Table["$inferInsert"] {
-  const properties = new Map(
-    Object.entries(table).flatMap(([key, column]) => {
-      const name = (column as { name?: unknown } | null)?.name;
-      return typeof name === "string" && key !== "_" ? [[name, key] as const] : [];
-    }),
-  );
-  return Object.fromEntries(
-    Object.entries(row).map(([name, value]) => {
-      const key = properties.get(name);
-      if (!key) throw new Error(`scripts/demo-data.json names ${name}, which the schema's table has not.`);
-      return [key, value];
-    }),
-  ) as Table["$inferInsert"];
-}
-
-const PRODUCTS: Record<string, { service_id: string; name: string; unit_price: number }> = demo.products;
-
-/**
- * The demo bookings and orders of one business, numbered from idBaseFor(handle) + 1. An order's items come from
- * the products, and its total (also what was paid, unless stated) from its items.
+ * The demo bookings and orders of one business (src/domain/sandbox/demo-data.ts, the data a sandbox business starts
+ * with too), numbered from idBaseFor(handle) + 1, in the business's currency and time zone.
  */
 function demoRows({
   businessId,
@@ -263,31 +221,8 @@ function demoRows({
   now: Date;
 }) {
   const base = idBaseFor(handle);
-  const { currency, symbol, timeZone } = profile;
-  const dateFormat = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" });
-  const midnight = Date.parse(`${dateFormat.format(now).slice(0, 10)}T00:00:00Z`);
-  const row = (n: number, fields: object, computed: Record<string, unknown> = {}) => {
-    const id = base + n;
-    const context = { now, midnight, vars: { handle, id, currency, symbol } };
-    const values = Object.entries(fields).map(([column, value]) => [column, demoValue(value, context)]);
-    return { id, business_id: businessId, ...computed, ...Object.fromEntries(values) };
-  };
-  const bookingRows = demo.bookings.map((booking, i) =>
-    byColumnName(bookings, row(i + 1, { ...demo.bookingDefaults, ...booking })),
-  );
-  const orderRows = demo.orders.map(({ items: quantities, ...order }, i) => {
-    const items = Object.entries(quantities).map(([product, qty]) => {
-      const item = PRODUCTS[product];
-      if (!item) throw new Error(`scripts/demo-data.json has no product ${product}.`);
-      return { service_id: item.service_id, name: fill(item.name, { symbol }), qty, unit_price: item.unit_price };
-    });
-    const total = Math.round(items.reduce((sum, item) => sum + item.qty * item.unit_price * 100, 0)) / 100;
-    return byColumnName(
-      orders,
-      row(i + 1, { ...demo.orderDefaults, ...order }, { items, total, payment_amount_paid: total }),
-    );
-  });
-  return { bookingRows, orderRows };
+  const business = { ...profile, businessId, handle, now: now.getTime(), idOf: (_: string, n: number) => base + n };
+  return { bookingRows: demoBookingRows(business), orderRows: demoOrderRows(business) };
 }
 
 /** A value as a selected column of an `INSERT ... SELECT`. */
@@ -380,7 +315,7 @@ export function seedSql({ handle, plan, country, ownerEmail, passwordHash, apiKe
   const nowIso = now.toISOString();
   const name = businessNameFor(handle);
   const business = profileFor(handle, country);
-  const { knowledgeSource } = demo;
+  const knowledgeSource = DEMO_OWNER_SOURCE;
   const { bookingRows, orderRows } = demoRows({ businessId, handle, profile: business, now });
   const sourceVars = { handle, shortName: handle === business.handle ? business.shortName : name };
   const activeKeys = activeKeysOf(businessId);
@@ -534,7 +469,8 @@ export function directorySql(listings: Listing[], now: Date): string {
     ...listings.flatMap(({ businessId, shard, ownerEmail }) => [
       insertSelect(
         businessShards,
-        { businessId: literal(businessId), shard: literal(shard), createdAt },
+        // A seeded business is a live one, never a sandbox (docs/decisions.md, Sandbox businesses).
+        { businessId: literal(businessId), shard: literal(shard), createdAt, sandbox: literal(false) },
         ONE_ROW,
         notExists(inLegacy(businessId)),
       ).onConflictDoNothing(),

@@ -1,8 +1,8 @@
 // The service's own code for the scripts, so that nothing is written twice: the password hashing
 // (src/lib/password.ts), the form of an API key and the limit on them (src/domain/access/api-key-format.ts), the
-// hashes of credentials (src/lib/secrets.ts), the shards and where a new business goes (src/db/shards.ts) and the
-// drizzle schema (src/db/schema/index.ts), whose statements the seed renders as SQL text for `wrangler d1 execute`
-// (`sqlText`).
+// hashes of credentials (src/lib/secrets.ts), the shards and where a new business goes (src/db/shards.ts), the demo
+// bookings, orders and texts (src/domain/sandbox/demo-data.ts) and the drizzle schema (src/db/schema/index.ts), whose
+// statements the seed renders as SQL text for `wrangler d1 execute` (`sqlText`).
 //
 // src/ imports its modules without an extension (`./columns`), as the bundler resolves them; Node does not. The
 // resolve hook below tries `.ts` and `/index.ts` for a relative import Node cannot find, and the modules are then
@@ -39,6 +39,8 @@ export const { sha256Hex } = await import("../src/lib/secrets.ts");
 export const { LEGACY_SHARD, SHARDS, isShardName, shardForCountry } = await import("../src/db/shards.ts");
 export type { ShardName } from "../src/db/shards.ts";
 export const schema = await import("../src/db/schema/index.ts");
+export const { DEMO_OWNER_SOURCE } = await import("../src/domain/sandbox/demo-data.ts");
+export const { demoBookingRows, demoOrderRows, fill } = await import("../src/domain/sandbox/demo-rows.ts");
 
 /**
  * A drizzle database that runs nothing: its statements are only rendered (`sqlText`), as the SQLite dialect that D1

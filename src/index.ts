@@ -3,6 +3,7 @@ import { LEGACY_SHARD, SHARD_NAMES } from "./db/shards";
 import { dependenciesOfShards } from "./dependencies-from-env";
 import { removeUnapprovedClients } from "./domain/oauth/client-cleanup";
 import { applyRetention } from "./domain/operations/retention";
+import { removeUnusedSandboxes } from "./domain/sandbox/cleanup";
 import { sweepOutbox } from "./domain/webhooks/outbox/sweep";
 import type { Env } from "./env";
 import { phraseZodMessages } from "./lib/zod-messages";
@@ -32,7 +33,7 @@ export default {
     const chores = await Promise.allSettled([
       ...SHARD_NAMES.flatMap((shard) => {
         const deps = dependenciesOf(shard);
-        return [sweepOutbox(deps), applyRetention(deps)];
+        return [sweepOutbox(deps), applyRetention(deps), removeUnusedSandboxes(deps)];
       }),
       removeUnapprovedClients(dependenciesOf(LEGACY_SHARD)),
     ]);

@@ -36,6 +36,22 @@ describe("API key authentication (spec: Authentication, API key)", () => {
     expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
   });
 
+  it("takes a test key on its sandbox business, and refuses each kind of key on the other kind of business", async () => {
+    const sandbox = await createBusiness({ sandbox: true });
+    const live = await createBusiness();
+    expect(sandbox.apiKey).toMatch(/^sk_test_/);
+    expect((await call("/api/v1/me", { key: sandbox.apiKey })).status).toBe(200);
+    // Keys made for the other kind of business: a test key of a live business, a live key of a sandbox.
+    const testOnLive = await createApiKey(live.business.id, { test: true });
+    const liveOnSandbox = await createApiKey(sandbox.business.id, { test: false });
+    await expectError(await call("/api/v1/me", { key: testOnLive.apiKey }), 401, /works only on a sandbox business/, {
+      code: "invalid_credential",
+    });
+    await expectError(await call("/api/v1/me", { key: liveOnSandbox.apiKey }), 401, /takes test keys/, {
+      code: "invalid_credential",
+    });
+  });
+
   it("accepts the scheme name in any case, as RFC 6750 allows", async () => {
     const { apiKey } = await createBusiness();
     const response = await call("/api/v1/me", { headers: { Authorization: `bearer ${apiKey}` } });

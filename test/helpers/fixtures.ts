@@ -21,13 +21,24 @@ const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
  * service lists a new business (src/domain/access/directory.ts).
  */
 export async function createBusiness(
-  options: { plan?: Plan; active?: boolean; name?: string; shard?: ShardName; ownerEmail?: string } = {},
+  options: {
+    plan?: Plan;
+    active?: boolean;
+    name?: string;
+    shard?: ShardName;
+    ownerEmail?: string;
+    /** A sandbox business, with a test key (docs/guides/sandbox.md). */
+    sandbox?: boolean;
+  } = {},
 ) {
   const now = new Date().toISOString();
   const id = crypto.randomUUID();
   const handle = `shop-${unique()}`;
   const shard = options.shard ?? LEGACY_SHARD;
-  if (shard !== LEGACY_SHARD) await listBusiness(db, { businessId: id, shard, ownerEmail: options.ownerEmail });
+  // A sandbox business is always listed, even in legacy: the runtime API refuses it by its directory row.
+  if (shard !== LEGACY_SHARD || options.sandbox) {
+    await listBusiness(db, { businessId: id, shard, ownerEmail: options.ownerEmail, sandbox: options.sandbox });
+  }
   const [business] = await shardDb(shard)
     .insert(businesses)
     .values({
@@ -39,18 +50,22 @@ export async function createBusiness(
       timeZone: "Europe/Amsterdam",
       plan: options.plan ?? "pro",
       planActive: options.active ?? true,
+      sandbox: options.sandbox ?? false,
       createdAt: now,
       updatedAt: now,
     })
     .returning();
   if (!business) throw new Error("business not created");
-  const { apiKey } = await createApiKey(business.id, { shard });
+  const { apiKey } = await createApiKey(business.id, { shard, test: options.sandbox });
   return { business, apiKey };
 }
 
-export async function createApiKey(businessId: string, options: { revoked?: boolean; shard?: ShardName } = {}) {
+export async function createApiKey(
+  businessId: string,
+  options: { revoked?: boolean; shard?: ShardName; test?: boolean } = {},
+) {
   const shard = options.shard ?? LEGACY_SHARD;
-  const { key: apiKey, keyHash, displayPrefix } = newApiKey(shard);
+  const { key: apiKey, keyHash, displayPrefix } = newApiKey(shard, { test: options.test ?? false });
   const now = new Date().toISOString();
   const [row] = await shardDb(shard)
     .insert(apiKeys)

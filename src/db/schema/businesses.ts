@@ -6,26 +6,37 @@ import { createdAt, flag, timestamp } from "./columns";
 export const PLANS = ["free", "pro", "business"] as const;
 export type Plan = (typeof PLANS)[number];
 
-export const businesses = sqliteTable("businesses", {
-  id: text("id").primaryKey(),
-  handle: text("handle").notNull().unique(),
-  name: text("name").notNull(),
-  currency: text("currency").notNull(),
-  country: text("country").notNull(),
-  timeZone: text("time_zone").notNull(),
-  plan: text("plan", { enum: PLANS }).notNull(),
-  planActive: flag("plan_active").notNull(),
-  /** The owner's settings the Secretary answers from first (opening hours, services, prices, contact details). */
-  settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
-  createdAt: createdAt(),
-  updatedAt: timestamp("updated_at").notNull(),
-  /**
-   * Set while the business is copied to another shard, as on its directory row: partner and owner writes, which find
-   * the business from their credential and not from the directory, read it here and are refused with 503 until the
-   * move ends (docs/scaling.md, Moving a business between shards).
-   */
-  movingSince: timestamp("moving_since"),
-});
+export const businesses = sqliteTable(
+  "businesses",
+  {
+    id: text("id").primaryKey(),
+    handle: text("handle").notNull().unique(),
+    name: text("name").notNull(),
+    currency: text("currency").notNull(),
+    country: text("country").notNull(),
+    timeZone: text("time_zone").notNull(),
+    plan: text("plan", { enum: PLANS }).notNull(),
+    planActive: flag("plan_active").notNull(),
+    /** The owner's settings the Secretary answers from first (opening hours, services, prices, contact details). */
+    settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at").notNull(),
+    /**
+     * Set while the business is copied to another shard, as on its directory row: partner and owner writes, which find
+     * the business from their credential and not from the directory, read it here and are refused with 503 until the
+     * move ends (docs/scaling.md, Moving a business between shards).
+     */
+    movingSince: timestamp("moving_since"),
+    /**
+     * A sandbox business (docs/guides/sandbox.md): made by a partner developer to try the API, with test keys only
+     * (`sk_test_…`), never reached by the core platform, and deleted after 30 days unused.
+     */
+    sandbox: flag("sandbox").notNull().default(false),
+  },
+  // The cron's cleanup of sandbox businesses unused for 30 days reads the oldest first, and sandbox ones only
+  // (src/domain/sandbox/cleanup.ts): live businesses cost it nothing.
+  (t) => [index("businesses_sandbox_created").on(t.createdAt).where(sql`${t.sandbox} = 1`)],
+);
 
 /**
  * Where a credential of a business that moved away lives now: one row per API key and OAuth token hash, written in
@@ -48,6 +59,11 @@ export const owners = sqliteTable("owners", {
   /** `pbkdf2-sha256$<iterations>$<salt b64url>$<hash b64url>` */
   passwordHash: text("password_hash").notNull(),
   createdAt: createdAt(),
+  /**
+   * The owner's latest sign-in: sessions go a day after they expire (retention), so this is what tells, later, that
+   * the owner used a sandbox business (docs/decisions.md, Sandbox businesses).
+   */
+  lastSignedInAt: timestamp("last_signed_in_at"),
 });
 
 export const ownerSessions = sqliteTable(

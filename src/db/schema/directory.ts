@@ -1,5 +1,5 @@
 import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { createdAt, timestamp } from "./columns";
+import { createdAt, flag, timestamp } from "./columns";
 
 /*
  * The global tables (src/db/shards.ts): what must be found before the business, and so its shard, is known. They live
@@ -13,6 +13,11 @@ export const businessShards = sqliteTable("business_shards", {
   /** Set while the business is copied to another shard: its writes are refused with 503 until the move ends. */
   movingSince: timestamp("moving_since"),
   createdAt: createdAt(),
+  /**
+   * A sandbox business (as its own `businesses.sandbox`): the runtime API, which finds a business here, answers it as
+   * unknown, so the core platform never reaches it (docs/decisions.md, Sandbox businesses).
+   */
+  sandbox: flag("sandbox").notNull().default(false),
 });
 
 /** An owner's sign-in email and their business: the sign-in finds the shard from it (docs/scaling.md, Sign-in). */

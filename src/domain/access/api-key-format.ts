@@ -12,6 +12,12 @@ import { randomToken, sha256Hex } from "../../lib/secrets";
  */
 export const API_KEY_PREFIX = "sk_live_";
 
+/**
+ * A sandbox business's keys are test keys, `sk_test_` and the rest alike (docs/guides/sandbox.md): what a key may
+ * reach shows in its first characters, as Stripe's do, and a test key works on a sandbox business only.
+ */
+export const TEST_API_KEY_PREFIX = "sk_test_";
+
 /** Spec, Authentication: "At most 10 active keys per business." */
 export const MAX_ACTIVE_KEYS = 10;
 
@@ -19,8 +25,11 @@ export const MAX_ACTIVE_KEYS = 10;
  * A new key of a business in `shard`: shown once, stored only as its SHA-256 with its prefix and first 4 random
  * characters to recognise it by (docs/decisions.md, Data model).
  */
-export function newApiKey(shard: ShardName): { key: string; keyHash: string; displayPrefix: string } {
-  const prefix = API_KEY_PREFIX + shardSegment(shard);
+export function newApiKey(
+  shard: ShardName,
+  { test }: { test: boolean } = { test: false },
+): { key: string; keyHash: string; displayPrefix: string } {
+  const prefix = (test ? TEST_API_KEY_PREFIX : API_KEY_PREFIX) + shardSegment(shard);
   const key = randomToken(prefix);
   return { key, keyHash: sha256Hex(key), displayPrefix: key.slice(0, prefix.length + 4) };
 }

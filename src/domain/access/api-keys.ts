@@ -186,11 +186,13 @@ export async function listApiKeys(deps: Dependencies, businessId: string) {
 
 /**
  * The owner creates a key (spec: "The owner creates keys in the dashboard"): `sk_live_` + 32 random bytes, shown
- * once in the answer, stored as its SHA-256 (docs/decisions.md, Data model). The count of active keys and the insert
- * are one transaction, so the 11th is refused however many are created at once.
+ * once in the answer, stored as its SHA-256 (docs/decisions.md, Data model); a sandbox business's is a test key
+ * (`sk_test_`). The count of active keys and the insert are one transaction, so the 11th is refused however many are
+ * created at once.
  */
-export async function createApiKey(deps: Dependencies, businessId: string, label: string) {
-  const { key, keyHash, displayPrefix } = newApiKey(deps.shard);
+export async function createApiKey(deps: Dependencies, business: { id: string; sandbox: boolean }, label: string) {
+  const businessId = business.id;
+  const { key, keyHash, displayPrefix } = newApiKey(deps.shard, { test: business.sandbox });
   const activeKeys = sql`(select count(*) from ${apiKeys} where ${apiKeys.businessId} = ${businessId} and ${apiKeys.revokedAt} is null)`;
   const row = await insertWithinLimit(
     deps.db,

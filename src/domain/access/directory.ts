@@ -14,16 +14,19 @@ import { isoNow } from "../../lib/time";
 const shardOrLegacy = (shard: string | undefined): ShardName =>
   shard !== undefined && isShardName(shard) ? shard : LEGACY_SHARD;
 
-/** The shard of a business, and whether it is being moved (its writes are refused meanwhile): one indexed read. */
+/**
+ * The shard of a business, whether it is being moved (its writes are refused meanwhile) and whether it is a sandbox
+ * business (always listed: docs/decisions.md, Sandbox businesses): one indexed read.
+ */
 export async function shardOfBusiness(
   global: Database,
   businessId: string,
-): Promise<{ shard: ShardName; moving: boolean }> {
+): Promise<{ shard: ShardName; moving: boolean; sandbox: boolean }> {
   const [row] = await global
-    .select({ shard: businessShards.shard, movingSince: businessShards.movingSince })
+    .select({ shard: businessShards.shard, movingSince: businessShards.movingSince, sandbox: businessShards.sandbox })
     .from(businessShards)
     .where(eq(businessShards.businessId, businessId));
-  return { shard: shardOrLegacy(row?.shard), moving: row?.movingSince != null };
+  return { shard: shardOrLegacy(row?.shard), moving: row?.movingSince != null, sandbox: row?.sandbox === true };
 }
 
 /** The shard of the business whose owner signs in with `email` (normalised as sign-in compares it). */
@@ -42,12 +45,12 @@ export async function shardOfOwnerEmail(global: Database, email: string): Promis
  */
 export async function listBusiness(
   global: Database,
-  entry: { businessId: string; shard: ShardName; ownerEmail?: string },
+  entry: { businessId: string; shard: ShardName; ownerEmail?: string; sandbox?: boolean },
 ): Promise<void> {
   const createdAt = isoNow();
   const directory = global
     .insert(businessShards)
-    .values({ businessId: entry.businessId, shard: entry.shard, createdAt });
+    .values({ businessId: entry.businessId, shard: entry.shard, createdAt, sandbox: entry.sandbox ?? false });
   if (entry.ownerEmail === undefined) {
     await directory;
     return;

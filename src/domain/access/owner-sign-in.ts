@@ -104,6 +104,12 @@ export async function signInOwner(
         expiresAt,
       })
       .returning({ id: ownerSessions.id }),
+    // Kept past the session's retention: a sandbox business unused for 30 days goes (docs/decisions.md, Sandbox
+    // businesses), and a sign-in is a use.
+    db
+      .update(owners)
+      .set({ lastSignedInAt: iso(now) })
+      .where(eq(owners.id, row.owner.id)),
   ]);
   const sessionId = inserted[0]?.id;
   if (sessionId === undefined) throw new Error("The session was not stored.");

@@ -8,7 +8,7 @@ import { ApiError, unauthorized } from "../../lib/errors";
 import { sha256HexNative } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { ACCESS_TOKEN_PREFIX } from "../oauth/token-format";
-import { API_KEY_PREFIX } from "./api-key-format";
+import { API_KEY_PREFIX, TEST_API_KEY_PREFIX } from "./api-key-format";
 import type { Business } from "./businesses";
 import { forwardedShard, forwardLookup } from "./credential-forwards";
 
@@ -31,7 +31,9 @@ export { API_KEY_PREFIX };
  * A partner credential as the request presents it, recognised by its shape before any query (API keys and access
  * tokens never share a lookup) and found later by its SHA-256 in the shard it names (src/db/shards.ts).
  */
-export type Credential = { kind: "api_key" | "access_token"; hash: string; shard: ShardName };
+export type Credential =
+  | { kind: "api_key"; hash: string; shard: ShardName; test: boolean }
+  | { kind: "access_token"; hash: string; shard: ShardName };
 
 /**
  * Spec, Authentication: "A missing, malformed or revoked key returns 401", and "The access token is used exactly
@@ -48,13 +50,14 @@ export async function readCredential(authorization: string | undefined): Promise
   const credential = match?.[1] ?? "";
   const tokenShard = shardOfSecret(ACCESS_TOKEN_PREFIX, credential);
   if (tokenShard) return { kind: "access_token", hash: await sha256HexNative(credential), shard: tokenShard };
-  const keyShard = shardOfSecret(API_KEY_PREFIX, credential);
+  const liveShard = shardOfSecret(API_KEY_PREFIX, credential);
+  const keyShard = liveShard ?? shardOfSecret(TEST_API_KEY_PREFIX, credential);
   if (!keyShard) {
     throw unauthorized(
       "The Authorization header is malformed: it must be Bearer followed by an API key or an access token.",
     );
   }
-  return { kind: "api_key", hash: await sha256HexNative(credential), shard: keyShard };
+  return { kind: "api_key", hash: await sha256HexNative(credential), shard: keyShard, test: !liveShard };
 }
 
 /**
@@ -107,9 +110,21 @@ const invalidToken = (message: string) =>
     headers: [["WWW-Authenticate", 'Bearer realm="api", error="invalid_token"']],
   });
 
-function keyPrincipal(row: KeyRow | undefined): Principal {
+/**
+ * A key is refused where it does not belong: a test key anywhere but on a sandbox business, a live key on one
+ * (docs/guides/sandbox.md). The key's kind is in its prefix, and a key is found by the hash of all of it, so this only
+ * refuses a key that was made for the other kind of business.
+ */
+function keyPrincipal(row: KeyRow | undefined, test: boolean): Principal {
   if (!row) throw unauthorized("The API key is not recognised.");
   if (row.revokedAt) throw unauthorized("The API key has been revoked.");
+  if (test !== row.business.sandbox) {
+    throw unauthorized(
+      test
+        ? "A test key (sk_test_…) works only on a sandbox business."
+        : "A sandbox business takes test keys (sk_test_…) only.",
+    );
+  }
   return { kind: "api_key", apiKeyId: row.apiKeyId, business: row.business, lastUsedAt: row.lastUsedAt };
 }
 
@@ -161,7 +176,7 @@ export async function authenticateWith(
   }
   const principal =
     credential.kind === "api_key"
-      ? keyPrincipal(row as KeyRow | undefined)
+      ? keyPrincipal(row as KeyRow | undefined, credential.test)
       : tokenPrincipal(row as TokenRow | undefined, now);
   return { principal, results, deps };
 }

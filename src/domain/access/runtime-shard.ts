@@ -1,6 +1,6 @@
 import type { Database } from "../../db/client";
 import type { ShardName } from "../../db/shards";
-import { unavailable } from "../../lib/errors";
+import { notFound, unavailable } from "../../lib/errors";
 import { shardOfBusiness } from "./directory";
 
 /**
@@ -28,10 +28,14 @@ export type RuntimeAccess = "read" | "write";
  * indexed read of the global database. While the business is being moved its rows are copied from that shard, so a
  * write there would be left behind: writes are refused with 503 and `Retry-After` until the move ends, reads go on
  * (docs/scaling.md, Moving a business between shards). An unknown business reads as legacy, where the call answers its
- * 404 as before sharding.
+ * 404 as before sharding; a sandbox business answers the same 404 here.
  */
 export async function shardForRuntime(global: Database, businessId: string, access: RuntimeAccess): Promise<ShardName> {
-  const { shard, moving } = await shardOfBusiness(global, businessId);
+  const { shard, moving, sandbox } = await shardOfBusiness(global, businessId);
+  // A sandbox business is no business of the core platform's: no real report, plan change or Secretary call reaches it,
+  // so the runtime API answers it as it answers an unknown one (docs/decisions.md, Sandbox businesses). The sandbox's
+  // own operations call the domain directly, never through here.
+  if (sandbox) throw notFound("No business has that id.");
   if (moving && access === "write") throw businessMoving();
   return shard;
 }

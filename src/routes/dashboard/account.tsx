@@ -24,7 +24,7 @@ export const account = new Hono<DashboardEnv>()
   .post("/keys", async (c) => {
     const { business } = c.var.session;
     const body = await c.req.parseBody();
-    const created = await createApiKey(c.var.deps, business.id, typeof body.label === "string" ? body.label : "");
+    const created = await createApiKey(c.var.deps, business, typeof body.label === "string" ? body.label : "");
     return renderPage(
       c,
       201,

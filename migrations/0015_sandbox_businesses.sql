@@ -1,0 +1,1 @@
+ALTER TABLE `businesses` ADD `sandbox` integer DEFAULT false NOT NULL;
