@@ -62,8 +62,20 @@ export class IntakeConversation extends DurableObject {
     return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work), { shard });
   }
 
-  /** Starts an intake: one running intake per conversation at a time. */
+  /**
+   * Starts an intake for the Secretary runtime: one running intake per conversation at a time. A sandbox business is
+   * no business of the runtime's, answered as an unknown one (docs/decisions.md, Sandbox businesses).
+   */
   start(conversationId: string, input: unknown, now = Date.now()) {
+    return this.begin(conversationId, input, now, "runtime");
+  }
+
+  /** The same for a sandbox business's test key (`POST /api/v1/sandbox/intakes/{id}/conversations`), and only it. */
+  startInSandbox(conversationId: string, input: unknown) {
+    return this.begin(conversationId, input, Date.now(), "sandbox");
+  }
+
+  private begin(conversationId: string, input: unknown, now: number, caller: "runtime" | "sandbox") {
     return settle(async () => {
       const body = parseOrThrow(StartIntakeBody, input, "json");
       const current = await this.run();
@@ -71,7 +83,8 @@ export class IntakeConversation extends DurableObject {
         throw conflict(`The intake "${current.intakeName}" is already running in this conversation.`, "invalid_state");
       }
       // The business is known from here on: its shard is looked up once and kept in the run (src/db/shards.ts).
-      const { shard } = await shardOfBusiness(database(this.env.DB), body.business_id);
+      const { shard, sandbox } = await shardOfBusiness(database(this.env.DB), body.business_id);
+      if (sandbox !== (caller === "sandbox")) throw notFound("No business has that id.");
       const run = await startRun(
         this.dependencies(shard),
         {

@@ -7,6 +7,7 @@ import { knowledge } from "./knowledge";
 import { me } from "./me";
 import { orders } from "./orders";
 import { createPartnerRouter } from "./partner-router";
+import { sandbox } from "./sandbox";
 import { secretRotation } from "./secret-rotation";
 import { webhookOperations } from "./webhooks/deliveries";
 import { webhooks } from "./webhooks/endpoints";
@@ -25,11 +26,12 @@ partnerApi
   .route("/", eventsApi)
   .route("/", webhookOperations)
   .route("/", webhookHealth)
-  .route("/", secretRotation);
+  .route("/", secretRotation)
+  .route("/", sandbox);
 
 partnerApi.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
   type: "http",
   scheme: "bearer",
-  description: "An API key (`sk_live_...`) or an OAuth access token",
+  description: "An API key (`sk_live_...`, or a sandbox business's test key `sk_test_...`) or an OAuth access token",
 });
 registerWebhookEvents(partnerApi.openAPIRegistry);

@@ -10,6 +10,10 @@ export const BusinessObject = z
       .string()
       .openapi({ description: "ISO 4217 code for every amount the business returns", example: "EUR" }),
     country: z.string().openapi({ description: "ISO 3166-1 alpha-2", example: "NL" }),
+    sandbox: z
+      .literal(true)
+      .optional()
+      .openapi({ description: "Present, and true, on a sandbox business only (the guide: /docs/guides/sandbox)" }),
   })
   .openapi("Business");
 

@@ -23,7 +23,7 @@ const EVENT_ID = /^evt_[A-Za-z0-9_-]{1,64}$/;
 
 const limit = queryInteger({ min: 1, max: 100, default: 25 });
 
-/** Spec, Envelope, and `test` on a test event (docs/webhooks.md, Test events). */
+/** Spec, Envelope, `test` on a test event (docs/webhooks.md, Test events), `sandbox` on a sandbox business's. */
 export const EnvelopeObject = z
   .object({
     id: z.string().openapi({ description: "evt_ and an opaque part; drop duplicates by it", example: "evt_3kTfQ9x" }),
@@ -33,6 +33,10 @@ export const EnvelopeObject = z
     // Any JSON value per member: the shape is the event's (spec, Events and their data).
     data: z.record(z.string(), z.any()).openapi({ description: "Per event: the spec's Events and their data" }),
     test: z.literal(true).optional().openapi({ description: "Only on a sample sent by POST /webhooks/{id}/test" }),
+    sandbox: z
+      .literal(true)
+      .optional()
+      .openapi({ description: "Only on the events of a sandbox business (docs/guides/sandbox.md)" }),
   })
   .openapi("Event");
 

@@ -4,7 +4,7 @@ import { randomToken } from "../../src/lib/secrets";
 import { partnerApi } from "../../src/routes/partner-api";
 import { createApiKey, createBusiness } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "../helpers/http";
-import { ROUTES, realPath } from "../helpers/partner-routes";
+import { businessFor, ROUTES, realPath } from "../helpers/partner-routes";
 
 // Spec, Authentication ("A missing, malformed or revoked key returns 401") and What the service does ("The API
 // requires ... Pro or Business. When the plan lapses, calls return 403"), on every partner route under /api/v1.
@@ -16,7 +16,7 @@ describe("authentication and the plan rule on every partner route", async () => 
 
   it.each(ROUTES)("%s %s: 401 without a valid key, 403 on a lapsed or free plan", async (method, path, ok, body) => {
     // A business of its own per route, so that a route's record (and a DELETE of it) touches no other row.
-    const { business, apiKey } = await createBusiness();
+    const { business, apiKey } = await businessFor(path);
     const revoked = await createApiKey(business.id, { revoked: true });
     const url = await realPath(path, apiKey);
     const send = (headers: Record<string, string> = {}, key?: string) => call(url, { method, body, headers, key });
@@ -38,7 +38,7 @@ describe("authentication and the plan rule on every partner route", async () => 
   it.each(CHECKED)(
     "%s %s: a refused credential is answered before the request's own 400 or 404",
     async (method, path) => {
-      const { business, apiKey } = await createBusiness();
+      const { business, apiKey } = await businessFor(path);
       const revoked = await createApiKey(business.id, { revoked: true });
       const url = await realPath(path, apiKey);
       // A query parameter that no route accepts as it is, and an id or key that names nothing.

@@ -182,6 +182,10 @@ describe("the statuses the OpenAPI document gives (spec: Errors)", async () => {
     "post /webhooks/{id}/deliveries/{delivery_id}/redeliver": /endpoint is disabled.*Idempotency-Key is still running/i,
     "post /webhooks/{id}/recover": /endpoint is disabled.*Idempotency-Key is still running/i,
     "post /webhooks/{id}/test": /endpoint is disabled.*Idempotency-Key is still running/i,
+    "post /sandbox/events": KEY_RUNNING,
+    // An intake or action its owner has not switched on (docs/decisions.md, Sandbox operations).
+    "post /sandbox/intakes/{id}/conversations": /intake is switched off.*Idempotency-Key is still running/i,
+    "post /sandbox/actions/{id}/calls": /action is switched off.*Idempotency-Key is still running/i,
   };
 
   it("gives 409 only where a change conflicts with the resource's state, saying when; no 415 anywhere", () => {

@@ -1,3 +1,9 @@
+import { LEGACY_SHARD, type ShardName, shardOfSecret } from "../../src/db/shards";
+import { API_KEY_PREFIX, TEST_API_KEY_PREFIX } from "../../src/domain/access/api-key-format";
+import { switchAction } from "../../src/domain/actions/owner-decisions";
+import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
+import { shardDependencies } from "./dependencies";
+import { createBusiness } from "./fixtures";
 import { call, json } from "./http";
 import { createIntake, intakeBody } from "./intakes";
 import { reportChange } from "./platform";
@@ -59,7 +65,30 @@ export const ROUTES: Route[] = [
   ["GET", "/actions/{id}", 200],
   ["PATCH", "/actions/{id}", 200, { title: "Check stock now" }],
   ["DELETE", "/actions/{id}", 204],
+  // Test keys only: the tables run them with a sandbox business's test key (`isSandboxRoute`).
+  ["POST", "/sandbox/events", 201, { event: "booking.created" }],
+  ["POST", "/sandbox/intakes/{id}/conversations", 201, { answers: { full_name: "Noor", email: "noor@example.com" } }],
+  ["POST", "/sandbox/actions/{id}/calls", 200, { arguments: { sku: "LOAF-2" } }],
 ];
+
+/**
+ * The routes of a sandbox business (docs/decisions.md, Sandbox operations): they answer a test key of a sandbox
+ * business only (any other credential gets 403), so the tables run them with one, on records its owner switched on.
+ */
+export const isSandboxRoute = (path: string) => path.startsWith("/sandbox/");
+
+/** The business a route's row runs on: a sandbox business with a test key for a sandbox route. */
+export const businessFor = (path: string, options: { shard?: ShardName } = {}) =>
+  createBusiness({ ...options, sandbox: isSandboxRoute(path) });
+
+/**
+ * The round trips of a write that reuses a domain function (docs/architecture.md, Performance budget): the
+ * credential's, then `reportChange`'s two, or `callAction`'s two (its record, its outcome).
+ */
+export const REUSED_ROUND_TRIPS: Record<string, number> = {
+  "POST /sandbox/events": 3,
+  "POST /sandbox/actions/{id}/calls": 3,
+};
 
 export async function created<T>(response: Response): Promise<T> {
   if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);
@@ -86,7 +115,22 @@ export const RECORDS: Record<string, (apiKey: string) => Promise<string | number
   orders: async (apiKey) => (await reported(apiKey, { order: newOrder() })).order.id,
   // A test event sent to an endpoint of the business: an event the key can read.
   events: async (apiKey) => (await testEvent(apiKey, await RECORDS.webhooks?.(apiKey))).event_id,
+  // An intake and an action of a sandbox business, switched on as its owner does.
+  "sandbox/intakes": async (apiKey) => {
+    const { id } = await createIntake(apiKey);
+    await switchIntakeOn(keyDependencies(apiKey), await businessIdOf(apiKey), id);
+    return id;
+  },
+  "sandbox/actions": async (apiKey) => {
+    const id = await RECORDS.actions?.(apiKey);
+    await switchAction(keyDependencies(apiKey), await businessIdOf(apiKey), Number(id), true);
+    return Number(id);
+  },
 };
+
+const businessIdOf = async (key: string) => (await json<{ id: string }>(await call("/api/v1/me", { key }))).id;
+const keyDependencies = (key: string) =>
+  shardDependencies(shardOfSecret(TEST_API_KEY_PREFIX, key) ?? shardOfSecret(API_KEY_PREFIX, key) ?? LEGACY_SHARD);
 
 /** Reports `change` for the credential's business (`POST /internal/v1/businesses/{id}/events`); answers it. */
 async function reported<T>(credential: string, change: T): Promise<T> {
@@ -117,7 +161,7 @@ export async function deliveryOf(apiKey: string, endpointId: string) {
 export async function realPath(path: string, apiKey: string) {
   const parameter = /\{\w+\}/.exec(path);
   if (!parameter) return `/api/v1${path}`;
-  const resource = path.split("/")[1] ?? "";
+  const resource = (isSandboxRoute(path) ? path.split("/").slice(1, 3).join("/") : path.split("/")[1]) ?? "";
   const create = RECORDS[resource];
   if (!create) throw new Error(`no record for ${path}: add a creator for "${resource}" to RECORDS`);
   const id = encodeURIComponent(String(await create(apiKey)));

@@ -7,7 +7,10 @@ import type { BusinessObject } from "../../schemas/business";
 
 export type Business = typeof businesses.$inferSelect;
 
-/** Spec: Business (`GET /me`): exactly these five fields. */
+/**
+ * Spec: Business (`GET /me`): exactly these five fields, and `sandbox: true` on a sandbox business only
+ * (docs/guides/sandbox.md), an addition a live business's answer never shows.
+ */
 export function toBusinessObject(business: Business): BusinessObject {
   return {
     id: business.id,
@@ -15,6 +18,7 @@ export function toBusinessObject(business: Business): BusinessObject {
     name: business.name,
     currency: business.currency,
     country: business.country,
+    ...(business.sandbox ? { sandbox: true as const } : {}),
   };
 }
 

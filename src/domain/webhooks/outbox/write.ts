@@ -26,7 +26,8 @@ export type EmittedEvent = { id: string; event: EventName };
 
 /**
  * Spec, Envelope: `id` (`evt_` + an opaque part), `event`, `created_at`, `business { id, handle, name }`, `data`; and
- * `test: true` on a test event (docs/webhooks.md, Test events), after the spec's members.
+ * `test: true` on a test event (docs/webhooks.md, Test events), and `sandbox: true` on every event of a sandbox
+ * business (docs/decisions.md, Sandbox operations), after the spec's members. A live business's envelope has neither.
  */
 function envelope(business: Business, draft: EventDraft, createdAt: string) {
   return {
@@ -36,6 +37,7 @@ function envelope(business: Business, draft: EventDraft, createdAt: string) {
     business: { id: business.id, handle: business.handle, name: business.name },
     data: draft.data,
     ...(draft.test ? { test: true } : {}),
+    ...(business.sandbox ? { sandbox: true } : {}),
   };
 }
 
