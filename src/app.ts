@@ -11,10 +11,12 @@ import { requestLog } from "./middleware/request-log";
 import { responseHeaders } from "./middleware/response-headers";
 import { apiDocs } from "./routes/api-docs";
 import { dashboard } from "./routes/dashboard";
+import { guides } from "./routes/guides";
 import { runtimeApi } from "./routes/internal/runtime-api";
 import { oauthApi } from "./routes/oauth-api";
 import { oauthAuthorize } from "./routes/oauth-authorize";
 import { partnerApi } from "./routes/partner-api";
+import { sandboxBusinesses } from "./routes/sandbox-businesses";
 import { wellKnown } from "./routes/well-known";
 
 /**
@@ -59,8 +61,10 @@ app.onError(respondToError);
 app.notFound(respondNotFound);
 
 app.route("/", apiDocs);
+app.route("/", guides);
 app.route("/", wellKnown);
 app.route("/api/oauth", oauthApi);
+app.route("/api/sandbox", sandboxBusinesses);
 app.route("/oauth", oauthAuthorize);
 app.route("/dashboard", dashboard);
 app.route("/api/v1", partnerApi);

@@ -18,10 +18,14 @@ const TAGS = [
 ];
 
 /**
- * What the reference says first: what the API is for, then the promises a partner builds on, versioning
- * (docs/versioning.md), errors (docs/errors.md) and rate limits (docs/rate-limits.md), in their short form.
+ * What the reference says first: what the API is for, the guides (served from assets: src/routes/guides.ts), then
+ * the promises a partner builds on, versioning (docs/versioning.md), errors (docs/errors.md) and rate limits
+ * (docs/rate-limits.md), in their short form.
  */
 const DESCRIPTION = `Read a business's details, appointments and orders; subscribe to webhooks; push knowledge; register connected actions and intakes.
+
+## Guides
+How to build an integration, step by step, from [Getting started](/docs/guides/getting-started) to webhooks, connected actions and intakes: [the guides](/docs/guides).
 
 ## Versioning
 Every endpoint is under \`/api/v1\`, and within it changes are additive only: new endpoints, optional parameters, members in answers and events, event names and error codes. Ignore what you do not know. Nothing is removed, renamed or retyped, and no input accepted today is refused later. A breaking change comes as \`/api/v2\`, run beside \`/api/v1\` for at least 12 months; from its first day every \`/api/v1\` answer carries \`Deprecation\` (RFC 9745) and \`Sunset\` (RFC 8594) with the dates, and a \`Link\` with \`rel="deprecation"\` to the guide.

@@ -456,6 +456,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cause an event on a sandbox business
+         * @description Causes the event as the core platform would: a new booking or order, a change of an upcoming booking or an open order (one is made first when none fits), a payment, a lead, a review. The booking or order reads as the event carried it. intake.completed, action.*, intake.enabled and intake.disabled and ping are caused otherwise: the 400 says how. Only with a test key (sk_test_…) of a sandbox business; any other credential gets 403 `forbidden`.
+         */
+        post: operations["emitSandboxEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/intakes/{id}/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a customer's intake conversation on a sandbox business
+         * @description Runs the intake as the Secretary does with a customer who gives these answers: the response is stored and intake.completed delivered. The intake must be this credential's and switched on by the owner (409 otherwise). An answer the intake refuses, or a required question left out, is a 400 naming it (`answers.<id>`) and nothing is stored. Only with a test key (sk_test_…) of a sandbox business; any other credential gets 403 `forbidden`.
+         */
+        post: operations["runSandboxConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/actions/{id}/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make the Secretary's call of an action on a sandbox business
+         * @description Calls the action as the Secretary does in a chat: signed, recorded in its calls, with the answer as the Secretary gets it. The action must be this credential's side's and switched on by the owner (409 otherwise). Only with a test key (sk_test_…) of a sandbox business; any other credential gets 403 `forbidden`.
+         */
+        post: operations["callSandboxAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "booking.created": {
@@ -887,6 +947,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         Booking: {
             id: number;
@@ -993,6 +1058,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         BookingCancelledEvent: {
             /**
@@ -1028,6 +1098,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         BookingCompletedEvent: {
             /**
@@ -1057,6 +1132,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         OrderCreatedEvent: {
             /**
@@ -1084,6 +1164,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         Order: {
             id: number;
@@ -1165,6 +1250,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         OrderReadyEvent: {
             /**
@@ -1192,6 +1282,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         OrderDispatchedEvent: {
             /**
@@ -1219,6 +1314,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         OrderFulfilledEvent: {
             /**
@@ -1246,6 +1346,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         OrderCancelledEvent: {
             /**
@@ -1274,6 +1379,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         PaymentReceivedEvent: {
             /**
@@ -1307,6 +1417,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         LeadCreatedEvent: {
             /**
@@ -1345,6 +1460,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         ReviewCreatedEvent: {
             /**
@@ -1383,6 +1503,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         PingEvent: {
             /**
@@ -1410,6 +1535,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         IntakeCompletedEvent: {
             /**
@@ -1453,6 +1583,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         Answer: {
             /** @description The intake field id */
@@ -1499,6 +1634,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         Action: {
             id: number;
@@ -1602,6 +1742,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         ActionChangeAcceptedEvent: {
             /**
@@ -1629,6 +1774,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         IntakeEnabledEvent: {
             /**
@@ -1661,6 +1811,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         Intake: {
             id: number;
@@ -1721,6 +1876,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         Business: {
             /** Format: uuid */
@@ -1742,6 +1902,11 @@ export interface components {
              * @example NL
              */
             country: string;
+            /**
+             * @description Present, and true, on a sandbox business only (the guide: /docs/guides/sandbox)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         Error: {
             /**
@@ -2048,6 +2213,11 @@ export interface components {
              * @enum {boolean}
              */
             test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
         };
         DeliveriesPage: {
             data: components["schemas"]["Delivery"][];
@@ -2131,6 +2301,45 @@ export interface components {
              * @example 3600
              */
             expires_in: number;
+        };
+        SandboxEvents: {
+            /** @description Every event emitted, in order: a change of a booking made for it follows its booking.created */
+            events: {
+                /** @example evt_3kTfQ9x */
+                id: string;
+                /** @enum {string} */
+                event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled";
+            }[];
+        };
+        SandboxConversation: {
+            intake: {
+                id: number;
+                name: string;
+                title: string;
+            };
+            /** @description Equal to response_id in the intake.completed event */
+            response_id: number;
+            conversation: {
+                id: string;
+                channel: string;
+            };
+            answers: components["schemas"]["Answer"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            completed_at: string;
+        };
+        SandboxActionCall: {
+            call: components["schemas"]["ActionCall"];
+            /** @description The action's answer as the Secretary gets it, fenced as information; null without one */
+            result: {
+                content: string;
+                boundary: string;
+                text: string;
+            } | null;
+            /** @description Whether the answer was cut to what the Secretary reads */
+            truncated: boolean;
         };
     };
     responses: never;
@@ -4109,6 +4318,277 @@ export interface operations {
                 };
             };
             /** @description A request with the same Idempotency-Key is still running after a wait of up to 5 seconds; retry */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (method, path or body) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    emitSandboxEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters: the first completed answer is kept 24 hours for this credential and this key, and answered again to the same request */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An event the core platform causes: booking.*, order.*, payment.received, lead.created, review.created
+                     * @example booking.created
+                     */
+                    event: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The events emitted and delivered */
+            201: {
+                headers: {
+                    /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxEvents"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a test key of a sandbox business (`forbidden`), or the plan does not include the API */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running after a wait of up to 5 seconds; retry */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (method, path or body) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runSandboxConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters: the first completed answer is kept 24 hours for this credential and this key, and answered again to the same request */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The customer's answers by question id, as a customer would write them
+                     * @example {
+                     *       "full_name": "Noor Haddad",
+                     *       "email": "noor@example.com"
+                     *     }
+                     */
+                    answers: {
+                        [key: string]: string | number | boolean;
+                    };
+                    /**
+                     * @description The chat channel the conversation runs on; whatsapp when left out
+                     * @enum {string}
+                     */
+                    channel?: "chat_page" | "website_widget" | "whatsapp" | "sms" | "telegram" | "instagram" | "messenger" | "email";
+                };
+            };
+        };
+        responses: {
+            /** @description The response, as stored and delivered */
+            201: {
+                headers: {
+                    /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxConversation"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a test key of a sandbox business (`forbidden`), or the plan does not include the API */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The intake is switched off: its owner switches it on in the dashboard; or: A request with the same Idempotency-Key is still running after a wait of up to 5 seconds; retry */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (method, path or body) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    callSandboxAction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters: the first completed answer is kept 24 hours for this credential and this key, and answered again to the same request */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The arguments, as the Secretary would send them */
+                    arguments?: Record<string, never>;
+                    /** @description The id of the customer message the call belongs to: at most 2 calls per message, as for the Secretary; a new one when left out */
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The call's record and the answer */
+            200: {
+                headers: {
+                    /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxActionCall"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a test key of a sandbox business (`forbidden`), or the plan does not include the API */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The action is switched off: its owner switches it on in the dashboard; or: A request with the same Idempotency-Key is still running after a wait of up to 5 seconds; retry */
             409: {
                 headers: {
                     [name: string]: unknown;
