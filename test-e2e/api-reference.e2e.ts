@@ -1,8 +1,6 @@
-import { mkdirSync } from "node:fs";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { otherOriginSources } from "../test/helpers/csp";
-import { launchChromium, startWorker } from "./local-worker";
+import { SHOTS, workerAndBrowser } from "./local-worker";
 
 /**
  * The API reference at /docs in a real browser against a real `wrangler dev`, with the network closed to every
@@ -11,25 +9,11 @@ import { launchChromium, startWorker } from "./local-worker";
  */
 const PORT = 8798;
 const BASE = `http://localhost:${PORT}`;
-const SHOTS = "test-artifacts/screenshots";
-
-let browser: Browser;
-let stopWorker: () => Promise<void>;
-
-beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  stopWorker = await startWorker(PORT);
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stopWorker?.();
-});
+const { browser } = workerAndBrowser(PORT);
 
 describe("the API reference at /docs", () => {
   it("renders the operations offline, from this origin only, within its CSP", async () => {
-    const context = await browser.newContext();
+    const context = await browser().newContext();
     // Every request to another origin is recorded and refused: the page must not need one.
     const elsewhere: string[] = [];
     await context.route("**/*", (route) => {

@@ -1,8 +1,7 @@
-import { mkdirSync } from "node:fs";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BrowserContext, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { GUIDES } from "../scripts/guides.ts";
-import { launchChromium, startWorker } from "./local-worker";
+import { SHOTS, workerAndBrowser } from "./local-worker";
 
 /**
  * The partner guides in a real browser against a real `wrangler dev`: reached from the reference at /docs, each
@@ -11,25 +10,11 @@ import { launchChromium, startWorker } from "./local-worker";
  */
 const PORT = 8799;
 const BASE = `http://localhost:${PORT}`;
-const SHOTS = "test-artifacts/screenshots";
-
-let browser: Browser;
-let stopWorker: () => Promise<void>;
-
-beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  stopWorker = await startWorker(PORT);
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stopWorker?.();
-});
+const { browser } = workerAndBrowser(PORT);
 
 /** A context whose requests to another origin are recorded and refused, and a page that records CSP refusals. */
 async function closedContext(): Promise<{ context: BrowserContext; elsewhere: string[] }> {
-  const context = await browser.newContext();
+  const context = await browser().newContext();
   const elsewhere: string[] = [];
   await context.route("**/*", (route) => {
     const url = route.request().url();

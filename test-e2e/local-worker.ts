@@ -1,7 +1,8 @@
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 import { startLocalWorker } from "../scripts/local-worker.ts";
 import { type SeedResult, seed as seedBusiness } from "../scripts/seed.ts";
 import { type ReceivedRequest, startReceiver as startTestReceiver } from "../test/receiver.ts";
@@ -64,6 +65,33 @@ export function launchChromium() {
       "--disable-sync",
     ],
   });
+}
+
+/** Where the browser tests leave their screenshots. */
+export const SHOTS = "test-artifacts/screenshots";
+
+/**
+ * A file's `wrangler dev` on `port` and its Chromium, started before its tests and stopped after them, for the files
+ * that need nothing else (no seed, no receiver): `browser()` is the running browser.
+ */
+export function workerAndBrowser(port: number): { browser: () => Browser } {
+  let browser: Browser | undefined;
+  let stopWorker: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    stopWorker = await startWorker(port);
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stopWorker?.();
+  });
+  return {
+    browser: () => {
+      if (!browser) throw new Error("the browser has not started");
+      return browser;
+    },
+  };
 }
 
 /** A short random suffix for names that must be unique in a file's local state. */
