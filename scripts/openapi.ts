@@ -1,6 +1,6 @@
 // `npm run openapi`: writes openapi.json, the OpenAPI 3.1 document of /api/v1 as the Worker serves it at
-// /api/v1/openapi.json, for the production BASE_URL of wrangler.toml, and the typed client example's types generated
-// from it by openapi-typescript (docs/examples/typed-client/partner-api.d.ts) (docs/openapi.md;
+// /api/v1/openapi.json, for the production BASE_URL of wrangler.toml, and the partner SDK's types generated from it by
+// openapi-typescript (sdk/src/partner-api.d.ts, which the typed client example imports) (docs/openapi.md;
 // docs/decisions.md, The contract in a partner's tools). The routes are loaded in Node by Vite's module runner (Vite comes with vitest),
 // which resolves and compiles the TypeScript as the tests do; none of them imports a `cloudflare:` module.
 import { spawnSync } from "node:child_process";
@@ -27,10 +27,11 @@ const biome = spawnSync(join(PROJECT_ROOT, "node_modules", ".bin", "biome"), ["f
 if (biome.status !== 0) throw new Error(`biome format failed:\n${biome.stdout}${biome.stderr}`);
 console.log(`openapi.json written for ${baseUrl}.`);
 
-// What a partner's generator makes of the document: test/api/typed-client.test.ts compiles and runs the example with it.
-const types = join(PROJECT_ROOT, "docs", "examples", "typed-client", "partner-api.d.ts");
+// What a partner's generator makes of the document: the SDK (sdk/) is built on it, and test/api/typed-client.test.ts
+// and test/sdk/ compile and run it.
+const types = join(PROJECT_ROOT, "sdk", "src", "partner-api.d.ts");
 const generated = spawnSync(join(PROJECT_ROOT, "node_modules", ".bin", "openapi-typescript"), [path, "-o", types], {
   encoding: "utf8",
 });
 if (generated.status !== 0) throw new Error(`openapi-typescript failed:\n${generated.stdout}${generated.stderr}`);
-console.log("docs/examples/typed-client/partner-api.d.ts generated from it.");
+console.log("sdk/src/partner-api.d.ts generated from it.");
