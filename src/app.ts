@@ -13,6 +13,7 @@ import { apiDocs } from "./routes/api-docs";
 import { dashboard } from "./routes/dashboard";
 import { guides } from "./routes/guides";
 import { runtimeApi } from "./routes/internal/runtime-api";
+import { listenSocket } from "./routes/listen-sessions";
 import { oauthApi } from "./routes/oauth-api";
 import { oauthAuthorize } from "./routes/oauth-authorize";
 import { partnerApi } from "./routes/partner-api";
@@ -68,4 +69,6 @@ app.route("/api/sandbox", sandboxBusinesses);
 app.route("/oauth", oauthAuthorize);
 app.route("/dashboard", dashboard);
 app.route("/api/v1", partnerApi);
+// The WebSocket of a listening session: its single-use token is its credential (docs/decisions.md).
+app.route("/api/v1", listenSocket);
 app.route("/internal/v1", runtimeApi);

@@ -4,6 +4,7 @@ import { LEGACY_SHARD, type ShardName } from "./db/shards";
 import type { Dependencies, DependenciesOfShard } from "./dependencies";
 import { enqueueDeliveries } from "./domain/webhooks/outbox/enqueue";
 import type { BusinessLimits } from "./durable-objects/business-limits";
+import type { ListeningSession } from "./durable-objects/listening-session";
 import { outboundPolicy } from "./lib/outbound";
 import type { Clock } from "./lib/time";
 import type { DeliveryQueue } from "./queues/delivery-message";
@@ -12,6 +13,7 @@ import type { DeliveryQueue } from "./queues/delivery-message";
 export type DomainBindings = ShardBindings & {
   WEBHOOK_DELIVERIES: DeliveryQueue;
   BUSINESS_LIMITS: DurableObjectNamespace<BusinessLimits>;
+  LISTENING_SESSIONS: DurableObjectNamespace<ListeningSession>;
   ALLOW_LOOPBACK_URLS: string;
   DOH_RESOLVER_URL: string;
   SERVICE_NAME: string;
@@ -34,6 +36,7 @@ export function dependenciesFromEnv(
     global: database(env.DB),
     queue: env.WEBHOOK_DELIVERIES,
     limits: env.BUSINESS_LIMITS,
+    listeners: env.LISTENING_SESSIONS,
     outbound: outboundPolicy(env),
     clock,
     enqueue: (deliveryIds) => {

@@ -1,6 +1,7 @@
 import type { Database } from "./db/client";
 import type { ShardName } from "./db/shards";
 import type { BusinessLimits } from "./durable-objects/business-limits";
+import type { ListeningSession } from "./durable-objects/listening-session";
 import type { OutboundPolicy } from "./lib/outbound";
 import type { Clock } from "./lib/time";
 import type { DeliveryQueue } from "./queues/delivery-message";
@@ -19,6 +20,8 @@ export type Dependencies = {
   queue: DeliveryQueue;
   /** The per-business budgets (src/durable-objects/business-limits.ts). */
   limits: DurableObjectNamespace<BusinessLimits>;
+  /** Listening sessions: the sockets listener endpoints deliver through (src/durable-objects/listening-session.ts). */
+  listeners: DurableObjectNamespace<ListeningSession>;
   /** What every outbound call is checked and signed with (src/lib/outbound.ts). */
   outbound: OutboundPolicy;
   clock: Clock;

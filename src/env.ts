@@ -1,5 +1,6 @@
 import type { BusinessLimits } from "./durable-objects/business-limits";
 import type { IntakeConversation } from "./durable-objects/intake-conversation";
+import type { ListeningSession } from "./durable-objects/listening-session";
 import type { SignInThrottle } from "./durable-objects/sign-in-throttle";
 import type { DeliveryMessage } from "./queues/delivery-message";
 
@@ -11,6 +12,7 @@ export interface Env {
   SHARD_US1: D1Database;
   BUSINESS_LIMITS: DurableObjectNamespace<BusinessLimits>;
   INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation>;
+  LISTENING_SESSIONS: DurableObjectNamespace<ListeningSession>;
   SIGN_IN_THROTTLE: DurableObjectNamespace<SignInThrottle>;
   WEBHOOK_DELIVERIES: Queue<DeliveryMessage>;
   PRINCIPAL_RATE_LIMIT: RateLimit;

@@ -15,6 +15,7 @@ phraseZodMessages();
 
 export { BusinessLimits } from "./durable-objects/business-limits";
 export { IntakeConversation } from "./durable-objects/intake-conversation";
+export { ListeningSession } from "./durable-objects/listening-session";
 export { SignInThrottle } from "./durable-objects/sign-in-throttle";
 export { RuntimeApi } from "./runtime/runtime-entrypoint";
 

@@ -103,6 +103,17 @@ async function answerOf(response: Response, maxBytes: number | undefined): Promi
   }
 }
 
+/**
+ * Every header of a signed call: Content-Type, User-Agent, the call's own and the signature headers. A listening
+ * session's relay sends the same ones through its socket (src/queues/listener-relay.ts).
+ */
+export const signedHeaders = (policy: OutboundPolicy, call: Omit<SignedPost, "url" | "timeoutMs">) => ({
+  "Content-Type": "application/json",
+  "User-Agent": `${policy.serviceName}-${call.kind}/1.0 (+${policy.baseUrl})`,
+  ...call.headers,
+  ...signatureHeaders(call.secrets, call.webhookId, call.body, call.unixSeconds),
+});
+
 export async function signedPost(policy: OutboundPolicy, call: SignedPost): Promise<OutboundOutcome> {
   try {
     const refused = await unreachableReason(call.url, policy.resolverUrl, policy);
@@ -114,12 +125,7 @@ export async function signedPost(policy: OutboundPolicy, call: SignedPost): Prom
   try {
     const response = await fetch(call.url, {
       method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        "User-Agent": `${policy.serviceName}-${call.kind}/1.0 (+${policy.baseUrl})`,
-        ...call.headers,
-        ...signatureHeaders(call.secrets, call.webhookId, call.body, call.unixSeconds),
-      },
+      headers: signedHeaders(policy, call),
       body: call.body,
       redirect: "manual",
       signal,

@@ -2,12 +2,14 @@ import { LEGACY_SHARD, type ShardName } from "../db/shards";
 import type { Dependencies, DependenciesOfShard } from "../dependencies";
 import { type Attempt, type AttemptOutcome, recordAttempts } from "../domain/webhooks/attempts";
 import { type ClaimedDelivery, claimDeliveries, LEASE_MS } from "../domain/webhooks/delivery-claim";
+import { isListenerUrl } from "../domain/webhooks/listener-endpoints";
 import { signingSecrets } from "../domain/webhooks/secret-rotation";
 import { logLine } from "../lib/log";
 import { loggableError } from "../lib/loggable-error";
-import { type OutboundOutcome, type OutboundPolicy, signedPost } from "../lib/outbound";
+import { type OutboundOutcome, type SignedPost, signedPost } from "../lib/outbound";
 import type { Clock } from "../lib/time";
 import type { DeliveryMessage } from "./delivery-message";
+import { relayToListener } from "./listener-relay";
 
 /** Spec, Answering a delivery: "Answer with any 2xx within 10 seconds". */
 export const ANSWER_TIMEOUT_MS = 10_000;
@@ -90,9 +92,7 @@ async function deliverGroup(
   }
   const sends = sendsOf(messages, claimed);
   // Send: no D1 at all, so a slow receiver holds up only the group's record, never another delivery's POST.
-  const attempts = await Promise.all(
-    sends.map(({ delivery }) => attempt(delivery, deps.outbound, now, answerTimeoutMs)),
-  );
+  const attempts = await Promise.all(sends.map(({ delivery }) => attempt(delivery, deps, now, answerTimeoutMs)));
   // Record: D1 round trip 2.
   let retryDelays: Array<number | undefined>;
   try {
@@ -143,15 +143,18 @@ function sendsOf(messages: readonly Message<DeliveryMessage>[], claimed: Map<num
   return sends;
 }
 
-/** One signed POST, timed on its own, as the attempt the history shows. */
+/**
+ * One signed POST, timed on its own, as the attempt the history shows; for a listening session's endpoint, the same
+ * request relayed through its socket (docs/decisions.md, Listening from a laptop).
+ */
 async function attempt(
   delivery: ClaimedDelivery,
-  policy: OutboundPolicy,
+  deps: Pick<Dependencies, "outbound" | "listeners">,
   now: Clock,
   answerTimeoutMs: number,
 ): Promise<Attempt> {
   const attemptedAt = now();
-  const outcome = await signedPost(policy, {
+  const call: SignedPost = {
     kind: "Webhooks",
     url: delivery.url,
     body: delivery.envelope,
@@ -163,7 +166,10 @@ async function attempt(
     secrets: signingSecrets(delivery, attemptedAt),
     unixSeconds: Math.floor(attemptedAt / 1000),
     timeoutMs: answerTimeoutMs,
-  });
+  };
+  const outcome = isListenerUrl(delivery.url)
+    ? await relayToListener(deps.listeners, deps.outbound, call, delivery)
+    : await signedPost(deps.outbound, call);
   const recorded = attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - attemptedAt));
   // One line per attempt, of ids and the outcome's kind, never the URL or the error text (docs/operations.md, Reading
   // the logs).

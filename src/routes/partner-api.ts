@@ -4,6 +4,7 @@ import { appointments } from "./appointments";
 import { eventsApi } from "./events";
 import { intakes } from "./intakes";
 import { knowledge } from "./knowledge";
+import { listenSessions } from "./listen-sessions";
 import { me } from "./me";
 import { orders } from "./orders";
 import { createPartnerRouter } from "./partner-router";
@@ -27,7 +28,8 @@ partnerApi
   .route("/", webhookOperations)
   .route("/", webhookHealth)
   .route("/", secretRotation)
-  .route("/", sandbox);
+  .route("/", sandbox)
+  .route("/", listenSessions);
 
 partnerApi.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
   type: "http",

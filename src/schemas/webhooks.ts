@@ -17,7 +17,7 @@ const EndpointUrl = z
   .max(2048)
   .openapi({ description: "https only", example: "https://partner.example/hooks/secretary" });
 
-const EndpointEvents = z.array(EventName).min(1).max(32);
+export const EndpointEvents = z.array(EventName).min(1).max(32);
 
 // Shown to the owner: lines allowed, nothing hidden (docs/security.md, "Partner text").
 const EndpointDescription = z

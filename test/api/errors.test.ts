@@ -175,6 +175,7 @@ describe("the statuses the OpenAPI document gives (spec: Errors)", async () => {
     "post /actions": KEY_RUNNING,
     "post /actions/{id}/rotate-secret": KEY_RUNNING,
     "post /intakes": KEY_RUNNING,
+    "post /listen-sessions": KEY_RUNNING,
     "post /webhooks": KEY_RUNNING,
     "post /webhooks/{id}/enable": KEY_RUNNING,
     "post /webhooks/{id}/rotate-secret": KEY_RUNNING,

@@ -286,6 +286,7 @@ const POSTS: Record<string, unknown> = {
   "/intakes": intakeBody(),
   "/actions": { ...ACTION, name: "check_price" },
   "/actions/{id}/rotate-secret": { expires_in: 60 },
+  "/listen-sessions": { events: ["booking.created"] },
   // With a sandbox business's test key, on its action and an intake switched on as its owner does.
   "/sandbox/events": { event: "order.created" },
   "/sandbox/intakes/{id}/conversations": { answers: { full_name: "Noor", email: "noor@example.com" } },

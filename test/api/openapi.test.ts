@@ -67,6 +67,7 @@ describe("the OpenAPI document and the reference page", async () => {
       "post /api/v1/actions",
       "post /api/v1/actions/:id/rotate-secret",
       "post /api/v1/intakes",
+      "post /api/v1/listen-sessions",
       "post /api/v1/sandbox/actions/:id/calls",
       "post /api/v1/sandbox/events",
       "post /api/v1/sandbox/intakes/:id/conversations",

@@ -65,6 +65,7 @@ export const ROUTES: Route[] = [
   ["GET", "/actions/{id}", 200],
   ["PATCH", "/actions/{id}", 200, { title: "Check stock now" }],
   ["DELETE", "/actions/{id}", 204],
+  ["POST", "/listen-sessions", 201, { events: ["booking.created"] }],
   // Test keys only: the tables run them with a sandbox business's test key (`isSandboxRoute`).
   ["POST", "/sandbox/events", 201, { event: "booking.created" }],
   ["POST", "/sandbox/intakes/{id}/conversations", 201, { answers: { full_name: "Noor", email: "noor@example.com" } }],

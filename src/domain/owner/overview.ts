@@ -19,6 +19,7 @@ import { creatorColumns, withCreator } from "../access/creators";
 import { pendingChange } from "../actions/action-object";
 import { registeredByRevokedCredential } from "../intakes/owner-decisions";
 import { SOURCE_LIMITS } from "../knowledge/registration";
+import { isRegisteredEndpoint } from "../webhooks/listener-endpoints";
 
 /** How far back a failed delivery makes its endpoint one that needs the owner. */
 const FAILING_WINDOW_MS = 24 * 3_600_000;
@@ -128,25 +129,29 @@ function failingEndpoints(deps: Dependencies, businessId: string, now: EpochMs) 
     )
     .groupBy(webhookDeliveries.endpointId)
     .as("failing");
-  return db
-    .select({
-      id: webhookEndpoints.id,
-      url: webhookEndpoints.url,
-      deliveries: failing.deliveries,
-      lastAttemptAt: deliveryAttempts.attemptedAt,
-      lastStatusCode: deliveryAttempts.statusCode,
-      lastError: deliveryAttempts.error,
-    })
-    .from(failing)
-    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, failing.endpointId))
-    .leftJoin(
-      deliveryAttempts,
-      eq(
-        deliveryAttempts.id,
-        sql`(select max(${deliveryAttempts.id}) from ${deliveryAttempts} where ${eq(deliveryAttempts.deliveryId, failing.newestId)})`,
-      ),
-    )
-    .orderBy(asc(webhookEndpoints.id));
+  return (
+    db
+      .select({
+        id: webhookEndpoints.id,
+        url: webhookEndpoints.url,
+        deliveries: failing.deliveries,
+        lastAttemptAt: deliveryAttempts.attemptedAt,
+        lastStatusCode: deliveryAttempts.statusCode,
+        lastError: deliveryAttempts.error,
+      })
+      .from(failing)
+      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, failing.endpointId))
+      .leftJoin(
+        deliveryAttempts,
+        eq(
+          deliveryAttempts.id,
+          sql`(select max(${deliveryAttempts.id}) from ${deliveryAttempts} where ${eq(deliveryAttempts.deliveryId, failing.newestId)})`,
+        ),
+      )
+      // A listening session's endpoint is the partner's laptop, not the owner's concern (docs/decisions.md).
+      .where(isRegisteredEndpoint)
+      .orderBy(asc(webhookEndpoints.id))
+  );
 }
 
 /**
@@ -164,7 +169,9 @@ const disabledEndpoints = (deps: Dependencies, businessId: string) =>
       ...creatorColumns(webhookEndpoints.oauthGrantId),
     })
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.businessId, businessId), eq(webhookEndpoints.status, "disabled")))
+    .where(
+      and(eq(webhookEndpoints.businessId, businessId), eq(webhookEndpoints.status, "disabled"), isRegisteredEndpoint),
+    )
     .orderBy(asc(webhookEndpoints.id));
 
 /** Knowledge sources used (spec, Limits: "counting PDFs and websites the owner added"): one row by primary key. */

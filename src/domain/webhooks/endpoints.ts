@@ -1,4 +1,4 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { mapRead, type Read, read } from "../../db/reads";
@@ -12,6 +12,7 @@ import { isoNow } from "../../lib/time";
 import { ALL_EVENTS } from "../../names-and-limits";
 import { type Principal, principalRef } from "../access/principals";
 import { type Reach, reachArgument, reached, type SqlReach } from "../access/scope";
+import { isListenerUrl, isRegisteredEndpoint } from "./listener-endpoints";
 
 /** Spec, Limits: "Webhook endpoints per business: 20". */
 export const MAX_ENDPOINTS_PER_BUSINESS = 20;
@@ -59,6 +60,8 @@ export async function createEndpoint(
       createdAt: isoNow(),
     },
     MAX_ENDPOINTS_PER_BUSINESS,
+    // Listening sessions' endpoints are temporary and have their own limit (src/domain/webhooks/listener-endpoints.ts).
+    sql`(select count(*) from ${webhookEndpoints} where ${webhookEndpoints.businessId} = ${principal.business.id} and ${isRegisteredEndpoint})`,
   );
   if (!endpoint) {
     throw forbidden(
@@ -82,8 +85,13 @@ const endpointsWithin = statement<{ reach: ShapedArgument<SqlReach> }>()((db, { 
 export const endpointRows = (reach: Reach): Read<WebhookEndpoint[]> =>
   read(endpointsWithin({ reach: reachArgument(reach) }), (rows) => rows);
 
-/** `GET /webhooks` (a partner's scope: its own side) and the owner's list (a business id: every side). */
-export const listEndpoints = (reach: Reach) => mapRead(endpointRows(reach), (rows) => rows.map(toEndpointObject));
+/**
+ * `GET /webhooks` (a partner's scope: its own side): the registered endpoints, without the listening sessions' (docs/
+ * decisions.md, Listening from a laptop), which receive as their side's endpoints do but are the CLI's, not the
+ * partner's configuration.
+ */
+export const listEndpoints = (reach: Reach) =>
+  mapRead(endpointRows(reach), (rows) => rows.filter((row) => !isListenerUrl(row.url)).map(toEndpointObject));
 
 /** An endpoint of another business, or an id that is not one, is the same 404 as one that does not exist. */
 export const endpointNotFound = () => notFound("No webhook endpoint with that id exists for this business.");
@@ -130,7 +138,8 @@ export async function updateEndpoint(deps: Dependencies, reach: SqlReach, id: nu
       ...(changes.events !== undefined && { events: [...new Set(changes.events)] }),
       ...(changes.description !== undefined && { description: changes.description }),
     })
-    .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach)))
+    // A listening session's endpoint keeps its `listen://` url and subscription: it is changed by a new session.
+    .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach), isRegisteredEndpoint))
     .returning();
   if (!endpoint) throw endpointNotFound();
   return toEndpointObject(endpoint);

@@ -3,6 +3,7 @@ import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { creatorColumns, withCreator } from "../access/creators";
 import { endpointNotFound } from "./endpoints";
+import { isRegisteredEndpoint } from "./listener-endpoints";
 
 /*
  * The owner's side of webhook endpoints (docs/architecture.md, Principals and owner sides): scoped by the business
@@ -25,12 +26,15 @@ const endpointColumns = {
   ...creatorColumns(webhookEndpoints.oauthGrantId),
 };
 
-/** Every endpoint of the business, whoever subscribed it, with its creator: one range of the (business, side) index. */
+/**
+ * Every endpoint of the business, whoever subscribed it, with its creator: one range of the (business, side) index.
+ * Not the listening sessions' (docs/decisions.md, Listening from a laptop): a partner's laptop for a few minutes.
+ */
 export async function listEndpointsForOwner(deps: Dependencies, businessId: string) {
   const rows = await deps.db
     .select(endpointColumns)
     .from(webhookEndpoints)
-    .where(eq(webhookEndpoints.businessId, businessId))
+    .where(and(eq(webhookEndpoints.businessId, businessId), isRegisteredEndpoint))
     .orderBy(asc(webhookEndpoints.id));
   return rows.map(withCreator);
 }

@@ -1,0 +1,96 @@
+import { parseArgs } from "node:util";
+
+/*
+ * The command line of `secretary` (docs/guides/webhooks.md, Listening from a laptop): a command, its flags, and where
+ * the API is. The key and the base address come from flags or the environment, so that a key need not be typed
+ * where a shell's history keeps it.
+ */
+
+export const DEFAULT_API_BASE = "http://localhost:8787";
+
+export const USAGE = `Usage:
+  secretary listen --forward-to <url> [--events booking.created,order.created]
+  secretary trigger <event>
+
+Options:
+  --api-base <url>   The API's address (env SECRETARY_API_BASE; default ${DEFAULT_API_BASE})
+  --api-key <key>    Your API key (env SECRETARY_API_KEY); trigger takes a test key (sk_test_…)`;
+
+export type Command =
+  | { command: "listen"; api: Api; forwardTo: string; events?: string[] }
+  | { command: "trigger"; api: Api; event: string }
+  | { command: "help" };
+
+export type Api = { base: string; key: string };
+
+/** A mistake on the command line: its sentence is printed with the usage, and the exit status is 2. */
+export class UsageError extends Error {}
+
+export function parseCommand(argv: string[], environment: NodeJS.ProcessEnv): Command {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined || command === "help") return { command: "help" };
+  const api = {
+    base: (values["api-base"] ?? environment.SECRETARY_API_BASE ?? DEFAULT_API_BASE).replace(/\/+$/, ""),
+    key: values["api-key"] ?? environment.SECRETARY_API_KEY ?? "",
+  };
+  if (!api.key) throw new UsageError("An API key is required: --api-key or SECRETARY_API_KEY.");
+  if (command === "listen") {
+    const forwardTo = values["forward-to"];
+    if (!forwardTo) throw new UsageError("listen needs --forward-to <url>, where each delivery is POSTed.");
+    if (!URL.canParse(forwardTo)) throw new UsageError(`--forward-to is not a URL: ${forwardTo}`);
+    const events = values.events
+      ?.split(",")
+      .map((event) => event.trim())
+      .filter(Boolean);
+    return { command: "listen", api, forwardTo, events };
+  }
+  if (command === "trigger") {
+    const [event] = rest;
+    if (!event || rest.length > 1) throw new UsageError("trigger takes one event name, e.g. booking.created.");
+    return { command: "trigger", api, event };
+  }
+  throw new UsageError(`Unknown command: ${command}.`);
+}
+
+const parse = (argv: string[]) =>
+  parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      "forward-to": { type: "string" },
+      events: { type: "string" },
+      "api-base": { type: "string" },
+      "api-key": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+
+/** A partner API call with the key as the bearer; a body goes as JSON. */
+export const callApi = (api: Api, path: string, body?: unknown) =>
+  fetch(`${api.base}/api/v1${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: {
+      Authorization: `Bearer ${api.key}`,
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+/** The API's error sentence (docs/errors.md: `{ error, code, … }`), or the status when the body is none. */
+export async function errorSentence(response: Response): Promise<string> {
+  const text = await response.text();
+  try {
+    const { error } = JSON.parse(text) as { error?: unknown };
+    if (typeof error === "string") return error;
+  } catch {
+    // Not JSON: a proxy's page, or nothing.
+  }
+  return `HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ""}`;
+}

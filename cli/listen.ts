@@ -1,0 +1,103 @@
+import { type Api, callApi, errorSentence } from "./arguments.ts";
+
+/*
+ * `secretary listen --forward-to <url>` (docs/decisions.md, Listening from a laptop): starts a listening session, opens
+ * its WebSocket (RFC 6455), and for each delivery message POSTs the body with the headers it came with (the same
+ * signed request an endpoint receives) to the forward URL, then answers the status, which the service records as the
+ * attempt's. Ends on ^C, closing the socket, which ends the session: nothing more is delivered through it.
+ */
+
+/** Spec, Answering a delivery: the service waits 10 seconds; the forward gets the same. */
+const FORWARD_TIMEOUT_MS = 10_000;
+/** How much of the local answer goes back with the status: enough to read an error. */
+const EXCERPT_CHARS = 200;
+
+type Session = { session_id: string; endpoint_id: number; secret: string; socket_url: string; expires_at: string };
+type Delivery = { type: "delivery"; delivery_id: number; event: string; headers: Record<string, string>; body: string };
+type Forwarded = { status: number; excerpt: string; error?: string };
+
+export type ListenOptions = { api: Api; forwardTo: string; events?: string[] };
+
+/** Runs until the socket closes; answers the exit status: 0 after ^C, 1 when the session could not start or ended. */
+export async function listen(options: ListenOptions, print = console.log, printError = console.error) {
+  const response = await callApi(options.api, "/listen-sessions", options.events ? { events: options.events } : {});
+  if (response.status !== 201) {
+    printError(await errorSentence(response));
+    return 1;
+  }
+  const session = (await response.json()) as Session;
+  const socket = new WebSocket(session.socket_url);
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    // RFC 6455, 7.4.1: 1000, a normal closure.
+    socket.close(1000, "secretary listen stopped");
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  socket.addEventListener("open", () => {
+    print(`Ready. Your webhook signing secret is ${session.secret} (^C to quit)`);
+    print(`Forwarding to ${options.forwardTo}; deliveries at GET /api/v1/webhooks/${session.endpoint_id}/deliveries`);
+  });
+  socket.addEventListener("message", (event) => {
+    const delivery = deliveryOf(event.data);
+    if (!delivery) return;
+    void forward(options.forwardTo, delivery).then((forwarded) => {
+      if (socket.readyState === WebSocket.OPEN) {
+        socket.send(
+          JSON.stringify({
+            type: "result",
+            delivery_id: delivery.delivery_id,
+            status: forwarded.status,
+            body_excerpt: forwarded.error ?? forwarded.excerpt,
+          }),
+        );
+      }
+      const outcome = forwarded.error ? `ERR ${forwarded.error}` : String(forwarded.status);
+      print(`${new Date().toISOString()}  --> ${delivery.event} [dlv ${delivery.delivery_id}] ${outcome}`);
+    });
+  });
+  return new Promise<number>((resolve) => {
+    socket.addEventListener("close", (event) => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      if (stopping) return resolve(0);
+      printError(`The listening session ended (${event.code}${event.reason ? `: ${event.reason}` : ""}).`);
+      resolve(1);
+    });
+    socket.addEventListener("error", () => {
+      if (!stopping) printError("The listening session's socket failed.");
+    });
+  });
+}
+
+function deliveryOf(data: unknown): Delivery | undefined {
+  if (typeof data !== "string") return undefined;
+  try {
+    const message = JSON.parse(data) as Partial<Delivery>;
+    return message.type === "delivery" ? (message as Delivery) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The delivery's request, as the service would have sent it, to the local URL; status 0 when nothing answered. */
+async function forward(url: string, delivery: Delivery): Promise<Forwarded> {
+  try {
+    const answer = await fetch(url, {
+      method: "POST",
+      headers: delivery.headers,
+      body: delivery.body,
+      // As the service's own deliveries: a redirect is an answer, not followed.
+      redirect: "manual",
+      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+    });
+    return { status: answer.status, excerpt: (await answer.text()).slice(0, EXCERPT_CHARS) };
+  } catch (error) {
+    const reason =
+      error instanceof Error && error.name === "TimeoutError"
+        ? `no answer within ${FORWARD_TIMEOUT_MS / 1000} seconds`
+        : ((error as Error & { cause?: Error }).cause?.message ?? String(error));
+    return { status: 0, excerpt: "", error: reason };
+  }
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+import { parseCommand, USAGE, UsageError } from "./arguments.ts";
+import { listen } from "./listen.ts";
+import { trigger } from "./trigger.ts";
+
+/*
+ * `npx secretary …` (package.json "bin"): webhooks on a laptop without a public URL (docs/guides/webhooks.md,
+ * Listening from a laptop). TypeScript run directly by Node (22.18 and later strip the types).
+ */
+
+async function main(): Promise<number> {
+  let command: ReturnType<typeof parseCommand>;
+  try {
+    command = parseCommand(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  switch (command.command) {
+    case "help":
+      console.log(USAGE);
+      return 0;
+    case "listen":
+      return listen(command);
+    case "trigger":
+      return trigger(command.api, command.event);
+  }
+}
+
+main().then(
+  (status) => {
+    process.exitCode = status;
+  },
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exitCode = 1;
+  },
+);

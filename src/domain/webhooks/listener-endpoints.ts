@@ -1,0 +1,50 @@
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { webhookEndpoints } from "../../db/schema";
+
+/*
+ * Listener endpoints (docs/decisions.md, Listening from a laptop): the temporary endpoint of a listening session,
+ * whose deliveries go through the session's WebSocket (src/durable-objects/listening-session.ts) instead of an HTTP
+ * POST. It is an ordinary `webhook_endpoints` row, so that the outbox, the claim, the attempts and the retries treat
+ * it as any other; its url, `listen://<session id>`, is what sets it apart. No registered url can take that form:
+ * `POST /webhooks` and `PATCH` accept https (or loopback http in development) only.
+ */
+
+export const LISTENER_URL_PREFIX = "listen://";
+
+/** Listening sessions a business may have at once (docs/decisions.md, Listening from a laptop). */
+export const MAX_LISTENING_SESSIONS = 5;
+
+export const listenerUrl = (sessionId: string) => `${LISTENER_URL_PREFIX}${sessionId}`;
+
+export const isListenerUrl = (url: string) => url.startsWith(LISTENER_URL_PREFIX);
+
+/** The session a listener endpoint's url names. */
+export const sessionIdOf = (url: string) => url.slice(LISTENER_URL_PREFIX.length);
+
+/** A listener endpoint's row, as SQL: `listen://` has no LIKE wildcard (`%`, `_`) to escape. */
+export const isListenerEndpoint: SQL = sql`${webhookEndpoints.url} like ${`${LISTENER_URL_PREFIX}%`}`;
+
+/** A registered endpoint's row: what `GET /webhooks`, the owner's pages and the 20-endpoint limit count. */
+export const isRegisteredEndpoint: SQL = sql`${webhookEndpoints.url} not like ${`${LISTENER_URL_PREFIX}%`}`;
+
+/**
+ * The end of a listening session (its socket closed, or never opened within its token's life): its endpoint is
+ * deleted, and its pending deliveries with it (cascade), as for any deleted endpoint: disconnecting stops the
+ * deliveries through it. Guarded by the business and the url, so that it can only ever delete that session's row;
+ * one already deleted (access ended, or the partner's DELETE) deletes nothing.
+ */
+export async function deleteListenerEndpoint(
+  db: Database,
+  session: { businessId: string; endpointId: number; sessionId: string },
+) {
+  await db
+    .delete(webhookEndpoints)
+    .where(
+      and(
+        eq(webhookEndpoints.id, session.endpointId),
+        eq(webhookEndpoints.businessId, session.businessId),
+        eq(webhookEndpoints.url, listenerUrl(session.sessionId)),
+      ),
+    );
+}

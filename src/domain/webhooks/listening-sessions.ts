@@ -1,0 +1,70 @@
+import { sql } from "drizzle-orm";
+import { insertWithinLimit } from "../../db/insert-within-limit";
+import { webhookEndpoints } from "../../db/schema";
+import type { Dependencies } from "../../dependencies";
+import { forbidden } from "../../lib/errors";
+import { randomToken, sha256Hex } from "../../lib/secrets";
+import { newSigningSecret } from "../../lib/signing";
+import { iso } from "../../lib/time";
+import { ALL_EVENTS } from "../../names-and-limits";
+import { partnerWrite } from "../access/partner-operation";
+import { type Principal, principalRef } from "../access/principals";
+import { deleteListenerEndpoint, isListenerEndpoint, listenerUrl, MAX_LISTENING_SESSIONS } from "./listener-endpoints";
+
+/** How long the connect token of a new session opens its socket: the CLI connects at once (docs/decisions.md). */
+export const CONNECT_TOKEN_MS = 60_000;
+
+/** A session id: 128 random bits, a Durable Object's name and the listener endpoint's url. */
+export const SESSION_ID = /^ls_[A-Za-z0-9_-]{22}$/;
+
+/**
+ * `POST /api/v1/listen-sessions` (docs/decisions.md, Listening from a laptop): a listener endpoint of the credential's
+ * side (so it receives what that side's endpoints receive, test events of a sandbox business included), with a new
+ * signing secret, within the business's limit of sessions at once; then the session's Durable Object is told where
+ * the endpoint is and the hash of a single-use connect token, and answers nothing more. A session whose object could
+ * not be told is no session: its endpoint is deleted again before the error is answered.
+ */
+export async function createListeningSession(deps: Dependencies, principal: Principal, input: { events?: string[] }) {
+  const sessionId = randomToken("ls_", 16);
+  const token = randomToken("lst_");
+  const secret = newSigningSecret();
+  const now = deps.clock();
+  const businessId = principal.business.id;
+  const endpoint = await insertWithinLimit(
+    deps.db,
+    webhookEndpoints,
+    {
+      businessId,
+      url: listenerUrl(sessionId),
+      events: [...new Set(input.events ?? [ALL_EVENTS])],
+      description: "secretary listen",
+      secret,
+      ...principalRef(principal),
+      createdAt: iso(now),
+    },
+    MAX_LISTENING_SESSIONS,
+    sql`(select count(*) from ${webhookEndpoints} where ${webhookEndpoints.businessId} = ${businessId} and ${isListenerEndpoint})`,
+  );
+  if (!endpoint) {
+    throw forbidden(
+      `A business can have at most ${MAX_LISTENING_SESSIONS} listening sessions at once: stop one (^C) before starting another.`,
+      "limit_reached",
+    );
+  }
+  const tokenExpiresAt = now + CONNECT_TOKEN_MS;
+  const session = { sessionId, businessId, endpointId: endpoint.id };
+  try {
+    await deps.listeners.get(deps.listeners.idFromName(sessionId)).open({
+      ...session,
+      shard: deps.shard,
+      tokenHash: sha256Hex(token),
+      tokenExpiresAt,
+    });
+  } catch (error) {
+    await deleteListenerEndpoint(deps.db, session);
+    throw error;
+  }
+  return { sessionId, endpointId: endpoint.id, secret, token, expiresAt: iso(tokenExpiresAt) };
+}
+
+export const createListeningSessionOperation = partnerWrite({ write: createListeningSession });

@@ -1,0 +1,156 @@
+import { DurableObject } from "cloudflare:workers";
+import { database } from "../db/client";
+import { shardBinding } from "../db/shard-bindings";
+import type { ShardName } from "../db/shards";
+import { deleteListenerEndpoint } from "../domain/webhooks/listener-endpoints";
+import type { OutboundOutcome } from "../lib/outbound";
+import { secretsEqual, sha256Hex } from "../lib/secrets";
+
+const SESSION_KEY = "session";
+
+/** What the session keeps in storage, since hibernation drops its memory: where its endpoint is, and its token. */
+export type ListeningSessionRecord = {
+  sessionId: string;
+  shard: ShardName;
+  businessId: string;
+  endpointId: number;
+  /** SHA-256 of the single-use connect token (docs/architecture.md, Principals and owner sides: hashes only). */
+  tokenHash: string;
+  tokenExpiresAt: number;
+  connected: boolean;
+};
+
+/** One delivery, as the consumer hands it over (src/queues/listener-relay.ts): what the socket message carries. */
+export type RelayedDelivery = {
+  deliveryId: number;
+  event: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+};
+
+/** The CLI's answer to a delivery message: the status its forward target answered (0 when it did not answer). */
+type ResultMessage = { type: "result"; delivery_id: number; status: number; body_excerpt?: string };
+
+const isResult = (value: unknown): value is ResultMessage =>
+  typeof value === "object" &&
+  value !== null &&
+  (value as ResultMessage).type === "result" &&
+  Number.isInteger((value as ResultMessage).delivery_id) &&
+  Number.isInteger((value as ResultMessage).status);
+
+/**
+ * One per listening session (`idFromName(session id)`; docs/decisions.md, Listening from a laptop): the WebSocket of
+ * the partner's CLI, accepted with the hibernation API so that an idle session costs no duration, and the relay of
+ * each delivery through it. The session ends, and its endpoint is deleted, when the socket closes or errs, or when
+ * its connect token expires unused (the alarm).
+ */
+export class ListeningSession extends DurableObject {
+  /** Replies awaited by `relay`, by delivery id. Only while a relay runs, which keeps the object awake. */
+  private readonly waiting = new Map<number, (outcome: OutboundOutcome) => void>();
+
+  private record() {
+    return this.ctx.storage.get<ListeningSessionRecord>(SESSION_KEY);
+  }
+
+  /** Called by `POST /api/v1/listen-sessions` once the endpoint is stored: the session starts waiting for its socket. */
+  async open(record: Omit<ListeningSessionRecord, "connected">): Promise<void> {
+    await this.ctx.storage.put(SESSION_KEY, { ...record, connected: false });
+    await this.ctx.storage.setAlarm(record.tokenExpiresAt);
+  }
+
+  /**
+   * `GET /api/v1/listen-sessions/{id}/socket?token=…` (RFC 6455, 4.2: the server's handshake): the token is the
+   * credential, compared in constant time, and used once, marked before the socket is accepted. 404 for a session
+   * that does not exist (or has ended), 401 for a wrong, expired or used token.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const session = await this.record();
+    if (!session) return new Response(null, { status: 404 });
+    const token = new URL(request.url).searchParams.get("token") ?? "";
+    const valid =
+      !session.connected && Date.now() < session.tokenExpiresAt && secretsEqual(sha256Hex(token), session.tokenHash);
+    if (!valid) return new Response(null, { status: 401 });
+    await this.ctx.storage.put(SESSION_KEY, { ...session, connected: true });
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    this.ctx.acceptWebSocket(server);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /**
+   * One delivery through the socket: one JSON message, then the CLI's `result` for that delivery id within the
+   * answer time. The outcome reads as a signed POST's (src/lib/outbound.ts), so the attempt is recorded, and retried,
+   * as any other: 2xx is delivered, another status an HTTP error, no reply a timeout, no socket a failed connection.
+   */
+  async relay(delivery: RelayedDelivery): Promise<OutboundOutcome> {
+    const [socket] = this.ctx.getWebSockets();
+    if (!socket) return { kind: "connection_failed", error: "the listening session is not connected" };
+    const { deliveryId, event, headers, body, timeoutMs } = delivery;
+    return new Promise<OutboundOutcome>((resolve) => {
+      const timer = setTimeout(() => settleWith({ kind: "timeout" }), timeoutMs);
+      const settleWith = (outcome: OutboundOutcome) => {
+        clearTimeout(timer);
+        this.waiting.delete(deliveryId);
+        resolve(outcome);
+      };
+      this.waiting.get(deliveryId)?.({ kind: "connection_failed", error: "replaced by a newer attempt" });
+      this.waiting.set(deliveryId, settleWith);
+      try {
+        socket.send(JSON.stringify({ type: "delivery", delivery_id: deliveryId, event, headers, body }));
+      } catch (error) {
+        settleWith({ kind: "connection_failed", error: String(error) });
+      }
+    });
+  }
+
+  /** The CLI's replies; anything else on the socket is ignored. */
+  override webSocketMessage(_socket: WebSocket, message: string | ArrayBuffer): void {
+    let reply: unknown;
+    try {
+      reply = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
+    } catch {
+      return;
+    }
+    if (!isResult(reply)) return;
+    const { status } = reply;
+    this.waiting.get(reply.delivery_id)?.(
+      status >= 200 && status < 300
+        ? { kind: "delivered", status, answer: null }
+        : status === 0
+          ? { kind: "connection_failed", error: reply.body_excerpt ?? "the forward target did not answer" }
+          : { kind: "http_error", status },
+    );
+  }
+
+  /** RFC 6455, 7.1.5: the close the CLI started (^C) is answered with the same code, and the session ends. */
+  override async webSocketClose(socket: WebSocket, code: number): Promise<void> {
+    try {
+      socket.close(code === 1005 || code === 1006 ? 1000 : code, "session ended");
+    } catch {
+      // Already closed: the runtime answered the close itself.
+    }
+    await this.end();
+  }
+
+  override async webSocketError(): Promise<void> {
+    await this.end();
+  }
+
+  /** The connect token's life is over: a session never connected ends (nothing will ever listen on it). */
+  override async alarm(): Promise<void> {
+    const session = await this.record();
+    if (session && !session.connected) await this.end();
+  }
+
+  /** Deletes the endpoint (its pending deliveries go with it) and forgets the session; relays waiting fail. */
+  private async end(): Promise<void> {
+    for (const settleWith of [...this.waiting.values()]) {
+      settleWith({ kind: "connection_failed", error: "the listening session ended" });
+    }
+    const session = await this.record();
+    if (!session) return;
+    const db = database(shardBinding(this.env, session.shard));
+    await deleteListenerEndpoint(db, session);
+    await this.ctx.storage.deleteAll();
+  }
+}

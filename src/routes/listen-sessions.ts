@@ -1,0 +1,82 @@
+import { type Context, Hono } from "hono";
+import type { AppEnv } from "../app-env";
+import { createListeningSessionOperation, SESSION_ID } from "../domain/webhooks/listening-sessions";
+import { invalid, notFound, unauthorized } from "../lib/errors";
+import { errorResponses } from "../schemas/errors";
+import { CreateListenSessionBody, ListenSession } from "../schemas/listen-sessions";
+import { runOperation } from "./operation-runner";
+import { createPartnerRouter, json, partnerRoute } from "./partner-router";
+
+/*
+ * Listening sessions (docs/decisions.md, Listening from a laptop; docs/guides/webhooks.md): what `secretary listen`
+ * (cli/) calls to receive its side's deliveries through a WebSocket instead of a public URL.
+ */
+
+const createRoute = partnerRoute({
+  method: "post",
+  path: "/listen-sessions",
+  operationId: "createListenSession",
+  summary: "Start a listening session",
+  description:
+    "A temporary endpoint of this credential's side whose deliveries go through a WebSocket (what `npx secretary listen` opens): attempts, retries and signatures as for any endpoint. Open `socket_url` within 60 seconds; the session and its endpoint end when the socket closes. Not listed by GET /webhooks, and not counted among the 20 endpoints; at most 5 sessions at once.",
+  tags: ["Webhooks"],
+  request: { body: { required: true, content: json(CreateListenSessionBody) } },
+  responses: {
+    201: { description: "The session, its signing secret (shown once) and its socket", content: json(ListenSession) },
+    ...errorResponses(400, 401, 403),
+  },
+});
+
+/** The socket's address on the host the request came to: `wss:` behind https, `ws:` in local development. */
+function socketUrl(c: Context<AppEnv>, sessionId: string, token: string) {
+  const url = new URL(`/api/v1/listen-sessions/${sessionId}/socket`, c.req.url);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  url.searchParams.set("token", token);
+  return url.toString();
+}
+
+/**
+ * The socket (RFC 6455, 4.1: a GET with `Upgrade: websocket`). No `Authorization`: a WebSocket client in Node or a
+ * browser cannot send one, so the session's single-use token in the query is the credential, judged by the session's
+ * own Durable Object, which accepts the socket. Not in the OpenAPI document, which describes HTTP answers only.
+ */
+async function openSocket(c: Context<AppEnv>) {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    throw invalid("This address takes a WebSocket (a GET with Upgrade: websocket), as `secretary listen` opens it.");
+  }
+  const id = c.req.param("id") ?? "";
+  if (!SESSION_ID.test(id)) throw notFound("No listening session with that id is open.");
+  const sessions = c.env.LISTENING_SESSIONS;
+  const answer = await sessions.get(sessions.idFromName(id)).fetch(c.req.raw);
+  if (answer.status === 404) throw notFound("No listening session with that id is open.");
+  if (answer.status !== 101 || !answer.webSocket) {
+    throw unauthorized("The connect token is wrong, expired or already used: start a new listening session.");
+  }
+  // A response of our own, so that the app's headers can be added on the way out.
+  return new Response(null, { status: 101, webSocket: answer.webSocket });
+}
+
+export const listenSessions = createPartnerRouter().openapi(createRoute, (c) =>
+  runOperation(
+    c,
+    createListeningSessionOperation,
+    () => c.req.valid("json"),
+    (session) =>
+      c.json(
+        {
+          session_id: session.sessionId,
+          endpoint_id: session.endpointId,
+          secret: session.secret,
+          socket_url: socketUrl(c, session.sessionId, session.token),
+          expires_at: session.expiresAt,
+        },
+        201,
+      ),
+  ),
+);
+
+/**
+ * The socket's route, apart from the partner router: it takes no bearer credential, so it is none of the partner
+ * routes the OpenAPI document and the tables of every partner route list (docs/architecture.md, Surfaces).
+ */
+export const listenSocket = new Hono<AppEnv>().get("/listen-sessions/:id/socket", openSocket);

@@ -1,0 +1,27 @@
+import { z } from "@hono/zod-openapi";
+import { EndpointEvents } from "./webhooks";
+
+/*
+ * `POST /api/v1/listen-sessions` (src/routes/listen-sessions.ts; docs/decisions.md, Listening from a laptop): what
+ * `secretary listen` sends, and the session it gets back.
+ */
+
+export const CreateListenSessionBody = z
+  .object({ events: EndpointEvents.optional().openapi({ description: 'Omitted means ["*"], as for an endpoint' }) })
+  .openapi("CreateListenSession");
+
+export const ListenSession = z
+  .object({
+    session_id: z.string().openapi({ example: "ls_q3Jx0cRk1mT9wZpL2vYb4A" }),
+    endpoint_id: z.number().int().openapi({
+      description:
+        "The session's endpoint: not listed by GET /webhooks, but its deliveries are at GET /webhooks/{id}/deliveries while the session lasts",
+    }),
+    secret: z.string().openapi({ description: "The session's signing secret (shown once)", example: "whsec_…" }),
+    socket_url: z.string().openapi({
+      description: "The WebSocket to open within 60 seconds, once: its token is the credential",
+      example: "wss://partners.secretary.example/api/v1/listen-sessions/ls_…/socket?token=lst_…",
+    }),
+    expires_at: z.string().openapi({ description: "When the socket's token expires, unused" }),
+  })
+  .openapi("ListenSession");

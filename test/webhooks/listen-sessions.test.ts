@@ -1,0 +1,253 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it, vi } from "vitest";
+import { webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
+import { MAX_ENDPOINTS_PER_BUSINESS } from "../../src/domain/webhooks/endpoints";
+import { MAX_LISTENING_SESSIONS } from "../../src/domain/webhooks/listener-endpoints";
+import { listEndpointsForOwner } from "../../src/domain/webhooks/owner-endpoints";
+import type { ListeningSessionRecord } from "../../src/durable-objects/listening-session";
+import { deps } from "../helpers/dependencies";
+import { createBusiness, db } from "../helpers/fixtures";
+import { call, dispatch, expectError, json } from "../helpers/http";
+import { verifyStandardWebhook, verifyWebhookSignature } from "../helpers/verify-signature";
+import { attemptsOf, consume, deliveryRow, outboxOnly, subscribe } from "../helpers/webhooks";
+
+// docs/decisions.md, Listening from a laptop: `POST /api/v1/listen-sessions` makes a listener endpoint of the
+// credential's side, whose deliveries the consumer relays through the session's WebSocket (its Durable Object), and
+// which ends with the socket.
+
+type Session = { session_id: string; endpoint_id: number; secret: string; socket_url: string; expires_at: string };
+type DeliveryMessage = {
+  type: string;
+  delivery_id: number;
+  event: string;
+  headers: Record<string, string>;
+  body: string;
+};
+
+async function startSession(key: string, body: unknown = {}) {
+  const response = await call("/api/v1/listen-sessions", { key, method: "POST", body });
+  expect(response.status).toBe(201);
+  return json<Session>(response);
+}
+
+/** The socket as the CLI opens it (RFC 6455, 4.1), through the Worker's fetch handler. */
+const openSocket = (socketUrl: string) =>
+  dispatch(new Request(socketUrl.replace(/^ws/, "http"), { headers: { Upgrade: "websocket" } }));
+
+/** An accepted client socket and the delivery messages it receives. */
+async function connect(session: Session) {
+  const response = await openSocket(session.socket_url);
+  expect(response.status).toBe(101);
+  const socket = response.webSocket as WebSocket;
+  socket.accept();
+  const messages: DeliveryMessage[] = [];
+  socket.addEventListener("message", (event) => {
+    messages.push(JSON.parse(event.data as string));
+  });
+  return { socket, messages };
+}
+
+const sessionObject = (session: Session) =>
+  env.LISTENING_SESSIONS.get(env.LISTENING_SESSIONS.idFromName(session.session_id));
+
+const endpointRow = (id: number) => db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)).get();
+
+const booking = () => [{ event: "booking.created" as const, data: { booking: { id: crypto.randomUUID() } } }];
+
+/** The one delivery of an event written for the business, to the session's endpoint. */
+async function deliveryTo(business: Parameters<typeof outboxOnly>[0], session: Session) {
+  await outboxOnly(business, booking());
+  const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, session.endpoint_id));
+  const newest = rows.at(-1);
+  if (!newest) throw new Error("no delivery to the session");
+  return newest.id;
+}
+
+describe("creating a listening session", () => {
+  it("answers 201 with the session, a new secret and a socket URL with its token, expiring in 60 s", async () => {
+    const { apiKey } = await createBusiness();
+    const before = Date.now();
+    const session = await startSession(apiKey, { events: ["booking.created"] });
+    expect(session.session_id).toMatch(/^ls_[A-Za-z0-9_-]{22}$/);
+    expect(session.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(session.socket_url).toMatch(
+      new RegExp(`^ws://localhost:8787/api/v1/listen-sessions/${session.session_id}/socket\\?token=lst_[\\w-]{43}$`),
+    );
+    const expiresIn = Date.parse(session.expires_at) - before;
+    expect(expiresIn).toBeGreaterThan(59_000);
+    expect(expiresIn).toBeLessThanOrEqual(61_000);
+    const endpoint = await endpointRow(session.endpoint_id);
+    expect(endpoint).toMatchObject({ url: `listen://${session.session_id}`, events: ["booking.created"] });
+  });
+
+  it("refuses a body of the wrong shape", async () => {
+    const { apiKey } = await createBusiness();
+    const response = await call("/api/v1/listen-sessions", { key: apiKey, method: "POST", body: { events: [] } });
+    expect(response.status).toBe(400);
+  });
+
+  it("opens the socket once: the token is single use", async () => {
+    const { apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    const { socket } = await connect(session);
+    await expectError(
+      await openSocket(session.socket_url),
+      401,
+      "The connect token is wrong, expired or already used: start a new listening session.",
+    );
+    socket.close(1000);
+  });
+
+  it("refuses an expired token, a wrong one, another session's, and a request that is no WebSocket", async () => {
+    const { apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    const other = await startSession(apiKey);
+    const otherToken = new URL(other.socket_url).searchParams.get("token") ?? "";
+    const withToken = (token: string) => session.socket_url.replace(/token=.*$/, `token=${token}`);
+    expect((await openSocket(withToken(otherToken))).status).toBe(401);
+    expect((await openSocket(withToken("lst_wrong"))).status).toBe(401);
+    expect((await call(new URL(session.socket_url).pathname + new URL(session.socket_url).search)).status).toBe(400);
+    await runInDurableObject(sessionObject(session), async (_instance, state) => {
+      const record = (await state.storage.get<ListeningSessionRecord>("session")) as ListeningSessionRecord;
+      await state.storage.put("session", { ...record, tokenExpiresAt: Date.now() - 1 });
+    });
+    expect((await openSocket(session.socket_url)).status).toBe(401);
+    await expectError(
+      await openSocket(session.socket_url.replace(session.session_id, "ls_AAAAAAAAAAAAAAAAAAAAAA")),
+      404,
+      "No listening session with that id is open.",
+    );
+  });
+
+  it("ends a session never connected when its token expires: the endpoint is deleted", async () => {
+    const { apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    expect(await runDurableObjectAlarm(sessionObject(session))).toBe(true);
+    expect(await endpointRow(session.endpoint_id)).toBeUndefined();
+    expect((await openSocket(session.socket_url)).status).toBe(404);
+  });
+});
+
+describe("the listener endpoint among the business's endpoints", () => {
+  it("is not listed by GET /webhooks nor to the owner, and does not count against the 20 endpoints", async () => {
+    const { business, apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    for (let i = 0; i < MAX_ENDPOINTS_PER_BUSINESS; i++) await subscribe(apiKey, `https://partner.example/hooks/${i}`);
+    const listed = await json<{ data: Array<{ id: number; url: string }> }>(
+      await call("/api/v1/webhooks", { key: apiKey }),
+    );
+    expect(listed.data).toHaveLength(MAX_ENDPOINTS_PER_BUSINESS);
+    expect(listed.data.map(({ id }) => id)).not.toContain(session.endpoint_id);
+    const owners = await listEndpointsForOwner(deps, business.id);
+    expect(owners.map(({ id }) => id)).not.toContain(session.endpoint_id);
+    // Full of registered endpoints, sessions still start (their own limit), and the 21st endpoint is still refused.
+    await startSession(apiKey);
+    const refused = await call("/api/v1/webhooks", {
+      key: apiKey,
+      method: "POST",
+      body: { url: "https://partner.example/hooks/21" },
+    });
+    expect(refused.status).toBe(403);
+  });
+
+  it(`allows ${MAX_LISTENING_SESSIONS} sessions at once per business`, async () => {
+    const { apiKey } = await createBusiness();
+    for (let i = 0; i < MAX_LISTENING_SESSIONS; i++) await startSession(apiKey);
+    await expectError(
+      await call("/api/v1/listen-sessions", { key: apiKey, method: "POST", body: {} }),
+      403,
+      `A business can have at most ${MAX_LISTENING_SESSIONS} listening sessions at once: stop one (^C) before starting another.`,
+      { code: "limit_reached" },
+    );
+  });
+
+  it("cannot be changed with PATCH, and is another business's 404", async () => {
+    const { apiKey } = await createBusiness();
+    const other = await createBusiness();
+    const session = await startSession(apiKey);
+    const path = `/api/v1/webhooks/${session.endpoint_id}`;
+    const patch = { url: "https://partner.example/hooks/elsewhere" };
+    expect((await call(path, { key: apiKey, method: "PATCH", body: patch })).status).toBe(404);
+    expect((await call(`${path}/deliveries`, { key: apiKey })).status).toBe(200);
+    expect((await call(`${path}/deliveries`, { key: other.apiKey })).status).toBe(404);
+  });
+});
+
+describe("deliveries through the socket", () => {
+  it("relays the signed delivery and records the attempt with the status the CLI answers", async () => {
+    const { business, apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    const { socket, messages } = await connect(session);
+    socket.addEventListener("message", (event) => {
+      const message = JSON.parse(event.data as string) as DeliveryMessage;
+      socket.send(JSON.stringify({ type: "result", delivery_id: message.delivery_id, status: 204 }));
+    });
+    const id = await deliveryTo(business, session);
+    expect(await consume(id, Date.now())).toEqual({ acked: true, retryDelay: undefined });
+    const [message] = messages;
+    expect(message).toMatchObject({ type: "delivery", delivery_id: id, event: "booking.created" });
+    const { headers, body } = message as DeliveryMessage;
+    expect(headers).toMatchObject({
+      "Content-Type": "application/json",
+      "X-Service-Event": "booking.created",
+      "X-Service-Delivery": String(id),
+    });
+    expect(await verifyWebhookSignature(body, headers["X-Service-Signature"] ?? "", session.secret)).toBe(true);
+    expect(await verifyStandardWebhook(body, new Headers(headers), session.secret)).toBe(true);
+    expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attemptCount: 1 });
+    expect(await attemptsOf(id)).toEqual([expect.objectContaining({ statusCode: 204, error: null })]);
+    socket.close(1000);
+  });
+
+  it("records the CLI's failure status and retries on the schedule", async () => {
+    const { business, apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    const { socket } = await connect(session);
+    socket.addEventListener("message", (event) => {
+      const { delivery_id } = JSON.parse(event.data as string) as DeliveryMessage;
+      socket.send(JSON.stringify({ type: "result", delivery_id, status: 500, body_excerpt: "boom" }));
+    });
+    const id = await deliveryTo(business, session);
+    expect(await consume(id, Date.now())).toEqual({ acked: false, retryDelay: 60 });
+    expect(await attemptsOf(id)).toEqual([expect.objectContaining({ statusCode: 500, error: "answered HTTP 500" })]);
+    socket.close(1000);
+  });
+
+  it("records a timeout when the CLI does not answer within the answer time", async () => {
+    const { business, apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    const { socket, messages } = await connect(session);
+    const id = await deliveryTo(business, session);
+    expect(await consume(id, Date.now(), { answerTimeoutMs: 300 })).toEqual({ acked: false, retryDelay: 60 });
+    expect(messages).toHaveLength(1);
+    expect(await attemptsOf(id)).toEqual([
+      expect.objectContaining({ statusCode: null, error: "no answer within 0.3 seconds" }),
+    ]);
+    socket.close(1000);
+  });
+
+  it("records a failed connection while the session is not connected yet", async () => {
+    const { business, apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    const id = await deliveryTo(business, session);
+    expect(await consume(id, Date.now())).toEqual({ acked: false, retryDelay: 60 });
+    expect(await attemptsOf(id)).toEqual([
+      expect.objectContaining({ error: "the connection failed: the listening session is not connected" }),
+    ]);
+  });
+
+  it("stops when the socket closes: the endpoint is deleted and a later event makes no delivery for it", async () => {
+    const { business, apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    const { socket } = await connect(session);
+    const pending = await deliveryTo(business, session);
+    socket.close(1000, "bye");
+    await vi.waitFor(async () => expect(await endpointRow(session.endpoint_id)).toBeUndefined(), { timeout: 5_000 });
+    // Its pending delivery went with it (cascade), as for any deleted endpoint.
+    expect(await deliveryRow(pending)).toBeUndefined();
+    const { deliveryIds } = await outboxOnly(business, booking());
+    expect(deliveryIds).toEqual([]);
+    expect((await openSocket(session.socket_url)).status).toBe(404);
+  });
+});
