@@ -25,13 +25,15 @@ const SOURCES = [
   { dir: "test", match: /\.ts$/ },
   { dir: "test-e2e", match: /\.ts$/ },
   { dir: "scripts", match: /\.(?:ts|mjs)$/ },
+  { dir: "sdk", match: /\.(?:ts|md)$/ },
+  { dir: "cli", match: /\.ts$/ },
   { dir: "bench", match: /\.md$/ },
   { dir: "docs", match: /\.md$/ },
 ];
 const SINGLE_FILES = ["README.md"];
 const SKIP_DIRS = new Set(["node_modules", ".wrangler", "dist", ".git"]);
 
-const ROOTS = "(?:src|docs|test|test-e2e|scripts|migrations|bench)";
+const ROOTS = "(?:src|docs|test|test-e2e|scripts|migrations|bench|sdk|cli)";
 /** A repository path: a known top folder, then a file with one of the extensions worth naming. */
 const PATH = new RegExp(`(?<![\\w@.-])${ROOTS}/[\\w./-]*?[\\w-]\\.(?:ts|tsx|mjs|md|sql|json)(?![\\w])`, "g");
 /** A folder named with its trailing slash (`src/domain/access/`). */

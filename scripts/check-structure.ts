@@ -15,7 +15,8 @@ function modulesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return modulesUnder(path);
-    return /\.tsx?$/.test(name) ? [path] : [];
+    // Generated declarations (the SDK's types from openapi.json) are nobody's module to split.
+    return /\.tsx?$/.test(name) && !name.endsWith(".d.ts") ? [path] : [];
   });
 }
 
@@ -68,7 +69,8 @@ function cyclesOf(graph: Map<string, string[]>): string[][] {
   return cycles;
 }
 
-const modules = modulesUnder(join(ROOT, "src"));
+// The service, and what partners run from the repository: the SDK and the CLI.
+const modules = ["src", "sdk", "cli"].flatMap((dir) => modulesUnder(join(ROOT, dir)));
 const problems: string[] = [];
 for (const module of modules) {
   const lines = readFileSync(module, "utf8").split("\n").length - 1;
