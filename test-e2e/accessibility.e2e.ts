@@ -340,7 +340,7 @@ describe("accessibility of the owner's pages (axe-core, WCAG 2.1 AA)", () => {
 
     // An action's Test, with its result and a call in the recent calls.
     await page.goto(`${BASE}/dashboard/actions/${created.action}`);
-    await page.getByLabel("Sample arguments (JSON)").fill('{"sku": "SHAMPOO-1"}');
+    await page.getByLabel("Product code").fill("SHAMPOO-1");
     await page.getByRole("button", { name: "Test" }).click();
     await page.getByTestId("test-result").waitFor();
     problems.push(...(await audit(page, "action-tested")));

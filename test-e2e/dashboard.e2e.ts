@@ -174,7 +174,7 @@ describe("the business owner's dashboard", () => {
       body: sampleAction(receiver.url),
     });
     await page.goto(`${BASE}/dashboard/actions/${created.id}`);
-    await page.getByLabel("Sample arguments (JSON)").fill('{"sku": "SHAMPOO-1"}');
+    await page.getByLabel("Product code").fill("SHAMPOO-1");
     await page.getByRole("button", { name: "Test" }).click();
     const result = (await page.getByTestId("test-result").textContent()) ?? "";
     expect(result).toContain("success");

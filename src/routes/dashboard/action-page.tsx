@@ -1,15 +1,15 @@
 import type { Creator } from "../../domain/access/creators";
-import type { testAction } from "../../domain/actions/calls";
 import type { ActionChange, ParameterChange } from "../../domain/actions/change-review";
 import { reviewedVersion } from "../../domain/actions/owner-decisions";
 import type { getAction } from "../../domain/actions/reads";
+import { ParameterList } from "./action-parameters";
+import { type Tested, TestForm, TestResult, type TypedValues } from "./action-test-form";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { IDENTITY_NAMES } from "./identity-names";
-import { ButtonForm, Csrf, Layout, OnOff } from "./layout";
+import { ButtonForm, Layout, OnOff } from "./layout";
 
 type Detail = ReturnType<ReturnType<typeof getAction>["answer"]>;
-export type Tested = Awaited<ReturnType<typeof testAction>>;
 
 /**
  * The owner's page of one connected action: what it is and calls, its parameters, a partner's change waiting for the
@@ -21,6 +21,8 @@ export function ActionPage(props: {
   change: ActionChange | null;
   creator: Creator;
   tested?: Tested;
+  /** What the owner typed in the Test form, shown again with its result. */
+  values?: TypedValues;
   problem?: string;
   /** Why switching on was refused: the action changed since the page the owner switched it on from. */
   changed?: string;
@@ -37,7 +39,7 @@ export function ActionPage(props: {
           Calls <code>{action.url}</code>
         </p>
         <h2>Parameters</h2>
-        <pre>{JSON.stringify(action.parameters, null, 2)}</pre>
+        <ParameterList parameters={action.parameters} />
         {props.changed && (
           <p class="error" data-testid="changed">
             {props.changed} It is shown above as it now is.
@@ -61,27 +63,13 @@ export function ActionPage(props: {
       </section>
       <section>
         <h2>Test</h2>
-        <form method="post" action={`/dashboard/actions/${action.id}/test`}>
-          <Csrf session={session} />
-          <label for="arguments">Sample arguments (JSON)</label>
-          <textarea id="arguments" name="arguments" rows={3}>
-            {"{}"}
-          </textarea>
-          <p>
-            <button type="submit">Test</button>
+        <TestForm session={session} actionId={action.id} parameters={action.parameters} values={props.values} />
+        {props.problem && (
+          <p class="error" data-testid="test-problem">
+            {props.problem}
           </p>
-        </form>
-        {props.problem && <p class="error">{props.problem}</p>}
-        {props.tested && (
-          <div class="card" data-testid="test-result">
-            <p>
-              Result: <strong>{props.tested.call.status}</strong>
-              {props.tested.call.http_status !== null && ` (HTTP ${props.tested.call.http_status})`}
-              {props.tested.call.error && ` — ${props.tested.call.error}`}
-            </p>
-            {props.tested.result !== null && <pre>{props.tested.result.content}</pre>}
-          </div>
         )}
+        {props.tested && <TestResult tested={props.tested} />}
       </section>
       <section>
         <h2>Recent calls</h2>

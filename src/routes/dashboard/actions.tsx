@@ -15,7 +15,8 @@ import { deleteAction } from "../../domain/actions/registration";
 import { ApiError } from "../../lib/errors";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
-import { ActionPage, type Tested } from "./action-page";
+import { ActionPage } from "./action-page";
+import { formArguments, type Tested } from "./action-test-form";
 import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
@@ -102,16 +103,12 @@ export const actionPages = new Hono<DashboardEnv>()
   .post("/actions/:id/test", async (c) => {
     const { business } = c.var.session;
     const id = actionId(c);
-    const body = await c.req.parseBody();
-    let sample: Record<string, unknown> = {};
-    try {
-      const parsed = JSON.parse(typeof body.arguments === "string" && body.arguments.trim() ? body.arguments : "{}");
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
-      sample = parsed;
-    } catch {
-      const problem = 'The sample arguments must be a JSON object, such as {"date": "2026-12-24"}.';
-      const shown = await actionWithCreator(c.var.deps, business.id, id);
-      return renderPage(c, 400, <ActionPage session={c.var.session} {...shown} problem={problem} />);
+    // The form has one field per parameter (action-test-form.tsx), read back by the parameters shown to the owner.
+    const [body, shownBefore] = await Promise.all([c.req.parseBody(), actionWithCreator(c.var.deps, business.id, id)]);
+    const { values, arguments: sample, problem: unreadable } = formArguments(shownBefore.action.parameters, body);
+    if (unreadable) {
+      const page = <ActionPage session={c.var.session} {...shownBefore} values={values} problem={unreadable} />;
+      return renderPage(c, 400, page);
     }
     let tested: Tested | undefined;
     let problem: string | undefined;
@@ -125,7 +122,7 @@ export const actionPages = new Hono<DashboardEnv>()
     return renderPage(
       c,
       problem ? 422 : 200,
-      <ActionPage session={c.var.session} {...shown} tested={tested} problem={problem} />,
+      <ActionPage session={c.var.session} {...shown} values={values} tested={tested} problem={problem} />,
     );
   })
   // Both guarded by the version the owner reviewed: a PATCH that landed meanwhile is shown, not approved unseen.
