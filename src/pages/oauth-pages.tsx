@@ -38,7 +38,8 @@ export const SignInPage: FC<{
   serviceName: string;
   csrfToken: string;
   error?: string;
-}> = ({ request, serviceName, csrfToken, error }) => (
+  email?: string;
+}> = ({ request, serviceName, csrfToken, error, email }) => (
   <Layout title={`Sign in to connect ${request.client.clientName}`}>
     <h1>Sign in to connect {request.client.clientName}</h1>
     <p>
@@ -50,6 +51,7 @@ export const SignInPage: FC<{
       action={`/oauth/authorize/sign-in?${authorizationQuery(request)}`}
       csrfToken={csrfToken}
       error={error}
+      email={email}
     />
   </Layout>
 );

@@ -24,7 +24,7 @@ import {
   signInFromForm,
 } from "../middleware/owner-session";
 import { ConsentPage, ErrorPage, PlanPage, SignInPage } from "../pages/oauth-pages";
-import { renderPage } from "../pages/page-shell";
+import { renderPage, submittedEmail } from "../pages/page-shell";
 
 /**
  * The authorization page (spec: Partner sign-in, steps 2 and 3; RFC 6749 §4.1): the owner signs in, sees what the
@@ -63,13 +63,19 @@ async function checkedRequest(c: Context<AppEnv>) {
 const backToAuthorize = (c: Context<AppEnv>, request: AuthorizationRequest) =>
   c.redirect(`/oauth/authorize?${authorizationQuery(request)}`, 303);
 
-function signInPage(c: Context<AppEnv>, request: AuthorizationRequest, status: ContentfulStatusCode, error?: string) {
+function signInPage(
+  c: Context<AppEnv>,
+  request: AuthorizationRequest,
+  status: ContentfulStatusCode,
+  error?: string,
+  email?: string,
+) {
   // Reuse the browser's token when it has a well-formed one, so that two open tabs do not undo each other.
   const csrfToken = signInCsrfToken(c);
   return page(
     c,
     status,
-    <SignInPage request={request} serviceName={c.env.SERVICE_NAME} csrfToken={csrfToken} error={error} />,
+    <SignInPage request={request} serviceName={c.env.SERVICE_NAME} csrfToken={csrfToken} error={error} email={email} />,
   );
 }
 
@@ -132,7 +138,10 @@ export const oauthAuthorize = new Hono<AppEnv>()
     const { request, response } = await checkedRequest(c);
     if (!request) return response;
     const outcome = await signInFromForm(c);
-    if (!outcome.signedIn) return signInPage(c, request, outcome.status, outcome.error);
+    if (!outcome.signedIn) {
+      // The form keeps the email that was sent (the body was parsed once, by the sign-in), never the password.
+      return signInPage(c, request, outcome.status, outcome.error, submittedEmail(await c.req.parseBody()));
+    }
     return backToAuthorize(c, request);
   })
   .post("/authorize", sameOriginForm, async (c) => {

@@ -216,11 +216,16 @@ export async function patchIntake(
   throw conflict("The intake was changed by another request at the same moment; send this change again.");
 }
 
-/** Spec, Intakes: `DELETE /intakes/{id}` removes the intake and, by the foreign key's cascade, its responses. */
-export async function deleteIntake(deps: Dependencies, principal: Principal, id: number) {
-  const deleted = await deps.db
-    .delete(intakes)
-    .where(ownedIntake(sideOf(principal), id))
-    .returning({ id: intakes.id });
+/**
+ * Deletes the one intake `where` selects and, by the foreign key's cascade, its responses: one statement, so all or
+ * nothing; none selected is the 404. The partner's DELETE and the owner's removal (owner-removal.ts) differ only in
+ * `where`.
+ */
+export async function deleteIntakeWhere(deps: Dependencies, where: SQL | undefined) {
+  const deleted = await deps.db.delete(intakes).where(where).returning({ id: intakes.id });
   if (deleted.length === 0) throw intakeNotFound();
 }
+
+/** Spec, Intakes: `DELETE /intakes/{id}` removes the intake and, by the foreign key's cascade, its responses. */
+export const deleteIntake = (deps: Dependencies, principal: Principal, id: number) =>
+  deleteIntakeWhere(deps, ownedIntake(sideOf(principal), id));

@@ -11,7 +11,7 @@ import {
   signInCsrfToken,
   signInFromForm,
 } from "../../middleware/owner-session";
-import { renderPage, SignInForm } from "../../pages/page-shell";
+import { renderPage, SignInForm, submittedEmail } from "../../pages/page-shell";
 import { account } from "./account";
 import { actionPages } from "./actions";
 import type { DashboardEnv } from "./dashboard-env";
@@ -21,11 +21,11 @@ import { Layout } from "./layout";
 import { overviewPage } from "./overview";
 import { webhookPages } from "./webhooks";
 
-function SignInPage(props: { csrfToken: string; error?: string }) {
+function SignInPage(props: { csrfToken: string; error?: string; email?: string }) {
   return (
     <Layout title="Sign in">
       <section>
-        <SignInForm action="/dashboard/sign-in" csrfToken={props.csrfToken} error={props.error} />
+        <SignInForm action="/dashboard/sign-in" csrfToken={props.csrfToken} error={props.error} email={props.email} />
       </section>
     </Layout>
   );
@@ -70,7 +70,10 @@ export const dashboard = new Hono<DashboardEnv>()
   .post("/sign-in", async (c) => {
     const outcome = await signInFromForm(c);
     if (!outcome.signedIn) {
-      return renderPage(c, outcome.status, <SignInPage csrfToken={signInCsrfToken(c)} error={outcome.error} />);
+      // The email comes back in the form (the body was parsed once, by the sign-in), the password never does.
+      const email = submittedEmail(await c.req.parseBody());
+      const again = <SignInPage csrfToken={signInCsrfToken(c)} error={outcome.error} email={email} />;
+      return renderPage(c, outcome.status, again);
     }
     return c.redirect("/dashboard", 303);
   })
