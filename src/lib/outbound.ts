@@ -48,12 +48,14 @@ export type SignedPost = {
   timeoutMs: number;
   /** Read the answer, at most this many bytes, and require JSON (action calls). Without it the answer is dropped. */
   readAnswerBytes?: number;
+  /** Without `readAnswerBytes`: keep the start of any answer as `excerpt` (webhook attempts), else it is dropped. */
+  keepExcerpt?: boolean;
 };
 
 export type OutboundOutcome =
-  | { kind: "delivered"; status: number; answer: string | null }
-  | { kind: "http_error"; status: number }
-  | { kind: "redirect"; status: number }
+  | { kind: "delivered"; status: number; answer: string | null; excerpt?: string | null }
+  | { kind: "http_error"; status: number; excerpt?: string | null }
+  | { kind: "redirect"; status: number; excerpt?: string | null }
   | { kind: "timeout" }
   | { kind: "refused_address"; reason: string }
   | { kind: "unresolved"; error: string }
@@ -86,11 +88,44 @@ async function readAtMost(body: ReadableStream<Uint8Array> | null, max: number):
   return bytes;
 }
 
-/** A 2xx answer, read as the call asks: dropped, or at most N bytes of UTF-8 JSON. */
-async function answerOf(response: Response, maxBytes: number | undefined): Promise<OutboundOutcome> {
+/** How much of an answer an excerpt reads, and keeps (docs/decisions.md, The owner's dashboard). */
+export const EXCERPT_READ_BYTES = 1024;
+export const EXCERPT_CHARS = 200;
+
+/**
+ * The start of an answer, shown to the owner as text: the first 1 KB at most is read and the rest cancelled, so a huge
+ * or endless answer costs nothing more; decoded as UTF-8 (a character cut by the 1 KB is dropped, an invalid byte is
+ * U+FFFD) and cut at 200 characters, never inside a surrogate pair. Null for an empty answer or one that fails to read.
+ */
+export async function excerptOf(response: Response): Promise<string | null> {
+  const body = response.body;
+  if (!body) return null;
+  const reader = body.getReader();
+  const decoder = new TextDecoder("utf-8");
+  let text = "";
+  let read = 0;
+  try {
+    while (read < EXCERPT_READ_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const part = value.subarray(0, EXCERPT_READ_BYTES - read);
+      read += part.byteLength;
+      text += decoder.decode(part, { stream: true });
+    }
+    await reader.cancel();
+  } catch {
+    // What was read before the failure is still the answer's start.
+  }
+  const excerpt = Array.from(text).slice(0, EXCERPT_CHARS).join("");
+  return excerpt === "" ? null : excerpt;
+}
+
+/** A 2xx answer, read as the call asks: dropped, its excerpt kept, or at most N bytes of UTF-8 JSON. */
+async function answerOf(response: Response, call: SignedPost): Promise<OutboundOutcome> {
+  const maxBytes = call.readAnswerBytes;
   if (maxBytes === undefined) {
-    await response.body?.cancel();
-    return { kind: "delivered", status: response.status, answer: null };
+    const excerpt = await dropOrExcerpt(response, call);
+    return { kind: "delivered", status: response.status, answer: null, excerpt };
   }
   const bytes = await readAtMost(response.body, maxBytes);
   if (!bytes) return { kind: "too_large", status: response.status };
@@ -114,6 +149,13 @@ export const signedHeaders = (policy: OutboundPolicy, call: Omit<SignedPost, "ur
   ...signatureHeaders(call.secrets, call.webhookId, call.body, call.unixSeconds),
 });
 
+/** An answer the call does not read: its excerpt when the call keeps one, else dropped unread. */
+async function dropOrExcerpt(response: Response, call: SignedPost): Promise<string | null> {
+  if (call.keepExcerpt) return excerptOf(response);
+  await response.body?.cancel();
+  return null;
+}
+
 export async function signedPost(policy: OutboundPolicy, call: SignedPost): Promise<OutboundOutcome> {
   try {
     const refused = await unreachableReason(call.url, policy.resolverUrl, policy);
@@ -130,10 +172,10 @@ export async function signedPost(policy: OutboundPolicy, call: SignedPost): Prom
       redirect: "manual",
       signal,
     });
-    if (response.status >= 200 && response.status < 300) return await answerOf(response, call.readAnswerBytes);
-    await response.body?.cancel();
-    if (response.status >= 300 && response.status < 400) return { kind: "redirect", status: response.status };
-    return { kind: "http_error", status: response.status };
+    if (response.status >= 200 && response.status < 300) return await answerOf(response, call);
+    const excerpt = await dropOrExcerpt(response, call);
+    if (response.status >= 300 && response.status < 400) return { kind: "redirect", status: response.status, excerpt };
+    return { kind: "http_error", status: response.status, excerpt };
   } catch (error) {
     if (signal.aborted) return { kind: "timeout" };
     return { kind: "connection_failed", error: error instanceof Error ? error.message : String(error) };

@@ -166,6 +166,8 @@ async function attempt(
     secrets: signingSecrets(delivery, attemptedAt),
     unixSeconds: Math.floor(attemptedAt / 1000),
     timeoutMs: answerTimeoutMs,
+    // The start of the receiver's answer, for the owner's delivery history (docs/decisions.md, The owner's dashboard).
+    keepExcerpt: true,
   };
   const outcome = isListenerUrl(delivery.url)
     ? await relayToListener(deps.listeners, deps.outbound, call, delivery)
@@ -189,15 +191,18 @@ async function attempt(
 
 /** The attempt as the endpoint's history shows it (spec: any 2xx is a success; a redirect is a failure). */
 function attemptOf(outcome: OutboundOutcome, timeoutMs: number, durationMs: number): AttemptOutcome {
+  // Only an answer has an excerpt: never a refused or unresolved address, a timeout or a failed connection.
+  const excerpt = "excerpt" in outcome ? (outcome.excerpt ?? null) : null;
   const failure = (error: string, statusCode: number | null = null): AttemptOutcome => ({
     ok: false,
     statusCode,
     error,
     durationMs,
+    excerpt,
   });
   switch (outcome.kind) {
     case "delivered":
-      return { ok: true, statusCode: outcome.status, error: null, durationMs };
+      return { ok: true, statusCode: outcome.status, error: null, durationMs, excerpt };
     case "redirect":
       return failure("answered with a redirect, which is not followed", outcome.status);
     case "http_error":

@@ -124,6 +124,12 @@ export const deliveryAttempts = sqliteTable(
     statusCode: integer("status_code"),
     error: text("error"),
     durationMs: integer("duration_ms").notNull(),
+    /**
+     * The start of the receiver's answer, as the owner's endpoint page shows it: at most 200 characters of the first
+     * 1 KB (src/lib/outbound.ts, `excerptOf`); null when nothing answered or the answer was empty (docs/decisions.md,
+     * The owner's dashboard).
+     */
+    answerExcerpt: text("answer_excerpt"),
   },
   (t) => [index("delivery_attempts_delivery").on(t.deliveryId, t.id)],
 );

@@ -15,7 +15,14 @@ import { healthRecords } from "./health";
 export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 7200, 43_200] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
 
-export type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null; durationMs: number };
+/** What an attempt did; `excerpt`: the start of the receiver's answer (src/lib/outbound.ts, `excerptOf`), or null. */
+export type AttemptOutcome = {
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  excerpt: string | null;
+};
 
 /** One attempt as the consumer made it: the delivery it claimed, when it sent it, and what came back. */
 export type Attempt = { delivery: ClaimedDelivery; attemptedAt: number; outcome: AttemptOutcome };
@@ -55,6 +62,7 @@ export async function recordAttempts(deps: Dependencies, attempts: Attempt[]): P
       statusCode: outcome.statusCode,
       error: outcome.error,
       durationMs: outcome.durationMs,
+      answerExcerpt: outcome.excerpt,
     });
     if (delivery.kind === "extra") {
       return [
@@ -85,7 +93,7 @@ export async function recordAttempts(deps: Dependencies, attempts: Attempt[]): P
 /**
  * One attempt's row, written only while the delivery exists: one deleted with its endpoint during the send would
  * otherwise fail the foreign key, and with it the records of the whole batch. Rendered once (src/db/statements.ts),
- * not once per attempt, which for a batch of 100 attempts would build 200 statements' SQL. Binds 5 parameters.
+ * not once per attempt, which for a batch of 100 attempts would build 200 statements' SQL. Binds 6 parameters.
  */
 const attemptRecord = statement<{
   delivery: number;
@@ -93,7 +101,8 @@ const attemptRecord = statement<{
   statusCode: number | null;
   error: string | null;
   durationMs: number;
-}>()((db, { delivery, attemptedAt, statusCode, error, durationMs }) =>
+  answerExcerpt: string | null;
+}>()((db, { delivery, attemptedAt, statusCode, error, durationMs, answerExcerpt }) =>
   db.insert(deliveryAttempts).select(
     db
       .select({
@@ -104,6 +113,7 @@ const attemptRecord = statement<{
         statusCode: sql<number | null>`${statusCode}`.as("status_code"),
         error: sql<string | null>`${error}`.as("error"),
         durationMs: sql<number>`${durationMs}`.as("duration_ms"),
+        answerExcerpt: sql<string | null>`${answerExcerpt}`.as("answer_excerpt"),
       })
       .from(webhookDeliveries)
       .where(eq(webhookDeliveries.id, delivery)),

@@ -1,9 +1,8 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { runRead } from "../../db/reads";
-import { endpointDeliveries } from "../../domain/webhooks/delivery-log";
 import { deleteEndpoint, endpointNotFound } from "../../domain/webhooks/endpoints";
 import { enableEndpoint } from "../../domain/webhooks/health";
+import { ownerDeliveryHistory } from "../../domain/webhooks/owner-deliveries";
 import { endpointForOwner, listEndpointsForOwner } from "../../domain/webhooks/owner-endpoints";
 import { deliveryNotFound, sendDeliveryAgain } from "../../domain/webhooks/redelivery";
 import { sendPing } from "../../domain/webhooks/test-events";
@@ -13,19 +12,17 @@ import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout, Tag } from "./layout";
+import { When } from "./time-text";
+import { DeliveryHistory } from "./webhook-deliveries";
+import { eventsInWords } from "./webhook-event-words";
 
 /** The page's endpoint id as the domain takes it, or the 404 page. */
 const endpointId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", endpointNotFound);
-
-const secondText = (at: string) => at.replace("T", " ").slice(0, 19);
 
 /** On, or switched off by its health (docs/webhooks.md, Endpoint health): in the list and on the endpoint's page. */
 const EndpointStatus = (props: { status: "enabled" | "disabled" }) => (
   <Tag good={props.status === "enabled"}>{props.status === "enabled" ? "On" : "Switched off"}</Tag>
 );
-
-/** Deliveries per page of an endpoint's history; older ones follow by the API's cursor, `starting_after`. */
-const HISTORY_PAGE = 50;
 
 /**
  * Webhook endpoints: their events, who added them and their health, the Test button (`ping`), each delivery with
@@ -47,7 +44,7 @@ export const webhookPages = new Hono<DashboardEnv>()
               <td>
                 <a href={`/dashboard/webhooks/${endpoint.id}`}>{endpoint.url}</a>
                 <br />
-                <span class="muted">{endpoint.events.join(", ")}</span>
+                <span class="muted">{eventsInWords(endpoint.events)}</span>
                 <br />
                 <CreatedBy creator={endpoint.creator} />
               </td>
@@ -63,13 +60,21 @@ export const webhookPages = new Hono<DashboardEnv>()
   .get("/webhooks/:id", async (c) => {
     const session = c.var.session;
     const id = endpointId(c);
-    // The partner's `GET /webhooks/{id}/deliveries`, read for the whole business (the owner sees every side).
-    const startingAfter = numericId(c.req.query("starting_after") ?? "");
+    // A page of 20 on either side of a delivery id, as the partner's `GET /webhooks/{id}/deliveries` pages, for the
+    // whole business (the owner sees every side); a cursor that is no id is the newest page.
+    const cursor = {
+      older: numericId(c.req.query("older") ?? ""),
+      newer: numericId(c.req.query("newer") ?? ""),
+    };
     const [endpoint, history] = await Promise.all([
       endpointForOwner(c.var.deps, session.business.id, id),
-      runRead(c.var.deps.db, endpointDeliveries(session.business.id, id, { limit: HISTORY_PAGE, startingAfter })),
+      ownerDeliveryHistory(
+        c.var.deps,
+        session.business.id,
+        id,
+        cursor.newer === undefined ? cursor : { newer: cursor.newer },
+      ),
     ]);
-    const lastShown = history.deliveries.at(-1);
     // Nothing is sent to a disabled endpoint, a test or a Send again included (a ping would write no delivery, a Send
     // again is refused with a 409), so its page offers to switch it back on instead.
     const enabled = endpoint.status === "enabled";
@@ -90,7 +95,7 @@ export const webhookPages = new Hono<DashboardEnv>()
           <p>
             <code>{endpoint.url}</code>
           </p>
-          <p>Events: {endpoint.events.join(", ")}</p>
+          <p>Events: {eventsInWords(endpoint.events)}</p>
           {endpoint.description && <p>{endpoint.description}</p>}
           <p>
             <CreatedBy creator={endpoint.creator} />
@@ -114,7 +119,7 @@ export const webhookPages = new Hono<DashboardEnv>()
           </p>
           {endpoint.disabledReason && <p>Why it was switched off: {endpoint.disabledReason}</p>}
           <p>
-            Last successful delivery: {endpoint.lastSuccessAt === null ? "never" : secondText(endpoint.lastSuccessAt)}
+            Last successful delivery: <When at={endpoint.lastSuccessAt} precision="second" />
           </p>
           {!enabled && (
             <>
@@ -131,38 +136,13 @@ export const webhookPages = new Hono<DashboardEnv>()
             </>
           )}
         </section>
-        <section data-testid="deliveries">
-          <h2>Deliveries</h2>
-          {history.deliveries.length === 0 && <p>{startingAfter === undefined ? "None yet." : "No older ones."}</p>}
-          {history.deliveries.map((delivery) => (
-            <div class="card" data-testid={`delivery-${delivery.id}`}>
-              <p>
-                <strong>{delivery.event}</strong> <Tag good={delivery.status !== "failed"}>{delivery.status}</Tag>{" "}
-                <span class="muted">{secondText(delivery.created_at)}</span>
-              </p>
-              <ul>
-                {delivery.attempts.map((attempt) => (
-                  <li>
-                    {secondText(attempt.attempted_at)}: {attempt.status_code ?? "no answer"}
-                    {attempt.error && ` — ${attempt.error}`} ({attempt.duration_ms} ms)
-                  </li>
-                ))}
-              </ul>
-              {enabled && (
-                <ButtonForm
-                  session={session}
-                  action={`/dashboard/webhooks/${endpoint.id}/deliveries/${delivery.id}/send-again`}
-                  label="Send again"
-                />
-              )}
-            </div>
-          ))}
-          {history.hasMore && lastShown && (
-            <p>
-              <a href={`/dashboard/webhooks/${endpoint.id}?starting_after=${lastShown.id}`}>Older deliveries</a>
-            </p>
-          )}
-        </section>
+        <DeliveryHistory
+          history={history}
+          endpointId={endpoint.id}
+          enabled={enabled}
+          session={session}
+          paged={cursor.older !== undefined || cursor.newer !== undefined}
+        />
       </Layout>,
     );
   })
