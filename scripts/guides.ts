@@ -147,7 +147,8 @@ function layout(title: string, current: string, nav: [path: string, title: strin
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} · Secretary Partner API</title><link rel="stylesheet" href="/docs/guides/guides.css"></head>
+<title>${escapeHtml(title)} · Secretary Partner API</title><link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/docs/guides/guides.css"></head>
 <body><a class="skip" href="#content">Skip to the content</a>
 <header><a href="/">Secretary Partner API</a></header>
 <div class="columns"><nav aria-label="Guides"><ul>

@@ -16,7 +16,7 @@ const STYLES = [
   "section,.card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:1rem;margin:1rem 0}",
   "section>h2:first-child,.card>h2:first-child{margin-top:0}",
   "table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.35rem .4rem;border-bottom:1px solid #eee;vertical-align:top}",
-  "label{display:block;margin:.6rem 0 .2rem;font-weight:600}input,textarea{width:100%;padding:.5rem;font:inherit}",
+  "label{display:block;margin:.6rem 0 .2rem;font-weight:600}input,textarea,select{width:100%;padding:.5rem;font:inherit}",
   "button{padding:.45rem 1rem;font:inherit;cursor:pointer;border-radius:4px;border:1px solid #888;background:#fff}",
   "button.primary{background:#1b4fd8;color:#fff;border-color:#1b4fd8}button.danger{border-color:#a40000;color:#a40000}",
   "form.inline{display:inline}.notice{background:#e8f3ea;border-color:#9cc9a5}.warning{background:#fff4e0;border-color:#e2b25c}",
@@ -32,7 +32,16 @@ const STYLES = [
   "body.narrow{max-width:34rem;margin:3rem auto;padding:0 1rem;background:#fff}.narrow main{padding:0}",
   ".narrow button{margin:1rem .5rem 0 0;padding:.55rem 1.2rem;font-size:1rem}",
   "button.link{background:none;border:0;padding:0;margin:0;color:#1b4fd8;text-decoration:underline;font-size:inherit}",
+  // The Integration group of the navigation: its links together, behind a small caps name, apart from the others.
+  ".nav-group{display:inline-flex;flex-wrap:wrap;gap:.3rem .8rem;align-items:baseline;padding-left:.8rem;border-left:1px solid #5a6a8a}",
+  ".nav-group-name{font-size:.75rem;text-transform:uppercase;letter-spacing:.06em;color:#c9d3e6}",
+  // On a phone the header keeps to two lines, the business and the navigation, which scrolls sideways rather than
+  // wrapping onto three lines before any content.
+  "@media (max-width:40rem){header{padding:.5rem .8rem}nav{flex-wrap:nowrap;overflow-x:auto;white-space:nowrap;padding-bottom:.2rem}.nav-group{flex-wrap:nowrap}}",
 ].join("");
+
+/** The service's icon, one file of this origin (assets/favicon.svg), named by every page so none asks for another. */
+export const FAVICON = "/favicon.svg";
 
 /** The CSP allows exactly this stylesheet, by its hash: no script and no other style can run on any page. */
 const STYLE_HASH = `'sha256-${encodeBase64(sha256(new TextEncoder().encode(STYLES)))}'`;
@@ -45,6 +54,7 @@ export function Page(props: { title: string; narrow?: boolean; header?: Child; c
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{props.title}</title>
+        <link rel="icon" href={FAVICON} type="image/svg+xml" />
         <style dangerouslySetInnerHTML={{ __html: STYLES }} />
       </head>
       <body class={props.narrow ? "narrow" : undefined}>
@@ -95,8 +105,16 @@ export function renderPage(c: Context, status: ContentfulStatusCode, page: Child
 /** A hidden CSRF field: every form carries its token (synchronizer token, or the sign-in's double-submit cookie). */
 export const CsrfField = (props: { token: string }) => <input type="hidden" name="csrf_token" value={props.token} />;
 
-/** The owner's sign-in form, the same on the dashboard and on the consent page. */
-export function SignInForm(props: { action: string; csrfToken: string; error?: string }) {
+/** The email of a sign-in form that was sent, to draw the form again with it; nothing when it is not text. */
+export const submittedEmail = (body: Record<string, unknown>) =>
+  typeof body.email === "string" ? body.email : undefined;
+
+/**
+ * The owner's sign-in form, the same on the dashboard and on the consent page. After a failed attempt it is drawn
+ * again with the `email` that was sent (escaped like any attribute), so only the password is typed again; the password
+ * is never sent back.
+ */
+export function SignInForm(props: { action: string; csrfToken: string; error?: string; email?: string }) {
   return (
     <>
       {props.error && (
@@ -107,7 +125,7 @@ export function SignInForm(props: { action: string; csrfToken: string; error?: s
       <form method="post" action={props.action}>
         <CsrfField token={props.csrfToken} />
         <label for="email">Email address</label>
-        <input id="email" name="email" type="email" autocomplete="username" required />
+        <input id="email" name="email" type="email" autocomplete="username" value={props.email} required />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <p>

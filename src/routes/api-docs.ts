@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { setPageHeaders } from "../pages/page-shell";
 import { partnerApi } from "./partner-api";
+import { serveStaticFile } from "./static-file";
 
 /** The tags of the document, in the order the reference shows them, each with what it groups. */
 const TAGS = [
@@ -119,6 +120,7 @@ const REFERENCE_PAGE = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>Secretary Partner API reference</title>
+    <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
   </head>
   <body>
     <script id="api-reference" type="application/json" data-url="/api/v1/openapi.json" data-configuration='${REFERENCE_CONFIGURATION}'></script>
@@ -137,9 +139,4 @@ export const apiDocs = new Hono<AppEnv>()
     setPageHeaders(c, REFERENCE_POLICY);
     return c.html(REFERENCE_PAGE);
   })
-  // Through c.body, so that the file's answer (its type, ETag, or a 304 without a body) also carries the headers
-  // middleware prepared for it (X-Request-Id).
-  .get(REFERENCE_SCRIPT, async (c) => {
-    const asset = await c.env.ASSETS.fetch(c.req.raw);
-    return asset.body ? c.body(asset.body, asset) : c.body(null, asset);
-  });
+  .get(REFERENCE_SCRIPT, serveStaticFile);

@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { setPageHeaders } from "../pages/page-shell";
+import { FAVICON, setPageHeaders } from "../pages/page-shell";
+import { serveStaticFile } from "./static-file";
 
 /*
  * The partner guides (docs/guides/*.md) and the page at `/`, rendered by `npm run guides` (scripts/guides.ts) into
@@ -11,7 +12,7 @@ import { setPageHeaders } from "../pages/page-shell";
 
 /** The guides' one stylesheet, from this origin; the pages run no script and load nothing else. */
 const STYLESHEET = "/docs/guides/guides.css";
-const GUIDE_POLICY = { "style-src": "'self'", "form-action": "'none'" };
+const GUIDE_POLICY = { "style-src": "'self'", "img-src": "'self'", "form-action": "'none'" };
 
 /**
  * A rendered page, found by the asset path that serves it (`/docs/guides/webhooks` serves webhooks.html). Anything
@@ -33,11 +34,10 @@ async function servePage(c: Context<AppEnv>, assetPath: string) {
 export const guides = new Hono<AppEnv>()
   .get("/", (c) => servePage(c, "/"))
   .get("/docs/guides", (c) => servePage(c, "/docs/guides/"))
-  // As /docs/reference.js: the file's own answer (type, ETag, or a 304), with the headers middleware prepared.
-  .get(STYLESHEET, async (c) => {
-    const asset = await c.env.ASSETS.fetch(c.req.raw);
-    return asset.body ? c.body(asset.body, asset) : c.body(null, asset);
-  })
+  .get(STYLESHEET, serveStaticFile)
+  // The icon every page names (src/pages/page-shell.tsx), and at the address browsers ask for without being told.
+  .get(FAVICON, serveStaticFile)
+  .get("/favicon.ico", (c) => c.redirect(FAVICON, 301))
   // The index has one address, /docs/guides, as every page has one: `/docs/guides/index` is not another.
   .get("/docs/guides/:name{[a-z][a-z0-9-]*}", (c) => {
     const name = c.req.param("name");

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { webhookEndpoints } from "../../src/db/schema";
+import { timeText } from "../../src/routes/dashboard/time-text";
 import { formsPostingTo, page, post, signedIn, submit, testIdText } from "../helpers/dashboard";
 import { createBusiness, db } from "../helpers/fixtures";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
@@ -81,7 +82,8 @@ describe("an endpoint switched off by a 410 Gone, on the owner's webhooks pages"
     const { html } = await page(jar, `/dashboard/webhooks/${alive.id}`);
     const lastSuccess = (await endpointRow(alive.id)).lastSuccessAt ?? "";
     expect(testIdText(html, "health")).toBe(
-      `Health On Last successful delivery: ${lastSuccess.replace("T", " ").slice(0, 19)}`,
+      // In the business's time zone (the fixtures' Europe/Amsterdam), to the second.
+      `Health On Last successful delivery: ${timeText(lastSuccess, "Europe/Amsterdam", "second")}`,
     );
     expect(formsPostingTo(html, switchOn(alive.id))).toBe(0);
     expect(formsPostingTo(html, `/dashboard/webhooks/${alive.id}/ping`)).toBe(1);

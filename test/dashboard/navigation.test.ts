@@ -16,8 +16,10 @@ describe("the dashboard's navigation", async () => {
   it("groups API keys, Connected apps and Webhooks under Integration, on every page", async () => {
     for (const path of ["/dashboard", "/dashboard/keys", "/dashboard/actions", "/dashboard/webhooks"]) {
       const html = await (await browse(jar, path)).text();
-      const group = /data-testid="nav-integration">([\s\S]*?)<\/span>/.exec(html)?.[1] ?? "";
-      expect(group).toContain(">Integration</strong>");
+      const group = /data-testid="nav-integration">([\s\S]*?)<\/span>\s*<form/.exec(html)?.[1] ?? "";
+      // A group named for assistive technology by its visible name.
+      expect(html).toContain('role="group" aria-labelledby="nav-integration-name"');
+      expect(group).toMatch(/id="nav-integration-name"[^>]*>\s*Integration\s*</);
       const links = [...group.matchAll(/<a href="([^"]+)">([^<]+)<\/a>/g)].map((m) => [m[1], m[2]]);
       expect(links).toEqual([
         ["/dashboard/keys", "API keys"],

@@ -165,8 +165,12 @@ describe("the overview: what needs the owner", async () => {
 
   it("lists the active keys and connected apps with when each was last used, never when not yet", async () => {
     const credentials = testIdText(overview.html, "credentials");
-    expect(credentials).toContain(`${app.client.client_name} (app) Last used: 2026-05-06 07:08 UTC`);
-    expect(credentials).toContain(`${usedKey.displayPrefix}… (API key) Last used: 2026-03-04 05:06 UTC`);
+    // Stored 07:08 and 05:06 UTC; shown in the business's zone, Europe/Amsterdam: summer time in May, winter in March.
+    expect(credentials).toContain(`${app.client.client_name} (app) Last used: 6 May 2026, 09:08`);
+    expect(credentials).toContain(`${usedKey.displayPrefix}… (API key) Last used: 4 Mar 2026, 06:06`);
+    expect(overview.html).toContain('<time datetime="2026-05-06T07:08');
+    // The zone is named once on the page.
+    expect(overview.html.match(/Times are in Europe\/Amsterdam time\./g)).toHaveLength(1);
     const unusedPrefix = (await db.select().from(apiKeys).where(eq(apiKeys.id, unusedKey.apiKeyId)).get())
       ?.displayPrefix;
     expect(credentials).toContain(`${unusedPrefix}… (API key) Last used: never`);

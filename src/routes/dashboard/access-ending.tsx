@@ -11,7 +11,7 @@ import {
 } from "./access-ending-lists";
 import { Confirmation, NamedList } from "./confirmation";
 import { Layout } from "./layout";
-import { minuteText } from "./time-text";
+import { When } from "./time-text";
 
 /*
  * The pages before the owner ends a partner's access: what will stop and what remains, seen before revoking a key or
@@ -25,7 +25,7 @@ type AppPreview = Awaited<ReturnType<typeof appDisconnectionPreview>>;
 const AlreadyEnded = (props: { what: string; at: string; back: string; label: string }) => (
   <>
     <p>
-      {props.what} on {minuteText(props.at)}: there is nothing more to stop.
+      {props.what} on <When at={props.at} />: there is nothing more to stop.
     </p>
     <p>
       <a href={props.back}>{props.label}</a>

@@ -7,6 +7,7 @@ import { renderPage } from "../../pages/page-shell";
 import { AppDisconnectionPage, KeyRevocationPage } from "./access-ending";
 import type { DashboardEnv } from "./dashboard-env";
 import { Csrf, Layout, Tag } from "./layout";
+import { When } from "./time-text";
 
 /**
  * API keys and connected apps, which the navigation groups with Webhooks under Integration (docs/decisions.md,
@@ -141,7 +142,9 @@ function KeysPage(props: {
             <td>
               <strong>{key.label}</strong> <code>{key.displayPrefix}…</code>
             </td>
-            <td>Created {key.createdAt.slice(0, 10)}</td>
+            <td>
+              Created <When at={key.createdAt} precision="day" />
+            </td>
             <td>
               {key.revokedAt ? (
                 <Tag good={false}>revoked</Tag>

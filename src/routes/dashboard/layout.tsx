@@ -1,6 +1,7 @@
 import type { Child } from "hono/jsx";
 import type { OwnerSession } from "../../domain/access/owner-sign-in";
 import { CsrfField, Page } from "../../pages/page-shell";
+import { TimeZone, ZoneNote } from "./time-text";
 
 const NAV = [
   ["/dashboard", "Overview"],
@@ -33,12 +34,14 @@ export function Layout(props: { title: string; session?: OwnerSession; children:
           {NAV.map(([href, label]) => (
             <a href={href}>{label}</a>
           ))}
-          <span data-testid="nav-integration">
-            <strong>Integration</strong>{" "}
+          {/* A real group: named for assistive technology, and set apart from the links beside it on screen. */}
+          {/* biome-ignore lint/a11y/useSemanticElements: a fieldset groups form controls; these are links. */}
+          <span class="nav-group" role="group" aria-labelledby="nav-integration-name" data-testid="nav-integration">
+            <span id="nav-integration-name" class="nav-group-name">
+              Integration
+            </span>
             {INTEGRATION.map(([href, label]) => (
-              <>
-                <a href={href}>{label}</a>{" "}
-              </>
+              <a href={href}>{label}</a>
             ))}
           </span>
           <form class="inline" method="post" action="/dashboard/sign-out">
@@ -53,7 +56,14 @@ export function Layout(props: { title: string; session?: OwnerSession; children:
     <Page title={`${props.title} · Secretary`} header={header}>
       <main id="main">
         <h1>{props.title}</h1>
-        {props.children}
+        {props.session ? (
+          <TimeZone.Provider value={props.session.business.timeZone}>
+            <ZoneNote />
+            {props.children}
+          </TimeZone.Provider>
+        ) : (
+          props.children
+        )}
       </main>
     </Page>
   );

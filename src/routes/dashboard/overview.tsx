@@ -5,7 +5,7 @@ import { renderPage } from "../../pages/page-shell";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { Layout, Tag } from "./layout";
-import { lastUsedText, minuteText } from "./time-text";
+import { When } from "./time-text";
 
 const PLAN_NAMES = { free: "Free", pro: "Pro", business: "Business" } as const;
 
@@ -137,7 +137,7 @@ function FailingEndpoints(props: { endpoints: Overview["failingEndpoints"] }) {
             {endpoint.lastAttemptAt && (
               <>
                 {" "}
-                Last attempt {minuteText(endpoint.lastAttemptAt)}:{" "}
+                Last attempt <When at={endpoint.lastAttemptAt} />:{" "}
                 {endpoint.lastStatusCode !== null ? `HTTP ${endpoint.lastStatusCode}` : "no answer"}
                 {endpoint.lastError && ` — ${endpoint.lastError}`}
               </>
@@ -162,7 +162,9 @@ function Credentials(props: { overview: Overview }) {
             <td>
               {app.appName} <span class="muted">(app)</span>
             </td>
-            <td>Last used: {lastUsedText(app.lastUsedAt)}</td>
+            <td>
+              Last used: <When at={app.lastUsedAt} />
+            </td>
           </tr>
         ))}
         {keys.map((key) => (
@@ -170,7 +172,9 @@ function Credentials(props: { overview: Overview }) {
             <td>
               {key.label} <code>{key.displayPrefix}…</code> <span class="muted">(API key)</span>
             </td>
-            <td>Last used: {lastUsedText(key.lastUsedAt)}</td>
+            <td>
+              Last used: <When at={key.lastUsedAt} />
+            </td>
           </tr>
         ))}
       </table>
