@@ -41,6 +41,15 @@ const MAX_PAGES = 80;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
+
+/** Every resource a page asked for and did not get (a 4xx or 5xx of a stylesheet, icon or image, never a page itself). */
+const missing: string[] = [];
+const watchResources = (watched: BrowserContext) =>
+  watched.on("response", (response) => {
+    if (response.status() >= 400 && response.request().resourceType() !== "document") {
+      missing.push(`${response.status()} ${new URL(response.url()).pathname}`);
+    }
+  });
 let stopWorker: () => Promise<void>;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let demo: Seeded;
@@ -202,6 +211,7 @@ beforeAll(async () => {
   // A context of our own: AxeBuilder opens a page beside the audited one to finish its run, which a page from
   // browser.newPage() cannot do.
   context = await browser.newContext({ viewport: VIEWPORTS[0] });
+  watchResources(context);
   page = await context.newPage();
 
   // One of each kind with a detail page, and a text pushed by an app, so that every list has a row to link from.
@@ -238,6 +248,7 @@ afterAll(async () => {
 describe("accessibility of the owner's pages (axe-core, WCAG 2.1 AA)", () => {
   it("has no serious or critical violation on the signed-out pages", async () => {
     const signedOut = await browser.newContext({ viewport: VIEWPORTS[0] });
+    watchResources(signedOut);
     const on = await signedOut.newPage();
     const problems: string[] = [];
 
@@ -369,4 +380,8 @@ describe("accessibility of the owner's pages (axe-core, WCAG 2.1 AA)", () => {
 
     expect(problems).toEqual([]);
   }, 120_000);
+
+  it("had no page ask for a resource the service does not have (its icon included)", () => {
+    expect(missing).toEqual([]);
+  });
 });

@@ -63,10 +63,14 @@ export const account = new Hono<DashboardEnv>()
               <td>
                 <strong>{connection.appName}</strong>
               </td>
-              <td>Connected {connection.connectedAt.slice(0, 10)}</td>
+              <td>
+                Connected <When at={connection.connectedAt} precision="day" />
+              </td>
               <td>
                 {connection.disconnectedAt ? (
-                  <span class="tag off">disconnected {connection.disconnectedAt.slice(0, 10)}</span>
+                  <span class="tag off">
+                    disconnected <When at={connection.disconnectedAt} precision="day" />
+                  </span>
                 ) : (
                   <a href={`/dashboard/apps/${connection.id}/disconnect`}>Disconnect {connection.appName}</a>
                 )}

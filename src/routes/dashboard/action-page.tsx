@@ -8,6 +8,7 @@ import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { IDENTITY_NAMES } from "./identity-names";
 import { ButtonForm, Layout, OnOff } from "./layout";
+import { When } from "./time-text";
 
 type Detail = ReturnType<ReturnType<typeof getAction>["answer"]>;
 
@@ -76,7 +77,9 @@ export function ActionPage(props: {
         <table>
           {action.calls.map((call) => (
             <tr>
-              <td>{call.created_at.replace("T", " ").slice(0, 19)}</td>
+              <td>
+                <When at={call.created_at} precision="second" />
+              </td>
               <td>{call.status}</td>
               <td>{call.error ?? (call.http_status ? `HTTP ${call.http_status}` : "")}</td>
               <td>

@@ -15,6 +15,7 @@ import type { DashboardEnv } from "./dashboard-env";
 import { IDENTITY_NAMES } from "./identity-names";
 import { intakeRemovalPages } from "./intake-removal";
 import { ButtonForm, Layout, OnOff } from "./layout";
+import { When } from "./time-text";
 
 /** The page's id as the domain takes it, or the 404 page. */
 const intakeId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", intakeNotFound);
@@ -161,7 +162,7 @@ function IntakePage(props: {
         {props.responses.map((response) => (
           <div class="card">
             <p class="muted">
-              {response.completed_at.replace("T", " ").slice(0, 16)} · {response.conversation.channel}
+              <When at={response.completed_at} /> · {response.conversation.channel}
             </p>
             <ul>
               {response.answers.map((answer) => (
