@@ -5,14 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   callApi,
   eventually,
+  FAILING_IMPACTS,
   launchChromium,
   type Seeded,
+  SHOTS,
   sampleAction,
   sampleIntake,
   seed,
   startReceiver,
   startWorker,
   unique,
+  VIEWPORTS,
 } from "./local-worker";
 
 /**
@@ -25,16 +28,10 @@ import {
  */
 const PORT = 8796;
 const BASE = `http://localhost:${PORT}`;
-const SHOTS = "test-artifacts/screenshots";
-const VIEWPORTS = [
-  { name: "phone", width: 390, height: 844 },
-  { name: "desktop", width: 1280, height: 800 },
-] as const;
 /** The rules that fail the test: WCAG 2.0 and 2.1, levels A and AA. */
 const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
 /** Axe's best practices are run too, for the report only. */
 const REPORTED_TAGS = [...TAGS, "best-practice"];
-const FAILING_IMPACTS = new Set(["serious", "critical"]);
 /** A crawl that finds more pages than this is following something it should not (a link that makes new links). */
 const MAX_PAGES = 80;
 

@@ -2,7 +2,17 @@ import { mkdirSync } from "node:fs";
 import AxeBuilder from "@axe-core/playwright";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callApi, launchChromium, type Seeded, seed, startReceiver, startWorker, unique } from "./local-worker";
+import {
+  callApi,
+  launchChromium,
+  type Seeded,
+  SHOTS,
+  seed,
+  startReceiver,
+  startWorker,
+  unique,
+  VIEWPORTS,
+} from "./local-worker";
 
 /**
  * An action's page as the owner reads and tests it, in a real browser against a real `wrangler dev`: the parameters
@@ -11,12 +21,7 @@ import { callApi, launchChromium, type Seeded, seed, startReceiver, startWorker,
  */
 const PORT = 8792;
 const BASE = `http://localhost:${PORT}`;
-const SHOTS = "test-artifacts/screenshots";
 const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
-const VIEWPORTS = [
-  { name: "phone", width: 390, height: 844 },
-  { name: "desktop", width: 1280, height: 800 },
-] as const;
 
 let browser: Browser;
 let stopWorker: () => Promise<void>;

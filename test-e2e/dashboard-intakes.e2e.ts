@@ -2,7 +2,18 @@ import { mkdirSync } from "node:fs";
 import AxeBuilder from "@axe-core/playwright";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callApi, launchChromium, type Seeded, sampleIntake, seed, startWorker, unique } from "./local-worker";
+import {
+  callApi,
+  FAILING_IMPACTS,
+  launchChromium,
+  type Seeded,
+  SHOTS,
+  sampleIntake,
+  seed,
+  startWorker,
+  unique,
+  VIEWPORTS,
+} from "./local-worker";
 
 /**
  * The owner's intake pages in a real browser against a real `wrangler dev` (docs/decisions.md, The owner's dashboard):
@@ -12,12 +23,6 @@ import { callApi, launchChromium, type Seeded, sampleIntake, seed, startWorker, 
  */
 const PORT = 8797;
 const BASE = `http://localhost:${PORT}`;
-const SHOTS = "test-artifacts/screenshots";
-const VIEWPORTS = [
-  { name: "phone", width: 390, height: 844 },
-  { name: "desktop", width: 1280, height: 800 },
-] as const;
-const FAILING_IMPACTS = new Set(["serious", "critical"]);
 
 let browser: Browser;
 let context: BrowserContext;

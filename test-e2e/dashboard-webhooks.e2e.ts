@@ -2,7 +2,17 @@ import { mkdirSync } from "node:fs";
 import AxeBuilder from "@axe-core/playwright";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callApi, eventually, launchChromium, startReceiver, startWorker, unique } from "./local-worker";
+import {
+  callApi,
+  eventually,
+  FAILING_IMPACTS,
+  launchChromium,
+  SHOTS,
+  startReceiver,
+  startWorker,
+  unique,
+  VIEWPORTS,
+} from "./local-worker";
 
 /**
  * An owner reads an endpoint's deliveries in a real browser (docs/decisions.md, The owner's dashboard), at a phone's
@@ -11,12 +21,6 @@ import { callApi, eventually, launchChromium, startReceiver, startWorker, unique
  */
 const PORT = 8791;
 const BASE = `http://localhost:${PORT}`;
-const SHOTS = "test-artifacts/screenshots";
-const VIEWPORTS = [
-  { name: "phone", width: 390, height: 844 },
-  { name: "desktop", width: 1280, height: 800 },
-] as const;
-const FAILING_IMPACTS = new Set(["serious", "critical"]);
 /** The receiver's answer: HTML the page must show as text. */
 const ANSWER = JSON.stringify({ received: true, note: "<b>thanks</b>" });
 

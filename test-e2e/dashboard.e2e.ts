@@ -7,6 +7,7 @@ import {
   eventually,
   launchChromium,
   type Seeded,
+  SHOTS,
   sampleAction,
   sampleIntake,
   seed,
@@ -22,7 +23,6 @@ import {
  */
 const PORT = 8799;
 const BASE = `http://localhost:${PORT}`;
-const SHOTS = "test-artifacts/screenshots";
 
 let browser: Browser;
 let page: Page;

@@ -70,6 +70,15 @@ export function launchChromium() {
 /** Where the browser tests leave their screenshots. */
 export const SHOTS = "test-artifacts/screenshots";
 
+/** The two sizes every page is tried at: a phone's and a desktop's. */
+export const VIEWPORTS = [
+  { name: "phone", width: 390, height: 844 },
+  { name: "desktop", width: 1280, height: 800 },
+] as const;
+
+/** The axe-core impacts that fail a browser test (docs/architecture.md, Pages). */
+export const FAILING_IMPACTS = new Set(["serious", "critical"]);
+
 /**
  * A file's `wrangler dev` on `port` and its Chromium, started before its tests and stopped after them, for the files
  * that need nothing else (no seed, no receiver): `browser()` is the running browser.

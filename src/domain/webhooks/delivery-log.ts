@@ -53,17 +53,20 @@ const deliveriesPage = statement<PageArguments>()((db, args) => {
     .limit(page.limit);
 });
 
+/** An attempt as a delivery's history shows it, to the partner (GET /webhooks/{id}/deliveries) and to the owner. */
+export const ATTEMPT_COLUMNS = {
+  deliveryId: deliveryAttempts.deliveryId,
+  attemptedAt: deliveryAttempts.attemptedAt,
+  statusCode: deliveryAttempts.statusCode,
+  error: deliveryAttempts.error,
+  durationMs: deliveryAttempts.durationMs,
+};
+
 /** The attempts of the same page's deliveries, in the same batch (the page's ids are not known before it runs). */
 const pageAttempts = statement<PageArguments>()((db, args) => {
   const page = pageOf(db, args);
   return db
-    .select({
-      deliveryId: deliveryAttempts.deliveryId,
-      attemptedAt: deliveryAttempts.attemptedAt,
-      statusCode: deliveryAttempts.statusCode,
-      error: deliveryAttempts.error,
-      durationMs: deliveryAttempts.durationMs,
-    })
+    .select(ATTEMPT_COLUMNS)
     .from(deliveryAttempts)
     .where(
       inArray(

@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gt, gte, inArray, lt } from "drizzle-orm";
 import { deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import type { EpochMs } from "../../lib/time";
-import type { DeliveryStatus } from "./delivery-log";
+import { ATTEMPT_COLUMNS, type DeliveryStatus } from "./delivery-log";
 import { keptSince } from "./event-log";
 
 /*
@@ -107,14 +107,8 @@ export async function ownerDeliveryHistory(
       .orderBy(order)
       .limit(limit + 1),
     db
-      .select({
-        deliveryId: deliveryAttempts.deliveryId,
-        attemptedAt: deliveryAttempts.attemptedAt,
-        statusCode: deliveryAttempts.statusCode,
-        error: deliveryAttempts.error,
-        durationMs: deliveryAttempts.durationMs,
-        answerExcerpt: deliveryAttempts.answerExcerpt,
-      })
+      // The partner's columns, and the start of the receiver's answer, which only the owner's page shows.
+      .select({ ...ATTEMPT_COLUMNS, answerExcerpt: deliveryAttempts.answerExcerpt })
       .from(deliveryAttempts)
       .where(inArray(deliveryAttempts.deliveryId, pageIds))
       .orderBy(asc(deliveryAttempts.deliveryId), asc(deliveryAttempts.id)),
