@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { startLocalWorker } from "../scripts/local-worker.ts";
+import { applyMigrations } from "../scripts/migrate.ts";
 import { type SeedResult, seed as seedBusiness } from "../scripts/seed.ts";
 import { type ReceivedRequest, startReceiver as startTestReceiver } from "../test/receiver.ts";
 
@@ -14,18 +15,28 @@ import { type ReceivedRequest, startReceiver as startTestReceiver } from "../tes
  */
 const STATE = mkdtempSync(join(tmpdir(), "secretary-e2e-"));
 
+/** Whether this file's state has its tables: the seed makes them, and so does a worker started without one. */
+let migrated = false;
+
 export type Seeded = SeedResult;
 
 /** What `npm run seed --silent` does (scripts/seed.ts): the migrations, the demo business and a fresh API key. */
-export function seed(): Promise<Seeded> {
-  return seedBusiness({ persistTo: STATE, log: () => {} });
+export async function seed(): Promise<Seeded> {
+  const seeded = await seedBusiness({ persistTo: STATE, log: () => {} });
+  migrated = true;
+  return seeded;
 }
 
 /**
- * A real `wrangler dev` of the project on `port` (scripts/local-worker.ts), answering once its routes are up; the
- * returned function stops it with the workerd it started.
+ * A real `wrangler dev` of the project on `port` (scripts/local-worker.ts), answering once its routes are up, on a
+ * migrated state whether or not the file seeded it (a file that only creates sandbox businesses needs the tables
+ * too); the returned function stops it with the workerd it started.
  */
 export async function startWorker(port: number): Promise<() => Promise<void>> {
+  if (!migrated) {
+    await applyMigrations({ persistTo: STATE });
+    migrated = true;
+  }
   const worker = await startLocalWorker({
     port,
     persistTo: STATE,
