@@ -4,6 +4,7 @@ import { businesses, events as eventRows } from "../../src/db/schema";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { PLATFORM_EVENTS } from "../../src/domain/sandbox/events";
+import { MAX_ENDPOINTS_PER_BUSINESS } from "../../src/domain/webhooks/endpoints";
 import { EVENT_NAMES } from "../../src/names-and-limits";
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
@@ -142,6 +143,26 @@ describe("POST /api/v1/sandbox/events", async () => {
       code: "parameter_invalid",
       param: "event",
     });
+  });
+
+  it(`reaches all ${MAX_ENDPOINTS_PER_BUSINESS} endpoints of a business, each signed with its own secret`, async () => {
+    const { apiKey } = await createBusiness({ sandbox: true });
+    const box = receiverBox("sandbox-fan-out");
+    const endpoints = await Promise.all(
+      Array.from({ length: MAX_ENDPOINTS_PER_BUSINESS }, (_, n) => subscribe(apiKey, box.url(`/${n}`))),
+    );
+    const { events } = await json<Emitted>(await emit(apiKey, "booking.created"));
+    const requests = await box.arrived(MAX_ENDPOINTS_PER_BUSINESS, 20_000);
+    expect(requests).toHaveLength(MAX_ENDPOINTS_PER_BUSINESS);
+    for (const [n, endpoint] of endpoints.entries()) {
+      const request = requests.find((each) => each.path.endsWith(`/${n}`));
+      expect(request, `endpoint ${n}`).toBeDefined();
+      const body = request?.body ?? "";
+      expect(await verifyWebhookSignature(body, request?.headers["x-service-signature"] ?? "", endpoint.secret)).toBe(
+        true,
+      );
+      expect(JSON.parse(body)).toMatchObject({ id: events[0]?.id, event: "booking.created", sandbox: true });
+    }
   });
 
   it("makes the credential's round trip, then reportChange's two", async () => {

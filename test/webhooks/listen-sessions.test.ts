@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { MAX_ENDPOINTS_PER_BUSINESS } from "../../src/domain/webhooks/endpoints";
-import { MAX_LISTENING_SESSIONS } from "../../src/domain/webhooks/listener-endpoints";
+import { isListenerUrl, MAX_LISTENING_SESSIONS } from "../../src/domain/webhooks/listener-endpoints";
 import { listEndpointsForOwner } from "../../src/domain/webhooks/owner-endpoints";
 import type { ListeningSessionRecord } from "../../src/durable-objects/listening-session";
 import { deps } from "../helpers/dependencies";
@@ -160,6 +160,22 @@ describe("the listener endpoint among the business's endpoints", () => {
       `A business can have at most ${MAX_LISTENING_SESSIONS} listening sessions at once: stop one (^C) before starting another.`,
       { code: "limit_reached" },
     );
+  });
+
+  it(`keeps to ${MAX_LISTENING_SESSIONS} sessions when ${MAX_LISTENING_SESSIONS + 3} start at once`, async () => {
+    const { business, apiKey } = await createBusiness();
+    const started = await Promise.all(
+      Array.from({ length: MAX_LISTENING_SESSIONS + 3 }, () =>
+        call("/api/v1/listen-sessions", { key: apiKey, method: "POST", body: {} }),
+      ),
+    );
+    const statuses = started.map((response) => response.status).sort((a, b) => a - b);
+    expect(statuses).toEqual([...Array(MAX_LISTENING_SESSIONS).fill(201), 403, 403, 403]);
+    for (const refused of started.filter((response) => response.status === 403)) {
+      expect((await json<{ code: string }>(refused)).code).toBe("limit_reached");
+    }
+    const rows = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.businessId, business.id));
+    expect(rows.filter((row) => isListenerUrl(row.url))).toHaveLength(MAX_LISTENING_SESSIONS);
   });
 
   it("cannot be changed with PATCH, and is another business's 404", async () => {

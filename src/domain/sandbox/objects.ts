@@ -1,6 +1,7 @@
 import { type EpochMs, iso } from "../../lib/time";
 import type { ReportedBooking } from "../../schemas/booking";
 import type { OrderObject, ReportedOrder } from "../../schemas/order";
+import { SAMPLE_BASKET } from "../webhooks/samples";
 
 /*
  * The bookings and orders a sandbox's events are about (src/domain/sandbox/events.ts), as the core platform reports
@@ -41,12 +42,7 @@ export function newOrder(id: number, now: EpochMs, fulfillment: ReportedOrder["f
   return {
     id,
     status: "pending",
-    items: [
-      { service_id: "svc_sourdough", name: "Sourdough loaf", qty: 2, unit_price: 4.5 },
-      { service_id: "svc_croissant", name: "Butter croissant", qty: 4, unit_price: 2.25 },
-    ],
-    total: 18,
-    pay_on_delivery: false,
+    ...SAMPLE_BASKET,
     fulfillment_type: fulfillment,
     delivery_address: delivery ? "Prinsengracht 263, 1016 GV Amsterdam" : null,
     delivery_notes: delivery ? "Ring twice" : null,
@@ -55,8 +51,6 @@ export function newOrder(id: number, now: EpochMs, fulfillment: ReportedOrder["f
     ready_at: null,
     estimated_ready_at: iso(now + 3_600_000),
     tracking_url: `https://example.com/orders/${id}`,
-    client: { name: "Ben Okafor", email: "ben@example.com", phone: "+31687654321" },
-    payment: { status: "paid", amount_paid: 18 },
     notes: null,
     conversation_id: null,
     created_at: iso(now),

@@ -48,15 +48,22 @@ const rescheduled = {
   updated_at: "2026-11-24T17:05:31.208Z",
 } satisfies BookingObject;
 
-const order = {
-  id: 2077,
-  status: "pending",
+/** What the sample order holds and who pays for it: also the basket of a sandbox's new orders (src/domain/sandbox). */
+export const SAMPLE_BASKET = {
   items: [
     { service_id: "svc_sourdough", name: "Sourdough loaf", qty: 2, unit_price: 4.5 },
     { service_id: "svc_croissant", name: "Butter croissant", qty: 4, unit_price: 2.25 },
   ],
   total: 18,
   pay_on_delivery: false,
+  client: { name: "Ben Okafor", email: "ben@example.com", phone: "+31687654321" },
+  payment: { status: "paid", amount_paid: 18 },
+} satisfies Pick<OrderObject, "items" | "total" | "pay_on_delivery" | "client" | "payment">;
+
+const order = {
+  id: 2077,
+  status: "pending",
+  ...SAMPLE_BASKET,
   fulfillment_type: "pickup",
   delivery_address: null,
   delivery_notes: null,
@@ -65,8 +72,6 @@ const order = {
   ready_at: null,
   estimated_ready_at: "2026-12-03T10:30:00.000Z",
   tracking_url: "https://example.com/orders/2077",
-  client: { name: "Ben Okafor", email: "ben@example.com", phone: "+31687654321" },
-  payment: { status: "paid", amount_paid: 18 },
   notes: "No seeds on the loaves, please",
   conversation_id: "conv_3j9d7w",
   created_at: "2026-12-03T09:12:00.000Z",
