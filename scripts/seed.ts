@@ -83,6 +83,8 @@ export type SeedOptions = {
   country?: string;
   /** The local state folder: `.wrangler/state` (or `SECRETARY_PERSIST_TO`) unless given. */
   persistTo?: string;
+  /** The state's databases are known to be migrated already: skip the check, which runs wrangler once per database. */
+  migrated?: boolean;
   log?: (message: string) => void;
 };
 export type SeedResult = {
@@ -537,7 +539,7 @@ export type BusinessToSeed = { handle: string; plan?: Plan; country?: string };
  */
 export async function seedBusinesses(
   toSeed: BusinessToSeed[],
-  options: { persistTo?: string; log?: (message: string) => void } = {},
+  options: Pick<SeedOptions, "persistTo" | "migrated" | "log"> = {},
 ): Promise<SeedResult[]> {
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
   const where = { persistTo: options.persistTo };
@@ -561,8 +563,10 @@ export async function seedBusinesses(
   const runtimeToken = devVars.RUNTIME_TOKEN;
   if (!baseUrl || !runtimeToken) throw new Error(".dev.vars lacks BASE_URL or RUNTIME_TOKEN.");
 
-  log("Applying the local D1 migrations to every database (scripts/migrate.ts)...");
-  await applyMigrations(where);
+  if (!options.migrated) {
+    log("Applying the local D1 migrations to every database (scripts/migrate.ts)...");
+    await applyMigrations(where);
+  }
   const global = { binding: SHARDS[LEGACY_SHARD].binding, sql: directorySql(wanted, now) };
   const placed = shardsOfListings(await executeLocalSql(where, global));
 

@@ -1,42 +1,32 @@
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { startLocalWorker } from "../scripts/local-worker.ts";
-import { applyMigrations } from "../scripts/migrate.ts";
 import { type SeedResult, seed as seedBusiness } from "../scripts/seed.ts";
 import { type ReceivedRequest, startReceiver as startTestReceiver } from "../test/receiver.ts";
 
 /**
- * Each browser test file runs on a local state of its own, empty at the start: the seed and `wrangler dev` both use
- * it, and the developer's `.wrangler/state` is never touched (a run leaves keys and intakes behind, and the limits
- * of 10 keys and 5 intakes would fail the fifth run).
+ * Each browser test file runs on a local state of its own: a copy of the run's migrated state (test-e2e/global-setup.ts),
+ * with no business yet. The seed and `wrangler dev` both use it, and the developer's `.wrangler/state` is never
+ * touched (a run leaves keys and intakes behind, and the limits of 10 keys and 5 intakes would fail the fifth run).
  */
 const STATE = mkdtempSync(join(tmpdir(), "secretary-e2e-"));
-
-/** Whether this file's state has its tables: the seed makes them, and so does a worker started without one. */
-let migrated = false;
+cpSync(inject("migratedState"), STATE, { recursive: true });
 
 export type Seeded = SeedResult;
 
-/** What `npm run seed --silent` does (scripts/seed.ts): the migrations, the demo business and a fresh API key. */
-export async function seed(): Promise<Seeded> {
-  const seeded = await seedBusiness({ persistTo: STATE, log: () => {} });
-  migrated = true;
-  return seeded;
+/** What `npm run seed --silent` does (scripts/seed.ts) on the migrated state: the demo business and a fresh API key. */
+export function seed(): Promise<Seeded> {
+  return seedBusiness({ persistTo: STATE, log: () => {}, migrated: true });
 }
 
 /**
- * A real `wrangler dev` of the project on `port` (scripts/local-worker.ts), answering once its routes are up, on a
- * migrated state whether or not the file seeded it (a file that only creates sandbox businesses needs the tables
- * too); the returned function stops it with the workerd it started.
+ * A real `wrangler dev` of the project on `port` (scripts/local-worker.ts), answering once its routes are up; the
+ * returned function stops it with the workerd it started.
  */
 export async function startWorker(port: number): Promise<() => Promise<void>> {
-  if (!migrated) {
-    await applyMigrations({ persistTo: STATE });
-    migrated = true;
-  }
   const worker = await startLocalWorker({
     port,
     persistTo: STATE,
