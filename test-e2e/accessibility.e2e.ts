@@ -293,6 +293,33 @@ describe("accessibility of the owner's pages (axe-core, WCAG 2.1 AA)", () => {
     expect(new URL(page.url()).hash).toBe("#main");
   });
 
+  it("folds the navigation behind Menu on a phone, and shows it whole without Menu on a desktop", async () => {
+    const [phone, desktop] = VIEWPORTS;
+    const nav = page.getByRole("navigation", { name: "Dashboard" });
+    const menu = nav.locator("summary");
+    const webhooks = nav.getByRole("link", { name: "Webhooks" });
+    const headerHeight = async () => (await page.locator("header").boundingBox())?.height ?? 0;
+
+    await page.setViewportSize({ width: phone.width, height: phone.height });
+    await page.goto(`${BASE}/dashboard`);
+    expect(await menu.isVisible()).toBe(true);
+    expect(await webhooks.isVisible()).toBe(false);
+    // Two short lines, the business and Menu, before any content.
+    expect(await headerHeight()).toBeLessThan(80);
+    await menu.focus();
+    await page.keyboard.press("Enter");
+    expect(await webhooks.isVisible()).toBe(true);
+    await page.screenshot({ path: `${SHOTS}/navigation-open-phone.png` });
+    await Promise.all([page.waitForURL(`${BASE}/dashboard/webhooks`), webhooks.click()]);
+
+    await page.setViewportSize({ width: desktop.width, height: desktop.height });
+    await page.goto(`${BASE}/dashboard`);
+    expect(await menu.isVisible()).toBe(false);
+    expect(await webhooks.isVisible()).toBe(true);
+    expect(await headerHeight()).toBeLessThan(120);
+    await page.setViewportSize({ width: phone.width, height: phone.height });
+  });
+
   it("has no serious or critical violation on any dashboard page reachable by a link", async () => {
     await page.goto(`${BASE}/dashboard`);
     expect(page.url()).toBe(`${BASE}/dashboard`);

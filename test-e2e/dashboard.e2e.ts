@@ -419,6 +419,8 @@ describe("the business owner's dashboard", () => {
 
   it("signs out", async () => {
     await page.goto(`${BASE}/dashboard`);
+    // On a phone the navigation, Sign out with it, is folded behind Menu.
+    await page.locator("summary", { hasText: "Menu" }).click();
     await page.getByRole("button", { name: "Sign out" }).click();
     expect(page.url()).toBe(`${BASE}/dashboard/sign-in`);
     await page.goto(`${BASE}/dashboard/keys`);

@@ -11,7 +11,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 const STYLES = [
   "*{box-sizing:border-box}body{font-family:system-ui,sans-serif;margin:0;color:#1b1b1f;line-height:1.5;background:#f6f7f9}",
-  "header{background:#1b2a4a;color:#fff;padding:.8rem 1rem}header a{color:#fff}nav{display:flex;flex-wrap:wrap;gap:.3rem 1rem;margin-top:.4rem}",
+  "header{background:#1b2a4a;color:#fff;padding:.8rem 1rem}header a{color:#fff}",
+  ".menu-links{display:flex;flex-wrap:wrap;gap:.3rem 1rem;margin-top:.4rem}.menu>summary{cursor:pointer;width:max-content;padding:.3rem .4rem .3rem 0}",
   "main{max-width:52rem;margin:0 auto;padding:1rem}h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:1.6rem}",
   "section,.card{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:1rem;margin:1rem 0}",
   "section>h2:first-child,.card>h2:first-child{margin-top:0}",
@@ -35,9 +36,12 @@ const STYLES = [
   // The Integration group of the navigation: its links together, behind a small caps name, apart from the others.
   ".nav-group{display:inline-flex;flex-wrap:wrap;gap:.3rem .8rem;align-items:baseline;padding-left:.8rem;border-left:1px solid #5a6a8a}",
   ".nav-group-name{font-size:.75rem;text-transform:uppercase;letter-spacing:.06em;color:#c9d3e6}",
-  // On a phone the header keeps to two lines, the business and the navigation, which scrolls sideways rather than
-  // wrapping onto three lines before any content.
-  "@media (max-width:40rem){header{padding:.5rem .8rem}nav{flex-wrap:nowrap;overflow-x:auto;white-space:nowrap;padding-bottom:.2rem}.nav-group{flex-wrap:nowrap}}",
+  // Wider than a phone, the navigation's Menu is not shown and its links always are. Only where the browser can style
+  // a closed <details>'s content: elsewhere Menu stays, and opens the links on a desktop too.
+  "@supports selector(::details-content){@media (min-width:40.01rem){.menu>summary{display:none}.menu::details-content{display:block;content-visibility:visible}}}",
+  // On a phone the header is two short lines, the business and Menu, and the links open below it one a line.
+  "@media (max-width:40rem){header{padding:.5rem .8rem}.menu-links{flex-direction:column;align-items:flex-start}",
+  ".nav-group{flex-direction:column;align-items:flex-start;padding:.2rem 0 0;border-left:0}}",
 ].join("");
 
 /** The service's icon, one file of this origin (assets/favicon.svg), named by every page so none asks for another. */

@@ -31,23 +31,30 @@ export function Layout(props: { title: string; session?: OwnerSession; children:
       <strong>{props.session ? props.session.business.name : "Secretary"}</strong>
       {props.session && (
         <nav aria-label="Dashboard">
-          {NAV.map(([href, label]) => (
-            <a href={href}>{label}</a>
-          ))}
-          {/* A real group: named for assistive technology, and set apart from the links beside it on screen. */}
-          {/* biome-ignore lint/a11y/useSemanticElements: a fieldset groups form controls; these are links. */}
-          <span class="nav-group" role="group" aria-labelledby="nav-integration-name" data-testid="nav-integration">
-            <span id="nav-integration-name" class="nav-group-name">
-              Integration
-            </span>
-            {INTEGRATION.map(([href, label]) => (
-              <a href={href}>{label}</a>
-            ))}
-          </span>
-          <form class="inline" method="post" action="/dashboard/sign-out">
-            <Csrf session={props.session} />
-            <button type="submit">Sign out</button>
-          </form>
+          {/* On a phone the links fold behind Menu, a disclosure that needs no script; on a wider screen they are all
+              shown and Menu is not (the page shell's styles). */}
+          <details class="menu">
+            <summary>Menu</summary>
+            <div class="menu-links">
+              {NAV.map(([href, label]) => (
+                <a href={href}>{label}</a>
+              ))}
+              {/* A real group: named for assistive technology, and set apart from the links beside it on screen. */}
+              {/* biome-ignore lint/a11y/useSemanticElements: a fieldset groups form controls; these are links. */}
+              <span class="nav-group" role="group" aria-labelledby="nav-integration-name" data-testid="nav-integration">
+                <span id="nav-integration-name" class="nav-group-name">
+                  Integration
+                </span>
+                {INTEGRATION.map(([href, label]) => (
+                  <a href={href}>{label}</a>
+                ))}
+              </span>
+              <form class="inline" method="post" action="/dashboard/sign-out">
+                <Csrf session={props.session} />
+                <button type="submit">Sign out</button>
+              </form>
+            </div>
+          </details>
         </nav>
       )}
     </header>
