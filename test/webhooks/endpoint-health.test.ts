@@ -3,6 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { RETRY_DELAYS_SECONDS } from "../../src/domain/webhooks/attempts";
+import { timeText } from "../../src/routes/dashboard/time-text";
 import { page, signedIn, testIdText } from "../helpers/dashboard";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "../helpers/http";
@@ -91,6 +92,11 @@ describe("an endpoint that answers 410 Gone", async () => {
     const overview = await page(await signedIn(shop), "/dashboard");
     const section = testIdText(overview.html, "disabled-endpoints");
     expect(section).toContain(`${goneBox.url("/status/410")} : The endpoint answered 410 Gone at`);
+    // The time in the reason, stored in UTC, is shown in the business's zone, the instant kept in <time>.
+    const goneAt = /Gone at (\S+), so/.exec((await listed(shop.apiKey, gone.id)).disabled_reason ?? "")?.[1] ?? "";
+    expect(overview.html).toContain(
+      `Gone at <time datetime="${goneAt}">${timeText(goneAt, "Europe/Amsterdam", "second")}</time>, so it gets`,
+    );
     expect(section).toContain("Added with an API key");
     expect(section).not.toContain(aliveBox.url("/hooks"));
     expect(overview.html).toContain(`href="/dashboard/webhooks/${gone.id}"`);

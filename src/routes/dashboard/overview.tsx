@@ -5,7 +5,7 @@ import { renderPage } from "../../pages/page-shell";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { Layout, Tag } from "./layout";
-import { When } from "./time-text";
+import { When, WithTimes } from "./time-text";
 
 const PLAN_NAMES = { free: "Free", pro: "Pro", business: "Business" } as const;
 
@@ -114,8 +114,8 @@ function DisabledEndpoints(props: { endpoints: Overview["disabledEndpoints"] }) 
       <ul>
         {props.endpoints.map((endpoint) => (
           <li>
-            <a href={`/dashboard/webhooks/${endpoint.id}`}>{endpoint.url}</a>: {endpoint.disabledReason}{" "}
-            <CreatedBy creator={endpoint.creator} />
+            <a href={`/dashboard/webhooks/${endpoint.id}`}>{endpoint.url}</a>:{" "}
+            <WithTimes text={endpoint.disabledReason ?? ""} /> <CreatedBy creator={endpoint.creator} />
           </li>
         ))}
       </ul>

@@ -46,3 +46,21 @@ export function When(props: { at: string | null; precision?: Precision; none?: s
 export function ZoneNote() {
   return <p class="muted">Times are in {useContext(TimeZone).replaceAll("_", " ")} time.</p>;
 }
+
+/** An ISO 8601 instant in UTC as the service writes them (`2026-03-05T13:06:00.000Z`). */
+const STORED_INSTANT = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
+
+/**
+ * A sentence the service stored with a time written into it (an endpoint's disabled reason, which partners read in
+ * UTC through the API), each such time drawn by {@link When} in the business's zone.
+ */
+export function WithTimes(props: { text: string }) {
+  const parts: Array<string | ReturnType<typeof When>> = [];
+  let from = 0;
+  for (const match of props.text.matchAll(STORED_INSTANT)) {
+    parts.push(props.text.slice(from, match.index), <When at={match[0]} precision="second" />);
+    from = match.index + match[0].length;
+  }
+  parts.push(props.text.slice(from));
+  return <>{parts}</>;
+}

@@ -12,7 +12,7 @@ import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout, Tag } from "./layout";
-import { When } from "./time-text";
+import { When, WithTimes } from "./time-text";
 import { DeliveryHistory } from "./webhook-deliveries";
 import { eventsInWords } from "./webhook-event-words";
 
@@ -117,7 +117,11 @@ export const webhookPages = new Hono<DashboardEnv>()
           <p>
             <EndpointStatus status={endpoint.status} />
           </p>
-          {endpoint.disabledReason && <p>Why it was switched off: {endpoint.disabledReason}</p>}
+          {endpoint.disabledReason && (
+            <p>
+              Why it was switched off: <WithTimes text={endpoint.disabledReason} />
+            </p>
+          )}
           <p>
             Last successful delivery: <When at={endpoint.lastSuccessAt} precision="second" />
           </p>
