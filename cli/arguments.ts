@@ -9,19 +9,24 @@ import { parseArgs } from "node:util";
 export const DEFAULT_API_BASE = "http://localhost:8787";
 
 export const USAGE = `Usage:
-  secretary listen --forward-to <url> [--events booking.created,order.created]
+  secretary listen --forward-to <url> [--events booking.created,order.created] [--keepalive <seconds>]
   secretary trigger <event>
 
 Options:
   --api-base <url>   The API's address (env SECRETARY_API_BASE; default ${DEFAULT_API_BASE})
-  --api-key <key>    Your API key (env SECRETARY_API_KEY); trigger takes a test key (sk_test_…)`;
+  --api-key <key>    Your API key (env SECRETARY_API_KEY); trigger takes a test key (sk_test_…)
+  --keepalive <s>    listen: how often the connection is checked, in seconds (default 30; shorter for a network
+                     that closes quiet connections sooner)`;
 
 export type Command =
-  | { command: "listen"; api: Api; forwardTo: string; events?: string[] }
+  | { command: "listen"; api: Api; forwardTo: string; events?: string[]; keepaliveMs?: number }
   | { command: "trigger"; api: Api; event: string }
   | { command: "help" };
 
 export type Api = { base: string; key: string };
+
+/** A check rarer than every 5 minutes would not keep a connection open through common proxies. */
+const MAX_KEEPALIVE_SECONDS = 300;
 
 /** A mistake on the command line: its sentence is printed with the usage, and the exit status is 2. */
 export class UsageError extends Error {}
@@ -49,7 +54,11 @@ export function parseCommand(argv: string[], environment: NodeJS.ProcessEnv): Co
       ?.split(",")
       .map((event) => event.trim())
       .filter(Boolean);
-    return { command: "listen", api, forwardTo, events };
+    const keepalive = values.keepalive === undefined ? undefined : Number(values.keepalive);
+    if (keepalive !== undefined && !(keepalive > 0 && keepalive <= MAX_KEEPALIVE_SECONDS)) {
+      throw new UsageError(`--keepalive is a number of seconds above 0, at most ${MAX_KEEPALIVE_SECONDS}.`);
+    }
+    return { command: "listen", api, forwardTo, events, keepaliveMs: keepalive && keepalive * 1000 };
   }
   if (command === "trigger") {
     const [event] = rest;
@@ -66,6 +75,7 @@ const parse = (argv: string[]) =>
     options: {
       "forward-to": { type: "string" },
       events: { type: "string" },
+      keepalive: { type: "string" },
       "api-base": { type: "string" },
       "api-key": { type: "string" },
       help: { type: "boolean", short: "h" },

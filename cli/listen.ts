@@ -11,12 +11,20 @@ import { type Api, callApi, errorSentence } from "./arguments.ts";
 const FORWARD_TIMEOUT_MS = 10_000;
 /** How much of the local answer goes back with the status: enough to read an error. */
 const EXCERPT_CHARS = 200;
+/**
+ * The keepalive: a ping every 30 seconds, which the session's object answers without waking, so that no proxy closes
+ * the connection while no event comes. No pong for three pings in a row means the connection is lost.
+ */
+const KEEPALIVE_MS = 30_000;
+const KEEPALIVE_MISSES = 3;
+const PING = '{"type":"ping"}';
+const PONG = '{"type":"pong"}';
 
 type Session = { session_id: string; endpoint_id: number; secret: string; socket_url: string; expires_at: string };
 type Delivery = { type: "delivery"; delivery_id: number; event: string; headers: Record<string, string>; body: string };
 type Forwarded = { status: number; excerpt: string; error?: string };
 
-export type ListenOptions = { api: Api; forwardTo: string; events?: string[] };
+export type ListenOptions = { api: Api; forwardTo: string; events?: string[]; keepaliveMs?: number };
 
 /** Runs until the socket closes; answers the exit status: 0 after ^C, 1 when the session could not start or ended. */
 export async function listen(options: ListenOptions, print = console.log, printError = console.error) {
@@ -28,6 +36,8 @@ export async function listen(options: ListenOptions, print = console.log, printE
   const session = (await response.json()) as Session;
   const socket = new WebSocket(session.socket_url);
   let stopping = false;
+  let keepalive: ReturnType<typeof setInterval> | undefined;
+  let unanswered = 0;
   const stop = () => {
     stopping = true;
     // RFC 6455, 7.4.1: 1000, a normal closure.
@@ -35,11 +45,43 @@ export async function listen(options: ListenOptions, print = console.log, printE
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
-  socket.addEventListener("open", () => {
-    print(`Ready. Your webhook signing secret is ${session.secret} (^C to quit)`);
-    print(`Forwarding to ${options.forwardTo}; deliveries at GET /api/v1/webhooks/${session.endpoint_id}/deliveries`);
+  const ended = new Promise<number>((resolve) => {
+    let finished = false;
+    const end = (status: number, sentence?: string) => {
+      if (finished) return;
+      finished = true;
+      clearInterval(keepalive);
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      if (sentence) printError(sentence);
+      resolve(status);
+    };
+    socket.addEventListener("open", () => {
+      print(`Ready. Your webhook signing secret is ${session.secret} (^C to quit)`);
+      print(`Forwarding to ${options.forwardTo}; deliveries at GET /api/v1/webhooks/${session.endpoint_id}/deliveries`);
+      keepalive = setInterval(() => {
+        if (unanswered < KEEPALIVE_MISSES) {
+          unanswered += 1;
+          return socket.send(PING);
+        }
+        // A connection that no longer answers may never deliver its close either: the CLI ends now.
+        end(1, `The listening session's connection was lost: no answer to ${KEEPALIVE_MISSES} pings.`);
+        socket.close(4000, "no answer to pings");
+      }, options.keepaliveMs ?? KEEPALIVE_MS);
+    });
+    socket.addEventListener("close", (event) => {
+      if (stopping) return end(0);
+      end(1, `The listening session ended (${event.code}${event.reason ? `: ${event.reason}` : ""}).`);
+    });
+    socket.addEventListener("error", () => {
+      if (!stopping) printError("The listening session's socket failed.");
+    });
   });
   socket.addEventListener("message", (event) => {
+    if (event.data === PONG) {
+      unanswered = 0;
+      return;
+    }
     const delivery = deliveryOf(event.data);
     if (!delivery) return;
     void forward(options.forwardTo, delivery).then((forwarded) => {
@@ -57,18 +99,7 @@ export async function listen(options: ListenOptions, print = console.log, printE
       print(`${new Date().toISOString()}  --> ${delivery.event} [dlv ${delivery.delivery_id}] ${outcome}`);
     });
   });
-  return new Promise<number>((resolve) => {
-    socket.addEventListener("close", (event) => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      if (stopping) return resolve(0);
-      printError(`The listening session ended (${event.code}${event.reason ? `: ${event.reason}` : ""}).`);
-      resolve(1);
-    });
-    socket.addEventListener("error", () => {
-      if (!stopping) printError("The listening session's socket failed.");
-    });
-  });
+  return ended;
 }
 
 function deliveryOf(data: unknown): Delivery | undefined {

@@ -70,10 +70,14 @@ afterAll(async () => {
 });
 
 describe("secretary listen and trigger", () => {
-  it("forwards a triggered event to the local server, signed, and stops when the CLI stops", async () => {
-    const listen = secretary(["listen", "--forward-to", local.url], apiKey);
+  it("keeps its connection with pings, forwards a triggered event to the local server, signed, and stops when the CLI stops", async () => {
+    // A ping every 0.2 s: without the session's pong the CLI would give the connection up after three, 0.8 s.
+    const listen = secretary(["listen", "--forward-to", local.url, "--keepalive", "0.2"], apiKey);
     listener = listen.child;
     await eventually(async () => listen.output.stdout.includes("Ready."), 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(listen.child.exitCode).toBeNull();
+    expect(listen.output.stderr).toBe("");
     const secret = /signing secret is (whsec_\S+)/.exec(listen.output.stdout)?.[1] ?? "";
     const endpointId = /webhooks\/(\d+)\/deliveries/.exec(listen.output.stdout)?.[1];
     expect(secret).toMatch(/^whsec_/);

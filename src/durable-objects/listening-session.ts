@@ -8,6 +8,10 @@ import { secretsEqual, sha256Hex } from "../lib/secrets";
 
 const SESSION_KEY = "session";
 
+/** The keepalive messages, exactly as the CLI sends and expects them (cli/listen.ts). */
+export const KEEPALIVE_PING = '{"type":"ping"}';
+export const KEEPALIVE_PONG = '{"type":"pong"}';
+
 /** What the session keeps in storage, since hibernation drops its memory: where its endpoint is, and its token. */
 export type ListeningSessionRecord = {
   sessionId: string;
@@ -48,6 +52,15 @@ const isResult = (value: unknown): value is ResultMessage =>
 export class ListeningSession extends DurableObject {
   /** Replies awaited by `relay`, by delivery id. Only while a relay runs, which keeps the object awake. */
   private readonly waiting = new Map<number, (outcome: OutboundOutcome) => void>();
+
+  /**
+   * The CLI's keepalive, a `ping` message while nothing else passes, is answered `pong` by the runtime itself without
+   * waking the object: an idle session stays hibernated, and no proxy on the way closes a quiet connection.
+   */
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(KEEPALIVE_PING, KEEPALIVE_PONG));
+  }
 
   private record() {
     return this.ctx.storage.get<ListeningSessionRecord>(SESSION_KEY);

@@ -5,7 +5,11 @@ import { webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { MAX_ENDPOINTS_PER_BUSINESS } from "../../src/domain/webhooks/endpoints";
 import { isListenerUrl, MAX_LISTENING_SESSIONS } from "../../src/domain/webhooks/listener-endpoints";
 import { listEndpointsForOwner } from "../../src/domain/webhooks/owner-endpoints";
-import type { ListeningSessionRecord } from "../../src/durable-objects/listening-session";
+import {
+  KEEPALIVE_PING,
+  KEEPALIVE_PONG,
+  type ListeningSessionRecord,
+} from "../../src/durable-objects/listening-session";
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, dispatch, expectError, json } from "../helpers/http";
@@ -251,6 +255,24 @@ describe("deliveries through the socket", () => {
     expect(await attemptsOf(id)).toEqual([
       expect.objectContaining({ error: "the connection failed: the listening session is not connected" }),
     ]);
+  });
+
+  it("answers the CLI's keepalive ping with a pong, from the runtime, without the object's handler", async () => {
+    const { apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    const { socket } = await connect(session);
+    const pongs: string[] = [];
+    socket.addEventListener("message", (event) => {
+      if (event.data === KEEPALIVE_PONG) pongs.push(event.data);
+    });
+    socket.send(KEEPALIVE_PING);
+    await vi.waitFor(() => expect(pongs).toHaveLength(1), { timeout: 5_000, interval: 20 });
+    const answeredAt = await runInDurableObject(sessionObject(session), (_, state) => {
+      const [server] = state.getWebSockets();
+      return server ? state.getWebSocketAutoResponseTimestamp(server) : null;
+    });
+    expect(answeredAt).toBeInstanceOf(Date);
+    socket.close(1000);
   });
 
   it("stops when the socket closes: the endpoint is deleted and a later event makes no delivery for it", async () => {
