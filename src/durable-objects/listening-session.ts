@@ -54,8 +54,8 @@ export class ListeningSession extends DurableObject {
   private readonly waiting = new Map<number, (outcome: OutboundOutcome) => void>();
 
   /**
-   * The CLI's keepalive, a `ping` message while nothing else passes, is answered `pong` by the runtime itself without
-   * waking the object: an idle session stays hibernated, and no proxy on the way closes a quiet connection.
+   * The CLI's keepalive, a `ping` message every 30 seconds, is answered `pong` by the runtime itself without waking
+   * the object: an idle session stays hibernated, and no proxy on the way closes a quiet connection.
    */
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
