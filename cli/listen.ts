@@ -123,7 +123,13 @@ async function forward(url: string, delivery: Delivery): Promise<Forwarded> {
       redirect: "manual",
       signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
     });
-    return { status: answer.status, excerpt: (await answer.text()).slice(0, EXCERPT_CHARS) };
+    // Cut by characters, never inside a surrogate pair, as the service cuts an answer's excerpt.
+    return {
+      status: answer.status,
+      excerpt: Array.from(await answer.text())
+        .slice(0, EXCERPT_CHARS)
+        .join(""),
+    };
   } catch (error) {
     const reason =
       error instanceof Error && error.name === "TimeoutError"

@@ -3,7 +3,7 @@ import { database } from "../db/client";
 import { shardBinding } from "../db/shard-bindings";
 import type { ShardName } from "../db/shards";
 import { deleteListenerEndpoint } from "../domain/webhooks/listener-endpoints";
-import type { OutboundOutcome } from "../lib/outbound";
+import { excerptText, failedAnswer, type OutboundOutcome } from "../lib/outbound";
 import { secretsEqual, sha256Hex } from "../lib/secrets";
 
 const SESSION_KEY = "session";
@@ -42,6 +42,17 @@ const isResult = (value: unknown): value is ResultMessage =>
   (value as ResultMessage).type === "result" &&
   Number.isInteger((value as ResultMessage).delivery_id) &&
   Number.isInteger((value as ResultMessage).status);
+
+/**
+ * The CLI's reply read as a signed POST's outcome (src/lib/outbound.ts), so the attempt keeps the same status and
+ * answer excerpt as a delivery over HTTP: status 0 is the local server not answering, its reason in `body_excerpt`.
+ */
+function outcomeOf({ status, body_excerpt: answer = "" }: ResultMessage): OutboundOutcome {
+  if (status === 0) return { kind: "connection_failed", error: answer || "the forward target did not answer" };
+  const excerpt = excerptText(answer);
+  if (status >= 200 && status < 300) return { kind: "delivered", status, answer: null, excerpt };
+  return failedAnswer(status, excerpt);
+}
 
 /**
  * One per listening session (`idFromName(session id)`; docs/decisions.md, Listening from a laptop): the WebSocket of
@@ -124,15 +135,7 @@ export class ListeningSession extends DurableObject {
     } catch {
       return;
     }
-    if (!isResult(reply)) return;
-    const { status } = reply;
-    this.waiting.get(reply.delivery_id)?.(
-      status >= 200 && status < 300
-        ? { kind: "delivered", status, answer: null }
-        : status === 0
-          ? { kind: "connection_failed", error: reply.body_excerpt ?? "the forward target did not answer" }
-          : { kind: "http_error", status },
-    );
+    if (isResult(reply)) this.waiting.get(reply.delivery_id)?.(outcomeOf(reply));
   }
 
   /** RFC 6455, 7.1.5: the close the CLI started (^C) is answered with the same code, and the session ends. */

@@ -89,15 +89,15 @@ async function readAtMost(body: ReadableStream<Uint8Array> | null, max: number):
 }
 
 /** How much of an answer an excerpt reads, and keeps (docs/decisions.md, The owner's dashboard). */
-export const EXCERPT_READ_BYTES = 1024;
-export const EXCERPT_CHARS = 200;
+const EXCERPT_READ_BYTES = 1024;
+const EXCERPT_CHARS = 200;
 
 /**
  * The start of an answer, shown to the owner as text: the first 1 KB at most is read and the rest cancelled, so a huge
  * or endless answer costs nothing more; decoded as UTF-8 (a character cut by the 1 KB is dropped, an invalid byte is
  * U+FFFD) and cut at 200 characters, never inside a surrogate pair. Null for an empty answer or one that fails to read.
  */
-export async function excerptOf(response: Response): Promise<string | null> {
+async function excerptOf(response: Response): Promise<string | null> {
   const body = response.body;
   if (!body) return null;
   const reader = body.getReader();
@@ -116,9 +116,18 @@ export async function excerptOf(response: Response): Promise<string | null> {
   } catch {
     // What was read before the failure is still the answer's start.
   }
+  return excerptText(text);
+}
+
+/** An answer's text cut to its excerpt: 200 characters, never inside a surrogate pair; null when empty. */
+export function excerptText(text: string): string | null {
   const excerpt = Array.from(text).slice(0, EXCERPT_CHARS).join("");
   return excerpt === "" ? null : excerpt;
 }
+
+/** A non-2xx answer's outcome: a 3xx is a redirect (never followed), anything else an HTTP error. */
+export const failedAnswer = (status: number, excerpt: string | null): OutboundOutcome =>
+  status >= 300 && status < 400 ? { kind: "redirect", status, excerpt } : { kind: "http_error", status, excerpt };
 
 /** A 2xx answer, read as the call asks: dropped, its excerpt kept, or at most N bytes of UTF-8 JSON. */
 async function answerOf(response: Response, call: SignedPost): Promise<OutboundOutcome> {
@@ -173,9 +182,7 @@ export async function signedPost(policy: OutboundPolicy, call: SignedPost): Prom
       signal,
     });
     if (response.status >= 200 && response.status < 300) return await answerOf(response, call);
-    const excerpt = await dropOrExcerpt(response, call);
-    if (response.status >= 300 && response.status < 400) return { kind: "redirect", status: response.status, excerpt };
-    return { kind: "http_error", status: response.status, excerpt };
+    return failedAnswer(response.status, await dropOrExcerpt(response, call));
   } catch (error) {
     if (signal.aborted) return { kind: "timeout" };
     return { kind: "connection_failed", error: error instanceof Error ? error.message : String(error) };

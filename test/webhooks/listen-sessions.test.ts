@@ -182,11 +182,15 @@ describe("the listener endpoint among the business's endpoints", () => {
     expect(rows.filter((row) => isListenerUrl(row.url))).toHaveLength(MAX_LISTENING_SESSIONS);
   });
 
-  it("cannot be changed with PATCH, and is another business's 404", async () => {
+  it("is read by its id on its side, cannot be changed with PATCH, and is another business's 404", async () => {
     const { apiKey } = await createBusiness();
     const other = await createBusiness();
     const session = await startSession(apiKey);
     const path = `/api/v1/webhooks/${session.endpoint_id}`;
+    const read = await call(path, { key: apiKey });
+    expect(read.status).toBe(200);
+    expect(await json(read)).toMatchObject({ id: session.endpoint_id, url: `listen://${session.session_id}` });
+    expect((await call(path, { key: other.apiKey })).status).toBe(404);
     const patch = { url: "https://partner.example/hooks/elsewhere" };
     expect((await call(path, { key: apiKey, method: "PATCH", body: patch })).status).toBe(404);
     expect((await call(`${path}/deliveries`, { key: apiKey })).status).toBe(200);
@@ -216,7 +220,9 @@ describe("deliveries through the socket", () => {
     expect(await verifyWebhookSignature(body, headers["X-Service-Signature"] ?? "", session.secret)).toBe(true);
     expect(await verifyStandardWebhook(body, new Headers(headers), session.secret)).toBe(true);
     expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attemptCount: 1 });
-    expect(await attemptsOf(id)).toEqual([expect.objectContaining({ statusCode: 204, error: null })]);
+    expect(await attemptsOf(id)).toEqual([
+      expect.objectContaining({ statusCode: 204, error: null, answerExcerpt: null }),
+    ]);
     socket.close(1000);
   });
 
@@ -230,7 +236,30 @@ describe("deliveries through the socket", () => {
     });
     const id = await deliveryTo(business, session);
     expect(await consume(id, Date.now())).toEqual({ acked: false, retryDelay: 60 });
-    expect(await attemptsOf(id)).toEqual([expect.objectContaining({ statusCode: 500, error: "answered HTTP 500" })]);
+    // The start of the local answer is kept, as for a delivery over HTTP (the owner's history shows it).
+    expect(await attemptsOf(id)).toEqual([
+      expect.objectContaining({ statusCode: 500, error: "answered HTTP 500", answerExcerpt: "boom" }),
+    ]);
+    socket.close(1000);
+  });
+
+  it("records a local redirect as one, not followed, and cuts a long answer to its excerpt", async () => {
+    const { business, apiKey } = await createBusiness();
+    const session = await startSession(apiKey);
+    const { socket } = await connect(session);
+    socket.addEventListener("message", (event) => {
+      const { delivery_id } = JSON.parse(event.data as string) as DeliveryMessage;
+      socket.send(JSON.stringify({ type: "result", delivery_id, status: 302, body_excerpt: "é".repeat(300) }));
+    });
+    const id = await deliveryTo(business, session);
+    expect(await consume(id, Date.now())).toEqual({ acked: false, retryDelay: 60 });
+    expect(await attemptsOf(id)).toEqual([
+      expect.objectContaining({
+        statusCode: 302,
+        error: "answered with a redirect, which is not followed",
+        answerExcerpt: "é".repeat(200),
+      }),
+    ]);
     socket.close(1000);
   });
 
