@@ -57,7 +57,7 @@ export const eventsApi = createPartnerRouter()
         return { type, limit, startingAfter: starting_after };
       },
       (page) =>
-        storedJson<z.infer<typeof EventsPage>>(c, `{"data":[${page.envelopes.join(",")}],"has_more":${page.hasMore}}`),
+        storedJson<z.infer<typeof EventsPage>>(c, `{"data":[${page.data.join(",")}],"has_more":${page.hasMore}}`),
     ),
   )
   .openapi(getRoute, (c) =>

@@ -1,11 +1,12 @@
 import { and, desc, eq, gte } from "drizzle-orm";
+import { afterRow, type Page, readPage } from "../../db/pages";
 import { type Read, read } from "../../db/reads";
 import { bookings } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import { notFound } from "../../lib/errors";
 import type { BookingObject, ReportedBooking } from "../../schemas/booking";
 import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
-import { afterCursor, type Page, type PageFilters, readPage } from "./paging";
+import type { PageFilters } from "./paging";
 
 export type BookingRow = typeof bookings.$inferSelect;
 
@@ -21,8 +22,8 @@ type PageArguments = { reach: ShapedArgument<SqlReach>; limit: number; status?: 
  * `…_status_date`) and sorts it: the appointments on or after `since`, where walking the booking order would read every
  * booking the business ever had when fewer than a page match (test/api/round-trips-hot-paths.test.ts). `updated_since`
  * reads the range of `bookings_business_updated` (migration 0014) the same way; `after` is the page's cursor
- * (src/domain/platform/paging.ts). Bound parameters: at most 16 of D1's 100, the reach's (three at most, an access
- * token's) at each of its three uses and seven more (test/platform/paging-and-sync.test.ts).
+ * (src/db/pages.ts). Bound parameters: at most 10 of D1's 100, the reach's three at most (an access
+ * token's) and seven more, the cursor's id three times among them (test/platform/paging-and-sync.test.ts).
  */
 const appointmentsPage = statement<PageArguments & { updatedSince?: string; after?: number }>()(
   (db, { reach, limit, status, since, updatedSince, after }) =>
@@ -35,7 +36,7 @@ const appointmentsPage = statement<PageArguments & { updatedSince?: string; afte
           status === undefined ? undefined : eq(bookings.status, status),
           since === undefined ? undefined : gte(bookings.date, since),
           updatedSince === undefined ? undefined : gte(bookings.updatedAt, updatedSince),
-          after === undefined ? undefined : afterCursor(db, bookings, businessOf(reach), after),
+          after === undefined ? undefined : afterRow(db, bookings, after),
         ),
       )
       .orderBy(desc(bookings.createdAt), desc(bookings.id))
@@ -54,14 +55,20 @@ const bookingById = statement<{ reach: ShapedArgument<SqlReach>; id: number }>()
 export const bookingNotFound = () => notFound("No booking with that id exists for this credential.");
 
 /**
- * One page and `has_more`, in one round trip with the cursor's check (src/domain/platform/paging.ts).
+ * One page and `has_more`, in one round trip with the cursor's check (src/db/pages.ts).
  */
 export function listAppointments(reach: Reach, filters: AppointmentFilters): Read<Page<BookingObject>> {
   const { limit, status, since, updatedSince, startingAfter } = filters;
   const scope = reachArgument(reach);
   const page = appointmentsPage({ reach: scope, limit: limit + 1, status, since, updatedSince, after: startingAfter });
   const cursor = startingAfter === undefined ? undefined : bookingById({ reach: scope, id: startingAfter });
-  return readPage("booking", limit, page, cursor, toBookingObject);
+  return readPage(
+    limit,
+    page,
+    cursor,
+    toBookingObject,
+    'The query parameter "starting_after" names no booking of this business.',
+  );
 }
 
 /** `GET /appointments/{id}`: the booking, or the 404. */

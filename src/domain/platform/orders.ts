@@ -1,11 +1,12 @@
 import { and, desc, eq, gte } from "drizzle-orm";
+import { afterRow, type Page, readPage } from "../../db/pages";
 import { type Read, read } from "../../db/reads";
 import { orders } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import { notFound } from "../../lib/errors";
 import type { OrderObject, ReportedOrder } from "../../schemas/order";
 import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
-import { afterCursor, type Page, type PageFilters, readPage } from "./paging";
+import type { PageFilters } from "./paging";
 
 export type OrderRow = typeof orders.$inferSelect;
 
@@ -14,8 +15,8 @@ export type OrderFilters = PageFilters & { status?: OrderRow["status"] };
 /**
  * Spec, GET /orders: newest (most recently placed) first; served by `orders_business_created` / `..._status_created`,
  * and with `updated_since` by the range of `orders_business_updated`, sorted. `after`: the page's cursor
- * (src/domain/platform/paging.ts). Bound parameters: at most 15 of D1's 100, the reach's (three at most, an access
- * token's) at each of its three uses and six more.
+ * (src/db/pages.ts). Bound parameters: at most 9 of D1's 100, the reach's three at most (an access
+ * token's) and six more.
  */
 const ordersPage = statement<{
   reach: ShapedArgument<SqlReach>;
@@ -32,7 +33,7 @@ const ordersPage = statement<{
         eq(orders.businessId, businessOf(reach)),
         status === undefined ? undefined : eq(orders.status, status),
         updatedSince === undefined ? undefined : gte(orders.updatedAt, updatedSince),
-        after === undefined ? undefined : afterCursor(db, orders, businessOf(reach), after),
+        after === undefined ? undefined : afterRow(db, orders, after),
       ),
     )
     .orderBy(desc(orders.createdAt), desc(orders.id))
@@ -50,13 +51,19 @@ const orderById = statement<{ reach: ShapedArgument<SqlReach>; id: number }>()((
 /** Another business's order reads exactly as an unknown id (docs/architecture.md, Everywhere: Scoping). */
 export const orderNotFound = () => notFound("No order with that id exists for this credential.");
 
-/** One page and `has_more`, in one round trip with the cursor's check (src/domain/platform/paging.ts). */
+/** One page and `has_more`, in one round trip with the cursor's check (src/db/pages.ts). */
 export function listOrders(reach: Reach, filters: OrderFilters): Read<Page<OrderObject>> {
   const { limit, status, updatedSince, startingAfter } = filters;
   const scope = reachArgument(reach);
   const page = ordersPage({ reach: scope, limit: limit + 1, status, updatedSince, after: startingAfter });
   const cursor = startingAfter === undefined ? undefined : orderById({ reach: scope, id: startingAfter });
-  return readPage("order", limit, page, cursor, toOrderObject);
+  return readPage(
+    limit,
+    page,
+    cursor,
+    toOrderObject,
+    'The query parameter "starting_after" names no order of this business.',
+  );
 }
 
 /** `GET /orders/{id}`: the order, or the 404. */

@@ -1,8 +1,9 @@
-import { and, desc, eq, gte, lt, lte, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, type SQL } from "drizzle-orm";
+import { afterRow, type Page, readPage } from "../../db/pages";
 import { type Read, read } from "../../db/reads";
 import { events } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
-import { invalid, notFound } from "../../lib/errors";
+import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import type { EventName } from "../../names-and-limits";
 import { type Side, type SqlSide, sideArgument } from "../access/scope";
@@ -32,7 +33,6 @@ type Kept = { side: ShapedArgument<SqlSide>; kept: string };
  */
 const eventsPage = statement<Kept & { limit: number; type?: string; after?: string }>()(
   (db, { side, kept, limit, type, after }) => {
-    const cursorAt = after && db.select({ at: events.createdAt }).from(events).where(eq(events.id, after));
     return db
       .select({ envelope: events.envelope })
       .from(events)
@@ -41,7 +41,7 @@ const eventsPage = statement<Kept & { limit: number; type?: string; after?: stri
           receivable(side),
           gte(events.createdAt, kept),
           type && eq(events.type, type),
-          cursorAt && and(lte(events.createdAt, cursorAt), or(lt(events.createdAt, cursorAt), lt(events.id, after))),
+          after === undefined ? undefined : afterRow(db, events, after),
         ),
       )
       .orderBy(desc(events.createdAt), desc(events.id))
@@ -63,35 +63,25 @@ export const eventNotFound = () => notFound("No event with that id exists for th
 export type EventFilters = { limit: number; type?: EventName; startingAfter?: string };
 
 /**
- * The stored envelopes are the text that was delivered (the consumer POSTs `events.envelope` as it is): a page answers
- * that text, not a parse of it, so that what the partner reads is byte for byte what its endpoint received.
- */
-export type EnvelopePage = { envelopes: string[]; hasMore: boolean };
-
-/**
  * `GET /events` (docs/webhooks.md, Events you were sent): newest first, optionally of one type, after a cursor. A
  * cursor that is not an event this principal can list (unknown, another business's, not receivable, older than 30 days)
  * is a 400 naming the parameter rather than a 404, since the path names no such event: the page has no place to start.
  */
-export function listEvents(reach: Side, filters: EventFilters, now: EpochMs = Date.now()): Read<EnvelopePage> {
+export function listEvents(reach: Side, filters: EventFilters, now: EpochMs = Date.now()): Read<Page<string>> {
   const scope = { side: sideArgument(reach), kept: keptSince(now) };
   const { limit, type, startingAfter } = filters;
   // One more than the page, to say whether there is another.
   const page = eventsPage({ ...scope, limit: limit + 1, type, after: startingAfter });
-  const cursor = startingAfter === undefined ? [] : [eventWithin({ ...scope, id: startingAfter })];
-  return {
-    statements: [page, ...cursor],
-    answer: ([rows, cursorRows]) => {
-      if (startingAfter !== undefined && (cursorRows as unknown[]).length === 0) {
-        throw invalid(
-          'The query parameter "starting_after" is not the id of an event this credential can list (events are kept 30 days).',
-          "starting_after",
-        );
-      }
-      const envelopes = (rows as Array<{ envelope: string }>).map((row) => row.envelope);
-      return { envelopes: envelopes.slice(0, limit), hasMore: envelopes.length > limit };
-    },
-  };
+  const cursor = startingAfter === undefined ? undefined : eventWithin({ ...scope, id: startingAfter });
+  // The stored envelopes are the text that was delivered: a page answers that text, not a parse of it, so that what
+  // the partner reads is byte for byte what its endpoint received.
+  return readPage(
+    limit,
+    page,
+    cursor,
+    (row) => row.envelope,
+    'The query parameter "starting_after" is not the id of an event this credential can list (events are kept 30 days).',
+  );
 }
 
 /** `GET /events/{id}`: the envelope as delivered, or the 404. */
