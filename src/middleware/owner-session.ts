@@ -99,7 +99,10 @@ const tryAgainLater = (seconds: number) => {
   return `Too many sign-in attempts have failed. Please try again later, in ${minutes === 1 ? "a minute" : `${minutes} minutes`}.`;
 };
 
-export type SignInOutcome = { signedIn: true } | { signedIn: false; status: 401 | 403 | 429; error: string };
+/** A failed sign-in carries the `email` that was sent ("" when it was not text), to draw the form again with it. */
+export type SignInOutcome =
+  | { signedIn: true }
+  | { signedIn: false; status: 401 | 403 | 429; error: string; email: string };
 
 /**
  * The one sign-in flow of the dashboard and the consent page: the form's double-submit CSRF token, then the failure
@@ -112,11 +115,12 @@ export type SignInOutcome = { signedIn: true } | { signedIn: false; status: 401 
  */
 export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
   const body = await c.req.parseBody();
-  if (!signInCsrfValid(c, body.csrf_token)) {
-    return { signedIn: false, status: 403, error: "The form expired. Please sign in again." };
-  }
   const text = (value: unknown) => (typeof value === "string" ? value : "");
   const credentials = { email: text(body.email), password: text(body.password) };
+  const { email } = credentials;
+  if (!signInCsrfValid(c, body.csrf_token)) {
+    return { signedIn: false, status: 403, error: "The form expired. Please sign in again.", email };
+  }
   const throttles = throttlesOf(c, credentials.email);
   const attempts = await Promise.all(throttles.map(({ key, stub }) => stub.attempt(key)));
   /** Reports the outcome to every count that let the attempt through. */
@@ -132,14 +136,14 @@ export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
     c.executionCtx.waitUntil(settle("unchecked"));
     const retryAfter = Math.max(...waits);
     c.header("Retry-After", String(retryAfter));
-    return { signedIn: false, status: 429, error: tryAgainLater(retryAfter) };
+    return { signedIn: false, status: 429, error: tryAgainLater(retryAfter), email };
   }
   // The owner's email names their business's shard (docs/scaling.md, Sign-in): the session is checked and stored there.
   useShard(c, await shardToSignIn(c.var.deps, credentials.email));
   const result = await signInOwner(c.var.deps, credentials);
   // The answer need not wait for the report: until it lands, the attempt counts as pending, which is a failure.
   c.executionCtx.waitUntil(settle(result ? "succeeded" : "failed"));
-  if (!result) return { signedIn: false, status: 401, error: "The email address or password is not correct." };
+  if (!result) return { signedIn: false, status: 401, error: "The email address or password is not correct.", email };
   startOwnerSession(c, result.token);
   return { signedIn: true };
 }

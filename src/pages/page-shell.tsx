@@ -109,10 +109,6 @@ export function renderPage(c: Context, status: ContentfulStatusCode, page: Child
 /** A hidden CSRF field: every form carries its token (synchronizer token, or the sign-in's double-submit cookie). */
 export const CsrfField = (props: { token: string }) => <input type="hidden" name="csrf_token" value={props.token} />;
 
-/** The email of a sign-in form that was sent, to draw the form again with it; nothing when it is not text. */
-export const submittedEmail = (body: Record<string, unknown>) =>
-  typeof body.email === "string" ? body.email : undefined;
-
 /**
  * The owner's sign-in form, the same on the dashboard and on the consent page. After a failed attempt it is drawn
  * again with the `email` that was sent (escaped like any attribute), so only the password is typed again; the password

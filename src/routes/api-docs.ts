@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { setPageHeaders } from "../pages/page-shell";
+import { FAVICON, setPageHeaders } from "../pages/page-shell";
 import { partnerApi } from "./partner-api";
 import { serveStaticFile } from "./static-file";
 
@@ -120,7 +120,7 @@ const REFERENCE_PAGE = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>Secretary Partner API reference</title>
-    <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+    <link rel="icon" href="${FAVICON}" type="image/svg+xml" />
   </head>
   <body>
     <script id="api-reference" type="application/json" data-url="/api/v1/openapi.json" data-configuration='${REFERENCE_CONFIGURATION}'></script>

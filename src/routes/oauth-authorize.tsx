@@ -24,7 +24,7 @@ import {
   signInFromForm,
 } from "../middleware/owner-session";
 import { ConsentPage, ErrorPage, PlanPage, SignInPage } from "../pages/oauth-pages";
-import { renderPage, submittedEmail } from "../pages/page-shell";
+import { renderPage } from "../pages/page-shell";
 
 /**
  * The authorization page (spec: Partner sign-in, steps 2 and 3; RFC 6749 §4.1): the owner signs in, sees what the
@@ -139,8 +139,8 @@ export const oauthAuthorize = new Hono<AppEnv>()
     if (!request) return response;
     const outcome = await signInFromForm(c);
     if (!outcome.signedIn) {
-      // The form keeps the email that was sent (the body was parsed once, by the sign-in), never the password.
-      return signInPage(c, request, outcome.status, outcome.error, submittedEmail(await c.req.parseBody()));
+      // The form keeps the email that was sent (as the sign-in read it), never the password.
+      return signInPage(c, request, outcome.status, outcome.error, outcome.email);
     }
     return backToAuthorize(c, request);
   })

@@ -6,7 +6,7 @@ import { runRead } from "../../src/db/reads";
 import { actionCalls, actions } from "../../src/db/schema";
 import { ACTION_TIMEOUT_MS, callActionByName, testAction } from "../../src/domain/actions/calls";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
-import { getAction } from "../../src/domain/actions/reads";
+import { findAction, getAction } from "../../src/domain/actions/reads";
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, expectError, json, RUNTIME } from "../helpers/http";
@@ -545,7 +545,8 @@ describe("the Secretary calls a connected action", async () => {
   it("lets the owner Test an action that is still off: a real call, recorded", async () => {
     const box = receiverBox("owner-test");
     const action = await registered(box.url("/ok"), undefined, false);
-    const tested = await testAction(deps, action.business, action.id, { date: "2026-12-31" });
+    const row = await findAction(deps, action.business.id, action.id);
+    const tested = await testAction(deps, action.business, row, { date: "2026-12-31" });
     expect(tested.call).toMatchObject({ status: "success", arguments: { date: "2026-12-31" } });
     expect(await box.recorded()).toHaveLength(1);
     const detail = await json<{ enabled: boolean; calls: unknown[] }>(
@@ -553,6 +554,7 @@ describe("the Secretary calls a connected action", async () => {
     );
     expect(detail.enabled).toBe(false);
     expect(detail.calls).toHaveLength(1);
-    await expect(testAction(deps, business, action.id, {})).rejects.toThrow(/No action/);
+    // Another business reads no row to test.
+    await expect(findAction(deps, business.id, action.id)).rejects.toThrow(/No action/);
   });
 });

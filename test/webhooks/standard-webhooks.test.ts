@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { actions, webhookEndpoints } from "../../src/db/schema";
 import { callActionByName, testAction } from "../../src/domain/actions/calls";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
+import { findAction } from "../../src/domain/actions/reads";
 import { newSigningSecret } from "../../src/lib/signing";
 import { registerAction } from "../helpers/actions";
 import { deps } from "../helpers/dependencies";
@@ -309,7 +310,7 @@ describe("Standard Webhooks headers on action calls, and a rotation of an action
     });
     expect(await verdicts(request, action.secret)).toEqual(ALL);
 
-    const tested = await testAction(deps, business, action.id, {});
+    const tested = await testAction(deps, business, await findAction(deps, business.id, action.id), {});
     const [, ofTest] = (await box.recorded()) as [RecordedRequest, RecordedRequest];
     expect(ofTest.headers["webhook-id"]).toBe(String(tested.call.id));
     expect(await verdicts(ofTest, action.secret)).toEqual(ALL);

@@ -14,7 +14,6 @@ import { type Action, approvedVersion } from "./action-object";
 import { argumentProblem, assertRequiredArguments } from "./arguments";
 import { cutOffBefore } from "./call-object";
 import { callResult, MAX_ANSWER_BYTES, outcomeOf, recordOutcome } from "./call-outcome";
-import { findAction } from "./reads";
 
 /** Spec, Connected actions, response rules. */
 export const ACTION_TIMEOUT_MS = 5000;
@@ -168,14 +167,16 @@ export async function callActionByName(
   return callAction(deps, row.action, row.business, request, options);
 }
 
-/** The owner's Test button (spec: "Owner may press Test first"): a real call with sample arguments, recorded. */
+/**
+ * The owner's Test button (spec: "Owner may press Test first"): a real call with sample arguments, recorded. `action`
+ * is the row the caller read within the business (`findAction`), which also built the form of those arguments.
+ */
 export async function testAction(
   deps: Dependencies,
   business: { id: string; handle: string },
-  actionId: number,
+  action: Action,
   sampleArguments: Record<string, unknown>,
 ) {
-  const action = await findAction(deps, business.id, actionId);
   const request: CallRequest = {
     conversationId: "owner-test",
     messageId: `owner-test-${crypto.randomUUID()}`,

@@ -1,4 +1,4 @@
-import { and, asc, eq, not, sql } from "drizzle-orm";
+import { and, asc, eq, not, type Placeholder, sql } from "drizzle-orm";
 import { read, runRead } from "../../db/reads";
 import { apiKeys, intakes, oauthGrants } from "../../db/schema";
 import { statement } from "../../db/statements";
@@ -23,13 +23,16 @@ import { contentOf, intakeNotFound, intakeOwner, normalizeField, toIntakeObject 
  */
 export const registeredByRevokedCredential = sql<boolean>`(exists (select 1 from ${apiKeys} where ${apiKeys.id} = ${intakes.apiKeyId} and ${apiKeys.revokedAt} is not null) or exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${intakes.oauthGrantId} and ${oauthGrants.revokedAt} is not null))`;
 
-const ofBusiness = (businessId: string, id: number) => and(eq(intakes.id, id), eq(intakes.businessId, businessId));
+/** The intake `id` of the business, whoever registered it: what every owner read and write of one intake is scoped by. */
+export const ofBusiness = (businessId: string | Placeholder, id: number | Placeholder) =>
+  and(eq(intakes.id, id), eq(intakes.businessId, businessId));
 
-const businessIntakeWithin = statement<{ business: string; id: number }>()((db, { business, id }) =>
+/** The intake `id` of the business, and whether the key or app that registered it is revoked (1) or not (0). */
+export const businessIntakeWithin = statement<{ business: string; id: number }>()((db, { business, id }) =>
   db
     .select({ intake: intakes, revoked: sql<number>`${registeredByRevokedCredential}` })
     .from(intakes)
-    .where(and(eq(intakes.id, id), eq(intakes.businessId, business))),
+    .where(ofBusiness(business, id)),
 );
 
 /** The intake `id` of the business, whoever registered it, and whether that key or app has lost its access. */

@@ -1,9 +1,9 @@
-import { and, count, eq, type Placeholder, sql } from "drizzle-orm";
+import { count, eq } from "drizzle-orm";
 import { readTwo, runRead } from "../../db/reads";
 import { intakeResponses, intakes } from "../../db/schema";
 import { statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { registeredByRevokedCredential } from "./owner-decisions";
+import { businessIntakeWithin, ofBusiness } from "./owner-decisions";
 import { deleteIntakeWhere, intakeNotFound } from "./registration";
 
 /*
@@ -11,22 +11,6 @@ import { deleteIntakeWhere, intakeNotFound } from "./registration";
  * one of a revoked key or a disconnected app, which no partner can reach any more and which still counts towards the
  * business's 5 intakes. Scoped by the business alone, never by a partner principal.
  */
-
-const ofBusiness = (businessId: string | Placeholder, id: number | Placeholder) =>
-  and(eq(intakes.id, id), eq(intakes.businessId, businessId));
-
-const removalWithin = statement<{ business: string; id: number }>()((db, { business, id }) =>
-  db
-    .select({
-      id: intakes.id,
-      name: intakes.name,
-      title: intakes.title,
-      enabled: intakes.enabled,
-      revoked: sql<number>`${registeredByRevokedCredential}`,
-    })
-    .from(intakes)
-    .where(ofBusiness(business, id)),
-);
 
 /** The intake's responses, counted through the index on `intake_id`; none for another business's id. */
 const responsesWithin = statement<{ business: string; id: number }>()((db, { business, id }) =>
@@ -41,15 +25,13 @@ export async function intakeRemoval(deps: Dependencies, businessId: string, inta
   const args = { business: businessId, id: intakeId };
   return runRead(
     deps.db,
-    readTwo(removalWithin(args), responsesWithin(args), ([found], [counted]) => {
+    readTwo(businessIntakeWithin(args), responsesWithin(args), ([found], [counted]) => {
       if (!found) throw intakeNotFound();
-      const { revoked, ...intake } = found;
-      return { ...intake, revoked: Boolean(revoked), responses: Number(counted?.count ?? 0) };
+      const { id, name, title, enabled } = found.intake;
+      return { id, name, title, enabled, revoked: Boolean(found.revoked), responses: Number(counted?.count ?? 0) };
     }),
   );
 }
-
-export type IntakeRemoval = Awaited<ReturnType<typeof intakeRemoval>>;
 
 /**
  * Deletes the business's intake and its responses in one statement (the partner's DELETE, scoped by the business

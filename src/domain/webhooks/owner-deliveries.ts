@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, gte, inArray, lt } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, inArray, lt, lte } from "drizzle-orm";
 import { deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import type { EpochMs } from "../../lib/time";
@@ -13,10 +13,13 @@ import { keptSince } from "./event-log";
  * every side. The endpoint's 404 is `endpointForOwner`'s, read beside it.
  */
 
-export const OWNER_HISTORY_PAGE = 20;
+const OWNER_HISTORY_PAGE = 20;
 
 /** Where a page starts: after `older` (its deliveries are older than that id), or before `newer`; the newest without. */
-export type HistoryCursor = { older?: number; newer?: number };
+type HistoryCursor =
+  | { older: number; newer?: never }
+  | { newer: number; older?: never }
+  | { older?: never; newer?: never };
 
 export type OwnerAttempt = {
   attemptedAt: string;
@@ -66,6 +69,8 @@ export async function ownerDeliveryHistory(
   const { db } = deps;
   const limit = OWNER_HISTORY_PAGE;
   const towardNewer = cursor.newer !== undefined;
+  /** The cursor's delivery id, which the page starts beyond; none for the newest page. */
+  const from = cursor.newer ?? cursor.older;
   const ofEndpoint = and(
     eq(webhookDeliveries.endpointId, endpointId),
     eq(webhookDeliveries.businessId, businessId),
@@ -73,8 +78,7 @@ export async function ownerDeliveryHistory(
   );
   const pageWhere = and(
     ofEndpoint,
-    cursor.newer !== undefined ? gt(webhookDeliveries.id, cursor.newer) : undefined,
-    cursor.older !== undefined ? lt(webhookDeliveries.id, cursor.older) : undefined,
+    from === undefined ? undefined : towardNewer ? gt(webhookDeliveries.id, from) : lt(webhookDeliveries.id, from),
   );
   const order = towardNewer ? asc(webhookDeliveries.id) : desc(webhookDeliveries.id);
   const pageIds = db
@@ -83,13 +87,18 @@ export async function ownerDeliveryHistory(
     .where(pageWhere)
     .orderBy(order)
     .limit(limit);
-  // The other side of the cursor: the deliveries the previous page showed, if any are still kept.
+  // The other side of the cursor: the deliveries the previous page showed, if any are still kept. Only read when
+  // there is a cursor: the newest page has no other side.
   const beyond =
-    cursor.newer !== undefined
-      ? lt(webhookDeliveries.id, cursor.newer + 1)
-      : cursor.older !== undefined
-        ? gt(webhookDeliveries.id, cursor.older - 1)
-        : lt(webhookDeliveries.id, 0);
+    from === undefined
+      ? []
+      : [
+          db
+            .select({ id: webhookDeliveries.id })
+            .from(webhookDeliveries)
+            .where(and(ofEndpoint, towardNewer ? lte(webhookDeliveries.id, from) : gte(webhookDeliveries.id, from)))
+            .limit(1),
+        ];
   const [rows, attempts, other] = await db.batch([
     db
       .select({
@@ -112,8 +121,9 @@ export async function ownerDeliveryHistory(
       .from(deliveryAttempts)
       .where(inArray(deliveryAttempts.deliveryId, pageIds))
       .orderBy(asc(deliveryAttempts.deliveryId), asc(deliveryAttempts.id)),
-    db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(and(ofEndpoint, beyond)).limit(1),
+    ...beyond,
   ]);
+  const otherSide = other !== undefined && other.length > 0;
   const more = rows.length > limit;
   const shown = rows.slice(0, limit);
   if (towardNewer) shown.reverse();
@@ -133,12 +143,12 @@ export async function ownerDeliveryHistory(
   });
   const first = deliveries[0];
   const last = deliveries.at(-1);
-  const hasOlder = towardNewer ? other.length > 0 : more;
-  const hasNewer = towardNewer ? more : other.length > 0;
+  const hasOlder = towardNewer ? otherSide : more;
+  const hasNewer = towardNewer ? more : otherSide;
   return {
     deliveries,
     // An empty page (its deliveries removed by the retention meanwhile) links back across its own cursor.
-    older: hasOlder ? (last?.id ?? (cursor.newer ?? 0) + 1) : undefined,
-    newer: hasNewer ? (first?.id ?? (cursor.older ?? 0) - 1) : undefined,
+    older: hasOlder ? (last?.id ?? (from ?? 0) + 1) : undefined,
+    newer: hasNewer ? (first?.id ?? (from ?? 0) - 1) : undefined,
   };
 }

@@ -29,7 +29,7 @@ export const valueInWords = (value: string | number | boolean) =>
   typeof value === "boolean" ? (value ? "yes" : "no") : String(value);
 
 /** What the parameter takes: one of its allowed values when it has an enum, else its kind. */
-export const kindInWords = (parameter: Parameter) =>
+const kindInWords = (parameter: Parameter) =>
   parameter.enum ? `one of: ${parameter.enum.map(valueInWords).join(", ")}` : KINDS[parameter.type];
 
 /** The short list of an action's parameters: name, what it is, required or optional, and what it takes. */

@@ -16,8 +16,6 @@ export type TypedValues = Record<string, string>;
 
 const fieldName = (name: string) => `arguments.${name}`;
 const fieldId = (name: string) => `argument-${name}`;
-/** A choice's value in the form: yes/no for a boolean, the value itself otherwise. */
-const choiceValue = (value: string | number | boolean) => valueInWords(value);
 /** The choices of a select: the enum, or yes and no for a boolean; none for a free field. */
 const choicesOf = (parameter: Parameter) => parameter.enum ?? (parameter.type === "boolean" ? [true, false] : null);
 
@@ -37,7 +35,7 @@ export function formArguments(
     const raw = typeof sent === "string" ? sent : "";
     values[parameter.name] = raw;
     if (raw.trim() === "") continue;
-    const choice = choicesOf(parameter)?.find((value) => choiceValue(value) === raw);
+    const choice = choicesOf(parameter)?.find((value) => valueInWords(value) === raw);
     if (choice !== undefined) {
       args[parameter.name] = choice;
     } else if (parameter.type === "string") {
@@ -68,7 +66,7 @@ function ParameterInput(props: { parameter: Parameter; value: string }) {
       <select {...common}>
         <option value="">{parameter.required ? "Choose…" : "Not given"}</option>
         {choices.map((choice) => (
-          <option value={choiceValue(choice)} selected={value === choiceValue(choice)}>
+          <option value={valueInWords(choice)} selected={value === valueInWords(choice)}>
             {valueInWords(choice)}
           </option>
         ))}

@@ -103,26 +103,25 @@ export const actionPages = new Hono<DashboardEnv>()
   .post("/actions/:id/test", async (c) => {
     const { business } = c.var.session;
     const id = actionId(c);
-    // The form has one field per parameter (action-test-form.tsx), read back by the parameters shown to the owner.
-    const [body, shownBefore] = await Promise.all([c.req.parseBody(), actionWithCreator(c.var.deps, business.id, id)]);
-    const { values, arguments: sample, problem: unreadable } = formArguments(shownBefore.action.parameters, body);
-    if (unreadable) {
-      const page = <ActionPage session={c.var.session} {...shownBefore} values={values} problem={unreadable} />;
-      return renderPage(c, 400, page);
-    }
+    // The form has one field per parameter (action-test-form.tsx), read back by the parameters shown to the owner;
+    // the row read here is the one the test calls, and the page is read once, after the test, as it then is.
+    const [body, row] = await Promise.all([c.req.parseBody(), findAction(c.var.deps, business.id, id)]);
+    const { values, arguments: sample, problem: unreadable } = formArguments(row.parameters, body);
     let tested: Tested | undefined;
     let problem: string | undefined;
-    try {
-      tested = await testAction(c.var.deps, business, id, sample);
-    } catch (error) {
-      // Sample arguments without a required parameter make no call, as for the Secretary.
-      problem = refusalShownInPlace(error, 422);
+    if (!unreadable) {
+      try {
+        tested = await testAction(c.var.deps, business, row, sample);
+      } catch (error) {
+        // Sample arguments without a required parameter make no call, as for the Secretary.
+        problem = refusalShownInPlace(error, 422);
+      }
     }
     const shown = await actionWithCreator(c.var.deps, business.id, id);
     return renderPage(
       c,
-      problem ? 422 : 200,
-      <ActionPage session={c.var.session} {...shown} values={values} tested={tested} problem={problem} />,
+      unreadable ? 400 : problem ? 422 : 200,
+      <ActionPage session={c.var.session} {...shown} values={values} tested={tested} problem={unreadable ?? problem} />,
     );
   })
   // Both guarded by the version the owner reviewed: a PATCH that landed meanwhile is shown, not approved unseen.

@@ -11,7 +11,7 @@ import {
   signInCsrfToken,
   signInFromForm,
 } from "../../middleware/owner-session";
-import { renderPage, SignInForm, submittedEmail } from "../../pages/page-shell";
+import { renderPage, SignInForm } from "../../pages/page-shell";
 import { account } from "./account";
 import { actionPages } from "./actions";
 import type { DashboardEnv } from "./dashboard-env";
@@ -70,9 +70,8 @@ export const dashboard = new Hono<DashboardEnv>()
   .post("/sign-in", async (c) => {
     const outcome = await signInFromForm(c);
     if (!outcome.signedIn) {
-      // The email comes back in the form (the body was parsed once, by the sign-in), the password never does.
-      const email = submittedEmail(await c.req.parseBody());
-      const again = <SignInPage csrfToken={signInCsrfToken(c)} error={outcome.error} email={email} />;
+      // The email comes back in the form (as the sign-in read it), the password never does.
+      const again = <SignInPage csrfToken={signInCsrfToken(c)} error={outcome.error} email={outcome.email} />;
       return renderPage(c, outcome.status, again);
     }
     return c.redirect("/dashboard", 303);

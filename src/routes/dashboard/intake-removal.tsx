@@ -8,7 +8,8 @@ import { Confirmation } from "./confirmation";
 import type { DashboardEnv } from "./dashboard-env";
 import { Layout } from "./layout";
 
-const intakeId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", intakeNotFound);
+/** The page's id as the domain takes it, or the 404 page (the intake's pages and its removal). */
+export const intakeId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", intakeNotFound);
 
 const responsesText = (count: number) =>
   count === 0

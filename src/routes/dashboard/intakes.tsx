@@ -1,4 +1,3 @@
-import type { Context } from "hono";
 import { Hono } from "hono";
 import {
   type ApprovalSummary,
@@ -7,18 +6,13 @@ import {
   switchIntakeOff,
   switchIntakeOn,
 } from "../../domain/intakes/owner-decisions";
-import { intakeNotFound } from "../../domain/intakes/registration";
 import { latestResponses } from "../../domain/intakes/responses";
-import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
 import type { DashboardEnv } from "./dashboard-env";
 import { IDENTITY_NAMES } from "./identity-names";
-import { intakeRemovalPages } from "./intake-removal";
+import { intakeId, intakeRemovalPages } from "./intake-removal";
 import { ButtonForm, Layout, OnOff } from "./layout";
 import { When } from "./time-text";
-
-/** The page's id as the domain takes it, or the 404 page. */
-const intakeId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", intakeNotFound);
 
 /**
  * Intakes: the approval screen (spec, Contact details and approval: every question, the contact details the partner

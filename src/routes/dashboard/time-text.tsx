@@ -32,13 +32,10 @@ type Precision = "day" | "minute" | "second";
 export const timeText = (at: string, timeZone: string, precision: Precision = "minute") =>
   formatter(timeZone, precision).format(new Date(at));
 
-/**
- * The same on a page, in the business's time zone, in a `<time>` element carrying the instant itself; `never` (or
- * what is given) when there is none.
- */
-export function When(props: { at: string | null; precision?: Precision; none?: string }) {
+/** The same on a page, in the business's time zone, in a `<time>` element carrying the instant itself; `never` without. */
+export function When(props: { at: string | null; precision?: Precision }) {
   const timeZone = useContext(TimeZone);
-  if (props.at === null) return <>{props.none ?? "never"}</>;
+  if (props.at === null) return <>never</>;
   return <time datetime={props.at}>{timeText(props.at, timeZone, props.precision)}</time>;
 }
 

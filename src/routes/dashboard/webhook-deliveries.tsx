@@ -1,4 +1,4 @@
-import type { OwnerDelivery, OwnerHistory } from "../../domain/webhooks/owner-deliveries";
+import type { OwnerAttempt, OwnerDelivery, OwnerHistory } from "../../domain/webhooks/owner-deliveries";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Tag } from "./layout";
 import { When } from "./time-text";
@@ -12,7 +12,7 @@ import { eventInWords } from "./webhook-event-words";
 
 type Session = DashboardEnv["Variables"]["session"];
 
-const Attempt = (props: { attempt: OwnerDelivery["attempts"][number] }) => {
+const Attempt = (props: { attempt: OwnerAttempt }) => {
   const { attempt } = props;
   return (
     <li>

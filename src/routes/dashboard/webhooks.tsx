@@ -61,19 +61,13 @@ export const webhookPages = new Hono<DashboardEnv>()
     const session = c.var.session;
     const id = endpointId(c);
     // A page of 20 on either side of a delivery id, as the partner's `GET /webhooks/{id}/deliveries` pages, for the
-    // whole business (the owner sees every side); a cursor that is no id is the newest page.
-    const cursor = {
-      older: numericId(c.req.query("older") ?? ""),
-      newer: numericId(c.req.query("newer") ?? ""),
-    };
+    // whole business (the owner sees every side); a cursor that is no id is the newest page, and `newer` goes first.
+    const older = numericId(c.req.query("older") ?? "");
+    const newer = numericId(c.req.query("newer") ?? "");
+    const cursor = newer !== undefined ? { newer } : older !== undefined ? { older } : {};
     const [endpoint, history] = await Promise.all([
       endpointForOwner(c.var.deps, session.business.id, id),
-      ownerDeliveryHistory(
-        c.var.deps,
-        session.business.id,
-        id,
-        cursor.newer === undefined ? cursor : { newer: cursor.newer },
-      ),
+      ownerDeliveryHistory(c.var.deps, session.business.id, id, cursor),
     ]);
     // Nothing is sent to a disabled endpoint, a test or a Send again included (a ping would write no delivery, a Send
     // again is refused with a 409), so its page offers to switch it back on instead.
