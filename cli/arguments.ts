@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
  * where a shell's history keeps it.
  */
 
-export const DEFAULT_API_BASE = "http://localhost:8787";
+const DEFAULT_API_BASE = "http://localhost:8787";
 
 export const USAGE = `Usage:
   secretary listen --forward-to <url> [--events booking.created,order.created] [--keepalive <seconds>]

@@ -6,7 +6,13 @@ import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
 import { ApiError, invalid } from "./lib/errors";
 import { requireRuntime } from "./middleware/authenticate-runtime";
-import { NOT_JSON_BODY, respondMethodNotAllowed, respondNotFound, respondToError } from "./middleware/error-responses";
+import {
+  JSON_CONTENT_TYPE,
+  NOT_JSON_BODY,
+  respondMethodNotAllowed,
+  respondNotFound,
+  respondToError,
+} from "./middleware/error-responses";
 import { requestLog } from "./middleware/request-log";
 import { responseHeaders } from "./middleware/response-headers";
 import { apiDocs } from "./routes/api-docs";
@@ -26,9 +32,6 @@ import { wellKnown } from "./routes/well-known";
  * options each at their longest, about 92,000 bytes when every character takes 4 bytes; the rest is headroom.
  */
 export const MAX_BODY_BYTES = 128 * 1024;
-
-/** `application/json` or a `+json` type, whatever its parameters (`; charset=utf-8`). */
-const JSON_CONTENT_TYPE = /^\s*application\/([\w.-]+\+)?json\s*(;|$)/i;
 
 /**
  * `/internal/v1` takes JSON bodies only (spec: Conventions), and a body of another type is a 400 naming

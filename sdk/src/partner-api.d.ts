@@ -4395,8 +4395,9 @@ export interface operations {
                     /**
                      * @description An event the core platform causes: booking.*, order.*, payment.received, lead.created, review.created
                      * @example booking.created
+                     * @enum {string}
                      */
-                    event: string;
+                    event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled";
                 };
             };
         };

@@ -34,3 +34,19 @@ export const budgetUse = (
   windowSeconds: number,
   use: { remaining: number; resetInSeconds: number },
 ): BudgetUse => ({ policy, quota, windowSeconds, remaining: use.remaining, resetInSeconds: use.resetInSeconds });
+
+/**
+ * Counts one use of `key` against a per-minute Rate Limiting binding (`[[ratelimits]]` in wrangler.toml), which says
+ * only yes or no. Refused, it answers the use a 429 states (`tooManyRequests`, src/lib/errors.ts): nothing left, back
+ * within the minute; admitted, undefined. The caller throws, since src/lib/errors.ts builds on this module.
+ */
+export async function refusedPerMinute(
+  limiter: RateLimit,
+  key: string,
+  policy: string,
+  quota: number,
+): Promise<BudgetUse | undefined> {
+  const { success } = await limiter.limit({ key });
+  if (success) return undefined;
+  return { policy, quota, windowSeconds: 60, remaining: 0, resetInSeconds: 60 };
+}

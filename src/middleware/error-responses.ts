@@ -10,6 +10,12 @@ import { OAuthError } from "../lib/oauth-errors";
 /** Spec, Conventions: "JSON is used for all bodies" of the API; the sentence of a body of another type. */
 export const NOT_JSON_BODY = "The request body must be sent as application/json.";
 
+/** The sentence of a body sent as JSON that does not parse. */
+export const NOT_VALID_JSON = "The request body is not valid JSON.";
+
+/** `application/json` or a `+json` type, whatever its parameters (`; charset=utf-8`). */
+export const JSON_CONTENT_TYPE = /^\s*application\/([\w.-]+\+)?json\s*(;|$)/i;
+
 /**
  * How the API answers what Hono's own middleware raises (validators, body limit): the spec's status and a sentence
  * in the API's voice. The media-type check of the partner routes' validators (@hono/zod-openapi) raises 415, which
@@ -17,7 +23,7 @@ export const NOT_JSON_BODY = "The request body must be sent as application/json.
  * (docs/decisions.md, Errors).
  */
 const FRAMEWORK_ANSWERS: Partial<Record<number, { code: ErrorCode; error: string }>> = {
-  400: { code: "invalid_json", error: "The request body is not valid JSON." },
+  400: { code: "invalid_json", error: NOT_VALID_JSON },
   413: { code: "body_too_large", error: "The request body is too large." },
   415: { code: "invalid_content_type", error: NOT_JSON_BODY },
 };

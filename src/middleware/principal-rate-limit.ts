@@ -2,12 +2,14 @@ import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
 import { type Principal, principalKey } from "../domain/access/principals";
 import { tooManyRequests } from "../lib/errors";
-import { type BudgetUse, policyItem, rateLimitHeaders } from "../lib/rate-limit-fields";
+import { type BudgetUse, policyItem, rateLimitHeaders, refusedPerMinute } from "../lib/rate-limit-fields";
 
 /** The general budget of every partner credential: `[[ratelimits]] PRINCIPAL_RATE_LIMIT` in wrangler.toml. */
 export const REQUESTS_PER_MINUTE = 600;
 const WINDOW_SECONDS = 60;
 const REQUESTS_POLICY = "requests";
+/** The request budget as `RateLimit-Policy` states it on every answer. */
+const REQUESTS_POLICY_ITEM = policyItem(REQUESTS_POLICY, REQUESTS_PER_MINUTE, WINDOW_SECONDS);
 
 /**
  * A per-principal budget through Cloudflare's Rate Limiting binding, which answers in the same location without a
@@ -18,17 +20,15 @@ const REQUESTS_POLICY = "requests";
  */
 export async function spendRequestBudget(c: Context<AppEnv>, principal: Principal): Promise<void> {
   // One budget per API key, and one per app connection (all the tokens of one app and business together).
-  const { success } = await c.env.PRINCIPAL_RATE_LIMIT.limit({ key: principalKey(principal) });
-  if (!success) {
-    throw tooManyRequests(`Too many requests: a credential can make ${REQUESTS_PER_MINUTE} requests a minute.`, {
-      policy: REQUESTS_POLICY,
-      quota: REQUESTS_PER_MINUTE,
-      windowSeconds: WINDOW_SECONDS,
-      remaining: 0,
-      resetInSeconds: WINDOW_SECONDS,
-    });
+  const key = principalKey(principal);
+  const refused = await refusedPerMinute(c.env.PRINCIPAL_RATE_LIMIT, key, REQUESTS_POLICY, REQUESTS_PER_MINUTE);
+  if (refused) {
+    throw tooManyRequests(
+      `Too many requests: a credential can make ${REQUESTS_PER_MINUTE} requests a minute.`,
+      refused,
+    );
   }
-  c.header("RateLimit-Policy", policyItem(REQUESTS_POLICY, REQUESTS_PER_MINUTE, WINDOW_SECONDS));
+  c.header("RateLimit-Policy", REQUESTS_POLICY_ITEM);
 }
 
 /**

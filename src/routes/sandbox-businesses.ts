@@ -4,22 +4,20 @@ import { createSandboxBusiness, limitSandboxCreations, sandboxShard } from "../d
 import { clientAddressOf } from "../lib/client-address";
 import { invalid } from "../lib/errors";
 import { parseOrThrow } from "../lib/validation";
-import { NOT_JSON_BODY } from "../middleware/error-responses";
+import { JSON_CONTENT_TYPE, NOT_JSON_BODY, NOT_VALID_JSON } from "../middleware/error-responses";
 import { useShard } from "../middleware/request-dependencies";
 import { SandboxBusinessBody } from "../schemas/sandbox";
-
-const JSON_TYPE = /^\s*application\/([\w.-]+\+)?json\s*(;|$)/i;
 
 /** The body, when there is one, as JSON (spec: Conventions); no body, or an empty one, is `{}`: every member is optional. */
 async function optionalJsonBody(c: Context<AppEnv>): Promise<unknown> {
   const text = await c.req.text();
   if (text.trim() === "") return {};
-  if (!JSON_TYPE.test(c.req.header("Content-Type") ?? ""))
+  if (!JSON_CONTENT_TYPE.test(c.req.header("Content-Type") ?? ""))
     throw invalid(NOT_JSON_BODY, undefined, "invalid_content_type");
   try {
     return JSON.parse(text);
   } catch {
-    throw invalid("The request body is not valid JSON.", undefined, "invalid_json");
+    throw invalid(NOT_VALID_JSON, undefined, "invalid_json");
   }
 }
 

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { CHAT_CHANNELS, EVENT_NAMES } from "../names-and-limits";
 import { ActionArguments, ActionCallObject } from "./actions";
 import { EVENT_DATA } from "./events";
+import { OneEventName } from "./webhook-operations";
 
 /*
  * The bodies and answers of `/api/v1/sandbox` (src/routes/sandbox.ts; docs/decisions.md, Sandbox operations): what a
@@ -10,7 +11,7 @@ import { EVENT_DATA } from "./events";
  */
 
 export const SandboxEventBody = z.strictObject({
-  event: z.string().min(1).max(100).openapi({
+  event: OneEventName.openapi({
     description:
       "An event the core platform causes: booking.*, order.*, payment.received, lead.created, review.created",
     example: "booking.created",

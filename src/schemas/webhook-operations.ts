@@ -11,7 +11,7 @@ import { ErrorBody } from "./errors";
  */
 
 /** One event name (no `*`): the `type` of a listing, the `event` of a test event. */
-const OneEventName = z.enum(EVENT_NAMES, {
+export const OneEventName = z.enum(EVENT_NAMES, {
   error: (issue) =>
     typeof issue.input === "string"
       ? `is "${issue.input}", which is not an event name (GET /webhooks lists them)`

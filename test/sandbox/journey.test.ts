@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { registerAction } from "../helpers/actions";
 import { approveIntake, signedIn, switchActionOn } from "../helpers/dashboard";
 import { createApiKey, createBusiness } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
@@ -105,19 +106,10 @@ describe("a partner developer's first hour in a sandbox", async () => {
 
   it("registers an action, has the owner switch it on in the dashboard, and calls it as the Secretary would", async () => {
     const actionBox = receiverBox("sandbox-journey-action");
-    const action = await json<{ id: number }>(
-      await call("/api/v1/actions", {
-        key,
-        method: "POST",
-        body: {
-          name: "check_stock",
-          title: "Check stock",
-          description: "Tells whether a product is in stock today, for customers asking about availability.",
-          url: actionBox.url("/ok"),
-          parameters: { type: "object", properties: { sku: { type: "string", description: "Code" } }, required: [] },
-        },
-      }),
-    );
+    const action = await registerAction(key, "check_stock", {
+      url: actionBox.url("/ok"),
+      parameters: { type: "object", properties: { sku: { type: "string", description: "Code" } }, required: [] },
+    });
     const jar = await signedIn(owner);
     expect((await switchActionOn(jar, action.id)).status).toBe(303);
     const response = await call(`/api/v1/sandbox/actions/${action.id}/calls`, {

@@ -6,6 +6,7 @@ import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { PLATFORM_EVENTS } from "../../src/domain/sandbox/events";
 import { MAX_ENDPOINTS_PER_BUSINESS } from "../../src/domain/webhooks/endpoints";
 import { EVENT_NAMES } from "../../src/names-and-limits";
+import { registerAction } from "../helpers/actions";
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
@@ -254,23 +255,14 @@ describe("POST /api/v1/sandbox/intakes/{id}/conversations", async () => {
 describe("POST /api/v1/sandbox/actions/{id}/calls", async () => {
   const { business, apiKey } = await createBusiness({ sandbox: true });
   const box = receiverBox("sandbox-action");
-  const created = await json<{ id: number; name: string; secret: string }>(
-    await call("/api/v1/actions", {
-      key: apiKey,
-      method: "POST",
-      body: {
-        name: "check_stock",
-        title: "Check stock",
-        description: "Tells whether a product is in stock today.",
-        url: box.url("/ok"),
-        parameters: {
-          type: "object",
-          properties: { sku: { type: "string", description: "The product code" } },
-          required: ["sku"],
-        },
-      },
-    }),
-  );
+  const created = await registerAction(apiKey, "check_stock", {
+    url: box.url("/ok"),
+    parameters: {
+      type: "object",
+      properties: { sku: { type: "string", description: "The product code" } },
+      required: ["sku"],
+    },
+  });
   const callIt = (id: number, body: unknown) =>
     call(`/api/v1/sandbox/actions/${id}/calls`, { key: apiKey, method: "POST", body });
 

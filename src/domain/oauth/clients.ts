@@ -4,6 +4,7 @@ import { oauthClients } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { tooManyRequests } from "../../lib/errors";
 import { OAuthError } from "../../lib/oauth-errors";
+import { refusedPerMinute } from "../../lib/rate-limit-fields";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { issueSentence } from "../../lib/validation";
@@ -29,17 +30,11 @@ export const REGISTRATIONS_PER_MINUTE = 10;
  */
 export async function limitRegistrations(limiter: RateLimit, clientAddress: string | undefined): Promise<void> {
   if (clientAddress === undefined) return;
-  const { success } = await limiter.limit({ key: clientAddress });
-  if (success) return;
+  const refused = await refusedPerMinute(limiter, clientAddress, "client_registrations", REGISTRATIONS_PER_MINUTE);
+  if (!refused) return;
   throw tooManyRequests(
     `Too many registrations from this address: at most ${REGISTRATIONS_PER_MINUTE} a minute. Register once and keep the client_id.`,
-    {
-      policy: "client_registrations",
-      quota: REGISTRATIONS_PER_MINUTE,
-      windowSeconds: 60,
-      remaining: 0,
-      resetInSeconds: 60,
-    },
+    refused,
   );
 }
 

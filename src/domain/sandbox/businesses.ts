@@ -1,3 +1,4 @@
+import { encodeHexLowerCase } from "@oslojs/encoding";
 import { sql } from "drizzle-orm";
 import { insertMany, runBatch } from "../../db/batches";
 import { apiKeys, bookings, businesses, knowledgeItems, orders, owners } from "../../db/schema";
@@ -5,12 +6,13 @@ import { type ShardName, shardForCountry } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { tooManyRequests } from "../../lib/errors";
 import { hashPassword } from "../../lib/password";
+import { refusedPerMinute } from "../../lib/rate-limit-fields";
 import { randomToken } from "../../lib/secrets";
 import { iso } from "../../lib/time";
-import type { SandboxBusinessBody } from "../../schemas/sandbox";
+import { DEFAULT_COUNTRY, type SandboxBusinessBody } from "../../schemas/sandbox";
 import { newApiKey } from "../access/api-key-format";
 import { listBusiness } from "../access/directory";
-import { SERVICES } from "./demo-data";
+import { priceText, SERVICES, type Service } from "./demo-data";
 import { demoBookingRows, demoKnowledgeRows, demoOrderRows } from "./demo-rows";
 import { sandboxRecordId } from "./record-ids";
 
@@ -20,10 +22,10 @@ import { sandboxRecordId } from "./record-ids";
  */
 
 /** Where a business is: its currency, how prices are written, its time zone (ISO 4217, IANA). */
-export type CountryProfile = { currency: string; symbol: string; timeZone: string };
+type CountryProfile = { currency: string; symbol: string; timeZone: string };
 
 /** A few countries' profiles; a country not listed gets the default's currency and time zone. */
-export const COUNTRY_PROFILES: Record<string, CountryProfile> = {
+const COUNTRY_PROFILES: Record<string, CountryProfile> = {
   NL: { currency: "EUR", symbol: "€", timeZone: "Europe/Amsterdam" },
   BE: { currency: "EUR", symbol: "€", timeZone: "Europe/Brussels" },
   DE: { currency: "EUR", symbol: "€", timeZone: "Europe/Berlin" },
@@ -38,12 +40,11 @@ export const COUNTRY_PROFILES: Record<string, CountryProfile> = {
   AU: { currency: "AUD", symbol: "A$", timeZone: "Australia/Sydney" },
 };
 
-export const DEFAULT_COUNTRY = "NL";
 /** The shard a sandbox business of `country` goes to: its region's, as for every new business (docs/scaling.md). */
-export const sandboxShard = (country: string | undefined): ShardName => shardForCountry(country ?? DEFAULT_COUNTRY);
+export const sandboxShard = (country: string): ShardName => shardForCountry(country);
 
 /** Owners' sign-in emails of sandbox businesses: a domain of the service's own, which receives no mail. */
-export const SANDBOX_EMAIL_DOMAIN = "sandbox.secretary.example";
+const SANDBOX_EMAIL_DOMAIN = "sandbox.secretary.example";
 
 const DEFAULT_NAME = "Sandbox Hair Studio";
 
@@ -57,17 +58,11 @@ export const SANDBOX_CREATIONS_PER_MINUTE = 10;
  */
 export async function limitSandboxCreations(limiter: RateLimit, clientAddress: string | undefined): Promise<void> {
   if (clientAddress === undefined) return;
-  const { success } = await limiter.limit({ key: clientAddress });
-  if (success) return;
+  const refused = await refusedPerMinute(limiter, clientAddress, "sandbox_businesses", SANDBOX_CREATIONS_PER_MINUTE);
+  if (!refused) return;
   throw tooManyRequests(
     `Too many sandbox businesses from this address: at most ${SANDBOX_CREATIONS_PER_MINUTE} a minute. Keep using the one you made; it stays for 30 days after its last use.`,
-    {
-      policy: "sandbox_businesses",
-      quota: SANDBOX_CREATIONS_PER_MINUTE,
-      windowSeconds: 60,
-      remaining: 0,
-      resetInSeconds: 60,
-    },
+    refused,
   );
 }
 
@@ -82,8 +77,7 @@ export type SandboxBusiness = {
 /** The owner's settings the Secretary answers from first, from the demo services in the business's currency. */
 function demoSettings(symbol: string) {
   const services = Object.values(SERVICES).map(
-    (service: { name: string; price: number; minutes: number; from?: boolean }) =>
-      `${service.name} ${service.from ? "from " : ""}${symbol}${service.price} (${service.minutes} min)`,
+    (service: Service) => `${service.name} ${priceText(service, symbol)} (${service.minutes} min)`,
   );
   return {
     opening_hours: "Tuesday to Saturday 09:00-18:00, Thursday until 20:00; closed Sunday and Monday",
@@ -100,13 +94,11 @@ function demoSettings(symbol: string) {
 export async function createSandboxBusiness(deps: Dependencies, input: SandboxBusinessBody): Promise<SandboxBusiness> {
   const { db, shard } = deps;
   const now = deps.clock();
-  const country = input.country ?? DEFAULT_COUNTRY;
+  const { country } = input;
   const profile = COUNTRY_PROFILES[country] ?? (COUNTRY_PROFILES[DEFAULT_COUNTRY] as CountryProfile);
   const name = input.name ?? DEFAULT_NAME;
   // 80 random bits: unique without a read first, as the handle's and the email's unique indexes require.
-  const tag = [...crypto.getRandomValues(new Uint8Array(10))]
-    .map((byte) => byte.toString(16).padStart(2, "0"))
-    .join("");
+  const tag = encodeHexLowerCase(crypto.getRandomValues(new Uint8Array(10)));
   const handle = `sandbox-${tag}`;
   const businessId = crypto.randomUUID();
   const ownerEmail = `${handle}@${SANDBOX_EMAIL_DOMAIN}`;

@@ -1,5 +1,5 @@
-import { and, eq, gte, inArray, lt, notExists, sql } from "drizzle-orm";
-import { runBatch } from "../../db/batches";
+import { and, eq, gte, inArray, lt, notExists, or, sql } from "drizzle-orm";
+import { runBatch, statementsThatFit } from "../../db/batches";
 import { apiKeys, businesses, businessShards, oauthGrants, ownerEmails, ownerSessions, owners } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { type EpochMs, iso } from "../../lib/time";
@@ -12,10 +12,11 @@ import { DELETION_ORDER } from "../operations/business-rows";
 
 export const SANDBOX_UNUSED_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 /**
- * How many sandbox businesses one run deletes per shard at most: each is one batch of one statement per table of the
- * business (src/domain/operations/business-rows.ts), and the cron runs every minute, so the next run takes the rest.
+ * How many sandbox businesses one run deletes per shard at most, in one batch of one statement per table of a
+ * business (src/domain/operations/business-rows.ts) naming them all, well within D1's bound parameters; the cron runs
+ * every minute, so the next run takes the rest.
  */
-export const SANDBOX_CLEANUP_CHUNK = 10;
+const SANDBOX_CLEANUP_CHUNK = 10;
 
 /**
  * The sandbox businesses of the shard last used before `cutoff`, oldest first. A use is the latest of: the business's
@@ -23,7 +24,7 @@ export const SANDBOX_CLEANUP_CHUNK = 10;
  * sign-in (kept on the owner, since sessions go a day after they expire) or a session started since, and any OAuth
  * connection's last use. A range scan of the partial index `businesses_sandbox_created`: live businesses are not read.
  */
-export function unusedSandboxes(deps: Dependencies, cutoff: string, limit: number) {
+function unusedSandboxes(deps: Dependencies, cutoff: string, limit: number) {
   const { db } = deps;
   const usedSince = (table: typeof apiKeys | typeof oauthGrants) =>
     notExists(
@@ -64,7 +65,7 @@ export function unusedSandboxes(deps: Dependencies, cutoff: string, limit: numbe
 /**
  * One run on `deps.shard`: finds up to `limit` sandbox businesses unused for 30 days and deletes each, first its
  * directory entry and owner's email in the global database (so that a failure after it leaves rows the next run finds
- * again, never an entry nothing backs), then all its rows in one batch of its shard, children first. Answers the ids
+ * again, never an entry nothing backs), then the rows of them all in one batch of the shard, children first. Answers the ids
  * deleted. A business used between the read and its deletion is deleted still: a window of milliseconds in 30 days.
  */
 export async function removeUnusedSandboxes(
@@ -80,11 +81,11 @@ export async function removeUnusedSandboxes(
     global.delete(ownerEmails).where(inArray(ownerEmails.businessId, ids)),
     global.delete(businessShards).where(inArray(businessShards.businessId, ids)),
   ]);
-  for (const id of ids) {
-    await runBatch(
-      db,
-      DELETION_ORDER.map((rows) => db.delete(rows.table).where(rows.of(id))),
-    );
-  }
+  await runBatch(
+    db,
+    DELETION_ORDER.flatMap((rows) =>
+      statementsThatFit(ids, (slice) => db.delete(rows.table).where(or(...slice.map(rows.of)))),
+    ),
+  );
   return ids;
 }

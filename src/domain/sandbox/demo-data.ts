@@ -6,7 +6,13 @@ import type { BOOKING_STATUSES, FULFILLMENT_TYPES, ORDER_STATUSES } from "../../
  * they are made. Written once here; src/domain/sandbox/demo-rows.ts turns it into rows.
  */
 
-/** A service of the salon: its id, name, price in the business's currency, and length. */
+/** A service of the salon: its id, name, price in the business's currency, and length; `from` for a starting price. */
+export type Service = { id: string; name: string; price: number; minutes: number; from?: boolean };
+
+/** How a service's price is written: "€45", "from €120". */
+export const priceText = (service: Service, symbol: string): string =>
+  `${service.from ? "from " : ""}${symbol}${service.price}`;
+
 export const SERVICES = {
   cut: { id: "cut-and-blow-dry", name: "Cut & blow-dry", price: 45, minutes: 45 },
   beard: { id: "beard-trim", name: "Beard trim", price: 20, minutes: 30 },
@@ -16,7 +22,7 @@ export const SERVICES = {
   home: { id: "home-visit-cut", name: "Haircut at home", price: 65, minutes: 60 },
   mens: { id: "mens-cut", name: "Men's cut", price: 30, minutes: 30 },
   highlights: { id: "highlights", name: "Highlights", price: 95, minutes: 120 },
-} satisfies Record<string, { id: string; name: string; price: number; minutes: number; from?: boolean }>;
+} satisfies Record<string, Service>;
 
 /** The clients who book and order; `null` where the client gave none. */
 export const CLIENTS = {

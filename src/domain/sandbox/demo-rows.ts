@@ -2,7 +2,16 @@ import type { SQL } from "drizzle-orm";
 import type { SQLiteInsertValue } from "drizzle-orm/sqlite-core";
 import type { bookings, knowledgeItems, orders } from "../../db/schema";
 import { type EpochMs, iso } from "../../lib/time";
-import { CLIENTS, DEMO_BOOKINGS, DEMO_KNOWLEDGE, DEMO_ORDERS, PRODUCTS, SERVICES } from "./demo-data";
+import {
+  CLIENTS,
+  DEMO_BOOKINGS,
+  DEMO_KNOWLEDGE,
+  DEMO_ORDERS,
+  PRODUCTS,
+  priceText,
+  SERVICES,
+  type Service,
+} from "./demo-data";
 
 /*
  * The demo data (src/domain/sandbox/demo-data.ts) as rows of one business, for a sandbox business's creation
@@ -53,8 +62,7 @@ export function demoBookingRows(business: DemoBusiness): SQLiteInsertValue<typeo
   const midnight = localMidnight(now, business.timeZone);
   return DEMO_BOOKINGS.map((booking, i) => {
     const n = i + 1;
-    const service: { id: string; name: string; price: number; minutes: number; from?: boolean } =
-      SERVICES[booking.service];
+    const service: Service = SERVICES[booking.service];
     const client = CLIENTS[booking.client];
     const ref = reference(handle, n);
     // Only a booking still to come can be moved or cancelled by its client.
@@ -69,7 +77,7 @@ export function demoBookingRows(business: DemoBusiness): SQLiteInsertValue<typeo
       durationMinutes: service.minutes,
       serviceId: service.id,
       serviceName: service.name,
-      servicePrice: `${service.from ? "from " : ""}${symbol}${service.price}`,
+      servicePrice: priceText(service, symbol),
       clientName: client.name,
       clientEmail: client.email,
       clientPhone: client.phone,

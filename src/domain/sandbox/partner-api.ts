@@ -2,6 +2,7 @@ import { nothingMore, type Read } from "../../db/reads";
 import type { Dependencies } from "../../dependencies";
 import type { IntakeConversation } from "../../durable-objects/intake-conversation";
 import { forbidden } from "../../lib/errors";
+import type { EventName } from "../../names-and-limits";
 import type { PartnerOperation } from "../access/partner-operation";
 import type { Principal } from "../access/principals";
 import type { CredentialSide } from "../access/scope";
@@ -64,7 +65,7 @@ export function sandboxOnly<Input, Loaded, Output>(
 
 /** `POST /sandbox/events`: the event as the core platform would cause it. */
 export const emitSandboxEventOperation = sandboxOnly({
-  read: (side, { event }: { event: string }) => sandboxEventRead(side, event),
+  read: (side, _input: { event: EventName }) => sandboxEventRead(side),
   write: (deps, principal, { event }, loaded) => emitSandboxEvent(deps, principal.business, event, loaded),
 });
 
