@@ -4,9 +4,9 @@ import type { Database } from "./client";
 
 type BusinessTable = SQLiteTable & { businessId: SQLiteColumn };
 
-/** How many rows of `table` the business has: the usual count behind a limit. */
-export const rowsOfBusiness = (table: BusinessTable, businessId: string): SQL =>
-  sql`(select count(*) from ${table} where ${table.businessId} = ${businessId})`;
+/** How many rows of `table` the business has (those `where` keeps, when given): the usual count behind a limit. */
+export const rowsOfBusiness = (table: BusinessTable, businessId: string, where?: SQL): SQL =>
+  sql`(select count(*) from ${table} where ${table.businessId} = ${businessId}${where ? sql` and ${where}` : sql``})`;
 
 /**
  * Inserts a row unless the business is at its limit, atomically, so that concurrent creates never exceed a limit

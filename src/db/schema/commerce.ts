@@ -1,4 +1,5 @@
 import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { isoNow } from "../../lib/time";
 import { businesses } from "./businesses";
 import { createdAt, flag, timestamp } from "./columns";
 
@@ -14,9 +15,7 @@ const snapshotColumns = () => ({
    * `updated_since` filters on (docs/decisions.md, Paging and sync). Every write of the service sets it; the default
    * is for rows inserted by other means (fixtures, the seed), which are new as they are inserted.
    */
-  updatedAt: timestamp("updated_at")
-    .notNull()
-    .$defaultFn(() => new Date().toISOString()),
+  updatedAt: timestamp("updated_at").notNull().$defaultFn(isoNow),
 });
 
 /** The booking statuses of the core platform (spec: Booking statuses: "confirmed, completed, cancelled, no_show and similar"). */

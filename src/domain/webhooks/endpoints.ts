@@ -1,6 +1,6 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { insertWithinLimit } from "../../db/insert-within-limit";
+import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { mapRead, type Read, read } from "../../db/reads";
 import { webhookEndpoints } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
@@ -61,7 +61,7 @@ export async function createEndpoint(
     },
     MAX_ENDPOINTS_PER_BUSINESS,
     // Listening sessions' endpoints are temporary and have their own limit (src/domain/webhooks/listener-endpoints.ts).
-    sql`(select count(*) from ${webhookEndpoints} where ${webhookEndpoints.businessId} = ${principal.business.id} and ${isRegisteredEndpoint})`,
+    rowsOfBusiness(webhookEndpoints, principal.business.id, isRegisteredEndpoint),
   );
   if (!endpoint) {
     throw forbidden(

@@ -1,5 +1,4 @@
-import { sql } from "drizzle-orm";
-import { insertWithinLimit } from "../../db/insert-within-limit";
+import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { forbidden } from "../../lib/errors";
@@ -43,7 +42,7 @@ export async function createListeningSession(deps: Dependencies, principal: Prin
       createdAt: iso(now),
     },
     MAX_LISTENING_SESSIONS,
-    sql`(select count(*) from ${webhookEndpoints} where ${webhookEndpoints.businessId} = ${businessId} and ${isListenerEndpoint})`,
+    rowsOfBusiness(webhookEndpoints, businessId, isListenerEndpoint),
   );
   if (!endpoint) {
     throw forbidden(
