@@ -52,6 +52,24 @@ async function connect(session: Session) {
   return { socket, messages };
 }
 
+/**
+ * A session whose CLI answers every delivery with `reply` (a status, and the start of the local answer), and one
+ * delivery to it, consumed: answers the delivery's id, the consumer's verdict and what went through the socket. The
+ * socket stays open: closing it ends the session, and its endpoint's deliveries go with it.
+ */
+async function deliveryAnswered(reply: { status: number; body_excerpt?: string }) {
+  const { business, apiKey } = await createBusiness();
+  const session = await startSession(apiKey);
+  const { socket, messages } = await connect(session);
+  socket.addEventListener("message", (event) => {
+    const { delivery_id } = JSON.parse(event.data as string) as DeliveryMessage;
+    socket.send(JSON.stringify({ type: "result", delivery_id, ...reply }));
+  });
+  const id = await deliveryTo(business, session);
+  const verdict = await consume(id, Date.now());
+  return { id, verdict, messages, session, socket };
+}
+
 const sessionObject = (session: Session) =>
   env.LISTENING_SESSIONS.get(env.LISTENING_SESSIONS.idFromName(session.session_id));
 
@@ -200,15 +218,8 @@ describe("the listener endpoint among the business's endpoints", () => {
 
 describe("deliveries through the socket", () => {
   it("relays the signed delivery and records the attempt with the status the CLI answers", async () => {
-    const { business, apiKey } = await createBusiness();
-    const session = await startSession(apiKey);
-    const { socket, messages } = await connect(session);
-    socket.addEventListener("message", (event) => {
-      const message = JSON.parse(event.data as string) as DeliveryMessage;
-      socket.send(JSON.stringify({ type: "result", delivery_id: message.delivery_id, status: 204 }));
-    });
-    const id = await deliveryTo(business, session);
-    expect(await consume(id, Date.now())).toEqual({ acked: true, retryDelay: undefined });
+    const { id, verdict, messages, session, socket } = await deliveryAnswered({ status: 204 });
+    expect(verdict).toEqual({ acked: true, retryDelay: undefined });
     const [message] = messages;
     expect(message).toMatchObject({ type: "delivery", delivery_id: id, event: "booking.created" });
     const { headers, body } = message as DeliveryMessage;
@@ -227,15 +238,8 @@ describe("deliveries through the socket", () => {
   });
 
   it("records the CLI's failure status and retries on the schedule", async () => {
-    const { business, apiKey } = await createBusiness();
-    const session = await startSession(apiKey);
-    const { socket } = await connect(session);
-    socket.addEventListener("message", (event) => {
-      const { delivery_id } = JSON.parse(event.data as string) as DeliveryMessage;
-      socket.send(JSON.stringify({ type: "result", delivery_id, status: 500, body_excerpt: "boom" }));
-    });
-    const id = await deliveryTo(business, session);
-    expect(await consume(id, Date.now())).toEqual({ acked: false, retryDelay: 60 });
+    const { id, verdict, socket } = await deliveryAnswered({ status: 500, body_excerpt: "boom" });
+    expect(verdict).toEqual({ acked: false, retryDelay: 60 });
     // The start of the local answer is kept, as for a delivery over HTTP (the owner's history shows it).
     expect(await attemptsOf(id)).toEqual([
       expect.objectContaining({ statusCode: 500, error: "answered HTTP 500", answerExcerpt: "boom" }),
@@ -244,15 +248,8 @@ describe("deliveries through the socket", () => {
   });
 
   it("records a local redirect as one, not followed, and cuts a long answer to its excerpt", async () => {
-    const { business, apiKey } = await createBusiness();
-    const session = await startSession(apiKey);
-    const { socket } = await connect(session);
-    socket.addEventListener("message", (event) => {
-      const { delivery_id } = JSON.parse(event.data as string) as DeliveryMessage;
-      socket.send(JSON.stringify({ type: "result", delivery_id, status: 302, body_excerpt: "é".repeat(300) }));
-    });
-    const id = await deliveryTo(business, session);
-    expect(await consume(id, Date.now())).toEqual({ acked: false, retryDelay: 60 });
+    const { id, verdict, socket } = await deliveryAnswered({ status: 302, body_excerpt: "é".repeat(300) });
+    expect(verdict).toEqual({ acked: false, retryDelay: 60 });
     expect(await attemptsOf(id)).toEqual([
       expect.objectContaining({
         statusCode: 302,
