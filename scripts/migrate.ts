@@ -1,6 +1,6 @@
 // `npm run db:migrate:local` and `npm run db:migrate:remote` (docs/operations.md, Deploying): applies migrations/ to
 // every D1 database, one after the other: `wrangler d1 migrations apply <binding> --local|--remote` per binding, then
-// the statements that start a regional shard's ids in its own range (src/db/id-ranges.ts).
+// the statement that puts the shard's id sequences in its own slot (src/db/ids.ts).
 // The databases are the shards of src/db/shards.ts (legacy's `DB` first, which also holds the global tables); each is
 // a [[d1_databases]] block of wrangler.toml, and a block no shard names is an error, so that the list of shards and
 // the configuration cannot drift apart (docs/scaling.md, Migrations). `npm start`, the seed, the soak and the bench
@@ -14,9 +14,9 @@ import { parseArgs } from "node:util";
 import { SHARDS, type ShardName } from "./service.ts";
 import { PROJECT_ROOT, runWranglerCaptured, WranglerError, whereArgs } from "./wrangler.ts";
 
-// src/db/id-ranges.ts imports "./shards" without an extension, as the bundler resolves it: it is loaded after
+// src/db/ids.ts imports "./shards" without an extension, as the bundler resolves it: it is loaded after
 // scripts/service.ts has registered its resolve hook, which a static import here would come before.
-const { idRangeStatements } = await import("../src/db/id-ranges.ts");
+const { idSlotStatements } = await import("../src/db/ids.ts");
 
 /** The `binding` of each `[[d1_databases]]` block of a wrangler.toml's text, in their order. */
 export function d1Bindings(config: string): string[] {
@@ -72,19 +72,16 @@ export async function applyMigrations(
       const args = ["d1", "migrations", "apply", binding, remote ? "--remote" : "--local", ...where];
       const { stdout } = await runWranglerCaptured(args);
       output?.(stdout);
-      // The shard's ids start in its own range (src/db/id-ranges.ts), after the migrations made its tables.
-      const ranges = idRangeStatements(shard);
-      if (ranges.length > 0) {
-        await runWranglerCaptured([
-          "d1",
-          "execute",
-          binding,
-          remote ? "--remote" : "--local",
-          ...where,
-          "--command",
-          ranges.join("; "),
-        ]);
-      }
+      // The shard numbers its rows in its own slot (src/db/ids.ts), once the migrations made its sequences.
+      await runWranglerCaptured([
+        "d1",
+        "execute",
+        binding,
+        remote ? "--remote" : "--local",
+        ...where,
+        "--command",
+        idSlotStatements(shard).join("; "),
+      ]);
       done.push(binding);
     } catch (error) {
       if (error instanceof WranglerError) {

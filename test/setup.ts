@@ -1,6 +1,6 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { afterEach, beforeEach, expect } from "vitest";
-import { idRangeStatements } from "../src/db/id-ranges";
+import { idSlotStatements } from "../src/db/ids";
 import { shardBinding } from "../src/db/shard-bindings";
 import { SHARD_NAMES } from "../src/db/shards";
 import { takeServerErrors, watchWorker } from "./helpers/server-errors";
@@ -10,8 +10,8 @@ import { takeServerErrors, watchWorker } from "./helpers/server-errors";
 for (const shard of SHARD_NAMES) {
   const d1 = shardBinding(env, shard);
   await applyD1Migrations(d1, env.TEST_MIGRATIONS);
-  const ranges = idRangeStatements(shard);
-  if (ranges.length > 0) await d1.batch(ranges.map((statement) => d1.prepare(statement)));
+  const slots = idSlotStatements(shard);
+  await d1.batch(slots.map((statement) => d1.prepare(statement)));
 }
 
 // A 5xx or an uncaught error fails the test it happened in, unless the test names that it expects one.

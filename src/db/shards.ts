@@ -6,18 +6,15 @@
  */
 
 /**
- * Each shard, its binding, its region, and its range of row ids (`idRange`: ids from `idRange * ID_RANGE_SIZE + 1`;
- * src/db/id-ranges.ts). Adding one is a line here with the next unused range, a binding in wrangler.toml and a deploy;
- * a range is never reused, so that ids stay unique across shards.
+ * Each shard, its binding, its region, and its slot of row ids (`idSlot`: every id it hands out is the slot modulo 16;
+ * src/db/ids.ts). Adding one is a line here with the next unused slot, a binding in wrangler.toml and a deploy; a slot
+ * is never reused, so that ids stay unique across shards.
  */
 export const SHARDS = {
-  legacy: { binding: "DB", region: "the first database", idRange: 0 },
-  eu1: { binding: "SHARD_EU1", region: "European Union (EU jurisdiction)", idRange: 1 },
-  us1: { binding: "SHARD_US1", region: "North America", idRange: 2 },
+  legacy: { binding: "DB", region: "the first database", idSlot: 0 },
+  eu1: { binding: "SHARD_EU1", region: "European Union (EU jurisdiction)", idSlot: 1 },
+  us1: { binding: "SHARD_US1", region: "North America", idSlot: 2 },
 } as const;
-
-/** 2^40 ids per table and shard: about a trillion, and a thousand shards stay below 2^53 (JavaScript's safe integers). */
-export const ID_RANGE_SIZE = 2 ** 40;
 
 export type ShardName = keyof typeof SHARDS;
 

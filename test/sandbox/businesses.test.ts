@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { businesses, businessShards, ownerEmails } from "../../src/db/schema";
 import { SANDBOX_CREATIONS_PER_MINUTE } from "../../src/domain/sandbox/businesses";
 import { DEMO_BOOKINGS, DEMO_KNOWLEDGE, DEMO_ORDERS } from "../../src/domain/sandbox/demo-data";
-import { sandboxIdRange } from "../../src/domain/sandbox/record-ids";
+import { SANDBOX_IDS } from "../../src/domain/sandbox/record-ids";
 import { countingShards } from "../helpers/counting-d1";
 import { page, signedIn } from "../helpers/dashboard";
 import { createBusiness, db, shardDb } from "../helpers/fixtures";
@@ -81,7 +81,7 @@ describe("POST /api/sandbox/businesses (docs/decisions.md, Sandbox businesses)",
     expect(new Set(bookings.map((booking) => booking.status))).toEqual(
       new Set(["completed", "cancelled", "confirmed", "pending", "no_show"]),
     );
-    const { first, last } = sandboxIdRange("eu1");
+    const { first, last } = SANDBOX_IDS;
     for (const booking of bookings) expect(booking.id).toSatisfy((id: number) => id >= first && id <= last);
     const orders = await list(sandbox.api_key, "/api/v1/orders?limit=100");
     expect(orders).toHaveLength(DEMO_ORDERS.length);

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
-import { createdAt, flag, previousSecretColumns, principalColumns, timestamp } from "./columns";
+import { createdAt, flag, previousSecretColumns, principalColumns, shardId, timestamp } from "./columns";
 
 export type ActionParameters = {
   type: "object";
@@ -15,7 +15,7 @@ export type ActionParameters = {
 export const actions = sqliteTable(
   "actions",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("actions"),
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),
@@ -62,7 +62,7 @@ export const ACTION_CALL_STATUSES = ["pending", "success", "timeout", "error", "
 export const actionCalls = sqliteTable(
   "action_calls",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("action_calls"),
     actionId: integer("action_id")
       .notNull()
       .references(() => actions.id, { onDelete: "cascade" }),

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { createdAt, flag, timestamp } from "./columns";
+import { createdAt, flag, shardId, timestamp } from "./columns";
 
 /** The plans of a business; the seed (scripts/seed.ts) takes them from here too. */
 export const PLANS = ["free", "pro", "business"] as const;
@@ -50,7 +50,7 @@ export const credentialForwards = sqliteTable("credential_forwards", {
 });
 
 export const owners = sqliteTable("owners", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
+  id: shardId("owners"),
   businessId: text("business_id")
     .notNull()
     .unique()
@@ -69,7 +69,7 @@ export const owners = sqliteTable("owners", {
 export const ownerSessions = sqliteTable(
   "owner_sessions",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("owner_sessions"),
     ownerId: integer("owner_id")
       .notNull()
       .references(() => owners.id, { onDelete: "cascade" }),
@@ -90,7 +90,7 @@ export const ownerSessions = sqliteTable(
 export const apiKeys = sqliteTable(
   "api_keys",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("api_keys"),
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),

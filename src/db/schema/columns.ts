@@ -1,4 +1,5 @@
 import { integer, text } from "drizzle-orm/sqlite-core";
+import { nextId } from "../ids";
 
 /** Timestamps are stored as the spec writes them: ISO 8601 UTC strings with milliseconds (sortable as text). */
 export const timestamp = (name: string) => text(name);
@@ -25,3 +26,13 @@ export const principalColumns = () => ({
   apiKeyId: integer("api_key_id"),
   oauthGrantId: integer("oauth_grant_id"),
 });
+
+/**
+ * A table's id, numbered by the shard that inserts the row from its own sequence (src/db/ids.ts), never by
+ * AUTOINCREMENT, which would follow the rows a move copied in from other shards (docs/scaling.md, Ids unique across
+ * shards). `AUTOINCREMENT` stays in the table's definition only because SQLite cannot drop it without a rebuild.
+ */
+export const shardId = (table: string) =>
+  integer("id")
+    .primaryKey({ autoIncrement: true })
+    .$defaultFn(() => nextId(table));

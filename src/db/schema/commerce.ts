@@ -1,4 +1,4 @@
-import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { isoNow } from "../../lib/time";
 import { businesses } from "./businesses";
 import { createdAt, flag, timestamp } from "./columns";
@@ -36,12 +36,14 @@ export const FULFILLMENT_TYPES = ["pickup", "delivery"] as const;
 
 /**
  * Snapshots of the core platform's bookings, written by event ingestion and read by `GET /appointments`.
- * `id` is the core platform's booking id. Columns mirror the spec's Booking object, nested objects flattened.
+ * `id` is the core platform's booking id, unique per business: the key is (business, id), so two businesses that
+ * carry the same number never meet in one table, whichever shards they move between (docs/scaling.md, Ids unique
+ * across shards). Columns mirror the partner contract's Booking object, nested objects flattened.
  */
 export const bookings = sqliteTable(
   "bookings",
   {
-    id: integer("id").primaryKey(),
+    id: integer("id").notNull(),
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),
@@ -76,6 +78,7 @@ export const bookings = sqliteTable(
   // the appointments on or after it, which are then sorted: a read bounded by what the partner asked for, not by
   // every booking the business ever had. `updated_since` is read the same way, through `…_business_updated`.
   (t) => [
+    primaryKey({ columns: [t.businessId, t.id] }),
     index("bookings_business_created").on(t.businessId, t.createdAt, t.id),
     index("bookings_business_status_created").on(t.businessId, t.status, t.createdAt, t.id),
     index("bookings_business_date").on(t.businessId, t.date, t.time, t.id),
@@ -86,11 +89,14 @@ export const bookings = sqliteTable(
 
 export type OrderItem = { service_id: string; name: string; qty: number; unit_price: number };
 
-/** Snapshots of the core platform's orders, read by `GET /orders`. Columns mirror the spec's Order object. */
+/**
+ * Snapshots of the core platform's orders, read by `GET /orders`, keyed like bookings by (business, id). Columns
+ * mirror the partner contract's Order object.
+ */
 export const orders = sqliteTable(
   "orders",
   {
-    id: integer("id").primaryKey(),
+    id: integer("id").notNull(),
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),
@@ -117,6 +123,7 @@ export const orders = sqliteTable(
     ...snapshotColumns(),
   },
   (t) => [
+    primaryKey({ columns: [t.businessId, t.id] }),
     index("orders_business_created").on(t.businessId, t.createdAt, t.id),
     index("orders_business_status_created").on(t.businessId, t.status, t.createdAt, t.id),
     index("orders_business_updated").on(t.businessId, t.updatedAt),

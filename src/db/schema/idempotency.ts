@@ -1,6 +1,6 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
-import { createdAt } from "./columns";
+import { createdAt, shardId } from "./columns";
 
 /**
  * The answers kept for `Idempotency-Key` (docs/idempotency.md): one row per (principal, key), claimed before the
@@ -11,7 +11,7 @@ import { createdAt } from "./columns";
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("idempotency_keys"),
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),

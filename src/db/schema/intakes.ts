@@ -1,6 +1,6 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
-import { createdAt, flag, principalColumns, timestamp } from "./columns";
+import { createdAt, flag, principalColumns, shardId, timestamp } from "./columns";
 
 export type IntakeField = {
   id: string;
@@ -17,7 +17,7 @@ export type IntakeContent = { title: string; description: string; fields: Intake
 export const intakes = sqliteTable(
   "intakes",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("intakes"),
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),
@@ -53,7 +53,7 @@ export type Answer = {
 export const intakeResponses = sqliteTable(
   "intake_responses",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("intake_responses"),
     intakeId: integer("intake_id")
       .notNull()
       .references(() => intakes.id, { onDelete: "cascade" }),

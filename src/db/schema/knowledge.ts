@@ -1,6 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
-import { createdAt, principalColumns, timestamp } from "./columns";
+import { createdAt, principalColumns, shardId, timestamp } from "./columns";
 
 /** Texts pushed with `PUT /knowledge/{key}`; each key counts as one knowledge source (spec: Limits). */
 export const knowledgeItems = sqliteTable(
@@ -27,7 +27,7 @@ export const OWNER_SOURCE_KINDS = ["pdf", "website"] as const;
 export const ownerKnowledgeSources = sqliteTable(
   "owner_knowledge_sources",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("owner_knowledge_sources"),
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),

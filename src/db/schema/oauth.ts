@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
-import { createdAt, timestamp } from "./columns";
+import { createdAt, shardId, timestamp } from "./columns";
 
 export const TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_post", "client_secret_basic", "none"] as const;
 
@@ -33,7 +33,7 @@ export const oauthClients = sqliteTable(
 export const oauthGrants = sqliteTable(
   "oauth_grants",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("oauth_grants"),
     clientId: text("client_id")
       .notNull()
       .references(() => oauthClients.id, { onDelete: "cascade" }),

@@ -1,14 +1,14 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
-import { createdAt, previousSecretColumns, principalColumns, timestamp } from "./columns";
+import { createdAt, previousSecretColumns, principalColumns, shardId, timestamp } from "./columns";
 
 export const ENDPOINT_STATUSES = ["enabled", "disabled"] as const;
 
 export const webhookEndpoints = sqliteTable(
   "webhook_endpoints",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("webhook_endpoints"),
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),
@@ -70,7 +70,7 @@ export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("webhook_deliveries"),
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),
@@ -116,7 +116,7 @@ export const webhookDeliveries = sqliteTable(
 export const deliveryAttempts = sqliteTable(
   "delivery_attempts",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: shardId("delivery_attempts"),
     deliveryId: integer("delivery_id")
       .notNull()
       .references(() => webhookDeliveries.id, { onDelete: "cascade" }),

@@ -1,9 +1,9 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { isGuardAbort } from "../../db/errors";
 import { bookings, businesses, orders } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
 import type { Dependencies } from "../../dependencies";
-import { conflict, invalid, notFound } from "../../lib/errors";
+import { invalid, notFound } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
 import { iso } from "../../lib/time";
 import { parseOrThrow } from "../../lib/validation";
@@ -150,14 +150,14 @@ async function applySnapshotChange<
   for (let attempt = 1; ; attempt++) {
     const [business, snapshot, endpoints] = await db.batch([
       db.select().from(businesses).where(eq(businesses.id, businessId)),
-      db.select().from(kind.table).where(eq(kind.table.id, object.id)),
+      db
+        .select()
+        .from(kind.table)
+        .where(and(eq(kind.table.businessId, businessId), eq(kind.table.id, object.id))),
       endpointsOf(db, businessId),
     ]);
     if (!business[0]) throw notFound("No business has that id.");
     const stored = snapshot[0];
-    if (stored && stored.businessId !== businessId) {
-      throw conflict(`That ${kind.name} id belongs to another business.`, "invalid_state");
-    }
     const previous = stored ? kind.toObject(stored as never) : undefined;
     const unchanged =
       previous !== undefined && JSON.stringify(withoutStamp(previous)) === JSON.stringify(withoutStamp(object));
@@ -166,9 +166,10 @@ async function applySnapshotChange<
     const drafts = [...(unchanged ? [] : kind.events(previous, current, change)), ...extra(current)];
     if (drafts.length === 0 && unchanged) return [];
     const { table } = kind;
+    const same = sql`${table.businessId} = ${businessId} and ${table.id} = ${object.id}`;
     const stillAsRead = stored
-      ? sql`exists (select 1 from ${table} where ${table.id} = ${object.id} and ${table.reportToken} is ${stored.reportToken})`
-      : sql`not exists (select 1 from ${table} where ${table.id} = ${object.id})`;
+      ? sql`exists (select 1 from ${table} where ${same} and ${table.reportToken} is ${stored.reportToken})`
+      : sql`not exists (select 1 from ${table} where ${same})`;
     const writes = unchanged
       ? [guard(db, stillAsRead)]
       : [
@@ -176,7 +177,7 @@ async function applySnapshotChange<
           db
             .insert(table)
             .values(row as never)
-            .onConflictDoUpdate({ target: table.id, set: row as never }),
+            .onConflictDoUpdate({ target: [table.businessId, table.id], set: row as never }),
         ];
     try {
       const written = await writeEvents(deps, business[0], endpoints, drafts, writes);

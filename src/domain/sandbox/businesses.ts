@@ -114,7 +114,7 @@ export async function createSandboxBusiness(deps: Dependencies, input: SandboxBu
     handle,
     ...profile,
     now,
-    idOf: (table: "bookings" | "orders", n: number) => sandboxRecordId(table, shard, n),
+    idOf: (table: "bookings" | "orders", n: number) => sandboxRecordId(table, n),
   };
   const keyId = sql`(select ${apiKeys.id} from ${apiKeys} where ${apiKeys.keyHash} = ${key.keyHash})`;
   await runBatch(db, [

@@ -17,7 +17,7 @@ import { toOrderObject } from "../platform/orders";
 import type { EmittedEvent } from "../webhooks/outbox/write";
 import { sampleEvent } from "../webhooks/samples";
 import { newBooking, newOrder, orderMovedTo } from "./objects";
-import { sandboxIdRange } from "./record-ids";
+import { SANDBOX_IDS } from "./record-ids";
 
 /*
  * `POST /sandbox/events` (docs/decisions.md, Sandbox operations): an event the core platform causes, caused on a
@@ -56,7 +56,7 @@ export const PLATFORM_EVENTS = EVENT_NAMES.filter((event) => ELSEWHERE[event] ==
 
 /**
  * Ids of new bookings and orders: the core platform numbers its own, so a sandbox's are the service's, drawn from the
- * upper half of the shard's id range as the demo data's are (`sandboxIdRange`, src/domain/sandbox/record-ids.ts):
+ * sandbox range as the demo data's are (`SANDBOX_IDS`, src/domain/sandbox/record-ids.ts):
  * past the highest so far, read in the credential's batch, by a random step of up to a million, so that two events
  * made at the same moment do not pick one id (docs/decisions.md, Sandbox operations).
  */
@@ -105,7 +105,7 @@ export type SandboxEventLoad = { upcoming?: BookingObject; open: OrderObject[]; 
 /** What an event may change, read with the credential (one round trip; docs/architecture.md, Performance budget). */
 export function sandboxEventRead(side: CredentialSide): Read<SandboxEventLoad> {
   const reach = reachArgument(side);
-  const range = sandboxIdRange(side.credential.shard);
+  const range = SANDBOX_IDS;
   return {
     statements: [
       upcomingBooking({ reach, today: iso(side.now).slice(0, 10) }),

@@ -1,0 +1,48 @@
+import { type SQL, sql } from "drizzle-orm";
+import { SHARDS, type ShardName } from "./shards";
+
+/*
+ * Row ids that never collide across shards, whatever moves happen (docs/scaling.md, Ids unique across shards). A row
+ * keeps its id when its business moves, so a shard holds rows numbered by other shards; SQLite's AUTOINCREMENT would
+ * then number after the highest of them, inside another shard's ids. So no id comes from AUTOINCREMENT: each shard
+ * numbers its rows itself, from its `id_sequences` table (migrations/0018_ids_per_shard.sql), with
+ *   id = max(the table's next id, (milliseconds since ID_EPOCH) × 4096 + the shard's slot) + 16 × k
+ * for the k-th row of a statement. Every id of a shard is its slot modulo 16, so two shards never hand out the same
+ * id; a trigger advances `next` past each row of the shard's own slot only, so a row copied in from another shard never
+ * moves it; and ids grow with time, so a business's rows keep their order after a move.
+ */
+
+/** Ids of one shard differ from another's modulo this: at most 16 shards (src/db/shards.ts, `idSlot`). */
+export const ID_SLOTS = 16;
+
+/** The ids' time origin, 2026-01-01 UTC: 2^53 / 4096 milliseconds after it is the year 2095. */
+const ID_EPOCH_MS = Date.UTC(2026, 0, 1);
+
+/** Rows of a statement so far, per table, until the current task ends (when the statement has been built). */
+const rowsBuilt = new Map<string, number>();
+
+/**
+ * The id of a new row of `table`, as SQL its insert computes: drizzle builds a statement's rows one after another in
+ * one synchronous task, and each gets the next offset, so the rows of one statement never share an id (the sequence's
+ * subquery is evaluated once per statement). Binds no parameter.
+ */
+export function nextId(table: string): SQL {
+  const row = rowsBuilt.get(table) ?? 0;
+  if (row === 0) queueMicrotask(() => rowsBuilt.delete(table));
+  rowsBuilt.set(table, row + 1);
+  const now = `cast((julianday('now') - 2440587.5) * 86400000 as integer)`;
+  return sql.raw(
+    `((select max(next, (${now} - ${ID_EPOCH_MS}) * 4096 + next % ${ID_SLOTS}) from id_sequences where name = '${table}') + ${row * ID_SLOTS})`,
+  );
+}
+
+/**
+ * The statement that puts a shard's sequences in its slot, run after its migrations (scripts/migrate.ts,
+ * test/setup.ts): a sequence not yet in the slot moves into it; run again, it changes nothing.
+ */
+export function idSlotStatements(shard: ShardName): string[] {
+  const slot = SHARDS[shard].idSlot;
+  return [
+    `UPDATE id_sequences SET next = next - (next % ${ID_SLOTS}) + ${ID_SLOTS} + ${slot} WHERE next % ${ID_SLOTS} <> ${slot}`,
+  ];
+}
