@@ -50,6 +50,8 @@ const DRAIN_MS = 240_000;
 /** A retry comes at least a minute after the attempt it repeats (spec: retries after 1, 5, 30... minutes). */
 const RETRY_GAP_MS = 55_000;
 const RUNTIME_TOKEN = "soak-runtime-token-0123456789abcdef";
+/** The move's credential (docs/operations.md, Moving a business), which the Worker has in production too. */
+const OPERATOR_TOKEN = "soak-operator-token-0123456789abcdef";
 
 // ---- The receiver (test/receiver.ts): every delivery, by endpoint path and event id, and every delivery's arrival
 // times, by endpoint path and delivery id: a delivery id is unique only within its shard (docs/scaling.md, The queue,
@@ -142,7 +144,13 @@ async function startWorker(directory: string) {
     configPath,
     persistTo,
     noBundle: true,
-    vars: { BASE_URL: BASE, ALLOW_LOOPBACK_URLS: "true", RUNTIME_TOKEN },
+    vars: {
+      BASE_URL: BASE,
+      ALLOW_LOOPBACK_URLS: "true",
+      LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",
+      RUNTIME_TOKEN,
+      OPERATOR_TOKEN,
+    },
     args: ["--test-scheduled"],
     logFile: `${directory}/wrangler-dev.log`,
   });
@@ -209,15 +217,15 @@ async function report(business: Business) {
 
 async function intakeRun(business: Business) {
   const conversation = `soak-${crypto.randomUUID()}`;
-  const started = await runtime(`/internal/v1/conversations/${conversation}/intake`, {
-    business_id: business.id,
+  const intake = `/internal/v1/businesses/${business.id}/conversations/${conversation}/intake`;
+  const started = await runtime(intake, {
     intake_id: business.intakeId,
     channel: "whatsapp",
     customer: { phone: "+31612345678" },
   });
   counts.intakeRuns += 1;
   if (started.status !== 201) return;
-  const done = await runtime(`/internal/v1/conversations/${conversation}/intake/answers`, {
+  const done = await runtime(`${intake}/answers`, {
     answers: { full_name: "Soak Customer" },
   });
   if (done.body?.status === "completed") completions.set(business.index, (completions.get(business.index) ?? 0) + 1);

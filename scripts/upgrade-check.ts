@@ -54,6 +54,7 @@ const PORT = 8780;
 const INSPECTOR_PORT = 8781;
 const BASE = `http://127.0.0.1:${PORT}`;
 const RUNTIME_TOKEN = "upgrade-check-runtime-token-0123456789abcdef";
+const OPERATOR_TOKEN = "upgrade-check-operator-token-0123456789abcdef";
 /** The last migration before sharding: 0012 adds the directory, 0013 the moves (docs/scaling.md, Migrations). */
 const LAST_BEFORE_SHARDING = "0011";
 const LEGACY_HANDLE = "legacy-salon";
@@ -139,13 +140,13 @@ async function ownerSignsIn(email: string, password: string) {
   return { status: signedIn.status, location: signedIn.headers.get("location"), dashboard };
 }
 
-/** The move command itself (scripts/move-business.ts), against the local Worker, with the run's runtime token. */
+/** The move command itself (scripts/move-business.ts), against the local Worker, with the run's operator token. */
 function moveCommand(businessId: string, to: string): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
     const args = ["scripts/move-business.ts", "--business", businessId, "--to", to, "--base-url", BASE];
     const child = spawn(process.execPath, args, {
       cwd: PROJECT_ROOT,
-      env: { ...process.env, RUNTIME_TOKEN },
+      env: { ...process.env, OPERATOR_TOKEN },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -255,7 +256,13 @@ async function main() {
       configPath,
       persistTo,
       noBundle: true,
-      vars: { BASE_URL: BASE, ALLOW_LOOPBACK_URLS: "true", RUNTIME_TOKEN },
+      vars: {
+        BASE_URL: BASE,
+        ALLOW_LOOPBACK_URLS: "true",
+        LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",
+        RUNTIME_TOKEN,
+        OPERATOR_TOKEN,
+      },
       args: ["--test-scheduled"],
       cleanup,
     });

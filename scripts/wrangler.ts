@@ -93,20 +93,29 @@ export function parseDevVars(text: string): Record<string, string> {
   return vars;
 }
 
-/** 32 random bytes in base64url without padding (43 characters). */
-export function randomRuntimeToken(): string {
+/** 32 random bytes in base64url without padding (43 characters): a local RUNTIME_TOKEN or OPERATOR_TOKEN. */
+export function randomToken(): string {
   return randomBytes(32).toString("base64url");
 }
 
-/** The local defaults; RUNTIME_TOKEN is random per clone. */
+/**
+ * The local defaults; RUNTIME_TOKEN and OPERATOR_TOKEN are random per clone. Durable Object jurisdictions are emulated, as workerd does not
+ * implement them (src/durable-objects/jurisdictions.ts).
+ */
 function defaultDevVars() {
-  return { BASE_URL: "http://localhost:8787", ALLOW_LOOPBACK_URLS: "true", RUNTIME_TOKEN: randomRuntimeToken() };
+  return {
+    BASE_URL: "http://localhost:8787",
+    ALLOW_LOOPBACK_URLS: "true",
+    LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",
+    RUNTIME_TOKEN: randomToken(),
+    OPERATOR_TOKEN: randomToken(),
+  };
 }
 
 /**
  * Makes sure `.dev.vars` exists and returns its values. A missing file is created with the local defaults; an
- * existing one is kept as it is, except that BASE_URL and RUNTIME_TOKEN are appended when it lacks them (the seed
- * prints both).
+ * existing one is kept as it is, except that BASE_URL, RUNTIME_TOKEN and OPERATOR_TOKEN are appended when it lacks
+ * them (the seed prints the first two; `npm run move-business` reads the third).
  */
 export function ensureDevVars(options: { log?: (message: string) => void } = {}): Record<string, string> {
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
@@ -116,14 +125,18 @@ export function ensureDevVars(options: { log?: (message: string) => void } = {})
       ...Object.entries(defaultDevVars()).map(([key, value]) => `${key}=${value}`),
     ];
     writeFileSync(DEV_VARS_PATH, `${lines.join("\n")}\n`, { mode: 0o600 });
-    log("Created .dev.vars (BASE_URL, ALLOW_LOOPBACK_URLS, a random RUNTIME_TOKEN).");
+    log(
+      "Created .dev.vars (BASE_URL, ALLOW_LOOPBACK_URLS, LOCAL_DURABLE_OBJECT_JURISDICTIONS, a random RUNTIME_TOKEN and OPERATOR_TOKEN).",
+    );
     return readDevVars();
   }
   const text = readFileSync(DEV_VARS_PATH, "utf8");
   const vars = parseDevVars(text);
   const missing: string[] = [];
   if (!vars.BASE_URL) missing.push(`BASE_URL=${defaultDevVars().BASE_URL}`);
-  if (!vars.RUNTIME_TOKEN) missing.push(`RUNTIME_TOKEN=${randomRuntimeToken()}`);
+  if (!vars.RUNTIME_TOKEN) missing.push(`RUNTIME_TOKEN=${randomToken()}`);
+  if (!vars.OPERATOR_TOKEN) missing.push(`OPERATOR_TOKEN=${randomToken()}`);
+  if (!vars.LOCAL_DURABLE_OBJECT_JURISDICTIONS) missing.push("LOCAL_DURABLE_OBJECT_JURISDICTIONS=emulated");
   if (missing.length > 0) {
     const separator = text === "" || text.endsWith("\n") ? "" : "\n";
     writeFileSync(DEV_VARS_PATH, `${text}${separator}${missing.join("\n")}\n`);

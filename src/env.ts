@@ -29,10 +29,19 @@ export interface Env {
    */
   ALLOW_LOOPBACK_URLS: string;
   DOH_RESOLVER_URL: string;
+  /**
+   * "emulated" only in local development and tests, where workerd does not implement Durable Object jurisdictions;
+   * production never sets it (src/durable-objects/jurisdictions.ts).
+   */
+  LOCAL_DURABLE_OBJECT_JURISDICTIONS?: string;
   /** Secret: the Secretary runtime's bearer token for `/internal/v1`. */
   RUNTIME_TOKEN: string;
   /** Secret, set only while `RUNTIME_TOKEN` is rotated: the token before it, still accepted (docs/operations.md). */
   RUNTIME_TOKEN_PREVIOUS?: string;
+  /** Secret: the operators' bearer token for moving a business between shards, and nothing else (docs/operations.md). */
+  OPERATOR_TOKEN: string;
+  /** Secret, set only while `OPERATOR_TOKEN` is rotated: the token before it, still accepted (docs/operations.md). */
+  OPERATOR_TOKEN_PREVIOUS?: string;
 }
 
 // The runtime's own name for the bindings, so that Durable Objects and entrypoints typed with the default

@@ -2,8 +2,8 @@
  * Every `code` an error body of the JSON API can carry, with its status and what a client does about it: the one
  * table of docs/errors.md and of the OpenAPI document's Error schema. A code names a kind of error and never
  * changes within `/api/v1` (docs/versioning.md); the sentence under `error` may be reworded at any time, so programs
- * branch on `code` and `param`, and people read `error`. `runtime`: a code only the Secretary runtime's API answers
- * (`/internal/v1`), kept out of the partners' table.
+ * branch on `code` and `param`, and people read `error`. `runtime`: a code only `/internal/v1` answers (the Secretary
+ * runtime's API and the operators' move of a business), kept out of the partners' table.
  */
 export const ERROR_CODES = {
   invalid_json: { status: 400, meaning: "The body is not valid JSON." },
@@ -74,6 +74,23 @@ export const ERROR_CODES = {
   action_calls_exhausted: {
     status: 429,
     meaning: "The customer's message has had its 2 action calls: answer without another.",
+    runtime: true,
+  },
+  move_conflict: {
+    status: 409,
+    meaning:
+      "The target shard holds rows with the keys of the business's: the move was stopped and undone, and the sentence names the table.",
+    runtime: true,
+  },
+  move_mismatch: {
+    status: 409,
+    meaning:
+      "The copy differs from the business's rows in count or checksum: the move was stopped and undone, and the sentence names the table.",
+    runtime: true,
+  },
+  move_in_progress: {
+    status: 409,
+    meaning: "Another move of the business is under way: the sentence says how to finish it or undo it.",
     runtime: true,
   },
 } as const satisfies Record<string, { status: number; meaning: string; runtime?: true }>;

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { PLANS } from "../db/schema";
+import { type MovePhase, PLANS } from "../db/schema";
+import type { ShardName } from "../db/shards";
 import { CHANNELS } from "../names-and-limits";
 import { ActionArguments } from "./actions";
 
@@ -10,6 +11,26 @@ export const PlanChange = z.strictObject({ plan: z.enum(PLANS), active: z.boolea
 
 /** `POST /internal/v1/businesses/{id}/move` (docs/scaling.md, Moving a business between shards): the shard to go to. */
 export const BusinessMove = z.strictObject({ to: z.string().min(1).max(64) });
+
+/**
+ * A step's answer of the move: 202 with the phase it reached while steps remain (`copying`, `verifying`, `deleting`,
+ * or `undoing` after an abort or when asked for the shard it leaves; a step always gets past `marking`), 200 once
+ * `moved` or `undone`.
+ */
+export type BusinessMoveAnswer = {
+  business_id: string;
+  from: ShardName;
+  to: ShardName;
+  status: MovePhase | "moved" | "undone";
+  /** Rows copied to the target so far, every table counted. */
+  rows_copied: number;
+  /** While steps remain: the table the phase has reached. */
+  table?: string;
+  /** Once moved: each table's rows, counted and compared by checksum in both shards. */
+  tables?: Record<string, number>;
+  /** While an aborted move is undone: why it stopped. */
+  reason?: string;
+};
 
 /** `POST /internal/v1/businesses/{id}/actions/{name}/call` (README.md, The Secretary runtime API). */
 export const ActionCallParams = BusinessIdParam.extend({ name: z.string().min(1).max(64) });
@@ -23,15 +44,14 @@ export const ActionCallBody = z.object({
 
 export type ActionCallBody = z.infer<typeof ActionCallBody>;
 
-/** `POST /internal/v1/conversations/{cid}/intake`: start an intake in a conversation (docs/intakes.md). */
+/** `POST /internal/v1/businesses/{id}/conversations/{cid}/intake`: start an intake in a conversation (docs/intakes.md). */
 export const StartIntakeBody = z.object({
-  business_id: z.uuid({ error: "must be a business id (a UUID)" }),
   intake_id: z.number().int().positive(),
   channel: z.enum(CHANNELS),
   customer: z.object({ phone: z.string().max(40).optional(), email: z.string().max(254).optional() }).default({}),
 });
 
-/** `POST /internal/v1/conversations/{cid}/intake/answers`: answers by field id, as the customer wrote them. */
+/** `POST /internal/v1/businesses/{id}/conversations/{cid}/intake/answers`: answers by field id, as written. */
 export const IntakeAnswersBody = z.object({
   answers: z.record(z.string().max(40), z.string().max(10_000)),
 });

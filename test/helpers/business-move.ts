@@ -1,32 +1,56 @@
-import { getTableName, sql } from "drizzle-orm";
+import { env } from "cloudflare:test";
+import { eq, getTableName, sql } from "drizzle-orm";
 import { expect } from "vitest";
+import { insertMany, runBatch } from "../../src/db/batches";
 import {
   actionCalls,
   bookings,
+  businessShards,
   deliveryAttempts,
+  intakeResponses,
   knowledgeItems,
   orders,
   ownerKnowledgeSources,
 } from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
 import { BUSINESS_ROWS } from "../../src/domain/operations/business-rows";
+import type { BusinessMoveAnswer } from "../../src/schemas/runtime";
 import { registerAction } from "./actions";
-import { bookingRow, createApiKey, db, orderRow, shardDb } from "./fixtures";
-import { call, json, RUNTIME } from "./http";
-import { createIntake, insertResponses } from "./intakes";
+import { bookingRow, createApiKey, globalDb, legacyDb, orderRow, shardDb } from "./fixtures";
+import { call, json } from "./http";
+import { createIntake } from "./intakes";
 import { connectApp, createOwnerBusiness } from "./oauth";
 import { receiverBox } from "./receiver";
 import { outboxOnly, subscribe } from "./webhooks";
 
-/** `POST /internal/v1/businesses/{id}/move` (docs/scaling.md, Moving a business between shards). */
-export const move = (businessId: string, to: string, headers: Record<string, string> = RUNTIME) =>
-  call(`/internal/v1/businesses/${businessId}/move`, { method: "POST", headers, body: { to } });
+/** The operators' credential, which the move alone takes (docs/operations.md, Moving a business). */
+export const OPERATOR = { Authorization: `Bearer ${env.OPERATOR_TOKEN}` };
 
-/** The move's answer, which must be a 200. */
+/**
+ * One step of `POST /internal/v1/businesses/{id}/move` (docs/scaling.md, Moving a business between shards), with the
+ * operator token unless other headers are given, on the test's bindings with some replaced (a counting or failing
+ * database).
+ */
+export const move = (
+  businessId: string,
+  to: string,
+  headers: Record<string, string> = OPERATOR,
+  bindings: Partial<typeof env> = {},
+) => call(`/internal/v1/businesses/${businessId}/move`, { method: "POST", headers, body: { to }, bindings });
+
+/** Steps a move may take in a test before it is taken to be stuck. */
+const MOST_STEPS = 100;
+
+/** The move's steps, each a 202, until its 200: the final answer. */
 export async function moved(businessId: string, to: string) {
-  const response = await move(businessId, to);
-  expect(response.status, await response.clone().text()).toBe(200);
-  return json<{ business_id: string; from: string; to: string; rows_copied: number }>(response);
+  for (let step = 1; step <= MOST_STEPS; step++) {
+    const response = await move(businessId, to);
+    if (response.status !== 202) {
+      expect(response.status, await response.clone().text()).toBe(200);
+      return json<BusinessMoveAnswer>(response);
+    }
+  }
+  throw new Error(`The move of ${businessId} to ${to} did not end in ${MOST_STEPS} steps.`);
 }
 
 /** Every row of the business in `shard`, table by table, in rowid order: what a move copies. */
@@ -49,31 +73,31 @@ const platformId = () => 1_000_000_000 + Math.floor(Math.random() * 1_000_000_00
  * A legacy business with a row in every table a move copies: its owner, two API keys, an app connection (client copy,
  * grant, code, tokens), bookings and an order, an endpoint with a pending delivery never enqueued
  * and its failed attempt, an action with a call, an intake
- * with responses, knowledge pushed and added by the owner, and an idempotency record.
+ * with a response, knowledge pushed and added by the owner, and an idempotency record.
  */
 export async function populatedLegacyBusiness() {
-  const owner = await createOwnerBusiness({ name: "Shop that moves" });
+  const owner = await createOwnerBusiness({ name: "Shop that moves", shard: "legacy" });
   const { business, apiKey } = owner;
   const now = new Date().toISOString();
-  const second = await createApiKey(business.id);
+  const second = await createApiKey(business.id, { shard: "legacy" });
   const app = await connectApp(owner);
-  await db.batch([
-    db
+  await legacyDb.batch([
+    legacyDb
       .insert(bookings)
       .values([bookingRow(business.id, { id: platformId() }), bookingRow(business.id, { id: platformId() })]),
-    db.insert(orders).values(orderRow(business.id, { id: platformId() })),
+    legacyDb.insert(orders).values(orderRow(business.id, { id: platformId() })),
   ]);
   const box = receiverBox("moved-delivery");
   await subscribe(apiKey, box.url("/ok"));
   const {
     deliveryIds: [deliveryId = 0],
-  } = await outboxOnly(business, [{ event: "review.created", data: { review: { id: 1 } } }]);
+  } = await outboxOnly(business, [{ event: "review.created", data: { review: { id: 1 } } }], "legacy");
   // An earlier attempt that failed: the delivery is still pending, with its history.
-  await db
+  await legacyDb
     .insert(deliveryAttempts)
     .values({ deliveryId, attemptedAt: new Date().toISOString(), statusCode: 500, durationMs: 12 });
   const action = await registerAction(apiKey, "stock_before_move");
-  await db.insert(actionCalls).values({
+  await legacyDb.insert(actionCalls).values({
     actionId: action.id,
     businessId: business.id,
     conversationId: "conv-before-move",
@@ -86,8 +110,18 @@ export async function populatedLegacyBusiness() {
     createdAt: now,
   });
   const intake = await createIntake(apiKey);
-  await insertResponses(intake, business.id, 2);
-  await db.insert(knowledgeItems).values({
+  await legacyDb.insert(intakeResponses).values({
+    intakeId: intake.id,
+    businessId: business.id,
+    conversationId: "conv-before-move",
+    channel: "whatsapp",
+    runId: `run-${crypto.randomUUID()}`,
+    answers: [{ id: "full_name", label: "What is your name?", type: "text", value: "Ana Souza" }],
+    status: "completed",
+    completedAt: now,
+    createdAt: now,
+  });
+  await legacyDb.insert(knowledgeItems).values({
     businessId: business.id,
     key: "opening-hours",
     title: "Opening hours",
@@ -98,7 +132,7 @@ export async function populatedLegacyBusiness() {
     createdAt: now,
     updatedAt: now,
   });
-  await db.insert(ownerKnowledgeSources).values({
+  await legacyDb.insert(ownerKnowledgeSources).values({
     businessId: business.id,
     kind: "website",
     title: "Our website",
@@ -118,4 +152,23 @@ export async function populatedLegacyBusiness() {
   });
   expect(idempotent.status, await idempotent.clone().text()).toBe(201);
   return { owner, business, apiKey, secondKey: second.apiKey, app, box, deliveryId, action, intake };
+}
+
+/** The business's row of the directory (docs/scaling.md, Regional shards): its shard, and its mark while it moves. */
+export async function directoryRowOf(businessId: string) {
+  const [row] = await globalDb.select().from(businessShards).where(eq(businessShards.businessId, businessId));
+  return row;
+}
+
+/** That `shard` holds no row of the business in any table a move copies. */
+export async function expectNoRowsIn(shard: ShardName, businessId: string) {
+  for (const [table, rows] of Object.entries(await rowsIn(shard, businessId))) expect(rows, table).toEqual([]);
+}
+
+/** A legacy business with an owner, an API key and `count` bookings: enough rows that its move takes several steps. */
+export async function businessWithBookings(count: number) {
+  const owner = await createOwnerBusiness({ shard: "legacy" });
+  const rows = Array.from({ length: count }, () => bookingRow(owner.business.id));
+  await runBatch(legacyDb, insertMany(legacyDb, bookings, rows));
+  return owner;
 }

@@ -7,12 +7,12 @@ import { registerAction } from "../helpers/actions";
 import { moved, populatedLegacyBusiness, rowsIn } from "../helpers/business-move";
 import { runScheduled } from "../helpers/cron";
 import { page, signedIn } from "../helpers/dashboard";
-import { db, shardDb } from "../helpers/fixtures";
+import { globalDb, legacyDb, shardDb } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
 import { browse, me, refresh, type Tokens } from "../helpers/oauth";
 import { deliveryRowIn } from "../helpers/webhooks";
 
-// A legacy business with a row in every table is moved to eu1 through the runtime API (docs/scaling.md, Moving a
+// A legacy business with a row in every table is moved to eu1 by the operators' move (docs/scaling.md, Moving a
 // business between shards): every row arrives with its id, none stays behind but the credentials' forwards, the
 // partners' credentials work through them, the pending delivery is sent from eu1 and the owner signs in again. The
 // cron's sweep reads the whole database, so this file runs in a runtime of its own (vitest.config.ts).
@@ -28,9 +28,17 @@ describe("moving a legacy business to eu1", async () => {
     outcome = await moved(business.id, "eu1");
   });
 
-  it("answers where the business went and how many rows were copied", () => {
+  it("answers where the business went, and how many rows of each table were copied and verified", () => {
     const rows = Object.values(before).reduce((sum, table) => sum + table.length, 0);
-    expect(outcome).toEqual({ business_id: business.id, from: "legacy", to: "eu1", rows_copied: rows });
+    const tables = Object.fromEntries(Object.entries(before).map(([table, found]) => [table, found.length]));
+    expect(outcome).toEqual({
+      business_id: business.id,
+      from: "legacy",
+      to: "eu1",
+      status: "moved",
+      rows_copied: rows,
+      tables,
+    });
   });
 
   it("copies every row to eu1 with its id, and leaves none in legacy but the forwards", async () => {
@@ -41,9 +49,9 @@ describe("moving a legacy business to eu1", async () => {
     const left = await rowsIn("legacy", business.id);
     for (const [table, rows] of Object.entries(left)) expect(rows, table).toEqual([]);
     // The client's row in legacy is its global registration, not a copy: it stays.
-    const [client] = await db.select().from(oauthClients).where(eq(oauthClients.id, app.client.client_id));
+    const [client] = await globalDb.select().from(oauthClients).where(eq(oauthClients.id, app.client.client_id));
     expect(client).toEqual(before.oauth_clients?.[0]);
-    const forwards = await db
+    const forwards = await legacyDb
       .select()
       .from(credentialForwards)
       .where(eq(credentialForwards.credentialHash, sha256Hex(apiKey)));
@@ -104,7 +112,7 @@ describe("moving a legacy business to eu1", async () => {
       async () => expect(await deliveryRowIn("eu1", shop.deliveryId)).toMatchObject({ status: "delivered" }),
       { timeout: 10_000, interval: 50 },
     );
-    const [left] = await db
+    const [left] = await legacyDb
       .select({ n: sql<number>`count(*)` })
       .from(webhookDeliveries)
       .where(eq(webhookDeliveries.id, shop.deliveryId));

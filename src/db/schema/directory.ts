@@ -1,4 +1,5 @@
-import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { ShardName } from "../shards";
 import { createdAt, flag, timestamp } from "./columns";
 
 /*
@@ -30,3 +31,37 @@ export const ownerEmails = sqliteTable(
   },
   (t) => [index("owner_emails_business").on(t.businessId)],
 );
+
+/**
+ * What a move of a business between shards is doing (docs/scaling.md, Moving a business between shards): marking it,
+ * copying its rows, verifying the copies, deleting the rows it left (after the switch), or undoing the copy.
+ */
+export const MOVE_PHASES = ["marking", "copying", "verifying", "deleting", "undoing"] as const;
+export type MovePhase = (typeof MOVE_PHASES)[number];
+
+/** The count and checksum of a table's rows of one business, read so far (src/domain/operations/move-checksum.ts). */
+export type RowsTally = { rows: number; checksum: number };
+
+/** Why a move stopped and is undone: the key conflict or the difference its verification found. */
+export type MoveAbort = { code: "move_conflict" | "move_mismatch"; message: string };
+
+/**
+ * A move under way, one row per business while it lasts: each step of the move continues from it and records how far
+ * it got, so that a step that failed is run again from there. Deleted when the move ends or is undone.
+ */
+export const businessMoves = sqliteTable("business_moves", {
+  businessId: text("business_id").primaryKey(),
+  fromShard: text("from_shard").$type<ShardName>().notNull(),
+  toShard: text("to_shard").$type<ShardName>().notNull(),
+  phase: text("phase", { enum: MOVE_PHASES }).notNull(),
+  /** The table the phase has reached (src/domain/operations/business-rows.ts), and the last rowid done in it. */
+  tableName: text("table_name").notNull(),
+  afterRowid: integer("after_rowid").notNull().default(0),
+  rowsCopied: integer("rows_copied").notNull().default(0),
+  /** While verifying `table_name`: the tally of the source's rows once read, and of the side being read so far. */
+  tally: text("tally", { mode: "json" }).$type<RowsTally & { source?: RowsTally }>(),
+  /** The rows of each table verified equal in both shards, which the move answers when it ends. */
+  tableRows: text("table_rows", { mode: "json" }).$type<Record<string, number>>().notNull(),
+  aborted: text("aborted", { mode: "json" }).$type<MoveAbort>(),
+  startedAt: timestamp("started_at").notNull(),
+});

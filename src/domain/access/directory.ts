@@ -1,5 +1,5 @@
-import { eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
+import { eq, inArray, sql } from "drizzle-orm";
+import type { GlobalDatabase } from "../../db/client";
 import { businessShards, ownerEmails } from "../../db/schema";
 import { isShardName, LEGACY_SHARD, type ShardName } from "../../db/shards";
 import { isoNow } from "../../lib/time";
@@ -19,7 +19,7 @@ const shardOrLegacy = (shard: string | undefined): ShardName =>
  * business (always listed: docs/decisions.md, Sandbox businesses): one indexed read.
  */
 export async function shardOfBusiness(
-  global: Database,
+  global: GlobalDatabase,
   businessId: string,
 ): Promise<{ shard: ShardName; moving: boolean; sandbox: boolean }> {
   const [row] = await global
@@ -30,7 +30,7 @@ export async function shardOfBusiness(
 }
 
 /** The shard of the business whose owner signs in with `email` (normalised as sign-in compares it). */
-export async function shardOfOwnerEmail(global: Database, email: string): Promise<ShardName> {
+export async function shardOfOwnerEmail(global: GlobalDatabase, email: string): Promise<ShardName> {
   const [row] = await global
     .select({ shard: businessShards.shard })
     .from(ownerEmails)
@@ -44,7 +44,7 @@ export async function shardOfOwnerEmail(global: Database, email: string): Promis
  * business's own rows in the shard, so that no business exists that nothing can find.
  */
 export async function listBusiness(
-  global: Database,
+  global: GlobalDatabase,
   entry: { businessId: string; shard: ShardName; ownerEmail?: string; sandbox?: boolean },
 ): Promise<void> {
   const createdAt = isoNow();
@@ -60,3 +60,45 @@ export async function listBusiness(
     global.insert(ownerEmails).values({ email: entry.ownerEmail, businessId: entry.businessId, createdAt }),
   ]);
 }
+
+/**
+ * Takes businesses out of the directory with their owners' emails, in one batch of the global database (a sandbox's
+ * cleanup: first, so that a failure after it leaves rows the next run finds again, never an entry nothing backs).
+ * Each statement binds the ids once: at most 100 of them.
+ */
+export async function unlistBusinesses(global: GlobalDatabase, businessIds: string[]): Promise<void> {
+  await global.batch([
+    global.delete(ownerEmails).where(inArray(ownerEmails.businessId, businessIds)),
+    global.delete(businessShards).where(inArray(businessShards.businessId, businessIds)),
+  ]);
+}
+
+/**
+ * The statement that marks a business as being moved (docs/scaling.md, Moving a business between shards): the runtime
+ * API refuses its writes from then on. A legacy business gets its row, naming `shard`; an earlier mark is kept.
+ */
+export const markedMoving = (global: GlobalDatabase, businessId: string, shard: ShardName, since: string) =>
+  global
+    .insert(businessShards)
+    .values({ businessId, shard, movingSince: since, createdAt: since })
+    .onConflictDoUpdate({
+      target: businessShards.businessId,
+      set: { movingSince: sql`coalesce(${businessShards.movingSince}, excluded.moving_since)` },
+    });
+
+/** The statement that clears the mark of a business whose move was undone: it stays in its shard. */
+export const movingMarkCleared = (global: GlobalDatabase, businessId: string) =>
+  global.update(businessShards).set({ movingSince: null }).where(eq(businessShards.businessId, businessId));
+
+/**
+ * The statements that switch a moved business to `shard`, its mark cleared, and list its owner's email for sign-in
+ * (an owner from before sharding had none), for a batch of the global database.
+ */
+export const movedTo = (global: GlobalDatabase, businessId: string, shard: ShardName, ownerEmail?: string) => [
+  global.update(businessShards).set({ shard, movingSince: null }).where(eq(businessShards.businessId, businessId)),
+  ...(ownerEmail === undefined
+    ? []
+    : [
+        global.insert(ownerEmails).values({ email: ownerEmail, businessId, createdAt: isoNow() }).onConflictDoNothing(),
+      ]),
+];

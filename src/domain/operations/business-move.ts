@@ -1,56 +1,32 @@
-import { and, eq, isNotNull, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
-import {
-  apiKeys,
-  businesses,
-  businessShards,
-  credentialForwards,
-  oauthGrants,
-  oauthTokens,
-  ownerEmails,
-  owners,
-} from "../../db/schema";
-import { isShardName, SHARD_NAMES, type ShardName } from "../../db/shards";
-import type { Dependencies } from "../../dependencies";
-import { invalid, notFound } from "../../lib/errors";
+import { eq, sql } from "drizzle-orm";
+import { runBatch } from "../../db/batches";
+import { apiKeys, businesses, credentialForwards, oauthGrants, oauthTokens, owners } from "../../db/schema";
+import { isShardName, SHARD_NAMES } from "../../db/shards";
+import type { GlobalDependencies } from "../../dependencies";
+import { conflict, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
-import { shardOfBusiness } from "../access/directory";
-import { BUSINESS_ROWS, copyRows, DELETION_ORDER, deleteRows } from "./business-rows";
+import type { BusinessMoveAnswer } from "../../schemas/runtime";
+import { movedTo, movingMarkCleared, shardOfBusiness } from "../access/directory";
+import { CREDENTIALS } from "./business-rows";
+import { copying, deleting, verifying } from "./move-phases";
+import {
+  enter,
+  type Move,
+  type MoveStep,
+  moveEnded,
+  moveRecorded,
+  moveUnderWay,
+  STEP_STATEMENTS,
+  StepBudget,
+  startMove,
+} from "./move-step";
 
 /*
- * Moving a business between shards (docs/scaling.md, Moving a business between shards), in steps that can each be
- * run again: mark, copy, forward the credentials, switch, delete. A failure before the switch leaves the mark, so
- * writes stay refused and nothing is lost: the move run again copies what is missing. A failure after it leaves the
- * old shard's rows marked, and the move run again to the same shard deletes them.
+ * Moving a business between shards (docs/scaling.md, Moving a business between shards), all or nothing, in steps of
+ * bounded work that each continue from where the last one got: mark, copy, verify, forward the credentials and
+ * switch, then delete what the business left. Until the switch, a move that finds its copy wrong, or that the
+ * operator calls off, is undone: the business's copies are deleted from the target and its mark is cleared.
  */
-
-export type MoveOutcome = { business_id: string; from: ShardName; to: ShardName; rows_copied: number };
-
-/**
- * Marks the business as moving, in the directory (a legacy business gets its row, naming legacy) and on its own row
- * in its shard, which partner and owner requests read with their credential: from here on, writes are refused with
- * 503. An earlier run's mark is kept.
- */
-export async function markMoving(deps: Dependencies, businessId: string, from: ShardName): Promise<void> {
-  const now = isoNow();
-  await deps.global
-    .insert(businessShards)
-    .values({ businessId, shard: from, movingSince: now, createdAt: now })
-    .onConflictDoUpdate({
-      target: businessShards.businessId,
-      set: { movingSince: sql`coalesce(${businessShards.movingSince}, excluded.moving_since)` },
-    });
-  await deps.onShard(from).db.update(businesses).set({ movingSince: now }).where(eq(businesses.id, businessId));
-}
-
-/** Copies every row of the business from `from` to `to`, ids kept, table by table in foreign-key order. */
-export async function copyBusiness(deps: Dependencies, businessId: string, from: ShardName, to: ShardName) {
-  let copied = 0;
-  for (const rows of BUSINESS_ROWS) {
-    copied += await copyRows(deps.onShard(from).db, deps.onShard(to).db, rows, businessId);
-  }
-  return copied;
-}
 
 /** The business's credential hashes in a shard: its API keys' and its connections' tokens (access and refresh). */
 const credentialHashes = (businessId: string) =>
@@ -58,96 +34,144 @@ const credentialHashes = (businessId: string) =>
       union all select ${oauthTokens.tokenHash} from ${oauthTokens} where ${oauthTokens.grantId} in
       (select ${oauthGrants.id} from ${oauthGrants} where ${oauthGrants.businessId} = ${businessId})`;
 
+/** The statements of the switch: the two of the forwards, the owner's email read and the global batch of three. */
+const SWITCH_STATEMENTS = 6;
+
 /**
  * Every API key and OAuth token of the business, in the shard it leaves, forwards to the one it goes to: the
  * credentials keep naming the old shard (src/domain/access/credential-forwards.ts). The new shard's own forwards of
- * them, left by an earlier move away from it, are dropped: there the credentials are found themselves.
+ * them, left by an earlier move away from it, are dropped: there the credentials are found themselves. Then the
+ * directory names the new shard and its mark is cleared, the owner's email is listed for sign-in (an owner from before
+ * sharding had none) and the move's record enters its deletion, in one batch: every request from then on finds the
+ * business in the new shard, and a step that fails after it finishes the deletion when run again.
  */
-async function forwardCredentials(deps: Dependencies, businessId: string, from: ShardName, to: ShardName) {
+async function switchShard({ deps, move, budget }: MoveStep) {
+  const { businessId, fromShard: from, toShard: to } = move;
+  const target = deps.onShard(to).db;
   await deps.onShard(from).db.run(
     sql`insert into ${credentialForwards} (credential_hash, shard, created_at)
         select credential_hash, ${to}, ${isoNow()} from (${credentialHashes(businessId)}) where true
         on conflict (credential_hash) do update set shard = excluded.shard`,
   );
-  await deps
-    .onShard(to)
-    .db.delete(credentialForwards)
+  await target
+    .delete(credentialForwards)
     .where(sql`${credentialForwards.credentialHash} in (${credentialHashes(businessId)})`);
-}
-
-/**
- * Points the directory at the new shard and clears its mark: every request from then on finds the business there.
- * The owner's email is listed for sign-in in the same batch (an owner from before sharding had none), so that the
- * owner signs in to the new shard.
- */
-async function switchShard(deps: Dependencies, businessId: string, to: ShardName) {
-  const [owner] = await deps
-    .onShard(to)
-    .db.select({ email: owners.email })
-    .from(owners)
-    .where(eq(owners.businessId, businessId));
+  const [owner] = await target.select({ email: owners.email }).from(owners).where(eq(owners.businessId, businessId));
   const { global } = deps;
-  const directory = global
-    .update(businessShards)
-    .set({ shard: to, movingSince: null })
-    .where(eq(businessShards.businessId, businessId));
-  if (!owner) {
-    await directory;
-    return;
-  }
-  await global.batch([
-    directory,
-    global.insert(ownerEmails).values({ email: owner.email, businessId, createdAt: isoNow() }).onConflictDoNothing(),
-  ]);
+  enter(move, "deleting");
+  await runBatch(global, [...movedTo(global, businessId, to, owner?.email), moveRecorded(global, move)]);
+  budget.spend(SWITCH_STATEMENTS);
 }
 
-/** Deletes every row of the business from a shard it has left, children first, leaving only the forwards. */
-async function deleteBusiness(db: Database, businessId: string) {
-  for (const rows of DELETION_ORDER) await deleteRows(db, rows, businessId);
-}
+/** What every answer of the move says: which business, between which shards, in what state, rows copied so far. */
+const answerOf = (move: Move, status: BusinessMoveAnswer["status"]): BusinessMoveAnswer => ({
+  business_id: move.businessId,
+  from: move.fromShard,
+  to: move.toShard,
+  status,
+  rows_copied: move.rowsCopied,
+});
 
-/**
- * The shard an earlier move of the business left its rows in, when it failed after the switch: the business's row
- * there is still marked.
- */
-async function leftBehindIn(deps: Dependencies, businessId: string, current: ShardName) {
-  for (const shard of SHARD_NAMES.filter((name) => name !== current)) {
-    const [row] = await deps
-      .onShard(shard)
-      .db.select({ id: businesses.id })
-      .from(businesses)
-      .where(and(eq(businesses.id, businessId), isNotNull(businesses.movingSince)));
-    if (row) return shard;
-  }
-  return undefined;
+/** The move's answer while steps remain (202): where it got, recorded for the next step (one statement). */
+async function paused({ deps, move }: MoveStep): Promise<BusinessMoveAnswer> {
+  await moveRecorded(deps.global, move);
+  return {
+    ...answerOf(move, move.phase),
+    ...(move.tableName && { table: move.tableName }),
+    ...(move.aborted && { reason: move.aborted.message }),
+  };
 }
 
 /**
- * Moves the business to shard `to` (`POST /internal/v1/businesses/{id}/move`): 404 for an unknown business, 400 for
- * an unknown shard or the one it is in, unless an earlier move into it stopped before deleting the old rows, which
- * this run then deletes.
+ * The undo's end: the business's row in its shard, then its directory row, lose their mark, and the move's record
+ * ends. An abort answers its reason as a 409; the operator's undo, 200.
  */
-export async function moveBusiness(deps: Dependencies, businessId: string, to: string): Promise<MoveOutcome> {
+async function undone({ deps, move }: MoveStep): Promise<BusinessMoveAnswer> {
+  const { businessId, fromShard: from } = move;
+  await deps.onShard(from).db.update(businesses).set({ movingSince: null }).where(eq(businesses.id, businessId));
+  const { global } = deps;
+  await global.batch([movingMarkCleared(global, businessId), moveEnded(global, businessId)]);
+  if (!move.aborted) return answerOf(move, "undone");
+  const undoneHere = ` The copy was undone: the business stays in ${from}, where nothing was deleted, and takes writes again.`;
+  throw conflict(move.aborted.message + undoneHere, move.aborted.code);
+}
+
+/** Runs the move's phases until it ends or the step's budget is spent. */
+async function advance(step: MoveStep): Promise<BusinessMoveAnswer> {
+  const { deps, move, budget } = step;
+  for (;;) {
+    if (move.phase === "marking") {
+      // The business's own row in its shard, which partner and owner requests read with their credential: from here
+      // on their writes are refused with 503 too.
+      const shard = deps.onShard(move.fromShard).db;
+      await shard.update(businesses).set({ movingSince: move.startedAt }).where(eq(businesses.id, move.businessId));
+      budget.spend(1);
+      enter(move, "copying");
+    } else if (move.phase === "copying" || move.phase === "verifying") {
+      const outcome = move.phase === "copying" ? await copying(step) : await verifying(step);
+      if (outcome === "paused") return paused(step);
+      if (outcome !== "done") enter(move, "undoing", outcome);
+      else if (move.phase === "copying") enter(move, "verifying");
+      // The switch waits for a step that can also delete the credentials in the shard left, a statement each.
+      else if (!budget.affords(SWITCH_STATEMENTS + CREDENTIALS.length)) return paused(step);
+      else await switchShard(step);
+    } else {
+      const leaving = move.phase === "deleting" ? move.fromShard : move.toShard;
+      if ((await deleting(step, deps.onShard(leaving).db)) === "paused") return paused(step);
+      if (move.phase === "undoing") return undone(step);
+      await moveEnded(deps.global, move.businessId);
+      return { ...answerOf(move, "moved"), tables: move.tableRows };
+    }
+  }
+}
+
+/** The 409 of a move asked for while another is under way: what finishes it, and, before its switch, what undoes it. */
+function underWay(move: Move) {
+  const { fromShard: from, toShard: to } = move;
+  const started = `A move of this business from ${from} to ${to} is under way (started ${move.startedAt})`;
+  return conflict(
+    move.phase === "deleting"
+      ? `${started}: it is in ${to} now, and { "to": "${to}" } finishes deleting its rows from ${from}.`
+      : `${started}: send { "to": "${to}" } to go on with it, or { "to": "${from}" } to undo it.`,
+    "move_in_progress",
+  );
+}
+
+/**
+ * One step of moving the business to shard `to` (`POST /internal/v1/businesses/{id}/move`): 404 for an unknown
+ * business, 400 for an unknown shard or the one it is in with no move under way. A move under way goes on when asked
+ * for the same target, is undone when asked for the shard it leaves (before its switch), and is a 409 otherwise.
+ * `statements` is the step's budget (STEP_STATEMENTS).
+ */
+export async function moveBusiness(
+  deps: GlobalDependencies,
+  businessId: string,
+  to: string,
+  statements = STEP_STATEMENTS,
+): Promise<BusinessMoveAnswer> {
   if (!isShardName(to)) {
     throw invalid(`There is no shard named ${to}: the shards are ${SHARD_NAMES.join(", ")}.`, "to");
   }
-  const { shard: from } = await shardOfBusiness(deps.global, businessId);
+  const budget = new StepBudget(statements);
+  const { shard } = await shardOfBusiness(deps.global, businessId);
   const [business] = await deps
-    .onShard(from)
+    .onShard(shard)
     .db.select({ id: businesses.id })
     .from(businesses)
     .where(eq(businesses.id, businessId));
   if (!business) throw notFound("No business has that id.");
-  if (from === to) {
-    const left = await leftBehindIn(deps, businessId, to);
-    if (!left) throw invalid(`The business is already in shard ${to}.`, "to");
-    await deleteBusiness(deps.onShard(left).db, businessId);
-    return { business_id: businessId, from: left, to, rows_copied: 0 };
+  const underway = await moveUnderWay(deps.global, businessId);
+  budget.spend(3);
+  if (!underway) {
+    if (to === shard) throw invalid(`The business is already in shard ${to}.`, "to");
+    const move = await startMove(deps.global, businessId, shard, to);
+    budget.spend(2);
+    return advance({ deps, move, budget });
   }
-  await markMoving(deps, businessId, from);
-  const copied = await copyBusiness(deps, businessId, from, to);
-  await forwardCredentials(deps, businessId, from, to);
-  await switchShard(deps, businessId, to);
-  await deleteBusiness(deps.onShard(from).db, businessId);
-  return { business_id: businessId, from, to, rows_copied: copied };
+  if (to === underway.fromShard && underway.phase !== "deleting") {
+    if (underway.phase !== "undoing") enter(underway, "undoing");
+  } else if (to !== underway.toShard) {
+    throw underWay(underway);
+  }
+  return advance({ deps, move: underway, budget });
 }

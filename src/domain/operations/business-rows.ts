@@ -1,7 +1,6 @@
-import { type SQL, sql } from "drizzle-orm";
+import { getTableName, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { runBatch, statementsThatFit } from "../../db/batches";
-import type { Database } from "../../db/client";
+import type { ShardDatabase } from "../../db/client";
 import {
   actionCalls,
   actions,
@@ -27,13 +26,13 @@ import {
 } from "../../db/schema";
 
 /*
- * Every row of a business, table by table, as a move copies and deletes them (docs/scaling.md, Moving a business
- * between shards). In foreign-key order: a row's parents come before it, so the copy inserts parents first and the
- * deletion goes the other way. A table keyed by business that is missing here would be left behind by a move:
+ * Every row of a business, table by table, as a move copies, verifies and deletes them (docs/scaling.md, Moving a
+ * business between shards). In foreign-key order: a row's parents come before it, so the copy inserts parents first
+ * (and a conflict stops it before any row that depends on the one in conflict) and the deletion goes the other way. A table keyed by business that is missing here would be left behind by a move:
  * test/shards/business-move-steps.test.ts checks every table of the schema is listed or global.
  */
 
-type BusinessRows = {
+export type BusinessRows = {
   table: SQLiteTable;
   /** The business's rows of the table, by its own business column or through its parent's. */
   of: (businessId: string) => SQL;
@@ -96,59 +95,53 @@ export const BUSINESS_ROWS: BusinessRows[] = [
 ];
 
 /**
- * The order a move deletes in: children before parents, and the deliveries first, so that the shard the business
- * left never sends one of them again once the new shard's sweep does.
+ * The tables of the business's credentials, which no other table references: a move deletes them first in the shard
+ * the business left, in the step of its switch, so that from then on a partner's old key or token finds its forward
+ * instead of its old row, and an owner's old session ends (docs/scaling.md, Moving a business between shards).
+ */
+export const CREDENTIALS = [apiKeys, oauthTokens, oauthCodes, ownerSessions];
+
+/**
+ * The order a move deletes in: the credentials; then the deliveries, so that the shard the business left never sends
+ * one of them again once the new shard's sweep does; then the rest, children before parents.
  */
 export const DELETION_ORDER: BusinessRows[] = (() => {
   const reversed = BUSINESS_ROWS.filter((rows) => !rows.shared).reverse();
-  const deliveries = reversed.filter((rows) => rows.table === deliveryAttempts || rows.table === webhookDeliveries);
-  return [...deliveries, ...reversed.filter((rows) => !deliveries.includes(rows))];
+  const first = [...CREDENTIALS, deliveryAttempts, webhookDeliveries].flatMap((table) =>
+    reversed.filter((rows) => rows.table === table),
+  );
+  return [...first, ...reversed.filter((rows) => !first.includes(rows))];
 })();
 
-/** Rows read, and deleted, per statement: a page of a table's rows in rowid order. */
-const PAGE = 500;
+/** The name a move records for the table it has reached (src/db/schema/directory.ts, `business_moves`). */
+export const nameOf = (rows: BusinessRows | undefined) => (rows ? getTableName(rows.table) : "");
+
+/** A row as the shard it goes to stores it: `copied`'s transform, or the row as it is. */
+export const asCopied = (rows: BusinessRows, row: Record<string, unknown>) => (rows.copied ? rows.copied(row) : row);
 
 /**
- * Copies the business's rows of one table from `from` to `to`, a page at a time in rowid order (a read, then its
- * inserts in one batch, each statement within D1's 100 bound parameters: src/db/batches.ts). A row already there (an
- * earlier run's copy, a client's copy) is left as it is, so a move run again after a failure copies only what is
- * missing. Answers how many rows were inserted.
+ * Up to `limit` of the business's rows of one table in a shard, after rowid `after`, in rowid order: each shard is
+ * read in its own order, since a copied row gets a rowid of its own (one statement).
  */
-export async function copyRows(from: Database, to: Database, rows: BusinessRows, businessId: string): Promise<number> {
+export function pageOf(db: ShardDatabase, rows: BusinessRows, businessId: string, after: number, limit: number) {
   const { table } = rows;
-  let after = 0;
-  let copied = 0;
-  for (;;) {
-    const page = await from
-      .select({ rowid: sql<number>`${table}.rowid`.as("move_rowid"), row: table })
-      .from(table)
-      .where(sql`${rows.of(businessId)} and ${table}.rowid > ${after}`)
-      .orderBy(sql`${table}.rowid`)
-      .limit(PAGE);
-    const last = page.at(-1);
-    if (!last) return copied;
-    after = last.rowid;
-    const values = page.map(({ row }) => (rows.copied ? rows.copied(row) : row));
-    const inserts = statementsThatFit(values, (slice) =>
-      to
-        .insert(table)
-        .values(slice as never)
-        .onConflictDoNothing()
-        .returning({ inserted: sql<number>`1` }),
-    );
-    const answers = (await runBatch(to, inserts)) as unknown[][];
-    copied += answers.reduce((sum, answer) => sum + answer.length, 0);
-  }
+  return db
+    .select({ rowid: sql<number>`${table}.rowid`.as("move_rowid"), row: table })
+    .from(table)
+    .where(sql`${rows.of(businessId)} and ${table}.rowid > ${after}`)
+    .orderBy(sql`${table}.rowid`)
+    .limit(limit) as Promise<{ rowid: number; row: Record<string, unknown> }[]>;
 }
 
-/** Deletes the business's rows of one table, a page per statement, until none is left. */
-export async function deleteRows(db: Database, rows: BusinessRows, businessId: string): Promise<void> {
+/** Rows a deletion deletes per statement. */
+const DELETED_PER_STATEMENT = 500;
+
+/** Deletes up to 500 of the business's rows of one table (one statement); answers whether none is left. */
+export async function deletePage(db: ShardDatabase, rows: BusinessRows, businessId: string): Promise<boolean> {
   const { table } = rows;
-  for (;;) {
-    const deleted = await db
-      .delete(table)
-      .where(sql`rowid in (select rowid from ${table} where ${rows.of(businessId)} limit ${PAGE})`)
-      .returning({ deleted: sql<number>`1` });
-    if (deleted.length < PAGE) return;
-  }
+  const deleted = await db
+    .delete(table)
+    .where(sql`rowid in (select rowid from ${table} where ${rows.of(businessId)} limit ${DELETED_PER_STATEMENT})`)
+    .returning({ deleted: sql<number>`1` });
+  return deleted.length < DELETED_PER_STATEMENT;
 }

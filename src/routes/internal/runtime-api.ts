@@ -9,12 +9,16 @@ import { conversations } from "./conversations";
 import { platformEvents } from "./events";
 import { plan } from "./plan";
 
-/** `/internal/v1`: the Secretary runtime and core platform, behind the runtime token. Not in the partner document. */
+/**
+ * `/internal/v1`: the Secretary runtime and core platform, behind the runtime token, and the operators' move of a
+ * business, behind theirs. Not in the partner document.
+ */
 export const runtimeApi = new Hono<AppEnv>();
-runtimeApi.use("*", requireRuntime);
-// The move is the operators' and works on the directory itself: registered before the shard middleware, so that the
-// mark it sets never refuses it (docs/scaling.md, Moving a business between shards).
+// The move checks the operator token itself and answers before the runtime token's check, registered after it, is
+// reached; and before the shard middleware, since it works on the directory and its mark must never refuse it
+// (docs/scaling.md, Moving a business between shards).
 runtimeApi.route("/", businessMove);
+runtimeApi.use("*", requireRuntime);
 runtimeApi.use("/businesses/:id/*", runtimeBusinessShard);
 runtimeApi
   .route("/", plan)
