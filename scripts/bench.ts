@@ -642,6 +642,7 @@ async function startWorkers(options: Options, directory: string, businesses: Ben
     start(join(directory, "app"), config, options.port, "/api/v1/openapi.json", appSeeds, {
       BASE_URL: `http://127.0.0.1:${options.port}`,
       ALLOW_LOOPBACK_URLS: "true",
+      LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",
       RUNTIME_TOKEN,
     }),
     withFloor

@@ -30,7 +30,7 @@ export async function startWorker(port: number): Promise<() => Promise<void>> {
   const worker = await startLocalWorker({
     port,
     persistTo: STATE,
-    vars: { BASE_URL: `http://localhost:${port}` },
+    vars: { BASE_URL: `http://localhost:${port}`, LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated" },
   });
   return () => worker.stop();
 }

@@ -6,15 +6,19 @@
  */
 
 /**
- * Each shard, its binding, its region, and its slot of row ids (`idSlot`: every id it hands out is the slot modulo 16;
- * src/db/ids.ts). Adding one is a line here with the next unused slot, a binding in wrangler.toml and a deploy; a slot
- * is never reused, so that ids stay unique across shards.
+ * Each shard, its binding, its region, its slot of row ids (`idSlot`: every id it hands out is the slot modulo 16;
+ * src/db/ids.ts) and its jurisdiction, where its businesses' Durable Objects are created too
+ * (src/durable-objects/jurisdictions.ts). Adding one is a line here with the next unused slot, a binding in
+ * wrangler.toml and a deploy; a slot is never reused, so that ids stay unique across shards.
  */
 export const SHARDS = {
-  legacy: { binding: "DB", region: "the first database", idSlot: 0 },
-  eu1: { binding: "SHARD_EU1", region: "European Union (EU jurisdiction)", idSlot: 1 },
-  us1: { binding: "SHARD_US1", region: "North America", idSlot: 2 },
+  legacy: { binding: "DB", region: "the first database", idSlot: 0, jurisdiction: null },
+  eu1: { binding: "SHARD_EU1", region: "European Union (EU jurisdiction)", idSlot: 1, jurisdiction: "eu" },
+  us1: { binding: "SHARD_US1", region: "North America", idSlot: 2, jurisdiction: null },
 } as const;
+
+/** A jurisdiction Durable Objects and D1 databases can be kept in (Cloudflare's data location). */
+export type Jurisdiction = NonNullable<(typeof SHARDS)[ShardName]["jurisdiction"]>;
 
 export type ShardName = keyof typeof SHARDS;
 

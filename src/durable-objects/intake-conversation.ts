@@ -1,8 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { database } from "../db/client";
-import { LEGACY_SHARD, type ShardName } from "../db/shards";
 import { dependenciesFromEnv } from "../dependencies-from-env";
-import { shardOfBusiness } from "../domain/access/directory";
 import { completeRun } from "../domain/intakes/completion";
 import { endedRun, WaitingCompletion } from "../domain/intakes/completion-guards";
 import {
@@ -23,14 +20,16 @@ import { conflict, notFound } from "../lib/errors";
 import { settle } from "../lib/settle";
 import { parseOrThrow } from "../lib/validation";
 import { IntakeAnswersBody, StartIntakeBody } from "../schemas/runtime";
+import { type ConversationBusiness, JURISDICTIONS, jurisdictionOf, objectIn } from "./jurisdictions";
 
 const RUN_KEY = "run";
 
 /**
- * One per Secretary conversation (`idFromName(conversationId)`; docs/architecture.md, Shape): the intake running in
- * it, its answers, the alarm that drops it after 24 hours, and its exactly-once completion. Every method validates
- * its input with the same zod schema as its HTTP mirror under `/internal/v1/conversations/{cid}/intake`, and answers
- * a `RuntimeResult` (a refusal is a value, with the status the HTTP mirror answers).
+ * One per Secretary conversation, in the jurisdiction of its business's shard (`conversationObject`; docs/architecture.md,
+ * Shape): the intake running in it, its answers, the alarm that drops it after 24 hours, and its exactly-once
+ * completion. Every method validates its input with the same zod schema as its HTTP mirror under
+ * `/internal/v1/businesses/{id}/conversations/{cid}/intake`, and answers a `RuntimeResult` (a refusal is a value, with
+ * the status the HTTP mirror answers).
  *
  * Completion happens once per run, behind the guards named in src/domain/intakes/completion-guards.ts: here the
  * ended run (`endedRun`) and the completion under way (`waitingCompletion`); in D1, one response per run and the
@@ -48,48 +47,69 @@ export class IntakeConversation extends DurableObject {
     await this.ctx.storage.put(RUN_KEY, run);
   }
 
-  private async running(): Promise<IntakeRun> {
-    const run = await this.run();
+  private async running(business: ConversationBusiness): Promise<IntakeRun> {
+    const run = await this.runOf(business);
     if (run?.status === "started") return run;
     throw conflict("No intake is running in this conversation.", "invalid_state");
   }
 
   /**
-   * What this call's domain work uses (src/dependencies.ts), on the shard of the run's business: its deliveries are
-   * enqueued after its answer.
+   * The conversation's run for this business. A run of another business is none: a conversation is reached through
+   * its business's path. When this object has none, the run may be in the object of the same conversation in another
+   * jurisdiction, left there by a move of the business across jurisdictions: it is handed over, so that it completes
+   * here and none of the customer's answers stays outside the business's region.
    */
-  private dependencies(shard: ShardName) {
-    return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work), { shard });
+  private async runOf(business: ConversationBusiness): Promise<IntakeRun | undefined> {
+    const run = await this.run();
+    if (run) return run.businessId === business.businessId ? run : undefined;
+    const here = jurisdictionOf(business.shard);
+    for (const elsewhere of JURISDICTIONS.filter((jurisdiction) => jurisdiction !== here)) {
+      const other = objectIn(this.env.INTAKE_CONVERSATIONS, elsewhere, business.conversationId, this.env);
+      const handed = await other.handOver(business.businessId);
+      if (!handed) continue;
+      await this.save(handed.run);
+      if (handed.alarm !== null) await this.ctx.storage.setAlarm(handed.alarm);
+      return handed.run;
+    }
+    return undefined;
   }
 
   /**
-   * Starts an intake for the Secretary runtime: one running intake per conversation at a time. A sandbox business is
-   * no business of the runtime's, answered as an unknown one (docs/decisions.md, Sandbox businesses).
+   * Gives this conversation's run of `businessId` to the object of its new jurisdiction, and forgets it here with its
+   * alarm (see `runOf`).
    */
-  start(conversationId: string, input: unknown, now = Date.now()) {
-    return this.begin(conversationId, input, now, "runtime");
+  async handOver(businessId: string): Promise<{ run: IntakeRun; alarm: number | null } | undefined> {
+    const run = await this.run();
+    if (run?.businessId !== businessId) return undefined;
+    const alarm = await this.ctx.storage.getAlarm();
+    await this.ctx.storage.deleteAll();
+    return { run, alarm };
   }
 
-  /** The same for a sandbox business's test key (`POST /api/v1/sandbox/intakes/{id}/conversations`), and only it. */
-  startInSandbox(conversationId: string, input: unknown) {
-    return this.begin(conversationId, input, Date.now(), "sandbox");
+  /**
+   * What this call's domain work uses (src/dependencies.ts), on the shard the business is in now: its deliveries are
+   * enqueued after its answer.
+   */
+  private dependencies(business: ConversationBusiness) {
+    return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work), { shard: business.shard });
   }
 
-  private begin(conversationId: string, input: unknown, now: number, caller: "runtime" | "sandbox") {
+  /**
+   * Starts an intake: one running intake per conversation at a time. The caller has found the business (the runtime
+   * API refuses a sandbox business as an unknown one; a sandbox's test key reaches only its own).
+   */
+  start(business: ConversationBusiness, input: unknown, now = Date.now()) {
     return settle(async () => {
       const body = parseOrThrow(StartIntakeBody, input, "json");
       const current = await this.run();
       if (current?.status === "started" && !expired(current, now)) {
         throw conflict(`The intake "${current.intakeName}" is already running in this conversation.`, "invalid_state");
       }
-      // The business is known from here on: its shard is looked up once and kept in the run (src/db/shards.ts).
-      const { shard, sandbox } = await shardOfBusiness(database(this.env.DB), body.business_id);
-      if (sandbox !== (caller === "sandbox")) throw notFound("No business has that id.");
       const run = await startRun(
-        this.dependencies(shard),
+        this.dependencies(business),
         {
-          conversationId,
-          businessId: body.business_id,
+          conversationId: business.conversationId,
+          businessId: business.businessId,
           intakeId: body.intake_id,
           channel: body.channel,
           customer: body.customer,
@@ -107,17 +127,17 @@ export class IntakeConversation extends DurableObject {
    * How an intake conversation runs, 4). A run started 24 hours ago or more is dropped instead, even if its alarm has
    * not run yet: nothing is sent.
    */
-  answer(input: unknown, now = Date.now()) {
+  answer(business: ConversationBusiness, input: unknown, now = Date.now()) {
     return settle(async () => {
       const body = parseOrThrow(IntakeAnswersBody, input, "json");
       const waiting = this.completing.current;
       if (waiting) return { ...(await waiting), rejected: [] };
-      const last = await this.run();
+      const last = await this.runOf(business);
       // `endedRun`: a repeated call after completion answers what the completion answered; nothing is stored or sent.
       if (endedRun(last)) {
         return { ...stateOf(last), rejected: [], reply: last.status === "completed" ? thankYou(last) : APOLOGY };
       }
-      const run = await this.running();
+      const run = await this.running(business);
       if (expired(run, now)) {
         const dropped = await this.drop(run, now);
         return { ...stateOf(dropped), rejected: [], reply: EXPIRED };
@@ -125,14 +145,13 @@ export class IntakeConversation extends DurableObject {
       const { rejected } = applyAnswers(run, body.answers);
       await this.save(run);
       if (!everyRequiredAnswered(run)) return { ...stateOf(run), rejected, reply: null };
-      return { ...(await this.completing.run(() => this.complete(run, now))), rejected };
+      return { ...(await this.completing.run(() => this.complete(business, run, now))), rejected };
     });
   }
 
-  private async complete(run: IntakeRun, now: number) {
+  private async complete(business: ConversationBusiness, run: IntakeRun, now: number) {
     const completedAt = new Date(now).toISOString();
-    // A run stored before sharding names no shard: its business is in the legacy one.
-    const completion = await completeRun(this.dependencies(run.shard ?? LEGACY_SHARD), {
+    const completion = await completeRun(this.dependencies(business), {
       runId: run.runId,
       businessId: run.businessId,
       intakeId: run.intakeId,
@@ -153,9 +172,9 @@ export class IntakeConversation extends DurableObject {
   }
 
   /** Spec: "A customer who says they do not want to go on stops it, and nothing is sent." */
-  decline(now = Date.now()) {
+  decline(business: ConversationBusiness, now = Date.now()) {
     return settle(async () => {
-      const run = await this.running();
+      const run = await this.running(business);
       const stopped: IntakeRun = { ...run, status: "stopped", endedAt: new Date(now).toISOString() };
       await this.save(stopped);
       await this.ctx.storage.deleteAlarm();
@@ -163,9 +182,9 @@ export class IntakeConversation extends DurableObject {
     });
   }
 
-  state(now = Date.now()) {
+  state(business: ConversationBusiness, now = Date.now()) {
     return settle(async () => {
-      const run = await this.run();
+      const run = await this.runOf(business);
       if (!run) throw notFound("No intake has run in this conversation.");
       // A run past its 24 hours reads as dropped even before its alarm has run.
       return stateOf(run.status === "started" && expired(run, now) ? await this.drop(run, now) : run);
@@ -185,9 +204,3 @@ export class IntakeConversation extends DurableObject {
     return dropped;
   }
 }
-
-/** The conversation's own object, `idFromName(conversationId)` (docs/architecture.md, Shape). */
-export const conversationObject = (
-  env: { INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation> },
-  conversationId: string,
-) => env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(conversationId));

@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
-import { database } from "../db/client";
+import { globalDatabase, shardDatabase } from "../db/client";
 import { shardBinding } from "../db/shard-bindings";
-import type { ShardName } from "../db/shards";
+import { shardOfBusiness } from "../domain/access/directory";
+import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/runtime-shard";
 import { deleteListenerEndpoint } from "../domain/webhooks/listener-endpoints";
 import { excerptText, failedAnswer, type OutboundOutcome } from "../lib/outbound";
 import { secretsEqual, sha256Hex } from "../lib/secrets";
@@ -12,16 +13,20 @@ const SESSION_KEY = "session";
 export const KEEPALIVE_PING = '{"type":"ping"}';
 export const KEEPALIVE_PONG = '{"type":"pong"}';
 
-/** What the session keeps in storage, since hibernation drops its memory: where its endpoint is, and its token. */
+/**
+ * What the session keeps in storage, since hibernation drops its memory: its business and endpoint, and its token. Not
+ * its shard: the business may move while the session lasts, so the directory names it when the session writes.
+ */
 export type ListeningSessionRecord = {
   sessionId: string;
-  shard: ShardName;
   businessId: string;
   endpointId: number;
   /** SHA-256 of the single-use connect token (docs/architecture.md, Principals and owner sides: hashes only). */
   tokenHash: string;
   tokenExpiresAt: number;
   connected: boolean;
+  /** The socket closed while the business moved: the endpoint is deleted once the move has ended (`end`). */
+  ended?: true;
 };
 
 /** One delivery, as the consumer hands it over (src/queues/listener-relay.ts): what the socket message carries. */
@@ -55,7 +60,8 @@ function outcomeOf({ status, body_excerpt: answer = "" }: ResultMessage): Outbou
 }
 
 /**
- * One per listening session (`idFromName(session id)`; docs/decisions.md, Listening from a laptop): the WebSocket of
+ * One per listening session, in its business's jurisdiction (`sessionObject`, src/durable-objects/jurisdictions.ts;
+ * docs/decisions.md, Listening from a laptop): the WebSocket of
  * the partner's CLI, accepted with the hibernation API so that an idle session costs no duration, and the relay of
  * each delivery through it. The session ends, and its endpoint is deleted, when the socket closes or errs, or when
  * its connect token expires unused (the alarm).
@@ -152,21 +158,33 @@ export class ListeningSession extends DurableObject {
     await this.end();
   }
 
-  /** The connect token's life is over: a session never connected ends (nothing will ever listen on it). */
+  /**
+   * The connect token's life is over: a session never connected ends (nothing will ever listen on it); or a session
+   * that ended while its business moved deletes its endpoint now.
+   */
   override async alarm(): Promise<void> {
     const session = await this.record();
-    if (session && !session.connected) await this.end();
+    if (session && (!session.connected || session.ended)) await this.end();
   }
 
-  /** Deletes the endpoint (its pending deliveries go with it) and forgets the session; relays waiting fail. */
+  /**
+   * Deletes the endpoint (its pending deliveries go with it) in the shard the directory names now, and forgets the
+   * session; relays waiting fail. While the business moves, its rows are being copied, so the deletion waits for the
+   * move to end (an alarm), else the copy would keep the endpoint (docs/scaling.md, Moving a business between shards).
+   */
   private async end(): Promise<void> {
     for (const settleWith of [...this.waiting.values()]) {
       settleWith({ kind: "connection_failed", error: "the listening session ended" });
     }
     const session = await this.record();
     if (!session) return;
-    const db = database(shardBinding(this.env, session.shard));
-    await deleteListenerEndpoint(db, session);
+    const { shard, moving } = await shardOfBusiness(globalDatabase(this.env.DB), session.businessId);
+    if (moving) {
+      await this.ctx.storage.put(SESSION_KEY, { ...session, ended: true });
+      await this.ctx.storage.setAlarm(Date.now() + MOVING_RETRY_AFTER_SECONDS * 1000);
+      return;
+    }
+    await deleteListenerEndpoint(shardDatabase(shardBinding(this.env, shard)), session);
     await this.ctx.storage.deleteAll();
   }
 }

@@ -2,7 +2,7 @@ import { LEGACY_SHARD, type ShardName } from "../db/shards";
 import type { Dependencies, DependenciesOfShard } from "../dependencies";
 import { type Attempt, type AttemptOutcome, recordAttempts } from "../domain/webhooks/attempts";
 import { type ClaimedDelivery, claimDeliveries, LEASE_MS } from "../domain/webhooks/delivery-claim";
-import { isListenerUrl } from "../domain/webhooks/listener-endpoints";
+import { isListenerUrl, sessionIdOf } from "../domain/webhooks/listener-endpoints";
 import { signingSecrets } from "../domain/webhooks/secret-rotation";
 import { logLine } from "../lib/log";
 import { loggableError } from "../lib/loggable-error";
@@ -149,7 +149,7 @@ function sendsOf(messages: readonly Message<DeliveryMessage>[], claimed: Map<num
  */
 async function attempt(
   delivery: ClaimedDelivery,
-  deps: Pick<Dependencies, "outbound" | "listeners">,
+  deps: Pick<Dependencies, "outbound" | "listener">,
   now: Clock,
   answerTimeoutMs: number,
 ): Promise<Attempt> {
@@ -170,7 +170,7 @@ async function attempt(
     keepExcerpt: true,
   };
   const outcome = isListenerUrl(delivery.url)
-    ? await relayToListener(deps.listeners, deps.outbound, call, delivery)
+    ? await relayToListener(deps.listener(sessionIdOf(delivery.url)), deps.outbound, call, delivery)
     : await signedPost(deps.outbound, call);
   const recorded = attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - attemptedAt));
   // One line per attempt, of ids and the outcome's kind, never the URL or the error text (docs/operations.md, Reading

@@ -1,4 +1,3 @@
-import { sessionIdOf } from "../domain/webhooks/listener-endpoints";
 import type { ListeningSession } from "../durable-objects/listening-session";
 import { type OutboundOutcome, type OutboundPolicy, type SignedPost, signedHeaders } from "../lib/outbound";
 
@@ -9,12 +8,11 @@ import { type OutboundOutcome, type OutboundPolicy, type SignedPost, signedHeade
  * nothing leaves for a URL here, the CLI chooses where it forwards.
  */
 export async function relayToListener(
-  sessions: DurableObjectNamespace<ListeningSession>,
+  session: DurableObjectStub<ListeningSession>,
   policy: OutboundPolicy,
   call: SignedPost,
   delivery: { id: number; event: string },
 ): Promise<OutboundOutcome> {
-  const session = sessions.get(sessions.idFromName(sessionIdOf(call.url)));
   try {
     return await session.relay({
       deliveryId: delivery.id,

@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { createListeningSessionOperation, SESSION_ID } from "../domain/webhooks/listening-sessions";
+import { createListeningSessionOperation } from "../domain/webhooks/listening-sessions";
+import { jurisdictionOfSession, sessionObject } from "../durable-objects/jurisdictions";
 import { invalid, notFound, unauthorized } from "../lib/errors";
 import { errorResponses } from "../schemas/errors";
 import { CreateListenSessionBody, ListenSession } from "../schemas/listen-sessions";
@@ -45,9 +46,8 @@ async function openSocket(c: Context<AppEnv>) {
     throw invalid("This address takes a WebSocket (a GET with Upgrade: websocket), as `secretary listen` opens it.");
   }
   const id = c.req.param("id") ?? "";
-  if (!SESSION_ID.test(id)) throw notFound("No listening session with that id is open.");
-  const sessions = c.env.LISTENING_SESSIONS;
-  const answer = await sessions.get(sessions.idFromName(id)).fetch(c.req.raw);
+  if (jurisdictionOfSession(id) === undefined) throw notFound("No listening session with that id is open.");
+  const answer = await sessionObject(c.env, id).fetch(c.req.raw);
   if (answer.status === 404) throw notFound("No listening session with that id is open.");
   if (answer.status !== 101 || !answer.webSocket) {
     throw unauthorized("The connect token is wrong, expired or already used: start a new listening session.");

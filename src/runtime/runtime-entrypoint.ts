@@ -1,16 +1,23 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
-import { database } from "../db/client";
+import { globalDatabase } from "../db/client";
 import { dependenciesFromEnv } from "../dependencies-from-env";
 import { setPlan } from "../domain/access/businesses";
 import { type RuntimeAccess, shardForRuntime } from "../domain/access/runtime-shard";
 import { callActionByName } from "../domain/actions/calls";
 import { reportChange } from "../domain/platform/changes";
 import { secretaryContext } from "../domain/secretary/context";
-import { conversationObject } from "../durable-objects/intake-conversation";
+import { conversationObject } from "../durable-objects/jurisdictions";
 import type { Env } from "../env";
-import { settle } from "../lib/settle";
+import { settle, unsettle } from "../lib/settle";
 import { parseOrThrow } from "../lib/validation";
-import { ActionCallBody, ActionCallParams, BusinessIdParam, ContextQuery, PlanChange } from "../schemas/runtime";
+import {
+  ActionCallBody,
+  ActionCallParams,
+  BusinessIdParam,
+  ContextQuery,
+  ConversationParam,
+  PlanChange,
+} from "../schemas/runtime";
 
 /**
  * The Secretary runtime API as typed RPC, for Workers bound to this one by a service binding (docs/decisions.md, The
@@ -23,7 +30,7 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
    * while the business moves (src/domain/access/runtime-shard.ts): its deliveries are enqueued after its answer.
    */
   private async dependencies(businessId: string, access: RuntimeAccess) {
-    const shard = await shardForRuntime(database(this.env.DB), businessId, access);
+    const shard = await shardForRuntime(globalDatabase(this.env.DB), businessId, access);
     return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work), { shard });
   }
 
@@ -68,22 +75,46 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
   }
 
   /**
-   * The conversation's intake (docs/decisions.md, The intake conversation): the same methods as its Durable Object,
-   * reached by conversation id.
+   * The conversation's object and its business (docs/decisions.md, The intake conversation), found as its HTTP mirror
+   * finds them: the business's shard from the directory now, a write refused while it moves.
    */
-  startIntake(conversationId: string, body: unknown) {
-    return conversationObject(this.env, conversationId).start(conversationId, body);
+  private async conversation(businessId: string, conversationId: string, access: RuntimeAccess) {
+    const { id, cid } = parseOrThrow(
+      BusinessIdParam.extend(ConversationParam.shape),
+      { id: businessId, cid: conversationId },
+      "param",
+    );
+    const shard = await shardForRuntime(globalDatabase(this.env.DB), id, access);
+    const business = { conversationId: cid, businessId: id, shard };
+    return { business, object: conversationObject(this.env, business) };
   }
 
-  answerIntake(conversationId: string, body: unknown) {
-    return conversationObject(this.env, conversationId).answer(body);
+  /** The conversation's intake: the same methods as its Durable Object, reached by business and conversation id. */
+  startIntake(businessId: string, conversationId: string, body: unknown) {
+    return settle(async () => {
+      const { business, object } = await this.conversation(businessId, conversationId, "write");
+      return unsettle(await object.start(business, body));
+    });
   }
 
-  declineIntake(conversationId: string) {
-    return conversationObject(this.env, conversationId).decline();
+  answerIntake(businessId: string, conversationId: string, body: unknown) {
+    return settle(async () => {
+      const { business, object } = await this.conversation(businessId, conversationId, "write");
+      return unsettle(await object.answer(business, body));
+    });
   }
 
-  intakeState(conversationId: string) {
-    return conversationObject(this.env, conversationId).state();
+  declineIntake(businessId: string, conversationId: string) {
+    return settle(async () => {
+      const { business, object } = await this.conversation(businessId, conversationId, "write");
+      return unsettle(await object.decline(business));
+    });
+  }
+
+  intakeState(businessId: string, conversationId: string) {
+    return settle(async () => {
+      const { business, object } = await this.conversation(businessId, conversationId, "read");
+      return unsettle(await object.state(business));
+    });
   }
 }

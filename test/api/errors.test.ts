@@ -1,8 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { MAX_BODY_BYTES } from "../../src/app";
-import { createBusiness } from "../helpers/fixtures";
+import { createBusiness, shardD1 } from "../helpers/fixtures";
 import { call, expectError, json, RUNTIME } from "../helpers/http";
+import { conversationPath } from "../helpers/intakes";
 import { expectServerErrors } from "../helpers/server-errors";
 import { subscribe } from "../helpers/webhooks";
 
@@ -120,8 +121,8 @@ describe("a body of the wrong content type (a 400 naming the type: the spec's Er
     ["PUT", `/internal/v1/businesses/${business.id}/plan`],
     ["POST", `/internal/v1/businesses/${business.id}/events`],
     ["POST", `/internal/v1/businesses/${business.id}/actions/stock/call`],
-    ["POST", "/internal/v1/conversations/conv-1/intake"],
-    ["POST", "/internal/v1/conversations/conv-1/intake/answers"],
+    ["POST", conversationPath(business.id, "conv-1")],
+    ["POST", `${conversationPath(business.id, "conv-1")}/answers`],
   ] as const;
 
   it.each(partnerRoutes)("answers %s %s with 400 and the sentence, for every other type", async (method, path) => {
@@ -154,7 +155,7 @@ describe("a body of the wrong content type (a 400 naming the type: the spec's Er
     const headers = { "Content-Type": "text/plain" };
     expect((await call("/api/v1/me", { key: apiKey, headers })).status).toBe(200);
     // The conversation's state is read, not refused: no intake has run in it.
-    const state = await call("/internal/v1/conversations/conv-1/intake", { headers: { ...RUNTIME, ...headers } });
+    const state = await call(conversationPath(business.id, "conv-1"), { headers: { ...RUNTIME, ...headers } });
     await expectError(state, 404, "No intake has run in this conversation.");
   });
 });
@@ -213,7 +214,7 @@ describe("the log line of an unexpected error (never a query's bound parameters:
   it("names the error and D1's own words, with the request id, and no bound value", async () => {
     expectServerErrors();
     // A real failure of D1 inside the request: deleting this endpoint binds the business id and the endpoint id.
-    await env.DB.exec(
+    await shardD1.exec(
       `CREATE TRIGGER ${trigger} BEFORE DELETE ON webhook_endpoints WHEN OLD.id = ${endpoint.id} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
     );
     const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
@@ -236,7 +237,7 @@ describe("the log line of an unexpected error (never a query's bound parameters:
       expect(line).not.toContain("params");
     } finally {
       logged.mockRestore();
-      await env.DB.exec(`DROP TRIGGER ${trigger}`);
+      await shardD1.exec(`DROP TRIGGER ${trigger}`);
     }
   });
 });

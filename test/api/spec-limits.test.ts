@@ -9,7 +9,7 @@ import { KNOWLEDGE_BUDGET_CHARS } from "../../src/domain/knowledge/for-secretary
 import { deps } from "../helpers/dependencies";
 import { bookingRow, createBusiness, db, insertAll, orderRow } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
-import { createIntake } from "../helpers/intakes";
+import { createIntake, runtimeIntake } from "../helpers/intakes";
 import { bookingObject, reportChange } from "../helpers/platform";
 import { receiverBox } from "../helpers/receiver";
 import { verifyWebhookSignature } from "../helpers/verify-signature";
@@ -169,22 +169,14 @@ describe("an intake's owner with 20 endpoints naming intake.completed (spec: int
 
   it("receives the completion on all 20, once each", async () => {
     const cid = `conv-${crypto.randomUUID()}`;
-    const started = await call(`/internal/v1/conversations/${cid}/intake`, {
-      method: "POST",
-      headers: RUNTIME,
-      body: {
-        business_id: business.id,
-        intake_id: intake.id,
-        channel: "whatsapp",
-        customer: { phone: "+31612345678" },
-      },
+    const runtime = runtimeIntake(business);
+    const started = await runtime.start(cid, {
+      intake_id: intake.id,
+      channel: "whatsapp",
+      customer: { phone: "+31612345678" },
     });
     expect(started.status).toBe(201);
-    const done = await call(`/internal/v1/conversations/${cid}/intake/answers`, {
-      method: "POST",
-      headers: RUNTIME,
-      body: { answers: { full_name: "Mo Ali" } },
-    });
+    const done = await runtime.answer(cid, { full_name: "Mo Ali" });
     expect(await json(done)).toMatchObject({ status: "completed" });
     const recorded = await receivedBy(receivers, 1);
     const eventIds = new Set(recorded.map(([request]) => JSON.parse(request?.body ?? "{}").id));

@@ -1,7 +1,7 @@
 import { insertMany, runBatch } from "../../src/db/batches";
 import { type Answer, intakeResponses } from "../../src/db/schema";
 import { db } from "./fixtures";
-import { call, json } from "./http";
+import { call, json, RUNTIME } from "./http";
 
 export type IntakeFieldBody = {
   id: string;
@@ -104,3 +104,20 @@ function defaultAnswers(i: number): Answer[] {
     },
   ];
 }
+
+/** The runtime API's intake of a conversation of a business (README.md, The Secretary runtime API). */
+export const conversationPath = (businessId: string, cid: string) =>
+  `/internal/v1/businesses/${businessId}/conversations/${cid}/intake`;
+
+/**
+ * The runtime's calls of a conversation's intake, as the Secretary makes them: each names the business the
+ * conversation is with, `business` (the start's `business_id` in these tests' bodies, sent in the path).
+ */
+export const runtimeIntake = (business: { id: string }) => ({
+  start: (cid: string, body: Record<string, unknown>) =>
+    call(conversationPath(business.id, cid), { method: "POST", headers: RUNTIME, body }),
+  answer: (cid: string, answers: unknown) =>
+    call(`${conversationPath(business.id, cid)}/answers`, { method: "POST", headers: RUNTIME, body: { answers } }),
+  decline: (cid: string) => call(`${conversationPath(business.id, cid)}/decline`, { method: "POST", headers: RUNTIME }),
+  state: (cid: string) => call(conversationPath(business.id, cid), { headers: RUNTIME }),
+});

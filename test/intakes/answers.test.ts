@@ -5,7 +5,7 @@ import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { deps } from "../helpers/dependencies";
 import { createBusiness } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
-import { createIntake } from "../helpers/intakes";
+import { createIntake, runtimeIntake } from "../helpers/intakes";
 
 const field = (type: IntakeField["type"], extra: Partial<IntakeField> = {}): IntakeField => ({
   id: "q",
@@ -111,7 +111,7 @@ describe("proof (spec: Answer)", () => {
  * customer meant it, or asked again with a reason; never stored as another number. Through the runtime's HTTP
  * mirror, as the Secretary sends it.
  */
-describe("number answers with separators (POST /internal/v1/conversations/{cid}/intake/answers)", async () => {
+describe("number answers with separators (POST /internal/v1/businesses/{id}/conversations/{cid}/intake/answers)", async () => {
   const { business, apiKey } = await createBusiness();
   // The name stays unanswered, so the run never completes and each case is one answer to `amount`.
   const intake = await createIntake(apiKey, {
@@ -125,17 +125,10 @@ describe("number answers with separators (POST /internal/v1/conversations/{cid}/
   type State = { answers: Array<{ id: string; value: string }>; rejected: Array<{ id: string; reason: string }> };
   async function answerAmount(amount: string): Promise<State> {
     const cid = `conv-number-${crypto.randomUUID()}`;
-    const started = await call(`/internal/v1/conversations/${cid}/intake`, {
-      method: "POST",
-      headers: RUNTIME,
-      body: { business_id: business.id, intake_id: intake.id, channel: "whatsapp", customer: {} },
-    });
+    const runtime = runtimeIntake(business);
+    const started = await runtime.start(cid, { intake_id: intake.id, channel: "whatsapp", customer: {} });
     expect(started.status, await started.clone().text()).toBe(201);
-    const response = await call(`/internal/v1/conversations/${cid}/intake/answers`, {
-      method: "POST",
-      headers: RUNTIME,
-      body: { answers: { amount } },
-    });
+    const response = await runtime.answer(cid, { amount });
     expect(response.status, await response.clone().text()).toBe(200);
     return json<State>(response);
   }

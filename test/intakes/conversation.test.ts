@@ -6,10 +6,11 @@ import { events, intakeResponses } from "../../src/db/schema";
 import { completeRun } from "../../src/domain/intakes/completion";
 import { switchIntakeOff, switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import type { IntakeConversation } from "../../src/durable-objects/intake-conversation";
+import { conversationObject } from "../../src/durable-objects/jurisdictions";
 import { deps } from "../helpers/dependencies";
-import { createApiKey, createBusiness, db } from "../helpers/fixtures";
+import { createApiKey, createBusiness, DEFAULT_SHARD, db } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
-import { createIntake, getResponses, patchIntake } from "../helpers/intakes";
+import { conversationPath, createIntake, getResponses, patchIntake, runtimeIntake } from "../helpers/intakes";
 import { receiverBox } from "../helpers/receiver";
 import { subscribe } from "../helpers/webhooks";
 
@@ -34,13 +35,17 @@ const FIELDS = [
 let conversations = 0;
 const newConversation = () => `conv-${++conversations}-${crypto.randomUUID()}`;
 
-const start = (cid: string, body: Record<string, unknown>) =>
-  call(`/internal/v1/conversations/${cid}/intake`, { method: "POST", headers: RUNTIME, body });
-const answer = (cid: string, answers: Record<string, string>) =>
-  call(`/internal/v1/conversations/${cid}/intake/answers`, { method: "POST", headers: RUNTIME, body: { answers } });
-const decline = (cid: string) =>
-  call(`/internal/v1/conversations/${cid}/intake/decline`, { method: "POST", headers: RUNTIME });
-const state = (cid: string) => call(`/internal/v1/conversations/${cid}/intake`, { headers: RUNTIME });
+// The runtime's calls name the business of the conversation in the path: the one the conversation started with here
+// (a conversation never started is with a business nobody knows).
+const businessOfConversation = new Map<string, string>();
+const runtimeOf = (cid: string) => runtimeIntake({ id: businessOfConversation.get(cid) ?? crypto.randomUUID() });
+const start = (cid: string, { business_id, ...body }: Record<string, unknown>) => {
+  businessOfConversation.set(cid, String(business_id));
+  return runtimeOf(cid).start(cid, body);
+};
+const answer = (cid: string, answers: Record<string, string>) => runtimeOf(cid).answer(cid, answers);
+const decline = (cid: string) => runtimeOf(cid).decline(cid);
+const state = (cid: string) => runtimeOf(cid).state(cid);
 
 describe("an intake conversation through the HTTP mirror", async () => {
   const { business, apiKey } = await createBusiness({ name: "Van Go Movers" });
@@ -162,7 +167,7 @@ describe("an intake conversation through the HTTP mirror", async () => {
   it("drops an intake left unfinished for 24 hours, by the object's alarm", async () => {
     const cid = newConversation();
     await begin(cid);
-    const stub = env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(cid));
+    const stub = conversationObject(env, { conversationId: cid, businessId: business.id, shard: DEFAULT_SHARD });
     const alarm = await runInDurableObject<IntakeConversation, number | null>(stub, (_i, s) => s.storage.getAlarm());
     expect(alarm).toBeGreaterThan(Date.now() + 23.9 * 3_600_000);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
@@ -172,18 +177,21 @@ describe("an intake conversation through the HTTP mirror", async () => {
 
   it("drops a run 24 hours old at its next answer when the alarm is late, and sends nothing", async () => {
     const cid = newConversation();
-    const stub = env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(cid));
+    const call = { conversationId: cid, businessId: business.id, shard: DEFAULT_SHARD };
+    const stub = conversationObject(env, call);
     // In the future, so that the real alarm (set for 24 hours after the start) does not run during the test.
     const startedAt = Date.parse("2030-01-07T10:00:00.000Z");
-    const body = { business_id: business.id, intake_id: intake.id, channel: "whatsapp" };
-    expect(await stub.start(cid, body, startedAt)).toMatchObject({ ok: true, value: { status: "started" } });
+    const body = { intake_id: intake.id, channel: "whatsapp" };
+    expect(await stub.start(call, body, startedAt)).toMatchObject({ ok: true, value: { status: "started" } });
     const all = { full_name: "Mo Ali", phone: "+31612345678", moving_date: "2026-12-24" };
     // A second before the 24 hours: still running.
-    expect(await stub.answer({ answers: { full_name: "Mo Ali" } }, startedAt + 24 * 3_600_000 - 1000)).toMatchObject({
+    expect(
+      await stub.answer(call, { answers: { full_name: "Mo Ali" } }, startedAt + 24 * 3_600_000 - 1000),
+    ).toMatchObject({
       ok: true,
       value: { status: "started" },
     });
-    const late = await stub.answer({ answers: all }, startedAt + 24 * 3_600_000);
+    const late = await stub.answer(call, { answers: all }, startedAt + 24 * 3_600_000);
     expect(late).toMatchObject({
       ok: true,
       value: {
@@ -193,15 +201,19 @@ describe("an intake conversation through the HTTP mirror", async () => {
       },
     });
     expect(await db.select().from(intakeResponses).where(eq(intakeResponses.conversationId, cid))).toEqual([]);
-    expect(await stub.start(cid, body, startedAt + 24 * 3_600_000 + 1)).toMatchObject({ ok: true });
+    expect(await stub.start(call, body, startedAt + 24 * 3_600_000 + 1)).toMatchObject({ ok: true });
   });
 
   it("reads a run 24 hours old as dropped, even before its alarm", async () => {
     const cid = newConversation();
-    const stub = env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(cid));
+    const call = { conversationId: cid, businessId: business.id, shard: DEFAULT_SHARD };
+    const stub = conversationObject(env, call);
     const startedAt = Date.parse("2030-01-07T10:00:00.000Z");
-    await stub.start(cid, { business_id: business.id, intake_id: intake.id, channel: "sms" }, startedAt);
-    expect(await stub.state(startedAt + 24 * 3_600_000)).toMatchObject({ ok: true, value: { status: "dropped" } });
+    await stub.start(call, { intake_id: intake.id, channel: "sms" }, startedAt);
+    expect(await stub.state(call, startedAt + 24 * 3_600_000)).toMatchObject({
+      ok: true,
+      value: { status: "dropped" },
+    });
   });
 
   it("runs one intake at a time per conversation, and a new one after the last ended", async () => {
@@ -245,7 +257,7 @@ describe("an intake conversation through the HTTP mirror", async () => {
     expect((await json(bad)).error).toBe('The field "intake_id" must be a number.');
     expect(
       (
-        await call(`/internal/v1/conversations/${newConversation()}/intake`, {
+        await call(conversationPath(business.id, newConversation()), {
           headers: { Authorization: `Bearer ${apiKey}` },
         })
       ).status,
@@ -418,28 +430,25 @@ describe("the same conversation through RPC", async () => {
   it("starts, answers, completes and reads the state", async () => {
     const cid = newConversation();
     const runtime = exports.RuntimeApi;
-    const started = await runtime.startIntake(cid, {
-      business_id: business.id,
-      intake_id: intake.id,
-      channel: "telegram",
-    });
+    const started = await runtime.startIntake(business.id, cid, { intake_id: intake.id, channel: "telegram" });
     expect(started).toMatchObject({ ok: true, value: { status: "started", next_question: { id: "city" } } });
-    const done = await runtime.answerIntake(cid, { answers: { city: "Utrecht" } });
+    const done = await runtime.answerIntake(business.id, cid, { answers: { city: "Utrecht" } });
     expect(done).toMatchObject({ ok: true, value: { status: "completed" } });
-    expect(await runtime.intakeState(cid)).toMatchObject({ ok: true, value: { status: "completed" } });
-    expect(await runtime.declineIntake(cid)).toEqual({
+    expect(await runtime.intakeState(business.id, cid)).toMatchObject({ ok: true, value: { status: "completed" } });
+    expect(await runtime.declineIntake(business.id, cid)).toEqual({
       ok: false,
       status: 409,
       code: "invalid_state",
       error: "No intake is running in this conversation.",
     });
-    expect(
-      await runtime.startIntake(cid, { business_id: business.id, intake_id: intake.id, channel: "phone" }),
-    ).toMatchObject({
+    expect(await runtime.startIntake(business.id, cid, { intake_id: intake.id, channel: "phone" })).toMatchObject({
       ok: false,
       status: 409,
     });
-    expect(await runtime.answerIntake(newConversation(), { answers: [] })).toMatchObject({ ok: false, status: 400 });
+    expect(await runtime.answerIntake(business.id, newConversation(), { answers: [] })).toMatchObject({
+      ok: false,
+      status: 400,
+    });
   });
 });
 

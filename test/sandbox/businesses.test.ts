@@ -7,9 +7,9 @@ import { DEMO_BOOKINGS, DEMO_KNOWLEDGE, DEMO_ORDERS } from "../../src/domain/san
 import { SANDBOX_IDS } from "../../src/domain/sandbox/record-ids";
 import { countingShards } from "../helpers/counting-d1";
 import { page, signedIn } from "../helpers/dashboard";
-import { createBusiness, db, shardDb } from "../helpers/fixtures";
+import { createBusiness, db, globalDb, shardDb } from "../helpers/fixtures";
 import { call, expectError, json, RUNTIME } from "../helpers/http";
-import { intakeBody } from "../helpers/intakes";
+import { intakeBody, runtimeIntake } from "../helpers/intakes";
 import type { OwnerBusiness } from "../helpers/oauth";
 import { newBooking } from "../helpers/platform-changes";
 import { awayFromWindowEdge } from "../helpers/rate-limit-window";
@@ -59,9 +59,12 @@ describe("POST /api/sandbox/businesses (docs/decisions.md, Sandbox businesses)",
       currency: "EUR",
       timeZone: "Europe/Amsterdam",
     });
-    const [listed] = await db.select().from(businessShards).where(eq(businessShards.businessId, sandbox.business_id));
+    const [listed] = await globalDb
+      .select()
+      .from(businessShards)
+      .where(eq(businessShards.businessId, sandbox.business_id));
     expect(listed).toMatchObject({ shard: "eu1", sandbox: true });
-    const [email] = await db.select().from(ownerEmails).where(eq(ownerEmails.email, sandbox.owner_email));
+    const [email] = await globalDb.select().from(ownerEmails).where(eq(ownerEmails.email, sandbox.owner_email));
     expect(email?.businessId).toBe(sandbox.business_id);
   });
 
@@ -210,15 +213,14 @@ describe("the core platform never reaches a sandbox business (docs/decisions.md,
     const intake = await json<{ id: number }>(
       await call("/api/v1/intakes", { key: sandbox.api_key, method: "POST", body: intakeBody() }),
     );
-    const body = { business_id: sandbox.business_id, intake_id: intake.id, channel: "sms" };
+    const body = { intake_id: intake.id, channel: "sms" };
     const cid = `conv-${crypto.randomUUID()}`;
-    await expectError(
-      await call(`/internal/v1/conversations/${cid}/intake`, { method: "POST", body, headers: RUNTIME }),
-      404,
-      unknown,
-      { code: "not_found" },
-    );
-    expect(await exports.RuntimeApi.startIntake(`conv-${crypto.randomUUID()}`, body)).toMatchObject({
+    await expectError(await runtimeIntake({ id: sandbox.business_id }).start(cid, body), 404, unknown, {
+      code: "not_found",
+    });
+    expect(
+      await exports.RuntimeApi.startIntake(sandbox.business_id, `conv-${crypto.randomUUID()}`, body),
+    ).toMatchObject({
       ok: false,
       status: 404,
       code: "not_found",

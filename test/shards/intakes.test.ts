@@ -2,54 +2,58 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { intakeResponses } from "../../src/db/schema";
-import { LEGACY_SHARD, type ShardName } from "../../src/db/shards";
+import type { ShardName } from "../../src/db/shards";
 import type { IntakeRun } from "../../src/domain/intakes/conversation";
 import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import type { IntakeConversation } from "../../src/durable-objects/intake-conversation";
+import { conversationObject } from "../../src/durable-objects/jurisdictions";
+import { moved } from "../helpers/business-move";
 import { shardDependencies } from "../helpers/dependencies";
 import { createBusiness } from "../helpers/fixtures";
-import { call, json, RUNTIME } from "../helpers/http";
-import { createIntake } from "../helpers/intakes";
+import { expectError, json } from "../helpers/http";
+import { createIntake, runtimeIntake } from "../helpers/intakes";
 import { receiverBox } from "../helpers/receiver";
-import { REGIONS, shardsHolding } from "../helpers/shards";
+import { expectServerErrors } from "../helpers/server-errors";
+import { REGIONS, setMoving, shardsHolding } from "../helpers/shards";
 import { subscribe } from "../helpers/webhooks";
 
-// An intake conversation knows its business when it starts: the run looks up the business's shard then, keeps it,
-// and completes there (docs/scaling.md, The queue, the consumer and the cron: intake conversations). A run stored
-// before sharding names no shard: its business is in the legacy one.
+// An intake conversation writes in the shard its business is in when it writes, as the directory names it at each
+// call of the runtime, never in one it remembered; its object is in the jurisdiction of that shard (docs/scaling.md,
+// Moving a business between shards, and Where an EU business's data lives).
 
 type State = { status: string; response_id: number | null };
 
-const start = (cid: string, body: Record<string, unknown>) =>
-  call(`/internal/v1/conversations/${cid}/intake`, { method: "POST", headers: RUNTIME, body });
-const answerAll = (cid: string) =>
-  call(`/internal/v1/conversations/${cid}/intake/answers`, {
-    method: "POST",
-    headers: RUNTIME,
-    body: { answers: { full_name: "Mo Ali", email: "mo@example.com" } },
-  });
+const ANSWERS = { full_name: "Mo Ali", email: "mo@example.com" };
 
-/** A business in `shard` with an intake switched on, and an endpoint subscribed to intake.completed. */
+/** A business in `shard` with an intake switched on, an endpoint subscribed to intake.completed, and a run started. */
 async function businessWithIntake(shard: ShardName) {
   const { business, apiKey } = await createBusiness({ shard });
   const box = receiverBox(`intake-${shard}`);
   await subscribe(apiKey, box.url("/ok"), ["intake.completed"]);
   const intake = await createIntake(apiKey);
   await switchIntakeOn(shardDependencies(shard), business.id, intake.id);
+  const runtime = runtimeIntake(business);
   const cid = `conv-${shard}-${crypto.randomUUID()}`;
-  const started = await start(cid, { business_id: business.id, intake_id: intake.id, channel: "whatsapp" });
-  expect(started.status).toBe(201);
-  return { business, box, cid };
+  const started = await runtime.start(cid, { intake_id: intake.id, channel: "whatsapp" });
+  expect(started.status, await started.clone().text()).toBe(201);
+  return { business, intake, box, cid, runtime };
 }
 
 const responseOf = (businessId: string, cid: string) =>
   and(eq(intakeResponses.businessId, businessId), eq(intakeResponses.conversationId, cid));
 
+/** The run the conversation's object holds, in the jurisdiction of `shard`. */
+const runIn = (shard: ShardName, businessId: string, cid: string) =>
+  runInDurableObject<IntakeConversation, IntakeRun | undefined>(
+    conversationObject(env, { conversationId: cid, businessId, shard }),
+    (_instance, state) => state.storage.get<IntakeRun>("run"),
+  );
+
 describe.each(REGIONS)("an intake in a conversation of a business in %s", (shard) => {
   it("stores its response in the business's shard only, and delivers intake.completed from there", async () => {
-    const { business, box, cid } = await businessWithIntake(shard);
+    const { business, box, cid, runtime } = await businessWithIntake(shard);
 
-    const done = await json<State>(await answerAll(cid));
+    const done = await json<State>(await runtime.answer(cid, ANSWERS));
 
     expect(done).toMatchObject({ status: "completed", response_id: expect.any(Number) });
     expect(await shardsHolding(intakeResponses, responseOf(business.id, cid))).toEqual([shard]);
@@ -60,18 +64,54 @@ describe.each(REGIONS)("an intake in a conversation of a business in %s", (shard
       data: { response_id: done.response_id, conversation: { id: cid } },
     });
   });
+
+  it("is not reached through another business's path", async () => {
+    const { cid } = await businessWithIntake(shard);
+    const { business: other } = await createBusiness({ shard });
+    await expectError(
+      await runtimeIntake(other).answer(cid, ANSWERS),
+      409,
+      "No intake is running in this conversation.",
+    );
+  });
 });
 
-describe("an intake run stored before sharding, which names no shard", () => {
-  it("completes in the legacy shard", async () => {
-    const { business, cid } = await businessWithIntake(LEGACY_SHARD);
-    const stub = env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(cid));
-    await runInDurableObject<IntakeConversation, void>(stub, async (_instance, state) => {
-      const { shard: _, ...stored } = (await state.storage.get<IntakeRun>("run")) as IntakeRun;
-      await state.storage.put("run", stored);
-    });
+describe("an intake while its business moves", () => {
+  it("refuses a start and answers with 503 and Retry-After, and stores nothing, until the move ends", async () => {
+    const { business, intake, cid, runtime } = await businessWithIntake("us1");
+    expectServerErrors();
+    await setMoving(business.id, true);
+    const refusals = [
+      await runtime.start(`conv-${crypto.randomUUID()}`, { intake_id: intake.id, channel: "sms" }),
+      await runtime.answer(cid, ANSWERS),
+      await runtime.decline(cid),
+    ];
+    for (const refused of refusals) {
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("Retry-After")).toBe("30");
+    }
+    expect((await json<State>(await runtime.state(cid))).status).toBe("started");
+    expect(await shardsHolding(intakeResponses, responseOf(business.id, cid))).toEqual([]);
+    await setMoving(business.id, false);
+    expect((await json<State>(await runtime.answer(cid, ANSWERS))).status).toBe("completed");
+  });
 
-    expect(await json<State>(await answerAll(cid))).toMatchObject({ status: "completed" });
-    expect(await shardsHolding(intakeResponses, responseOf(business.id, cid))).toEqual([LEGACY_SHARD]);
+  it("completes a run started before a move into the EU in the new shard, its object handed over", async () => {
+    const { business, box, cid, runtime } = await businessWithIntake("us1");
+    expect((await runIn("us1", business.id, cid))?.status).toBe("started");
+
+    await moved(business.id, "eu1");
+    const done = await json<State>(await runtime.answer(cid, ANSWERS));
+
+    expect(done).toMatchObject({ status: "completed", response_id: expect.any(Number) });
+    expect(await shardsHolding(intakeResponses, responseOf(business.id, cid))).toEqual(["eu1"]);
+    // The customer's answers are kept in the EU object now, none in the one outside it.
+    expect(await runIn("us1", business.id, cid)).toBeUndefined();
+    expect((await runIn("eu1", business.id, cid))?.status).toBe("completed");
+    const [request] = await box.arrived(1);
+    expect(JSON.parse(request?.body ?? "{}")).toMatchObject({
+      event: "intake.completed",
+      data: { response_id: done.response_id, conversation: { id: cid } },
+    });
   });
 });

@@ -6,7 +6,7 @@ import { KEPT_FOR_MS } from "../../src/domain/webhooks/event-log";
 import { deps } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json, RUNTIME } from "../helpers/http";
-import { createIntake } from "../helpers/intakes";
+import { createIntake, runtimeIntake } from "../helpers/intakes";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
 import { bookingObject, reportChange } from "../helpers/platform";
 import { apiKeyPrincipal } from "../helpers/principals";
@@ -268,17 +268,10 @@ describe("intake.completed of the business's intakes", async () => {
 
   it("lists a completed intake's event to the key that registered it, and to no other key", async () => {
     const cid = `conv-events-${crypto.randomUUID()}`;
-    const started = await call(`/internal/v1/conversations/${cid}/intake`, {
-      method: "POST",
-      headers: RUNTIME,
-      body: { business_id: business.id, intake_id: intake.id, channel: "whatsapp", customer: {} },
-    });
+    const runtime = runtimeIntake(business);
+    const started = await runtime.start(cid, { intake_id: intake.id, channel: "whatsapp", customer: {} });
     expect(started.status).toBe(201);
-    const done = await call(`/internal/v1/conversations/${cid}/intake/answers`, {
-      method: "POST",
-      headers: RUNTIME,
-      body: { answers: { full_name: "Mo Ali" } },
-    });
+    const done = await runtime.answer(cid, { full_name: "Mo Ali" });
     expect((await json(done)).status).toBe("completed");
 
     const [completed] = (await list(keyA, "?type=intake.completed")).data;

@@ -5,6 +5,7 @@ import { webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { MAX_ENDPOINTS_PER_BUSINESS } from "../../src/domain/webhooks/endpoints";
 import { isListenerUrl, MAX_LISTENING_SESSIONS } from "../../src/domain/webhooks/listener-endpoints";
 import { listEndpointsForOwner } from "../../src/domain/webhooks/owner-endpoints";
+import { sessionObject } from "../../src/durable-objects/jurisdictions";
 import {
   KEEPALIVE_PING,
   KEEPALIVE_PONG,
@@ -13,44 +14,13 @@ import {
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
 import { call, dispatch, expectError, json } from "../helpers/http";
+import { connect, type DeliveryMessage, openSocket, type Session, startSession } from "../helpers/listen-sessions";
 import { verifyStandardWebhook, verifyWebhookSignature } from "../helpers/verify-signature";
 import { attemptsOf, consume, deliveryRow, outboxOnly, subscribe } from "../helpers/webhooks";
 
 // docs/decisions.md, Listening from a laptop: `POST /api/v1/listen-sessions` makes a listener endpoint of the
 // credential's side, whose deliveries the consumer relays through the session's WebSocket (its Durable Object), and
 // which ends with the socket.
-
-type Session = { session_id: string; endpoint_id: number; secret: string; socket_url: string; expires_at: string };
-type DeliveryMessage = {
-  type: string;
-  delivery_id: number;
-  event: string;
-  headers: Record<string, string>;
-  body: string;
-};
-
-async function startSession(key: string, body: unknown = {}) {
-  const response = await call("/api/v1/listen-sessions", { key, method: "POST", body });
-  expect(response.status).toBe(201);
-  return json<Session>(response);
-}
-
-/** The socket as the CLI opens it (RFC 6455, 4.1), through the Worker's fetch handler. */
-const openSocket = (socketUrl: string) =>
-  dispatch(new Request(socketUrl.replace(/^ws/, "http"), { headers: { Upgrade: "websocket" } }));
-
-/** An accepted client socket and the delivery messages it receives. */
-async function connect(session: Session) {
-  const response = await openSocket(session.socket_url);
-  expect(response.status).toBe(101);
-  const socket = response.webSocket as WebSocket;
-  socket.accept();
-  const messages: DeliveryMessage[] = [];
-  socket.addEventListener("message", (event) => {
-    messages.push(JSON.parse(event.data as string));
-  });
-  return { socket, messages };
-}
 
 /**
  * A session whose CLI answers every delivery with `reply` (a status, and the start of the local answer), and one
@@ -70,8 +40,7 @@ async function deliveryAnswered(reply: { status: number; body_excerpt?: string }
   return { id, verdict, messages, session, socket };
 }
 
-const sessionObject = (session: Session) =>
-  env.LISTENING_SESSIONS.get(env.LISTENING_SESSIONS.idFromName(session.session_id));
+const objectOf = (session: Session) => sessionObject(env, session.session_id);
 
 const endpointRow = (id: number) => db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)).get();
 
@@ -91,7 +60,8 @@ describe("creating a listening session", () => {
     const { apiKey } = await createBusiness();
     const before = Date.now();
     const session = await startSession(apiKey, { events: ["booking.created"] });
-    expect(session.session_id).toMatch(/^ls_[A-Za-z0-9_-]{22}$/);
+    // A business of the EU shard: its session is kept in the EU jurisdiction, which its id names.
+    expect(session.session_id).toMatch(/^ls_eu_[A-Za-z0-9_-]{22}$/);
     expect(session.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(session.socket_url).toMatch(
       new RegExp(`^ws://localhost:8787/api/v1/listen-sessions/${session.session_id}/socket\\?token=lst_[\\w-]{43}$`),
@@ -130,7 +100,7 @@ describe("creating a listening session", () => {
     expect((await openSocket(withToken(otherToken))).status).toBe(401);
     expect((await openSocket(withToken("lst_wrong"))).status).toBe(401);
     expect((await call(new URL(session.socket_url).pathname + new URL(session.socket_url).search)).status).toBe(400);
-    await runInDurableObject(sessionObject(session), async (_instance, state) => {
+    await runInDurableObject(objectOf(session), async (_instance, state) => {
       const record = (await state.storage.get<ListeningSessionRecord>("session")) as ListeningSessionRecord;
       await state.storage.put("session", { ...record, tokenExpiresAt: Date.now() - 1 });
     });
@@ -145,7 +115,7 @@ describe("creating a listening session", () => {
   it("ends a session never connected when its token expires: the endpoint is deleted", async () => {
     const { apiKey } = await createBusiness();
     const session = await startSession(apiKey);
-    expect(await runDurableObjectAlarm(sessionObject(session))).toBe(true);
+    expect(await runDurableObjectAlarm(objectOf(session))).toBe(true);
     expect(await endpointRow(session.endpoint_id)).toBeUndefined();
     expect((await openSocket(session.socket_url)).status).toBe(404);
   });
@@ -293,7 +263,7 @@ describe("deliveries through the socket", () => {
     });
     socket.send(KEEPALIVE_PING);
     await vi.waitFor(() => expect(pongs).toHaveLength(1), { timeout: 5_000, interval: 20 });
-    const answeredAt = await runInDurableObject(sessionObject(session), (_, state) => {
+    const answeredAt = await runInDurableObject(objectOf(session), (_, state) => {
       const [server] = state.getWebSockets();
       return server ? state.getWebSocketAutoResponseTimestamp(server) : null;
     });

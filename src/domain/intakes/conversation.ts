@@ -1,6 +1,5 @@
 import { and, eq } from "drizzle-orm";
 import { type Answer, businesses, type IntakeContent, type IntakeField, intakes } from "../../db/schema";
-import type { ShardName } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { ApiError, conflict, notFound } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
@@ -22,8 +21,6 @@ export type IntakeRun = {
   channel: Channel;
   customer: ProvenIdentity;
   businessId: string;
-  /** The business's shard, where the run completes; absent in a run stored before sharding (the legacy shard). */
-  shard?: ShardName;
   businessName: string;
   intakeId: number;
   intakeName: string;
@@ -105,7 +102,6 @@ export async function startRun(
     channel: input.channel,
     customer: input.customer,
     businessId: input.businessId,
-    shard: deps.shard,
     businessName: row.businessName,
     intakeId: intake.id,
     intakeName: intake.name,

@@ -1,6 +1,8 @@
 import type { Read } from "../../db/reads";
 import type { IntakeField } from "../../db/schema";
+import type { ShardName } from "../../db/shards";
 import type { IntakeConversation } from "../../durable-objects/intake-conversation";
+import { conversationObject, type JurisdictionSwitch } from "../../durable-objects/jurisdictions";
 import { ApiError, conflict } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
 import { unsettle } from "../../lib/settle";
@@ -24,7 +26,7 @@ export type ConversationRequest = {
   channel?: (typeof CHAT_CHANNELS)[number];
 };
 
-type Conversations = { INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation> };
+type Conversations = { INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation> } & JurisdictionSwitch;
 
 /** The intake, when it is this credential's own (another key's is the same 404 as none; spec: Intakes). */
 export const sandboxIntake = (side: CredentialSide, id: string): Read<IntakeRow> =>
@@ -53,6 +55,7 @@ function provenIdentity(fields: IntakeField[], answers: Record<string, string>):
  */
 export async function runSandboxIntake(
   env: Conversations,
+  shard: ShardName,
   business: Business,
   intake: IntakeRow,
   request: ConversationRequest,
@@ -65,22 +68,19 @@ export async function runSandboxIntake(
   }
   const answers = Object.fromEntries(Object.entries(request.answers).map(([id, value]) => [id, String(value)]));
   const channel = request.channel ?? "whatsapp";
-  const conversationId = randomToken("sandbox_conv_", 12);
-  // The conversation's own object, as `conversationObject` (src/durable-objects/intake-conversation.ts) finds it; named
-  // by type only here, so that the routes load where the Workers runtime is absent (scripts/openapi.ts).
-  const conversation = env.INTAKE_CONVERSATIONS.get(env.INTAKE_CONVERSATIONS.idFromName(conversationId));
+  const call = { conversationId: randomToken("sandbox_conv_", 12), businessId: business.id, shard };
+  const conversation = conversationObject(env, call);
   unsettle(
-    await conversation.startInSandbox(conversationId, {
-      business_id: business.id,
+    await conversation.start(call, {
       intake_id: intake.id,
       channel,
       customer: provenIdentity(intake.fields, answers),
     }),
   );
-  const state = unsettle(await conversation.answer({ answers }));
+  const state = unsettle(await conversation.answer(call, { answers }));
   const [rejected] = state.rejected;
   if (rejected || state.status === "started") {
-    unsettle(await conversation.decline());
+    unsettle(await conversation.decline(call));
     if (rejected) {
       throw new ApiError("parameter_invalid", `The answer "answers.${rejected.id}" was refused: ${rejected.reason}`, {
         param: `answers.${rejected.id}`,
@@ -100,7 +100,7 @@ export async function runSandboxIntake(
   return {
     response_id: state.response_id,
     intake: { id: intake.id, name: intake.name, title: state.intake.title },
-    conversation: { id: conversationId, channel },
+    conversation: { id: call.conversationId, channel },
     answers: state.answers,
     completed_at: state.ended_at,
   };

@@ -1,6 +1,7 @@
 import { nothingMore, type Read } from "../../db/reads";
 import type { Dependencies } from "../../dependencies";
 import type { IntakeConversation } from "../../durable-objects/intake-conversation";
+import type { JurisdictionSwitch } from "../../durable-objects/jurisdictions";
 import { forbidden } from "../../lib/errors";
 import type { EventName } from "../../names-and-limits";
 import type { PartnerOperation } from "../access/partner-operation";
@@ -70,10 +71,12 @@ export const emitSandboxEventOperation = sandboxOnly({
 });
 
 /** `POST /sandbox/intakes/{id}/conversations`: a customer's conversation, through the real IntakeConversation. */
-export const runSandboxIntakeOperation = (env: { INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation> }) =>
+export const runSandboxIntakeOperation = (
+  env: { INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation> } & JurisdictionSwitch,
+) =>
   sandboxOnly({
     read: (side, { id }: ConversationRequest) => sandboxIntake(side, id),
-    write: (_deps, principal, request, intake) => runSandboxIntake(env, principal.business, intake, request),
+    write: (deps, principal, request, intake) => runSandboxIntake(env, deps.shard, principal.business, intake, request),
   });
 
 /** `POST /sandbox/actions/{id}/calls`: the Secretary's call of the action. */

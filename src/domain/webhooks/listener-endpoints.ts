@@ -1,5 +1,5 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
+import type { ShardDatabase } from "../../db/client";
 import { webhookEndpoints } from "../../db/schema";
 
 /*
@@ -35,7 +35,7 @@ export const isRegisteredEndpoint: SQL = sql`${webhookEndpoints.url} not like ${
  * one already deleted (access ended, or the partner's DELETE) deletes nothing.
  */
 export async function deleteListenerEndpoint(
-  db: Database,
+  db: ShardDatabase,
   session: { businessId: string; endpointId: number; sessionId: string },
 ) {
   await db

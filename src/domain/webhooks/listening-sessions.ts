@@ -1,6 +1,7 @@
 import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
+import { sessionIdPrefix } from "../../durable-objects/jurisdictions";
 import { forbidden } from "../../lib/errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { newSigningSecret } from "../../lib/signing";
@@ -13,9 +14,6 @@ import { deleteListenerEndpoint, isListenerEndpoint, listenerUrl, MAX_LISTENING_
 /** How long the connect token of a new session opens its socket: the CLI connects at once (docs/decisions.md). */
 export const CONNECT_TOKEN_MS = 60_000;
 
-/** A session id: 128 random bits, a Durable Object's name and the listener endpoint's url. */
-export const SESSION_ID = /^ls_[A-Za-z0-9_-]{22}$/;
-
 /**
  * `POST /api/v1/listen-sessions` (docs/decisions.md, Listening from a laptop): a listener endpoint of the credential's
  * side (so it receives what that side's endpoints receive, test events of a sandbox business included), with a new
@@ -24,7 +22,7 @@ export const SESSION_ID = /^ls_[A-Za-z0-9_-]{22}$/;
  * not be told is no session: its endpoint is deleted again before the error is answered.
  */
 export async function createListeningSession(deps: Dependencies, principal: Principal, input: { events?: string[] }) {
-  const sessionId = randomToken("ls_", 16);
+  const sessionId = randomToken(sessionIdPrefix(deps.shard), 16);
   const token = randomToken("lst_");
   const secret = newSigningSecret();
   const now = deps.clock();
@@ -53,9 +51,8 @@ export async function createListeningSession(deps: Dependencies, principal: Prin
   const tokenExpiresAt = now + CONNECT_TOKEN_MS;
   const session = { sessionId, businessId, endpointId: endpoint.id };
   try {
-    await deps.listeners.get(deps.listeners.idFromName(sessionId)).open({
+    await deps.listener(sessionId).open({
       ...session,
-      shard: deps.shard,
       tokenHash: sha256Hex(token),
       tokenExpiresAt,
     });

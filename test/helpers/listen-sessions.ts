@@ -1,0 +1,42 @@
+import { expect } from "vitest";
+import { call, dispatch, json } from "./http";
+
+// Listening sessions as `secretary listen` starts and connects them (docs/decisions.md, Listening from a laptop).
+
+export type Session = {
+  session_id: string;
+  endpoint_id: number;
+  secret: string;
+  socket_url: string;
+  expires_at: string;
+};
+export type DeliveryMessage = {
+  type: string;
+  delivery_id: number;
+  event: string;
+  headers: Record<string, string>;
+  body: string;
+};
+
+export async function startSession(key: string, body: unknown = {}) {
+  const response = await call("/api/v1/listen-sessions", { key, method: "POST", body });
+  expect(response.status).toBe(201);
+  return json<Session>(response);
+}
+
+/** The socket as the CLI opens it (RFC 6455, 4.1), through the Worker's fetch handler. */
+export const openSocket = (socketUrl: string) =>
+  dispatch(new Request(socketUrl.replace(/^ws/, "http"), { headers: { Upgrade: "websocket" } }));
+
+/** An accepted client socket and the delivery messages it receives. */
+export async function connect(session: Session) {
+  const response = await openSocket(session.socket_url);
+  expect(response.status).toBe(101);
+  const socket = response.webSocket as WebSocket;
+  socket.accept();
+  const messages: DeliveryMessage[] = [];
+  socket.addEventListener("message", (event) => {
+    messages.push(JSON.parse(event.data as string));
+  });
+  return { socket, messages };
+}
