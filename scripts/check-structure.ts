@@ -2,8 +2,8 @@
 // module under src/ holds one job in at most 250 lines; no import cycle, type-only imports included (a cycle makes
 // the order of module evaluation, and so what a reader can rely on, depend on who imports first); nothing is loose at
 // src/domain's root (each rule lives in its feature's folder); src/schemas imports nothing from src/domain (what both
-// need is in the leaf src/names-and-limits.ts, so imports point one way). Prints each problem and exits 1, else one
-// line.
+// need is in the leaf src/names-and-limits.ts, so imports point one way); the directory's tables are named only by
+// the directory's module. Prints each problem and exits 1, else one line.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -91,9 +91,24 @@ for (const [module, imported] of graph) {
     );
   }
 }
+// The directory's tables (the global database's: docs/scaling.md, Regional shards) are read and written by the
+// directory's module alone, which takes the global database's type: no other module can query them on a shard.
+const DIRECTORY_TABLES = /\b(businessShards|ownerEmails)\b/;
+const directoryModules = [join(ROOT, "src", "domain", "access", "directory.ts"), join(ROOT, "src", "db", "schema")];
+for (const module of modules) {
+  if (directoryModules.some((allowed) => module.startsWith(allowed))) continue;
+  const table = DIRECTORY_TABLES.exec(readFileSync(module, "utf8"))?.[1];
+  if (table)
+    problems.push(
+      `${relative(ROOT, module)} names ${table}: the directory's tables belong to src/domain/access/directory.ts`,
+    );
+}
 for (const cycle of cyclesOf(graph)) {
   problems.push(`import cycle: ${cycle.map((module) => relative(ROOT, module)).join(" → ")}`);
 }
 for (const problem of problems) console.log(problem);
 if (problems.length > 0) process.exitCode = 1;
-else console.log(`structure: ${modules.length} modules, none above ${MAX_LINES} lines, no import cycle, schemas apart`);
+else
+  console.log(
+    `structure: ${modules.length} modules, none above ${MAX_LINES} lines, no import cycle, schemas apart, the directory's tables in its module`,
+  );

@@ -1,5 +1,5 @@
 import type { RequestIdVariables } from "hono/request-id";
-import type { Dependencies } from "./dependencies";
+import type { Dependencies, GlobalDependencies } from "./dependencies";
 import type { Credential, Principal } from "./domain/access/principals";
 import type { Env } from "./env";
 
@@ -10,10 +10,13 @@ type RuntimeToken = "current" | "previous";
 export type AppEnv = {
   Bindings: Env;
   /**
-   * `deps`: what the domain works with, built once per request (src/dependencies.ts); `runtime`: which runtime token
-   * the request presented (middleware/authenticate-runtime.ts).
+   * `globalDeps`: what the request has before it knows a business's shard, set first; `deps`: what the domain works
+   * with for the request's business, set only once its shard is known from its credential, session or path (unset
+   * until then: there is no default shard; src/dependencies.ts); `runtime`: which runtime token the request presented
+   * (middleware/authenticate-runtime.ts).
    */
   Variables: RequestIdVariables & {
+    globalDeps: GlobalDependencies;
     deps: Dependencies;
     credential: Credential;
     principal: Principal;

@@ -1,9 +1,10 @@
-import { database } from "./db/client";
+import { globalDatabase, shardDatabase } from "./db/client";
 import { type ShardBindings, shardBinding } from "./db/shard-bindings";
-import { LEGACY_SHARD, type ShardName } from "./db/shards";
-import type { Dependencies, DependenciesOfShard } from "./dependencies";
+import type { ShardName } from "./db/shards";
+import type { Dependencies, DependenciesOfShard, GlobalDependencies } from "./dependencies";
 import { enqueueDeliveries } from "./domain/webhooks/outbox/enqueue";
 import type { BusinessLimits } from "./durable-objects/business-limits";
+import { sessionObject } from "./durable-objects/jurisdictions";
 import type { ListeningSession } from "./durable-objects/listening-session";
 import { outboundPolicy } from "./lib/outbound";
 import type { Clock } from "./lib/time";
@@ -15,34 +16,46 @@ export type DomainBindings = ShardBindings & {
   BUSINESS_LIMITS: DurableObjectNamespace<BusinessLimits>;
   LISTENING_SESSIONS: DurableObjectNamespace<ListeningSession>;
   ALLOW_LOOPBACK_URLS: string;
+  LOCAL_DURABLE_OBJECT_JURISDICTIONS?: string;
   DOH_RESOLVER_URL: string;
   SERVICE_NAME: string;
   BASE_URL: string;
 };
 
 /**
- * The dependencies of one unit of work (a request, a queue batch, a cron run, a Durable Object call) for the businesses
- * of one shard, from the Worker's bindings. `waitUntil` is the unit's own: the deliveries it writes are enqueued after
- * its answer.
+ * What one unit of work (a request, a queue batch, a cron run, a Durable Object call) has before it knows a business's
+ * shard, from the Worker's bindings. `waitUntil` is the unit's own: the deliveries it writes are enqueued after its
+ * answer.
  */
+export function globalDependencies(
+  env: DomainBindings,
+  waitUntil: (work: Promise<unknown>) => void,
+  clock: Clock = Date.now,
+): GlobalDependencies {
+  return {
+    global: globalDatabase(env.DB),
+    clock,
+    onShard: (shard) => dependenciesFromEnv(env, waitUntil, { shard, clock }),
+  };
+}
+
+/** The dependencies of one unit of work for the businesses of `shard`, once that is known: there is no default. */
 export function dependenciesFromEnv(
   env: DomainBindings,
   waitUntil: (work: Promise<unknown>) => void,
-  { shard = LEGACY_SHARD, clock = Date.now }: { shard?: ShardName; clock?: Clock } = {},
+  { shard, clock = Date.now }: { shard: ShardName; clock?: Clock },
 ): Dependencies {
   const deps: Dependencies = {
+    ...globalDependencies(env, waitUntil, clock),
     shard,
-    db: database(shardBinding(env, shard)),
-    global: database(env.DB),
+    db: shardDatabase(shardBinding(env, shard)),
     queue: env.WEBHOOK_DELIVERIES,
     limits: env.BUSINESS_LIMITS,
-    listeners: env.LISTENING_SESSIONS,
+    listener: (sessionId) => sessionObject(env, sessionId),
     outbound: outboundPolicy(env),
-    clock,
     enqueue: (deliveryIds) => {
       if (deliveryIds.length > 0) waitUntil(enqueueDeliveries(deps, deliveryIds));
     },
-    onShard: (other) => dependenciesFromEnv(env, waitUntil, { shard: other, clock }),
   };
   return deps;
 }

@@ -1,6 +1,6 @@
 import { app } from "./app";
-import { LEGACY_SHARD, SHARD_NAMES } from "./db/shards";
-import { dependenciesOfShards } from "./dependencies-from-env";
+import { SHARD_NAMES } from "./db/shards";
+import { dependenciesOfShards, globalDependencies } from "./dependencies-from-env";
 import { removeUnapprovedClients } from "./domain/oauth/client-cleanup";
 import { applyRetention } from "./domain/operations/retention";
 import { removeUnusedSandboxes } from "./domain/sandbox/cleanup";
@@ -36,7 +36,7 @@ export default {
         const deps = dependenciesOf(shard);
         return [sweepOutbox(deps), applyRetention(deps), removeUnusedSandboxes(deps)];
       }),
-      removeUnapprovedClients(dependenciesOf(LEGACY_SHARD)),
+      removeUnapprovedClients(globalDependencies(env, (work) => ctx.waitUntil(work))),
     ]);
     for (const chore of chores) if (chore.status === "rejected") throw chore.reason;
   },

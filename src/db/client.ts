@@ -3,13 +3,25 @@ import * as schema from "./schema";
 
 export type Database = DrizzleD1Database<typeof schema> & { $client: D1Database };
 
+declare const holds: unique symbol;
+
+/**
+ * The global database: the directory of businesses, owners' emails and OAuth clients' registrations
+ * (src/db/schema/directory.ts). A different type from a shard's, although the legacy shard shares its binding, so
+ * that a query meant for one cannot be given the other (docs/scaling.md, How a request finds its shard).
+ */
+export type GlobalDatabase = Database & { readonly [holds]: "the global tables" };
+
+/** A shard's database: whole businesses (src/db/shards.ts). */
+export type ShardDatabase = Database & { readonly [holds]: "businesses" };
+
 const instances = new WeakMap<D1Database, Database>();
 
 /** What a counting binding (`countingD1`) answers for its client: a view of its real binding's client. */
 const COUNTED_CLIENT = Symbol("counted client");
 
 /** The Drizzle client over a D1 binding, made once per binding rather than once per request. */
-export function database(d1: D1Database): Database {
+function database(d1: D1Database): Database {
   const counted = (d1 as D1Database & { [COUNTED_CLIENT]?: Database })[COUNTED_CLIENT];
   if (counted) return counted;
   let db = instances.get(d1);
@@ -77,3 +89,9 @@ export function countingD1(real: D1Database, counter = { trips: 0 }): { d1: D1Da
   });
   return { d1, roundTrips: () => counter.trips };
 }
+
+/** The global database's client over its binding (`DB`). */
+export const globalDatabase = (d1: D1Database) => database(d1) as GlobalDatabase;
+
+/** A shard's client over its binding (src/db/shard-bindings.ts). */
+export const shardDatabase = (d1: D1Database) => database(d1) as ShardDatabase;

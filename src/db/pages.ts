@@ -1,7 +1,7 @@
 import { and, eq, lt, lte, or, type Placeholder, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { invalid } from "../lib/errors";
-import type { Database } from "./client";
+import type { ShardDatabase } from "./client";
 import { type Read, read, readTwo } from "./reads";
 import type { Bound } from "./statements";
 
@@ -22,7 +22,7 @@ type CreatedTable = SQLiteTable & { id: SQLiteColumn; createdAt: SQLiteColumn };
  * `created_at <= c and (created_at < c or id < after)` so that an index ending in created_at reads a range ending at
  * the cursor. Whether the cursor is a row the caller may page from is the cursor's own statement ({@link readPage}).
  */
-export function afterRow(db: Database, table: CreatedTable, after: Placeholder | string | number): SQL {
+export function afterRow(db: ShardDatabase, table: CreatedTable, after: Placeholder | string | number): SQL {
   const cursorAt = db.select({ at: table.createdAt }).from(table).where(eq(table.id, after));
   return and(lte(table.createdAt, cursorAt), or(lt(table.createdAt, cursorAt), lt(table.id, after))) as SQL;
 }

@@ -1,4 +1,4 @@
-import type { Database } from "./client";
+import type { ShardDatabase } from "./client";
 import { type Bound, runStatements } from "./statements";
 
 /**
@@ -22,7 +22,7 @@ export const mapRead = <T, U>({ statements, answer }: Read<T>, map: (value: T) =
 });
 
 /** Runs a read on its own (the owner's dashboard, where the session was checked before): one round trip. */
-export async function runRead<T>(db: Database, { statements, answer }: Read<T>): Promise<T> {
+export async function runRead<T>(db: ShardDatabase, { statements, answer }: Read<T>): Promise<T> {
   return answer(await runStatements(db, statements));
 }
 

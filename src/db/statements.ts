@@ -1,5 +1,5 @@
 import { Column, fillPlaceholders, is, type Placeholder, type Query, sql } from "drizzle-orm";
-import type { Database } from "./client";
+import type { ShardDatabase } from "./client";
 
 /** A query as drizzle prepares it: its SQL and parameters (placeholders among them), and how its rows are mapped. */
 type Prepared = { getQuery(): Query; mapResult(response: unknown, isFromBatch?: boolean): unknown };
@@ -64,7 +64,7 @@ export type ShapedArgument<T> = {
   readonly shape: string;
   readonly names: readonly string[];
   readonly values: Readonly<Record<string, BindValue>>;
-  placeheld(db: Database): T;
+  placeheld(db: ShardDatabase): T;
 };
 
 /** What D1 binds: values are given as stored. */
@@ -87,10 +87,10 @@ let declaredShapes = 0;
 export function argumentShape<T, const N extends string>(
   name: string,
   names: readonly N[],
-  build: (db: Database, placeholders: Placeholders<N>) => T,
+  build: (db: ShardDatabase, placeholders: Placeholders<N>) => T,
 ): ArgumentShape<T, N> {
   const shape = `${name}#${++declaredShapes}`;
-  const placeheld = (db: Database) =>
+  const placeheld = (db: ShardDatabase) =>
     build(db, Object.fromEntries(names.map((each) => [each, sql.placeholder(each)])) as Placeholders<N>);
   return (values) => ({ [DECLARED]: true, shape, names, values, placeheld });
 }
@@ -111,7 +111,7 @@ export type Placeheld<A> = {
 };
 
 /** One use of a statement: its prepared shape and the values of this use; awaited in a batch, it answers `T`. */
-export type Bound<T> = { prepared: (db: Database) => Shape; values: Record<string, unknown>; rows?: T };
+export type Bound<T> = { prepared: (db: ShardDatabase) => Shape; values: Record<string, unknown>; rows?: T };
 
 /**
  * A statement whose SQL is rendered once per shape and isolate, not once per request: drizzle spends about 100 µs
@@ -130,7 +130,7 @@ export type Bound<T> = { prepared: (db: Database) => Shape; values: Record<strin
  */
 export const statement =
   <A extends Record<string, unknown>>() =>
-  <T>(build: (db: Database, args: Placeheld<A>) => Preparable<T>): ((args: A) => Bound<T>) => {
+  <T>(build: (db: ShardDatabase, args: Placeheld<A>) => Preparable<T>): ((args: A) => Bound<T>) => {
     const shapes = new Map<string, Shape>();
     return (args) => {
       let key = "";
@@ -145,7 +145,7 @@ export const statement =
           values[name] = value;
         }
       }
-      const prepared = (db: Database) => {
+      const prepared = (db: ShardDatabase) => {
         let shape = shapes.get(key);
         if (!shape) {
           shape = shapeOf(build(db, placeheldArguments(db, args)).prepare());
@@ -158,7 +158,7 @@ export const statement =
   };
 
 /** The arguments of a statement as its builder sees them (see `statement`), their placeholder names checked. */
-function placeheldArguments<A extends Record<string, unknown>>(db: Database, args: A): Placeheld<A> {
+function placeheldArguments<A extends Record<string, unknown>>(db: ShardDatabase, args: A): Placeheld<A> {
   const bound = new Set<string>();
   const bind = (name: string) => {
     if (bound.has(name)) throw new Error(`Two arguments of one statement bind the placeholder "${name}".`);
@@ -190,7 +190,7 @@ export const oneOff = <T>(query: Preparable<T>): Bound<T> => ({ prepared: () => 
 export const idsIn = (json: Placeholder | string) => sql`(select value from json_each(${json}))`;
 
 /** Bound statements in one D1 batch (one round trip), each answer mapped as drizzle maps it. */
-export async function runStatements(db: Database, bound: Bound<unknown>[]): Promise<unknown[]> {
+export async function runStatements(db: ShardDatabase, bound: Bound<unknown>[]): Promise<unknown[]> {
   if (bound.length === 0) return [];
   const d1 = db.$client;
   const shapes = bound.map((statement) => statement.prepared(db));

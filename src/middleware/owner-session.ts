@@ -139,7 +139,7 @@ export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
     return { signedIn: false, status: 429, error: tryAgainLater(retryAfter), email };
   }
   // The owner's email names their business's shard (docs/scaling.md, Sign-in): the session is checked and stored there.
-  useShard(c, await shardToSignIn(c.var.deps, credentials.email));
+  useShard(c, await shardToSignIn(c.var.globalDeps, credentials.email));
   const result = await signInOwner(c.var.deps, credentials);
   // The answer need not wait for the report: until it lands, the attempt counts as pending, which is a failure.
   c.executionCtx.waitUntil(settle(result ? "succeeded" : "failed"));

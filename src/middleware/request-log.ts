@@ -4,10 +4,10 @@ import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../app-env";
 import { countingD1 } from "../db/client";
 import { shardBinding } from "../db/shard-bindings";
-import { LEGACY_SHARD, SHARD_NAMES, SHARDS } from "../db/shards";
+import { SHARD_NAMES, SHARDS } from "../db/shards";
 import type { OwnerSession } from "../domain/access/owner-sign-in";
 import { logLine } from "../lib/log";
-import { useShard } from "./request-dependencies";
+import { useGlobal } from "./request-dependencies";
 
 /** Who the request was admitted as: a partner principal, the owner signed in to the dashboard, or the runtime. */
 function principalOf(c: Context<AppEnv & { Variables: { session?: OwnerSession } }>) {
@@ -47,7 +47,7 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
     countingD1(shardBinding(c.env, shard), counter).d1,
   ]);
   c.env = { ...c.env, ...Object.fromEntries(counted) };
-  useShard(c, LEGACY_SHARD);
+  useGlobal(c);
   await next();
   logLine("request", {
     requestId: c.var.requestId,

@@ -10,6 +10,6 @@ import { useShard } from "./request-dependencies";
  */
 export const runtimeBusinessShard = createMiddleware<AppEnv>(async (c, next) => {
   const access = c.req.method === "GET" || c.req.method === "HEAD" ? "read" : "write";
-  useShard(c, await shardForRuntime(c.var.deps.global, c.req.param("id") ?? "", access));
+  useShard(c, await shardForRuntime(c.var.globalDeps.global, c.req.param("id") ?? "", access));
   await next();
 });

@@ -83,7 +83,7 @@ export const oauthApi = new Hono<AppEnv>()
     doNotStore(c);
     await limitRegistrations(c.env.REGISTRATION_RATE_LIMIT, clientAddressOf(c));
     const metadata = parseClientMetadata(await jsonBody(c));
-    const client = await registerClient(c.var.deps, metadata);
+    const client = await registerClient(c.var.globalDeps, metadata);
     return c.json(client, 201);
   })
   .post("/token", async (c) => {

@@ -52,7 +52,7 @@ const page = (c: Context<AppEnv>, status: ContentfulStatusCode, body: Child, for
  * redirect to the app (RFC 9700 §4.11.2: see checkAuthorizationRequest), whether or not the owner is signed in.
  */
 async function checkedRequest(c: Context<AppEnv>) {
-  const check = await checkAuthorizationRequest(c.var.deps, new URL(c.req.url).searchParams);
+  const check = await checkAuthorizationRequest(c.var.globalDeps, new URL(c.req.url).searchParams);
   if (check.outcome === "valid") return { request: check.request };
   return {
     response: page(c, 400, <ErrorPage title="This sign-in link is not valid" message={check.message} />),

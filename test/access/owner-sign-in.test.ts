@@ -63,7 +63,7 @@ describe("owner sessions (docs/architecture.md, Sign-in)", () => {
     const shop = await createOwnerBusiness();
     const now = Date.parse("2026-11-22T10:00:00.000Z");
     const signedIn = await signInOwner(deps, shop.owner, now);
-    expect(signedIn?.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(signedIn?.token).toMatch(/^eu1_[A-Za-z0-9_-]{43}$/);
     expect(signedIn?.session).toMatchObject({
       ownerId: shop.owner.id,
       email: shop.owner.email,

@@ -7,7 +7,7 @@ import { signInOwner } from "../../src/domain/access/owner-sign-in";
 import { sha256Hex } from "../../src/lib/secrets";
 import { countingShards } from "../helpers/counting-d1";
 import { page, post, signedIn, submit } from "../helpers/dashboard";
-import { deps } from "../helpers/dependencies";
+import { deps, shardDependencies } from "../helpers/dependencies";
 import { shardDb } from "../helpers/fixtures";
 import { BASE, call, dispatch, json } from "../helpers/http";
 import { browse, CookieJar, createOwnerBusiness, csrfTokenOf } from "../helpers/oauth";
@@ -80,7 +80,7 @@ describe.each(["eu1", "us1"] as const)("an owner of a business in %s signs in on
 });
 
 describe("a legacy business (created before sharding) keeps its sessions and keys", async () => {
-  const shop = await createOwnerBusiness();
+  const shop = await createOwnerBusiness({ shard: "legacy" });
 
   it("signs in with a session token that names no shard, stored in the legacy database", async () => {
     const jar = await signedIn(shop);
@@ -91,7 +91,7 @@ describe("a legacy business (created before sharding) keeps its sessions and key
   });
 
   it("keeps a session issued before sharding, and its key, working", async () => {
-    const earlier = await signInOwner(deps, shop.owner);
+    const earlier = await signInOwner(shardDependencies("legacy"), shop.owner);
     const jar = new CookieJar();
     jar.cookies.set(SESSION_COOKIE, earlier?.token ?? "");
     expect((await page(jar, "/dashboard")).status).toBe(200);
@@ -124,7 +124,7 @@ async function signInCost(email: string, password: string) {
 
 describe("sign-in takes as long for an unknown email as for a known one (docs/scaling.md, Sign-in)", async () => {
   const regional = await createOwnerBusiness({ shard: "eu1" });
-  const legacy = await createOwnerBusiness();
+  const legacy = await createOwnerBusiness({ shard: "legacy" });
 
   it("makes the same queries and one PBKDF2 for an unknown email, a regional owner's and a legacy owner's", async () => {
     const unknown = await signInCost(`nobody-${crypto.randomUUID()}@example.com`, "wrong password");

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { database } from "../../src/db/client";
+import { shardDatabase } from "../../src/db/client";
 import { actionCalls, apiKeys } from "../../src/db/schema";
 import { actionsForSecretary } from "../../src/domain/actions/for-secretary";
 import { reviewedVersion, switchAction } from "../../src/domain/actions/owner-decisions";
@@ -25,7 +25,7 @@ import {
   type WithCalls,
 } from "../helpers/actions-api";
 import { deps, testDependencies } from "../helpers/dependencies";
-import { createApiKey, createBusiness, db } from "../helpers/fixtures";
+import { createApiKey, createBusiness, DEFAULT_SHARD, db, shardD1 } from "../helpers/fixtures";
 import { expectError, expectMissingCredential, json } from "../helpers/http";
 
 describe("GET and DELETE /api/v1/actions/{id}, and who sees what", async () => {
@@ -189,7 +189,7 @@ describe("the owner's functions: switchAction and actionsForSecretary", async ()
       expect((await patch(apiKey, created.id, { description })).status).toBe(200);
     };
     await expect(
-      switchAction(testDependencies({ db: writingAfter(patchFirst) }), business.id, created.id, true, {
+      switchAction(testDependencies(DEFAULT_SHARD, { db: writingAfter(patchFirst) }), business.id, created.id, true, {
         reviewed: reviewedVersion(created),
       }),
     ).rejects.toMatchObject({
@@ -259,7 +259,7 @@ function callRow(actionId: number, businessId: string, n: number) {
  */
 function writingAfter(before: () => Promise<void>): typeof db {
   let landing: Promise<void> | undefined;
-  const d1 = new Proxy(env.DB, {
+  const d1 = new Proxy(shardD1, {
     get(target, key) {
       if (key === "prepare") {
         return (query: string) => {
@@ -277,5 +277,5 @@ function writingAfter(before: () => Promise<void>): typeof db {
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  return database(d1);
+  return shardDatabase(d1);
 }

@@ -9,7 +9,7 @@ import worker from "../../src/index";
 import { iso } from "../../src/lib/time";
 import { countingD1 } from "../helpers/counting-d1";
 import { deps } from "../helpers/dependencies";
-import { createApiKey, createBusiness, db } from "../helpers/fixtures";
+import { createApiKey, createBusiness, db, SHARD_D1_BINDING, shardD1 } from "../helpers/fixtures";
 import { BASE, call, expectError, json } from "../helpers/http";
 import { createIntake, intakeBody } from "../helpers/intakes";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
@@ -249,14 +249,14 @@ describe("a failure on our side", () => {
     const key = newKey();
     const trigger = `fail_idempotent_insert_${business.id.replaceAll("-", "_")}`;
     expectServerErrors();
-    await env.DB.exec(
+    await shardD1.exec(
       `CREATE TRIGGER ${trigger} BEFORE INSERT ON webhook_endpoints WHEN NEW.business_id = '${business.id}' BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
     );
     try {
       expect((await post(apiKey, "/webhooks", HOOK, key)).status).toBe(500);
       expect(await recordOf(business.id, key)).toBeUndefined();
     } finally {
-      await env.DB.exec(`DROP TRIGGER ${trigger}`);
+      await shardD1.exec(`DROP TRIGGER ${trigger}`);
     }
     const retry = await post(apiKey, "/webhooks", HOOK, key);
     expect([retry.status, retry.headers.get("Idempotent-Replayed")]).toEqual([201, null]);
@@ -295,7 +295,7 @@ const POSTS: Record<string, unknown> = {
 
 /** The D1 round trips of a request made before its answer. */
 async function tripsOf(path: string, apiKey: string, body: unknown, key: string) {
-  const { d1, trips } = countingD1(env.DB);
+  const { d1, trips } = countingD1(shardD1);
   const headers: Record<string, string> = { Authorization: `Bearer ${apiKey}`, "Idempotency-Key": key };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const request = new Request(`${BASE}${path}`, {
@@ -304,7 +304,7 @@ async function tripsOf(path: string, apiKey: string, body: unknown, key: string)
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const ctx = createExecutionContext();
-  const response = await worker.fetch(request, { ...env, DB: d1 }, ctx);
+  const response = await worker.fetch(request, { ...env, [SHARD_D1_BINDING]: d1 }, ctx);
   const count = trips.length;
   await waitOnExecutionContext(ctx);
   return { status: response.status, replayed: response.headers.get("Idempotent-Replayed"), count };

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { orders } from "../../src/db/schema";
 import worker from "../../src/index";
 import { otherOriginSources } from "../helpers/csp";
-import { createBusiness, db, orderRow } from "../helpers/fixtures";
+import { createBusiness, db, orderRow, shardD1 } from "../helpers/fixtures";
 import { json, RUNTIME } from "../helpers/http";
 import { expectServerErrors } from "../helpers/server-errors";
 
@@ -153,7 +153,7 @@ describe("every partner answer under /api/v1: Cache-Control no-store", async () 
     expectServerErrors();
     // A stored order whose items are not JSON: reading it throws inside the route.
     const [order] = await db.insert(orders).values(orderRow(business.id)).returning();
-    await env.DB.prepare("UPDATE orders SET items = 'not json' WHERE id = ?").bind(order?.id).run();
+    await shardD1.prepare("UPDATE orders SET items = 'not json' WHERE id = ?").bind(order?.id).run();
     const response = await fetchAt("http://localhost:8787", "/api/v1/orders", { headers: auth });
     expect(response.status).toBe(500);
     expect(response.headers.get("Cache-Control")).toBe("no-store");

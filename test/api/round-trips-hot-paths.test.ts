@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { and, eq, fillPlaceholders, gte } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { database } from "../../src/db/client";
+import { shardDatabase } from "../../src/db/client";
 import { runRead } from "../../src/db/reads";
 import { apiKeys, bookings, businesses, orders } from "../../src/db/schema";
 import { API_KEY_PREFIX, authenticatePartner, readCredential } from "../../src/domain/access/principals";
@@ -9,12 +9,13 @@ import { listAppointments } from "../../src/domain/platform/bookings";
 import { listOrders } from "../../src/domain/platform/orders";
 import { randomToken, sha256Hex } from "../../src/lib/secrets";
 import { deps } from "../helpers/dependencies";
-import { bookingRow, createApiKey, createBusiness, insertAll, orderRow } from "../helpers/fixtures";
+import { bookingRow, createApiKey, createBusiness, insertAll, orderRow, shardD1 } from "../helpers/fixtures";
 import { runAlone } from "../helpers/statements";
 
 async function rowsRead(query: { toSQL(): { sql: string; params: unknown[] } }) {
   const { sql, params } = query.toSQL();
-  const result = await env.DB.prepare(sql)
+  const result = await shardD1
+    .prepare(sql)
     .bind(...params)
     .all();
   return { rows: result.results.length, rowsRead: result.meta.rows_read };
@@ -38,7 +39,7 @@ describe("hot paths: D1 round trips and rows read", async () => {
     bookings,
     Array.from({ length: 150 }, () => bookingRow(other.business.id)),
   );
-  const db = database(env.DB);
+  const db = shardDatabase(shardD1);
 
   it("authenticates with one indexed lookup", async () => {
     const principal = await authenticatePartner(deps, `Bearer ${apiKey}`);
@@ -116,7 +117,8 @@ describe("hot paths: D1 round trips and rows read", async () => {
     const statement = listAppointments(business.id, filters).statements[0];
     if (!statement) throw new Error("No statement in the read.");
     const { sql, params } = statement.prepared(db).query;
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    const plan = await shardD1
+      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
       .bind(...fillPlaceholders(params, statement.values))
       .all<{ detail: string }>();
     const details = plan.results.map((step) => step.detail);

@@ -8,7 +8,7 @@ import { randomToken } from "../../src/lib/secrets";
 import { NOT_JSON_BODY } from "../../src/middleware/error-responses";
 import { registerAction } from "../helpers/actions";
 import { countingD1 } from "../helpers/counting-d1";
-import { createApiKey, createBusiness, db } from "../helpers/fixtures";
+import { createApiKey, createBusiness, db, SHARD_D1_BINDING, shardD1 } from "../helpers/fixtures";
 import { BASE, call, expectError, expectMissingCredential, json } from "../helpers/http";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
 
@@ -263,14 +263,14 @@ describe.each(EACH)("POST /api/v1/%s/{id}/rotate-secret", (resource) => {
       const { id } = await RESOURCES[resource].create(credential);
       // The first request of an hour also records the credential's use, after its answer: measured is every other.
       await call("/api/v1/me", { key: credential });
-      const { d1, trips } = countingD1(env.DB);
+      const { d1, trips } = countingD1(shardD1);
       const ctx = createExecutionContext();
       const request = new Request(`${BASE}/api/v1/${resource}/${id}/rotate-secret`, {
         method: "POST",
         headers: { Authorization: `Bearer ${credential}`, "Content-Type": "application/json" },
         body: JSON.stringify({ expires_in: 60 }),
       });
-      const response = await worker.fetch(request, { ...env, DB: d1 }, ctx);
+      const response = await worker.fetch(request, { ...env, [SHARD_D1_BINDING]: d1 }, ctx);
       const answeredTrips = [...trips];
       await waitOnExecutionContext(ctx);
       expect(response.status).toBe(200);

@@ -64,7 +64,7 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
     const created = await post(jar, "/dashboard/keys", { label: "Booking tool", csrf_token: csrf });
     expect(created.status).toBe(201);
     const key = /data-testid="new-key">([^<]+)</.exec(await created.text())?.[1]?.trim() ?? "";
-    expect(key).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
+    expect(key).toMatch(/^sk_live_eu1_[A-Za-z0-9_-]{43}$/);
     expect((await call("/api/v1/me", { key })).status).toBe(200);
     const listed = await (await browse(jar, "/dashboard/keys")).text();
     expect(listed).not.toContain(key);

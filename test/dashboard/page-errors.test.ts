@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { PAGE_SERVER_ERROR } from "../../src/middleware/error-responses";
 import { page, signedIn } from "../helpers/dashboard";
+import { shardD1 } from "../helpers/fixtures";
 import { call } from "../helpers/http";
 import {
   authorizeQuery,
@@ -55,7 +56,7 @@ describe("the dashboard", async () => {
 
   it("answers its 500 page when a page's handler throws", async () => {
     expect((await page(jar, "/dashboard/webhooks")).status).toBe(200);
-    await env.DB.prepare("UPDATE webhook_endpoints SET events = 'not json' WHERE id = ?").bind(endpoint.id).run();
+    await shardD1.prepare("UPDATE webhook_endpoints SET events = 'not json' WHERE id = ?").bind(endpoint.id).run();
     expectServerErrors();
     const log = logged();
     const html = await expectServerErrorPage(
@@ -106,7 +107,7 @@ describe("the consent page", async () => {
 it("leaves the API's unexpected errors as JSON", async () => {
   const owner = await createOwnerBusiness();
   const endpoint = await subscribe(owner.apiKey, "https://partner.example/broken-api", ["lead.created"]);
-  await env.DB.prepare("UPDATE webhook_endpoints SET events = 'not json' WHERE id = ?").bind(endpoint.id).run();
+  await shardD1.prepare("UPDATE webhook_endpoints SET events = 'not json' WHERE id = ?").bind(endpoint.id).run();
   expectServerErrors();
   logged();
   const response = await call("/api/v1/webhooks", { key: owner.apiKey });

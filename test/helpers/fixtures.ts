@@ -1,16 +1,36 @@
 import { env } from "cloudflare:test";
 import { insertMany, runBatch } from "../../src/db/batches";
-import { database } from "../../src/db/client";
+import { globalDatabase, shardDatabase } from "../../src/db/client";
 import { apiKeys, type bookings, businesses, type orders, type Plan } from "../../src/db/schema";
 import { shardBinding } from "../../src/db/shard-bindings";
-import { LEGACY_SHARD, type ShardName } from "../../src/db/shards";
+import { LEGACY_SHARD, SHARDS, type ShardName } from "../../src/db/shards";
 import { newApiKey } from "../../src/domain/access/api-key-format";
 import { listBusiness } from "../../src/domain/access/directory";
 
-export const db = database(env.DB);
+/**
+ * Where the fixtures put a business unless a test says otherwise: a regional shard, as the service places every new
+ * business (docs/scaling.md, Regional shards). A test about a business from before sharding asks for `legacy`.
+ */
+export const DEFAULT_SHARD: ShardName = "eu1";
 
-/** The database of a shard (src/db/shards.ts): the legacy one is `db`, which is also the global database. */
-export const shardDb = (shard: ShardName) => database(shardBinding(env, shard));
+/**
+ * The default shard's binding and its name among the Worker's bindings: for a test that wraps or alters the database
+ * of its businesses (a counting, failing or racing view of it).
+ */
+export const shardD1 = shardBinding(env, DEFAULT_SHARD);
+export const SHARD_D1_BINDING = SHARDS[DEFAULT_SHARD].binding;
+
+/** The database of the fixtures' businesses: the default shard's. */
+export const db = shardDatabase(shardD1);
+
+/** The legacy shard's database, for a test about a business created before sharding. */
+export const legacyDb = shardDatabase(env.DB);
+
+/** The global database: the directory, owners' emails, OAuth clients' registrations (src/db/schema/directory.ts). */
+export const globalDb = globalDatabase(env.DB);
+
+/** The database of a shard (src/db/shards.ts). */
+export const shardDb = (shard: ShardName) => shardDatabase(shardBinding(env, shard));
 
 let counter = 0;
 const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
@@ -34,10 +54,10 @@ export async function createBusiness(
   const now = new Date().toISOString();
   const id = crypto.randomUUID();
   const handle = `shop-${unique()}`;
-  const shard = options.shard ?? LEGACY_SHARD;
+  const shard = options.shard ?? DEFAULT_SHARD;
   // A sandbox business is always listed, even in legacy: the runtime API refuses it by its directory row.
   if (shard !== LEGACY_SHARD || options.sandbox) {
-    await listBusiness(db, { businessId: id, shard, ownerEmail: options.ownerEmail, sandbox: options.sandbox });
+    await listBusiness(globalDb, { businessId: id, shard, ownerEmail: options.ownerEmail, sandbox: options.sandbox });
   }
   const [business] = await shardDb(shard)
     .insert(businesses)
@@ -64,7 +84,7 @@ export async function createApiKey(
   businessId: string,
   options: { revoked?: boolean; shard?: ShardName; test?: boolean } = {},
 ) {
-  const shard = options.shard ?? LEGACY_SHARD;
+  const shard = options.shard ?? DEFAULT_SHARD;
   const { key: apiKey, keyHash, displayPrefix } = newApiKey(shard, { test: options.test ?? false });
   const now = new Date().toISOString();
   const [row] = await shardDb(shard)
@@ -149,3 +169,6 @@ export function orderRow(businessId: string, overrides: Partial<typeof orders.$i
 export async function insertAll<T extends typeof bookings | typeof orders>(table: T, rows: T["$inferInsert"][]) {
   await runBatch(db, insertMany(db, table, rows));
 }
+
+/** The start of a key that the owner's pages show to recognise it: its prefix and 4 random characters. */
+export const displayPrefixOf = (apiKey: string) => apiKey.slice(0, apiKey.length - 43 + 4);

@@ -34,10 +34,23 @@ export async function call(
   return dispatch(new Request(`${BASE}${path}`, { method: options.method ?? "GET", headers, body }), options.bindings);
 }
 
+/** Bindings every request of `around` gets over the real ones (a recording view of the databases). */
+let aroundBindings: Partial<typeof env> = {};
+
+/** Runs `work` with `bindings` over the real ones for every request it makes through `call` and `dispatch`. */
+export async function around<T>(bindings: Partial<typeof env>, work: () => Promise<T>): Promise<T> {
+  aroundBindings = bindings;
+  try {
+    return await work();
+  } finally {
+    aroundBindings = {};
+  }
+}
+
 /** A request as it is, to the Worker's fetch handler (see `call`), after which its `waitUntil` work has run too. */
 export async function dispatch(request: Request, bindings: Partial<typeof env> = {}) {
   const ctx = createExecutionContext();
-  const response = await worker.fetch(request, { ...env, ...bindings }, ctx);
+  const response = await worker.fetch(request, { ...env, ...aroundBindings, ...bindings }, ctx);
   await waitOnExecutionContext(ctx);
   return response;
 }

@@ -2,11 +2,11 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { expect } from "vitest";
 import { oauthClients, oauthGrants, oauthTokens, owners, type Plan } from "../../src/db/schema";
-import { LEGACY_SHARD, type ShardName } from "../../src/db/shards";
+import type { ShardName } from "../../src/db/shards";
 import type { TokenBudget } from "../../src/domain/oauth/token-budget";
 import { hashPassword } from "../../src/lib/password";
 import { sha256Hex } from "../../src/lib/secrets";
-import { createBusiness, db, shardDb } from "./fixtures";
+import { createBusiness, DEFAULT_SHARD, db, globalDb, shardDb } from "./fixtures";
 import { BASE, call, json } from "./http";
 
 export const REDIRECT_URI = "https://partner.example/oauth/callback";
@@ -31,7 +31,7 @@ export async function createOwnerBusiness(
   options: { plan?: Plan; active?: boolean; name?: string; shard?: ShardName } = {},
 ) {
   const email = `owner-${crypto.randomUUID()}@example.com`;
-  const shard = options.shard ?? LEGACY_SHARD;
+  const shard = options.shard ?? DEFAULT_SHARD;
   const { business, apiKey } = await createBusiness({ ...options, ownerEmail: email });
   const password = `correct horse ${counter++}`;
   const [owner] = await shardDb(shard)
@@ -77,7 +77,7 @@ export async function insertClient(options: {
   secret: string;
   method: "client_secret_basic" | "client_secret_post";
 }) {
-  await db.insert(oauthClients).values({
+  await globalDb.insert(oauthClients).values({
     id: options.id,
     clientName: "Hand-made client",
     redirectUris: [REDIRECT_URI],

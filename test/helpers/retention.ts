@@ -5,6 +5,7 @@ import {
   actions,
   deliveryAttempts,
   events,
+  oauthClients,
   oauthGrants,
   webhookDeliveries,
   webhookEndpoints,
@@ -12,7 +13,7 @@ import {
 import { applyRetention } from "../../src/domain/operations/retention";
 import { iso } from "../../src/lib/time";
 import { deps } from "./dependencies";
-import { db } from "./fixtures";
+import { db, globalDb, shardD1 } from "./fixtures";
 import { insertClient } from "./oauth";
 
 // Rows aged for the retention run (src/domain/operations/retention.ts), written by the files of test/operations/retention-*.
@@ -70,11 +71,12 @@ export const storedEvents = async (ids: string[]) =>
 
 /** `count` events of `businessId` created at `createdAt`, in one statement: ids `<prefix>1` .. `<prefix><count>`. */
 export async function manyEvents(businessId: string, prefix: string, count: number, createdAt: string) {
-  await env.DB.prepare(
-    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+  await shardD1
+    .prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
      INSERT INTO events (id, business_id, type, envelope, created_at)
      SELECT ?2 || i, ?3, 'booking.created', '{}', ?4 FROM n`,
-  )
+    )
     .bind(count, prefix, businessId, createdAt)
     .run();
 }
@@ -127,10 +129,16 @@ export const callsOf = async (actionId: number) =>
       .where(eq(actionCalls.actionId, actionId))
       .orderBy(actionCalls.id)
   ).map((row) => row.id);
-/** A connection of a fresh OAuth client to `businessId`, made long ago: what codes and tokens belong to. */
+/**
+ * A connection of a fresh OAuth client to `businessId`, made long ago: what codes and tokens belong to. The client is
+ * registered in the global database and copied into the business's shard, as an approval does.
+ */
 export async function grantOf(businessId: string) {
   const clientId = unique("client");
   await insertClient({ id: clientId, secret: "secret", method: "client_secret_post" });
+  const [registered] = await globalDb.select().from(oauthClients).where(eq(oauthClients.id, clientId));
+  if (!registered) throw new Error("client not registered");
+  await db.insert(oauthClients).values(registered);
   const [grant] = await db
     .insert(oauthGrants)
     .values({ clientId, businessId, scope: "api", createdAt: ago(400 * DAY) })

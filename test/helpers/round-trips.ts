@@ -1,6 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import worker from "../../src/index";
 import { countingD1 } from "./counting-d1";
+import { SHARD_D1_BINDING, shardD1 } from "./fixtures";
 import { BASE } from "./http";
 
 /**
@@ -12,7 +13,7 @@ export async function roundTrips(
   path: string,
   options: { key: string; method?: string; body?: unknown; bindings?: Partial<typeof env> },
 ) {
-  const { d1, trips } = countingD1(env.DB);
+  const { d1, trips } = countingD1(shardD1);
   const headers: Record<string, string> = { Authorization: `Bearer ${options.key}` };
   if (options.body !== undefined) headers["Content-Type"] = "application/json";
   const request = new Request(`${BASE}${path}`, {
@@ -21,7 +22,7 @@ export async function roundTrips(
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   const ctx = createExecutionContext();
-  const response = await worker.fetch(request, { ...env, ...options.bindings, DB: d1 }, ctx);
+  const response = await worker.fetch(request, { ...env, ...options.bindings, [SHARD_D1_BINDING]: d1 }, ctx);
   const beforeAnswer = [...trips];
   await waitOnExecutionContext(ctx);
   return { response, trips: beforeAnswer };

@@ -2,7 +2,7 @@ import { eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { businessShards } from "../../src/db/schema";
 import { SHARD_NAMES, type ShardName } from "../../src/db/shards";
-import { db, shardDb } from "./fixtures";
+import { globalDb, shardDb } from "./fixtures";
 
 /** The regional shards the files of test/shards/ place their businesses in, one business in each. */
 export const REGIONS = ["eu1", "us1"] as const satisfies ShardName[];
@@ -40,7 +40,7 @@ export function failingBatches(real: D1Database, succeeding = 0): D1Database {
 
 /** The directory marks the business as being moved, or no longer (docs/scaling.md, Moving a business between shards). */
 export async function setMoving(businessId: string, moving: boolean) {
-  await db
+  await globalDb
     .update(businessShards)
     .set({ movingSince: moving ? new Date().toISOString() : null })
     .where(eq(businessShards.businessId, businessId));

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { vi } from "vitest";
 import { deliveryAttempts, webhookDeliveries } from "../../src/db/schema";
 import type { ShardBindings } from "../../src/db/shard-bindings";
-import { LEGACY_SHARD, type ShardName } from "../../src/db/shards";
+import type { ShardName } from "../../src/db/shards";
 import type { Business } from "../../src/domain/access/businesses";
 import { claimDeliveries } from "../../src/domain/webhooks/delivery-claim";
 import { endpointsOf } from "../../src/domain/webhooks/endpoints";
@@ -11,7 +11,7 @@ import { type EventDraft, writeEvents } from "../../src/domain/webhooks/outbox/w
 import { deliverWebhooks } from "../../src/queues/deliver-webhooks";
 import type { DeliveryMessage } from "../../src/queues/delivery-message";
 import { deps, shardDependencies, testDependenciesOfShards } from "./dependencies";
-import { shardDb } from "./fixtures";
+import { DEFAULT_SHARD, shardDb } from "./fixtures";
 import { call, json } from "./http";
 
 export async function subscribe(apiKey: string, url: string, events?: string[]) {
@@ -32,7 +32,7 @@ export const opaque = (drafts: OpaqueDraft[]) => drafts as EventDraft[];
  * Writes events to the outbox without enqueueing them, so that a test runs the consumer itself; in the business's
  * shard (the legacy one unless said).
  */
-export async function outboxOnly(business: Business, drafts: OpaqueDraft[], shard: ShardName = LEGACY_SHARD) {
+export async function outboxOnly(business: Business, drafts: OpaqueDraft[], shard: ShardName = DEFAULT_SHARD) {
   const endpoints = await endpointsOf(shardDb(shard), business.id);
   return writeEvents(shardDependencies(shard), business, endpoints, opaque(drafts));
 }
@@ -46,7 +46,8 @@ export async function consume(deliveryId: number, now: number, options: { answer
 
 /**
  * Runs the real consumer on one queue batch, a message per entry (an entry given twice is two messages): a delivery
- * id alone is a message that names no shard, as before sharding (the legacy shard's). At the given clock and on the
+ * id alone is a message of the fixtures' default shard; a message without a shard, as before sharding, is given as
+ * `{ deliveryId }`. At the given clock and on the
  * test's bindings, some replaced (a counting or failing database); answers what it did with each message, in order.
  */
 export async function consumeBatch(
@@ -57,7 +58,7 @@ export async function consumeBatch(
   const batch = createMessageBatch<DeliveryMessage>(
     "webhook-deliveries",
     messages.map((message, i) => {
-      const body = typeof message === "number" ? { deliveryId: message } : message;
+      const body = typeof message === "number" ? { deliveryId: message, shard: DEFAULT_SHARD } : message;
       return { id: `msg-${body.deliveryId}-${now}-${i}`, timestamp: new Date(now), attempts: 1, body };
     }),
   );
@@ -88,9 +89,9 @@ export async function attemptsIn(shard: ShardName, id: number) {
 }
 
 /** A delivery's row, and its attempts, in the legacy shard. */
-export const deliveryRow = (id: number) => deliveryRowIn(LEGACY_SHARD, id);
+export const deliveryRow = (id: number) => deliveryRowIn(DEFAULT_SHARD, id);
 
-export const attemptsOf = (id: number) => attemptsIn(LEGACY_SHARD, id);
+export const attemptsOf = (id: number) => attemptsIn(DEFAULT_SHARD, id);
 
 /** One delivery's claim, and nothing after it: what a consumer that dies right after claiming has done. */
 export async function claimOne(deliveryId: number, now: number) {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { database } from "../../src/db/client";
+import { shardDatabase } from "../../src/db/client";
 import { apiKeys, type IntakeField, intakes } from "../../src/db/schema";
 import { apiKeyNotFound, revokeApiKey } from "../../src/domain/access/api-keys";
 import { authenticatePartner } from "../../src/domain/access/principals";
@@ -12,7 +12,7 @@ import { intakeNotFound, patchIntake as patchIntakeDirectly } from "../../src/do
 import { ApiError } from "../../src/lib/errors";
 import { idOrNotFound } from "../../src/lib/validation";
 import { deps, testDependencies } from "../helpers/dependencies";
-import { createApiKey, createBusiness, db } from "../helpers/fixtures";
+import { createApiKey, createBusiness, DEFAULT_SHARD, db, shardD1 } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
 import { createIntake, getIntake, type Intake, patchIntake } from "../helpers/intakes";
 import { apiKeyPrincipal } from "../helpers/principals";
@@ -38,7 +38,7 @@ async function expectApiError(promise: Promise<unknown>, status: number, sentenc
 function interferingD1(interfere: () => Promise<unknown>) {
   let pending = true;
   let run: Promise<unknown> = Promise.resolve();
-  return new Proxy(env.DB, {
+  return new Proxy(shardD1, {
     get(target, property) {
       if (property === "batch") {
         return async (statements: D1PreparedStatement[]) => {
@@ -272,9 +272,9 @@ describe("the owner's switches and concurrent writes", () => {
   it("does not switch on a version that a PATCH stored between the owner's read and the write", async () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
-    const racing = database(interferingD1(() => patchIntake(apiKey, intake.id, { title: "Changed meanwhile" })));
+    const racing = shardDatabase(interferingD1(() => patchIntake(apiKey, intake.id, { title: "Changed meanwhile" })));
     await expectApiError(
-      switchIntakeOn(testDependencies({ db: racing }), business.id, intake.id),
+      switchIntakeOn(testDependencies(DEFAULT_SHARD, { db: racing }), business.id, intake.id),
       409,
       /changed since it was reviewed/,
     );
@@ -290,8 +290,12 @@ describe("the owner's switches and concurrent writes", () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
     const { apiKeyId } = await apiKeyPrincipal(apiKey);
-    const racing = database(interferingD1(() => revokeApiKey(deps, business.id, apiKeyId)));
-    await expectApiError(switchIntakeOn(testDependencies({ db: racing }), business.id, intake.id), 403, /revoked/);
+    const racing = shardDatabase(interferingD1(() => revokeApiKey(deps, business.id, apiKeyId)));
+    await expectApiError(
+      switchIntakeOn(testDependencies(DEFAULT_SHARD, { db: racing }), business.id, intake.id),
+      403,
+      /revoked/,
+    );
     expect((await rowOf(intake.id))?.enabled).toBe(false);
   });
 
@@ -299,18 +303,23 @@ describe("the owner's switches and concurrent writes", () => {
     const { business, apiKey } = await createBusiness();
     const intake = await createIntake(apiKey);
     const principal = await authenticatePartner(deps, `Bearer ${apiKey}`);
-    const racing = database(interferingD1(() => patchIntake(apiKey, intake.id, { title: "First writer" })));
-    const result = await patchIntakeDirectly(testDependencies({ db: racing }), principal, intake.id, {
+    const racing = shardDatabase(interferingD1(() => patchIntake(apiKey, intake.id, { title: "First writer" })));
+    const result = await patchIntakeDirectly(testDependencies(DEFAULT_SHARD, { db: racing }), principal, intake.id, {
       description: `${intake.description}!`,
     });
     expect(result).toMatchObject({ title: "First writer", description: `${intake.description}!`, enabled: false });
     expect((await rowOf(intake.id))?.version).toBe(3);
     // The owner's switch-on in between is overtaken by the PATCH too: the intake ends off.
     await switchIntakeOn(deps, business.id, intake.id);
-    const afterApproval = database(interferingD1(() => switchIntakeOn(deps, business.id, intake.id)));
-    const patched = await patchIntakeDirectly(testDependencies({ db: afterApproval }), principal, intake.id, {
-      title: "Second change",
-    });
+    const afterApproval = shardDatabase(interferingD1(() => switchIntakeOn(deps, business.id, intake.id)));
+    const patched = await patchIntakeDirectly(
+      testDependencies(DEFAULT_SHARD, { db: afterApproval }),
+      principal,
+      intake.id,
+      {
+        title: "Second change",
+      },
+    );
     expect(patched.enabled).toBe(false);
     expect(await rowOf(intake.id)).toMatchObject({ enabled: false, version: 4, approvedVersion: 3 });
   });

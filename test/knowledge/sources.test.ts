@@ -5,7 +5,7 @@ import { KNOWLEDGE_BUDGET_CHARS, secretaryKnowledge } from "../../src/domain/kno
 import { listKnowledgeSources, removeKnowledgeSource } from "../../src/domain/knowledge/owner-decisions";
 import { boundaryLines } from "../../src/lib/information-fence";
 import { deps } from "../helpers/dependencies";
-import { createApiKey, createBusiness, db } from "../helpers/fixtures";
+import { createApiKey, createBusiness, db, displayPrefixOf } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 
 const push = (apiKey: string, key: string, title: string, content: string) =>
@@ -43,8 +43,8 @@ describe("the owner's knowledge sources", async () => {
         title: "Menu",
         chars: 48,
         updatedAt: expect.any(String),
-        addedBy: { kind: "api_key", label: "Test key", keyPrefix: apiKey.slice(0, 12) },
-        addedByText: `Added by a connected app: the API key "Test key" (${apiKey.slice(0, 12)}…)`,
+        addedBy: { kind: "api_key", label: "Test key", keyPrefix: displayPrefixOf(apiKey) },
+        addedByText: `Added by a connected app: the API key "Test key" (${displayPrefixOf(apiKey)}…)`,
       },
     ]);
   });
@@ -109,7 +109,7 @@ describe("what the Secretary answers from", async () => {
     expect(omitted).toBe(2);
     const b = sections[2];
     expect(b?.kind === "connected_app_information" && b.source).toBe(
-      `the API key "Test key" (${second.apiKey.slice(0, 12)}…)`,
+      `the API key "Test key" (${displayPrefixOf(second.apiKey)}…)`,
     );
   });
 });

@@ -13,7 +13,7 @@ import {
 import { authenticatePartner, principalKey, principalRef } from "../../src/domain/access/principals";
 import { sha256Hex } from "../../src/lib/secrets";
 import { deps } from "../helpers/dependencies";
-import { db } from "../helpers/fixtures";
+import { db, shardD1 } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
 import { createIntake, intakeBody } from "../helpers/intakes";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
@@ -197,7 +197,8 @@ describe("the token path costs what the key path costs", () => {
       .innerJoin(businesses, eq(businesses.id, oauthGrants.businessId))
       .where(eq(oauthTokens.tokenHash, sha256Hex(tokenA)));
     const { sql, params } = query.toSQL();
-    const result = await env.DB.prepare(sql)
+    const result = await shardD1
+      .prepare(sql)
       .bind(...params)
       .all();
     expect(result.results).toHaveLength(1);

@@ -72,7 +72,7 @@ describe("the sign-in page", () => {
       .getAll("Set-Cookie")
       .find((line: string) => line.startsWith("__Host-owner_session="));
     expect(cookie).toMatch(
-      /^__Host-owner_session=[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+      /^__Host-owner_session=eu1_[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
     );
     const token = jar.cookies.get("__Host-owner_session") ?? "";
     const sessions = await db.select().from(ownerSessions).where(eq(ownerSessions.ownerId, owner.owner.id));

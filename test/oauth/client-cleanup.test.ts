@@ -9,7 +9,7 @@ import {
   unapprovedClientsRemoval,
 } from "../../src/domain/oauth/client-cleanup";
 import { deps } from "../helpers/dependencies";
-import { db } from "../helpers/fixtures";
+import { db, globalDb, legacyDb } from "../helpers/fixtures";
 import { call } from "../helpers/http";
 import {
   authorizeQuery,
@@ -32,14 +32,14 @@ const DAY = 24 * 60 * 60 * 1000;
 const ownerBusiness = await createOwnerBusiness();
 
 const registeredAgo = async (client: RegisteredClient, ms: number) => {
-  await db
+  await globalDb
     .update(oauthClients)
     .set({ createdAt: new Date(Date.now() - ms).toISOString() })
     .where(eq(oauthClients.id, client.client_id));
 };
 const stored = async (clients: RegisteredClient[]) =>
   (
-    await db
+    await globalDb
       .select({ id: oauthClients.id })
       .from(oauthClients)
       .where(
@@ -82,7 +82,8 @@ describe("clients no owner approved within 30 days are removed (docs/architectur
       expect((await decide(authorizeQuery(params), ownerBusiness.owner, "approve")).searchParams.has("code")).toBe(
         true,
       );
-      return (await db.select().from(oauthClients).where(eq(oauthClients.id, approved.client_id)))[0]?.firstApprovedAt;
+      return (await globalDb.select().from(oauthClients).where(eq(oauthClients.id, approved.client_id)))[0]
+        ?.firstApprovedAt;
     };
     const before = Date.now();
     const firstApproval = await approve();
@@ -103,7 +104,7 @@ describe("clients no owner approved within 30 days are removed (docs/architectur
     const clients = [await registerClient(), await registerClient(), await registerClient()];
     // Older than any other test's clients, so these are the first candidates.
     for (const [i, client] of clients.entries()) {
-      await db
+      await globalDb
         .update(oauthClients)
         .set({ createdAt: `1990-01-0${i + 1}T00:00:00.000Z` })
         .where(eq(oauthClients.id, client.client_id));
@@ -125,17 +126,19 @@ describe("clients no owner approved within 30 days are removed (docs/architectur
   });
 
   it("the migration marks clients connected before it as approved, so the first run keeps them", async () => {
+    // Before sharding, one database held the clients and the grants: a business of the legacy shard.
+    const legacy = await createOwnerBusiness({ shard: "legacy" });
     const connected = await registerClient();
     const { params } = await validAuthorizationParams(connected);
-    await decide(authorizeQuery(params), ownerBusiness.owner, "approve");
+    await decide(authorizeQuery(params), legacy.owner, "approve");
     // As before the migration: a connection, and no first approval recorded.
-    await db.update(oauthClients).set({ firstApprovedAt: null }).where(eq(oauthClients.id, connected.client_id));
+    await globalDb.update(oauthClients).set({ firstApprovedAt: null }).where(eq(oauthClients.id, connected.client_id));
     const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0003_oauth_clients_first_approval"));
     const backfill = migration?.queries.find((query) => query.includes("UPDATE"));
     if (!backfill) throw new Error("the migration's backfill is missing");
     await env.DB.prepare(backfill).run();
-    const [grant] = await db.select().from(oauthGrants).where(eq(oauthGrants.clientId, connected.client_id));
-    const [client] = await db.select().from(oauthClients).where(eq(oauthClients.id, connected.client_id));
+    const [grant] = await legacyDb.select().from(oauthGrants).where(eq(oauthGrants.clientId, connected.client_id));
+    const [client] = await globalDb.select().from(oauthClients).where(eq(oauthClients.id, connected.client_id));
     expect(client?.firstApprovedAt).toBe(grant?.createdAt);
     await registeredAgo(connected, UNAPPROVED_CLIENT_LIFETIME_MS + DAY);
     await removeUnapprovedClients(deps);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { oauthClients } from "../../src/db/schema";
 import { REGISTRATIONS_PER_MINUTE } from "../../src/domain/oauth/clients";
 import { sha256Hex } from "../../src/lib/secrets";
-import { db } from "../helpers/fixtures";
+import { db, globalDb } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
 import { expectOAuthError, ISSUER, REDIRECT_URI, type RegisteredClient, register } from "../helpers/oauth";
 import { awayFromWindowEdge } from "../helpers/rate-limit-window";
@@ -63,7 +63,7 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
         response_types: ["code"],
         scope: "api",
       });
-      const stored = await db.select().from(oauthClients).where(eq(oauthClients.id, body.client_id)).get();
+      const stored = await globalDb.select().from(oauthClients).where(eq(oauthClients.id, body.client_id)).get();
       expect(stored?.secretHash).toBe(sha256Hex(body.client_secret ?? ""));
       expect(JSON.stringify(stored)).not.toContain(body.client_secret);
     },
@@ -80,7 +80,7 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
     expect(body).not.toHaveProperty("client_secret");
     expect(body).not.toHaveProperty("client_secret_expires_at");
     expect(body.token_endpoint_auth_method).toBe("none");
-    const stored = await db
+    const stored = await globalDb
       .select()
       .from(oauthClients)
       .where(eq(oauthClients.id, String(body.client_id)))
@@ -199,7 +199,7 @@ describe("registration is limited per client address (docs/architecture.md, OAut
       { client_name: clientName, redirect_uris: [REDIRECT_URI] },
       address === undefined ? {} : { "CF-Connecting-IP": address },
     );
-  const storedNamed = (name: string) => db.$count(oauthClients, like(oauthClients.clientName, `${name}%`));
+  const storedNamed = (name: string) => globalDb.$count(oauthClients, like(oauthClients.clientName, `${name}%`));
 
   // A test that waits past a window's edge (at most 5 s) gets that time on top of its own.
   const WINDOW_TIMEOUT = { timeout: 15_000 };

@@ -4,7 +4,7 @@ import { oauthClients, oauthCodes, oauthGrants, oauthTokens } from "../../src/db
 import { LEGACY_SHARD, SHARD_NAMES, type ShardName } from "../../src/db/shards";
 import { sha256Hex } from "../../src/lib/secrets";
 import { page, signedIn, submit } from "../helpers/dashboard";
-import { db, shardDb } from "../helpers/fixtures";
+import { db, globalDb, shardDb } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import {
   authorizationCode,
@@ -55,7 +55,7 @@ describe.each(["eu1", "us1"] as const)("the OAuth flow for a business in %s runs
 
     const grant = await authorizationCode(client, shop.owner);
     expect(grant.code).toMatch(tokenPattern("ac_"));
-    const global = await db.select().from(oauthClients).where(eq(oauthClients.id, client.client_id)).get();
+    const global = await globalDb.select().from(oauthClients).where(eq(oauthClients.id, client.client_id)).get();
     const copy = await shardDb(shard).select().from(oauthClients).where(eq(oauthClients.id, client.client_id)).get();
     expect(global?.firstApprovedAt).not.toBeNull();
     expect(copy).toEqual(global);
@@ -136,7 +136,7 @@ describe.each(["eu1", "us1"] as const)("the OAuth flow for a business in %s runs
 });
 
 describe("a legacy business's tokens name no shard and keep working", async () => {
-  const shop = await createOwnerBusiness();
+  const shop = await createOwnerBusiness({ shard: "legacy" });
 
   it("issues codes and tokens without a shard, in the legacy database, which refresh and revoke as before", async () => {
     const client = await registerClient();

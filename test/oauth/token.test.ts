@@ -1,14 +1,14 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { database } from "../../src/db/client";
+import { shardDatabase } from "../../src/db/client";
 import { oauthCodes, oauthTokens } from "../../src/db/schema";
 import { disconnectApp } from "../../src/domain/access/app-connections";
 import { tokenRequest } from "../../src/domain/oauth/tokens";
 import { OAuthError } from "../../src/lib/oauth-errors";
 import { sha256Hex } from "../../src/lib/secrets";
 import { deps, testDependencies } from "../helpers/dependencies";
-import { db } from "../helpers/fixtures";
+import { DEFAULT_SHARD, db, shardD1 } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import {
   authorizationCode,
@@ -45,7 +45,7 @@ function codeForm(client: RegisteredClient, grant: { code: string; verifier: str
  */
 function racedBeforeWriteBatch(interfere: () => Promise<unknown>): D1Database {
   let batches = 0;
-  return new Proxy(env.DB, {
+  return new Proxy(shardD1, {
     get(target, property) {
       const value = Reflect.get(target, property);
       if (property === "batch") {
@@ -80,10 +80,10 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
     expect(response.headers.get("Pragma")).toBe("no-cache");
     const tokens = await json<Tokens>(response);
     expect(tokens).toEqual({
-      access_token: expect.stringMatching(/^at_live_[A-Za-z0-9_-]{43}$/),
+      access_token: expect.stringMatching(/^at_live_eu1_[A-Za-z0-9_-]{43}$/),
       token_type: "Bearer",
       expires_in: 3600,
-      refresh_token: expect.stringMatching(/^rt_live_[A-Za-z0-9_-]{43}$/),
+      refresh_token: expect.stringMatching(/^rt_live_eu1_[A-Za-z0-9_-]{43}$/),
       scope: "api",
     });
     const access = await db
@@ -214,14 +214,14 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
     const client = await registerClient();
     const grant = await authorizationCode(client, shop.owner);
     let winner: Tokens | undefined;
-    const racing = database(
+    const racing = shardDatabase(
       racedBeforeWriteBatch(async () => {
         winner = await json<Tokens>(await postToken(codeForm(client, grant)));
       }),
     );
     await expectRejection(
       tokenRequest(
-        testDependencies({ db: racing }),
+        testDependencies(DEFAULT_SHARD, { db: racing }),
         testBudget(),
         undefined,
         new URLSearchParams(codeForm(client, grant) as Record<string, string>),
@@ -299,7 +299,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
   it("refuses the refresh that read the token unused but lost the race to the write (the one-row guard)", async () => {
     const { client, tokens, grantId } = await connectApp(shop);
     let winner: Tokens | undefined;
-    const racing = database(
+    const racing = shardDatabase(
       racedBeforeWriteBatch(async () => {
         winner = await json<Tokens>(await refresh(client, tokens.refresh_token));
       }),
@@ -310,7 +310,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
       ...(bodyCredentials(client) as Record<string, string>),
     });
     await expectRejection(
-      tokenRequest(testDependencies({ db: racing }), testBudget(), undefined, form),
+      tokenRequest(testDependencies(DEFAULT_SHARD, { db: racing }), testBudget(), undefined, form),
       "invalid_grant",
       /used by another request at the same time/,
     );
@@ -322,7 +322,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
 
   it("refuses the refresh that read the token unused but lost the race to a revocation", async () => {
     const { client, tokens, grantId } = await connectApp(shop);
-    const racing = database(
+    const racing = shardDatabase(
       racedBeforeWriteBatch(() =>
         postToken({ token: tokens.refresh_token, client_id: client.client_id }, { path: "/api/oauth/revoke" }),
       ),
@@ -333,7 +333,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
       ...(bodyCredentials(client) as Record<string, string>),
     });
     await expectRejection(
-      tokenRequest(testDependencies({ db: racing }), testBudget(), undefined, form),
+      tokenRequest(testDependencies(DEFAULT_SHARD, { db: racing }), testBudget(), undefined, form),
       "invalid_grant",
       /or revoked/,
     );

@@ -27,7 +27,7 @@ import {
 import { iso } from "../../src/lib/time";
 import { registerAction } from "../helpers/actions";
 import { deps } from "../helpers/dependencies";
-import { createBusiness, db } from "../helpers/fixtures";
+import { createBusiness, db, shardD1 } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { createOwnerBusiness } from "../helpers/oauth";
 import { receiverBox } from "../helpers/receiver";
@@ -107,17 +107,19 @@ describe("events, deliveries and attempts go after 30 days", () => {
       .insert(events)
       .values({ id: eventId, businessId: business.id, type: "booking.created", envelope: "{}", createdAt: old });
     // One INSERT … SELECT each: 20 rows of 7 values would bind 140 parameters, past D1's 100.
-    await env.DB.prepare(
-      `INSERT INTO webhook_deliveries (business_id, event_id, endpoint_id, status, attempt_count, next_attempt_at, created_at)
+    await shardD1
+      .prepare(
+        `INSERT INTO webhook_deliveries (business_id, event_id, endpoint_id, status, attempt_count, next_attempt_at, created_at)
        SELECT business_id, ?1, id, 'failed', 6, ?2, ?2 FROM webhook_endpoints WHERE business_id = ?3`,
-    )
+      )
       .bind(eventId, old, business.id)
       .run();
-    await env.DB.prepare(
-      `INSERT INTO delivery_attempts (delivery_id, attempted_at, status_code, duration_ms)
+    await shardD1
+      .prepare(
+        `INSERT INTO delivery_attempts (delivery_id, attempted_at, status_code, duration_ms)
        SELECT delivery.id, ?2, 503, 10 FROM webhook_deliveries AS delivery, (VALUES (1), (2), (3), (4), (5), (6))
        WHERE delivery.event_id = ?1`,
-    )
+      )
       .bind(eventId, old)
       .run();
     const deliveryIds = (

@@ -19,7 +19,7 @@ import {
 } from "../../src/domain/operations/retention";
 import { runScheduled } from "../helpers/cron";
 import { deps } from "../helpers/dependencies";
-import { createBusiness, db } from "../helpers/fixtures";
+import { createBusiness, db, shardD1 } from "../helpers/fixtures";
 import { createOwnerBusiness } from "../helpers/oauth";
 import {
   actionWithCalls,
@@ -119,7 +119,7 @@ describe("what retention keeps and how it finds what it deletes", () => {
       .returning({ id: ownerSessions.id });
     const sessionStored = async () => db.$count(ownerSessions, eq(ownerSessions.id, session?.id ?? 0));
     // A D1 error in the events' statement, as D1 would answer a failed query.
-    await env.DB.exec(
+    await shardD1.exec(
       `CREATE TRIGGER retention_fault BEFORE DELETE ON events WHEN OLD.id = '${old.eventId}' BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
     );
     try {
@@ -127,7 +127,7 @@ describe("what retention keeps and how it finds what it deletes", () => {
       expect(await storedEvents([old.eventId])).toEqual([old.eventId]);
       expect(await sessionStored()).toBe(0);
     } finally {
-      await env.DB.exec("DROP TRIGGER retention_fault");
+      await shardD1.exec("DROP TRIGGER retention_fault");
     }
     await run();
     expect(await storedEvents([old.eventId])).toEqual([]);
@@ -137,7 +137,8 @@ describe("what retention keeps and how it finds what it deletes", () => {
     const plans: Record<string, string[]> = {};
     for (const [kind, statement] of Object.entries(retentionDeletions(deps, Date.now()))) {
       const { sql, params } = statement.toSQL();
-      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      const plan = await shardD1
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
         .bind(...params)
         .all<{ detail: string }>();
       plans[kind] = plan.results.map((row) => row.detail);

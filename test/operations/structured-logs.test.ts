@@ -6,7 +6,7 @@ import { sha256Hex } from "../../src/lib/secrets";
 import { countingD1 } from "../helpers/counting-d1";
 import { page, signedIn } from "../helpers/dashboard";
 import { deps } from "../helpers/dependencies";
-import { bookingRow, createApiKey, createBusiness, insertAll } from "../helpers/fixtures";
+import { bookingRow, createApiKey, createBusiness, insertAll, SHARD_D1_BINDING, shardD1 } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { createOwnerBusiness } from "../helpers/oauth";
 import { bookingObject } from "../helpers/platform";
@@ -55,10 +55,10 @@ describe("structured logs", async () => {
     });
     expect(created.status).toBe(201);
     const endpoint = await json<{ id: number; secret: string }>(created);
-    const counting = countingD1(env.DB);
+    const counting = countingD1(shardD1);
     const read = await call(`/api/v1/webhooks/${endpoint.id}/deliveries`, {
       key: apiKey,
-      bindings: { DB: counting.d1 },
+      bindings: { [SHARD_D1_BINDING]: counting.d1 },
     });
     expect(read.status).toBe(200);
     const list = await call("/api/v1/appointments", { key: apiKey });

@@ -11,7 +11,7 @@ import { listOrders } from "../../src/domain/platform/orders";
 import type { BookingObject } from "../../src/schemas/booking";
 import type { OrderObject } from "../../src/schemas/order";
 import { testDependencies } from "../helpers/dependencies";
-import { bookingRow, createBusiness, db, insertAll, orderRow } from "../helpers/fixtures";
+import { bookingRow, createBusiness, DEFAULT_SHARD, db, insertAll, orderRow, shardD1 } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
 import { reportChange as reportOverHttp } from "../helpers/platform";
 import { newBooking, newOrder } from "../helpers/platform-changes";
@@ -35,7 +35,7 @@ const newestFirst = (rows: Array<{ id: number; createdAt: string }>) =>
 
 /** A report of the core platform made through the service's own path, at the instant `at` of a driven clock. */
 const reportAt = (at: string, businessId: string, body: unknown) =>
-  reportChange(testDependencies({ clock: () => Date.parse(at) }), businessId, body);
+  reportChange(testDependencies(DEFAULT_SHARD, { clock: () => Date.parse(at) }), businessId, body);
 
 /** A new booking or order (newest created of all), reported through the service's own path; answers its id. */
 const reportNew = async (kind: (typeof KINDS)[number], businessId: string) => {
@@ -314,7 +314,8 @@ describe("the statements of paging and sync: their plans and bound parameters", 
   async function plan(statement: Bound<unknown> | undefined) {
     if (!statement) throw new Error("No statement in the read.");
     const { sql, params } = statement.prepared(db).query;
-    const steps = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    const steps = await shardD1
+      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
       .bind(...fillPlaceholders(params, statement.values))
       .all<{ detail: string }>();
     return steps.results.map((step) => step.detail);

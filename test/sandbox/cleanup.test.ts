@@ -19,7 +19,7 @@ import { removeUnusedSandboxes, SANDBOX_UNUSED_LIFETIME_MS } from "../../src/dom
 import { iso } from "../../src/lib/time";
 import { runScheduled } from "../helpers/cron";
 import { testDependencies } from "../helpers/dependencies";
-import { createBusiness, db, shardDb } from "../helpers/fixtures";
+import { createBusiness, db, globalDb, shardDb } from "../helpers/fixtures";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const eu1 = shardDb("eu1");
@@ -32,7 +32,7 @@ const eu1 = shardDb("eu1");
 let bases = 0;
 const nextBase = () => Date.now() - 1000 * DAY_MS * ++bases;
 
-const depsAt = (at: number) => testDependencies({ shard: "eu1", db: eu1, clock: () => at });
+const depsAt = (at: number) => testDependencies("eu1", { clock: () => at });
 
 async function sandboxAt(at: number): Promise<SandboxBusiness> {
   return createSandboxBusiness(depsAt(at), { country: "NL" });
@@ -48,8 +48,8 @@ async function rowsOf(sandbox: SandboxBusiness) {
     bookings: await eu1.$count(bookings, eq(bookings.businessId, id)),
     orders: await eu1.$count(orders, eq(orders.businessId, id)),
     knowledge: await eu1.$count(knowledgeItems, eq(knowledgeItems.businessId, id)),
-    directory: await db.$count(businessShards, eq(businessShards.businessId, id)),
-    ownerEmails: await db.$count(ownerEmails, eq(ownerEmails.businessId, id)),
+    directory: await globalDb.$count(businessShards, eq(businessShards.businessId, id)),
+    ownerEmails: await globalDb.$count(ownerEmails, eq(ownerEmails.businessId, id)),
   };
 }
 

@@ -5,7 +5,7 @@ import { businesses, knowledgeItems } from "../../src/db/schema";
 import { KNOWLEDGE_BUDGET_CHARS, secretaryKnowledge } from "../../src/domain/knowledge/for-secretary";
 import { boundaryLines, withoutLineBreaks } from "../../src/lib/information-fence";
 import { deps } from "../helpers/dependencies";
-import { createBusiness, db } from "../helpers/fixtures";
+import { createBusiness, db, displayPrefixOf } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 
 /*
@@ -75,7 +75,7 @@ describe("the context's knowledge, through HTTP", async () => {
       "connected_app_information",
       "connected_app_information",
     ]);
-    const source = `the API key "Test key" (${apiKey.slice(0, 12)}…)`;
+    const source = `the API key "Test key" (${displayPrefixOf(apiKey)}…)`;
     const values = pushedOf(first).map(({ key, title, source, content }) => ({ key, title, source, content }));
     expect(values.sort((a, b) => a.key.localeCompare(b.key))).toEqual([
       { key: "hours", title: "Hours", source, content: PLAIN_CONTENT },

@@ -1,20 +1,21 @@
 import { env } from "cloudflare:test";
-import { getTableName } from "drizzle-orm";
+import { eq, getTableName } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { businessShards, oauthClients, ownerEmails } from "../../src/db/schema";
+import { businessShards, intakeResponses, oauthClients, ownerEmails } from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
+import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { registerAction } from "../helpers/actions";
 import { page, signedIn, submit } from "../helpers/dashboard";
 import { shardDependencies } from "../helpers/dependencies";
 import { createApiKey } from "../helpers/fixtures";
-import { call, RUNTIME } from "../helpers/http";
-import { createIntake } from "../helpers/intakes";
+import { around, call, RUNTIME } from "../helpers/http";
+import { createIntake, runtimeIntake } from "../helpers/intakes";
 import { connectApp, createOwnerBusiness, postToken, refresh } from "../helpers/oauth";
 import { bookingObject, reportChange } from "../helpers/platform";
 import { receiverBox } from "../helpers/receiver";
 import { recordingDatabases, tablesOf } from "../helpers/recording-databases";
-import { REGIONS } from "../helpers/shards";
+import { REGIONS, shardsHolding } from "../helpers/shards";
 import { subscribe } from "../helpers/webhooks";
 
 /*
@@ -26,26 +27,21 @@ import { subscribe } from "../helpers/webhooks";
 
 const GLOBAL_TABLES: string[] = [businessShards, ownerEmails, oauthClients].map(getTableName);
 
-/** Runs `work` with every database recording what it runs, through the test's real helpers. */
+/** Runs `work` with every database of its requests recording what it runs, through the test's real helpers. */
 async function recorded(work: () => Promise<unknown>) {
   const { bindings, seen } = recordingDatabases(env);
-  const saved = { ...env };
-  Object.assign(env, bindings);
-  try {
-    await work();
-  } finally {
-    Object.assign(env, saved);
-  }
+  await around(bindings, work);
   return seen;
 }
 
-function expectOnlyItsShard(seen: Record<ShardName, string[]>, shard: ShardName) {
+/** No query on the other regional shard, none of a business table on the legacy database, and some on its own. */
+function expectOnlyItsShard(seen: Record<ShardName, string[]>, shard: ShardName, { readsItsShard = true } = {}) {
   for (const other of REGIONS.filter((region) => region !== shard)) {
     expect(seen[other], `the other regional shard, ${other}, was queried`).toEqual([]);
   }
   const strays = seen.legacy.filter((sql) => tablesOf(sql).some((table) => !GLOBAL_TABLES.includes(table)));
   expect(strays, "a business table was queried on the legacy database").toEqual([]);
-  expect(seen[shard].length, `nothing was read in ${shard}`).toBeGreaterThan(0);
+  if (readsItsShard) expect(seen[shard].length, `nothing was read in ${shard}`).toBeGreaterThan(0);
 }
 
 describe.each(REGIONS)("every surface of a business in %s uses its shard", async (shard) => {
@@ -130,6 +126,22 @@ describe.each(REGIONS)("every surface of a business in %s uses its shard", async
     });
     expect(statuses).toEqual([200, 201, 200, 200]);
     expectOnlyItsShard(seen, shard);
+  });
+
+  it("the runtime API: an intake conversation, started and completed", async () => {
+    await switchIntakeOn(shardDependencies(shard), business.id, intake.id);
+    const runtime = runtimeIntake(business);
+    const cid = `conv-every-${crypto.randomUUID()}`;
+    const statuses: number[] = [];
+    const seen = await recorded(async () => {
+      statuses.push((await runtime.start(cid, { intake_id: intake.id, channel: "whatsapp" })).status);
+      const answered = await runtime.answer(cid, { full_name: "Mo Ali", email: "mo@example.com" });
+      statuses.push(answered.status, ((await answered.json()) as { status: string }).status === "completed" ? 1 : 0);
+    });
+    expect(statuses).toEqual([201, 200, 1]);
+    // The request reads the directory; the conversation's object writes the response, in the business's shard only.
+    expectOnlyItsShard(seen, shard, { readsItsShard: false });
+    expect(await shardsHolding(intakeResponses, eq(intakeResponses.conversationId, cid))).toEqual([shard]);
   });
 
   it("OAuth: a connection, a refresh and a revocation", async () => {

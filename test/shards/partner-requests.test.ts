@@ -7,7 +7,7 @@ import { SHARD_NAMES, SHARDS, type ShardName } from "../../src/db/shards";
 import { revokeApiKey } from "../../src/domain/access/api-keys";
 import { registerAction } from "../helpers/actions";
 import { testDependencies } from "../helpers/dependencies";
-import { createApiKey, createBusiness, db, shardDb } from "../helpers/fixtures";
+import { createApiKey, createBusiness, db, legacyDb, shardDb } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
 import { createIntake } from "../helpers/intakes";
 import { KNOWLEDGE } from "../helpers/partner-routes";
@@ -49,7 +49,7 @@ describe.each(["eu1", "us1"] as const)("a business in %s", (shard) => {
     const { business, apiKey } = await createBusiness({ shard });
     const [key] = await shardDb(shard).select().from(apiKeys).where(eq(apiKeys.businessId, business.id));
     expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
-    await revokeApiKey(testDependencies({ shard, db: shardDb(shard) }), business.id, key?.id ?? 0);
+    await revokeApiKey(testDependencies(shard), business.id, key?.id ?? 0);
     await expectError(await call("/api/v1/me", { key: apiKey }), 401, "The API key has been revoked.");
   });
 
@@ -85,10 +85,10 @@ describe("credentials of the shards", () => {
   });
 
   it("keeps a key issued before sharding (it names no shard) working on the first database", async () => {
-    const { business } = await createBusiness();
-    const { apiKey } = await createApiKey(business.id);
+    const { business } = await createBusiness({ shard: "legacy" });
+    const { apiKey } = await createApiKey(business.id, { shard: "legacy" });
     expect(apiKey).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
     expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
-    expect(await db.$count(businesses, eq(businesses.id, business.id))).toBe(1);
+    expect(await legacyDb.$count(businesses, eq(businesses.id, business.id))).toBe(1);
   });
 });

@@ -7,7 +7,7 @@ import { LEASE_MS } from "../../src/domain/webhooks/delivery-claim";
 import { sendDeliveries } from "../../src/domain/webhooks/outbox/enqueue";
 import { countingD1 } from "../helpers/counting-d1";
 import { deps } from "../helpers/dependencies";
-import { createBusiness, db } from "../helpers/fixtures";
+import { createBusiness, db, SHARD_D1_BINDING, shardD1 } from "../helpers/fixtures";
 import { receiverBox } from "../helpers/receiver";
 import { expectServerErrors, takeServerErrors } from "../helpers/server-errors";
 import { attemptsOf, claimOne, consumeBatch, deliveryRow, outboxOnly, subscribe } from "../helpers/webhooks";
@@ -39,9 +39,9 @@ describe("the consumer, a queue batch at a time", () => {
   it("takes two D1 round trips for a batch of 10: one claim, one record; acks 9 and retries the failure", async () => {
     const paths = [...Array.from({ length: 9 }, () => "/ok"), "/status/500"];
     const { ids, boxes } = await deliveriesTo("batch", paths);
-    const { d1, trips } = countingD1(env.DB);
+    const { d1, trips } = countingD1(shardD1);
 
-    const results = await consumeBatch(ids, T0, { bindings: { DB: d1 } });
+    const results = await consumeBatch(ids, T0, { bindings: { [SHARD_D1_BINDING]: d1 } });
 
     // The claim: the scheduled attempts' lease update, the extra attempts' (none here) and a read; the record: an
     // attempt insert and a delivery update per delivery, and the endpoints' health: one statement for the successes,
@@ -114,7 +114,7 @@ describe("the consumer, a queue batch at a time", () => {
     const { ids, boxes } = await deliveriesTo("unrecorded", ["/ok", "/ok", "/ok"]);
     // A real D1 failure inside the recording batch, on the second delivery's attempt only: the batch is one
     // transaction, so no attempt of it is recorded.
-    await env.DB.exec(
+    await shardD1.exec(
       `CREATE TRIGGER unrecorded_fault BEFORE INSERT ON delivery_attempts WHEN NEW.delivery_id = ${ids[1]} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
     );
     expectServerErrors();
@@ -123,7 +123,7 @@ describe("the consumer, a queue batch at a time", () => {
       // lease would find the delivery leased, ack it, and leave it to the sweep 15 minutes later).
       expect(await consumeBatch(ids, T0)).toEqual(ids.map(() => ({ acked: false, retryDelay: LEASE_MS / 1000 })));
     } finally {
-      await env.DB.exec("DROP TRIGGER unrecorded_fault");
+      await shardD1.exec("DROP TRIGGER unrecorded_fault");
     }
     expect(takeServerErrors().seen).toEqual([
       expect.stringMatching(/^logged .*"step":"record delivery attempts","deliveries":3,.*injected fault/),

@@ -19,7 +19,7 @@ import {
   recoverPath,
   redeliverPath,
 } from "../helpers/deliveries-api";
-import { createApiKey, createBusiness, db } from "../helpers/fixtures";
+import { createApiKey, createBusiness, db, shardD1 } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "../helpers/http";
 import { apiKeyPrincipal } from "../helpers/principals";
 import { awayFromWindowEdge } from "../helpers/rate-limit-window";
@@ -180,17 +180,19 @@ describe("POST /webhooks/{id}/recover", async () => {
     const failedAt = iso(Date.now() - 2 * HOUR);
     const prefix = `evt_bulk${crypto.randomUUID().slice(0, 8)}_`;
     // A month's failures, written as the consumer leaves them (the fixture, in two statements).
-    await env.DB.prepare(
-      `insert into events (id, business_id, type, envelope, audience, created_at)
+    await shardD1
+      .prepare(
+        `insert into events (id, business_id, type, envelope, audience, created_at)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
        select ?2 || i, ?3, 'lead.created', json_object('id', ?2 || i, 'event', 'lead.created'), null, ?4 from n`,
-    )
+      )
       .bind(COUNT, prefix, business.id, at)
       .run();
-    await env.DB.prepare(
-      `insert into webhook_deliveries (business_id, event_id, endpoint_id, status, attempt_count, next_attempt_at, completed_at, created_at)
+    await shardD1
+      .prepare(
+        `insert into webhook_deliveries (business_id, event_id, endpoint_id, status, attempt_count, next_attempt_at, completed_at, created_at)
        select business_id, id, ?1, 'failed', 6, ?2, ?2, created_at from events where business_id = ?3`,
-    )
+      )
       .bind(endpoint.id, failedAt, business.id)
       .run();
 
@@ -259,7 +261,8 @@ describe("POST /webhooks/{id}/recover", async () => {
     const plans = await Promise.all(
       recoverWrites(principal, endpoint.id, iso(Date.now() - HOUR), Date.now()).map(async (write) => {
         const { sql, params } = write.prepared(db).query;
-        const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        const plan = await shardD1
+          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
           .bind(...fillPlaceholders(params, write.values))
           .all<{ detail: string }>();
         return plan.results.map((step) => step.detail).join("; ");

@@ -5,7 +5,7 @@ import { webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { RETRY_DELAYS_SECONDS } from "../../src/domain/webhooks/attempts";
 import { timeText } from "../../src/routes/dashboard/time-text";
 import { page, signedIn, testIdText } from "../helpers/dashboard";
-import { createApiKey, createBusiness, db } from "../helpers/fixtures";
+import { createApiKey, createBusiness, db, SHARD_D1_BINDING, shardD1 } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "../helpers/http";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
 import { bookingObject, reportChange } from "../helpers/platform";
@@ -206,7 +206,7 @@ async function slowEndpoint(name: string) {
  */
 async function rowsReadRecording(ids: number[], options: { answerTimeoutMs?: number } = {}) {
   const read: number[] = [];
-  const d1 = new Proxy(env.DB, {
+  const d1 = new Proxy(shardD1, {
     get(target, key) {
       if (key === "batch") {
         return async (statements: D1PreparedStatement[]) => {
@@ -219,7 +219,7 @@ async function rowsReadRecording(ids: number[], options: { answerTimeoutMs?: num
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  await consumeBatch(ids, T0, { ...options, bindings: { DB: d1 } });
+  await consumeBatch(ids, T0, { ...options, bindings: { [SHARD_D1_BINDING]: d1 } });
   return read[1];
 }
 

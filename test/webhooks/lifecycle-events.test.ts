@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { actions, events, intakes, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { registerAction } from "../helpers/actions";
 import { approveIntake, page, signedIn, submit, switchActionOn } from "../helpers/dashboard";
-import { createApiKey, db } from "../helpers/fixtures";
+import { createApiKey, db, shardD1 } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { createIntake, type Intake, patchIntake } from "../helpers/intakes";
 import { type CookieJar, connectApp, createOwnerBusiness } from "../helpers/oauth";
@@ -286,10 +286,10 @@ describe("a switch and its event are written together", async () => {
   const { shop, jar, appA, endpoints } = await businessWithThreeSides("atomic");
   // A real failure of D1 inside the switch's batch: the insert of this business's lifecycle event.
   const injectFault = (event: string) =>
-    env.DB.exec(
+    shardD1.exec(
       `CREATE TRIGGER lifecycle_fault BEFORE INSERT ON events WHEN NEW.business_id = '${shop.business.id}' AND NEW.type = '${event}' BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
     );
-  const removeFault = () => env.DB.exec("DROP TRIGGER lifecycle_fault");
+  const removeFault = () => shardD1.exec("DROP TRIGGER lifecycle_fault");
   const deliveriesToAppA = () => db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, endpoints.appA.id));
 
   it("the owner's switch: if the event cannot be written, the action stays off; switched again, one event", async () => {

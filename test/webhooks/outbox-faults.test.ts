@@ -15,7 +15,7 @@ import {
 } from "../../src/domain/webhooks/outbox/sweep";
 import { writeEvents } from "../../src/domain/webhooks/outbox/write";
 import { deps, testDependencies } from "../helpers/dependencies";
-import { createBusiness, db } from "../helpers/fixtures";
+import { createBusiness, DEFAULT_SHARD, db, shardD1 } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { bookingObject, reportChange } from "../helpers/platform";
 import { receiverBox } from "../helpers/receiver";
@@ -68,7 +68,7 @@ describe("the queue down for 1,000 deliveries, then the sweeps", async () => {
     await db.update(webhookDeliveries).set({ createdAt: written }).where(eq(webhookDeliveries.businessId, business.id));
 
     // Still down at the first sweep: every chunk fails, is released, and nothing is lost or marked.
-    expect(await sweepOutbox(testDependencies({ queue: brokenQueue }))).toBe(0);
+    expect(await sweepOutbox(testDependencies(DEFAULT_SHARD, { queue: brokenQueue }))).toBe(0);
     expect(await db.$count(webhookDeliveries, unenqueued)).toBe(1000);
     expect(warnings).toHaveBeenCalledTimes(reports + SWEEP_LIMIT / 100);
     warnings.mockRestore();
@@ -107,7 +107,7 @@ describe("a sweep that dies between marking a chunk and sending it", async () =>
       .where(eq(webhookDeliveries.businessId, business.id));
     // The run that died: it marked the chunk, and never sent it nor released it.
     await markSwept(deps, deliveryIds, diedAt);
-    expect(await sweepOutbox(testDependencies({ clock: () => diedAt + 60_000 }))).toBe(0);
+    expect(await sweepOutbox(testDependencies(DEFAULT_SHARD, { clock: () => diedAt + 60_000 }))).toBe(0);
     expect(await sweepOutbox(deps)).toBe(deliveryIds.length);
     await vi.waitFor(async () => expect(await pendingOf(business.id)).toBe(0), { timeout: 10_000 });
     expect(await receivers[0]?.box.recorded()).toHaveLength(1);
@@ -215,10 +215,10 @@ describe("a D1 error inside a report's batch", async () => {
   const last = receivers.at(-1)?.endpoint.id;
   // A real failure of D1 in the middle of the batch: the 20th delivery row, in the batch's last statement.
   const injectFault = () =>
-    env.DB.exec(
+    shardD1.exec(
       `CREATE TRIGGER inject_fault BEFORE INSERT ON webhook_deliveries WHEN NEW.endpoint_id = ${last} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
     );
-  const removeFault = () => env.DB.exec("DROP TRIGGER inject_fault");
+  const removeFault = () => shardD1.exec("DROP TRIGGER inject_fault");
   const rowsOf = async (bookingId: number) => ({
     events: await db.$count(events, eq(events.businessId, business.id)),
     deliveries: await db.$count(webhookDeliveries, eq(webhookDeliveries.businessId, business.id)),

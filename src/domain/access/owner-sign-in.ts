@@ -1,7 +1,7 @@
 import { and, eq, lte } from "drizzle-orm";
 import { businesses, ownerSessions, owners } from "../../db/schema";
 import { LEGACY_SHARD, type ShardName, shardOfSecret, shardSegment } from "../../db/shards";
-import type { Dependencies } from "../../dependencies";
+import type { Dependencies, GlobalDependencies } from "../../dependencies";
 import { verifyPassword } from "../../lib/password";
 import { randomToken, secretsEqual, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
@@ -56,7 +56,7 @@ const couldBeAnAccount = (email: string) => email.length > 0 && email.length <= 
  * database (docs/scaling.md, Sign-in); the legacy shard for an email it does not list. Known or not, an email that
  * could be an account's costs this one read, then `signInOwner`'s own, so the answer time still reveals no account.
  */
-export async function shardToSignIn(deps: Dependencies, email: string): Promise<ShardName> {
+export async function shardToSignIn(deps: GlobalDependencies, email: string): Promise<ShardName> {
   const normalised = normaliseEmail(email);
   return couldBeAnAccount(normalised) ? shardOfOwnerEmail(deps.global, normalised) : LEGACY_SHARD;
 }

@@ -1,4 +1,4 @@
-import type { Database } from "../../db/client";
+import type { GlobalDatabase } from "../../db/client";
 import type { ShardName } from "../../db/shards";
 import { notFound, unavailable } from "../../lib/errors";
 import { shardOfBusiness } from "./directory";
@@ -30,7 +30,11 @@ export type RuntimeAccess = "read" | "write";
  * (docs/scaling.md, Moving a business between shards). An unknown business reads as legacy, where the call answers its
  * 404 as before sharding; a sandbox business answers the same 404 here.
  */
-export async function shardForRuntime(global: Database, businessId: string, access: RuntimeAccess): Promise<ShardName> {
+export async function shardForRuntime(
+  global: GlobalDatabase,
+  businessId: string,
+  access: RuntimeAccess,
+): Promise<ShardName> {
   const { shard, moving, sandbox } = await shardOfBusiness(global, businessId);
   // A sandbox business is no business of the core platform's: no real report, plan change or Secretary call reaches it,
   // so the runtime API answers it as it answers an unknown one (docs/decisions.md, Sandbox businesses). The sandbox's

@@ -1,7 +1,7 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { oauthClients, oauthCodes, oauthGrants } from "../../db/schema";
 import { shardSegment } from "../../db/shards";
-import type { Dependencies } from "../../dependencies";
+import type { Dependencies, GlobalDependencies } from "../../dependencies";
 import { readParameter, S256_CHALLENGE_PATTERN } from "../../lib/oauth-parameters";
 import { matchRedirectUri } from "../../lib/redirect-uris";
 import { randomToken, sha256Hex } from "../../lib/secrets";
@@ -62,7 +62,7 @@ function authorizationResponseLocation(
  * decision on the consent page (approve or refuse) sends the browser to the client (docs/architecture.md, OAuth).
  */
 export async function checkAuthorizationRequest(
-  deps: Dependencies,
+  deps: GlobalDependencies,
   params: URLSearchParams,
 ): Promise<AuthorizationRequestCheck> {
   const invalid = (message: string): AuthorizationRequestCheck => ({ outcome: "invalid", message });

@@ -1,6 +1,6 @@
 import { and, inArray, isNull, lt } from "drizzle-orm";
 import { oauthClients } from "../../db/schema";
-import type { Dependencies } from "../../dependencies";
+import type { GlobalDependencies } from "../../dependencies";
 import { type EpochMs, iso } from "../../lib/time";
 
 /**
@@ -17,7 +17,7 @@ export const CLIENT_CLEANUP_LIMIT = 500;
  * token). The candidates are a range scan of the partial index `oauth_clients_unapproved`, which holds only
  * never-approved clients, so approved clients, however many, cost the run nothing.
  */
-export function unapprovedClientsRemoval(deps: Dependencies, now: EpochMs, limit: number) {
+export function unapprovedClientsRemoval(deps: GlobalDependencies, now: EpochMs, limit: number) {
   // Clients live in the global database; a shard's copies are of approved clients only (authorization.ts).
   const db = deps.global;
   const oldest = db
@@ -33,7 +33,7 @@ export function unapprovedClientsRemoval(deps: Dependencies, now: EpochMs, limit
 
 /** The cron's chore (src/index.ts): one chunk of unapproved clients; answers how many were removed. */
 export async function removeUnapprovedClients(
-  deps: Dependencies,
+  deps: GlobalDependencies,
   now: EpochMs = deps.clock(),
   limit = CLIENT_CLEANUP_LIMIT,
 ): Promise<number> {

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { oauthClients } from "../../db/schema";
-import type { Dependencies } from "../../dependencies";
+import type { Dependencies, GlobalDependencies } from "../../dependencies";
 import { tooManyRequests } from "../../lib/errors";
 import { OAuthError } from "../../lib/oauth-errors";
 import { refusedPerMinute } from "../../lib/rate-limit-fields";
@@ -62,7 +62,7 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
  * database (`findClient`).
  */
 export async function registerClient(
-  deps: Dependencies,
+  deps: GlobalDependencies,
   metadata: ClientMetadata,
   now: EpochMs = deps.clock(),
 ): Promise<ClientInformation> {
@@ -108,7 +108,7 @@ export const clientRead = (db: Database, clientId: string) =>
  * The client with that id, or undefined; an id of the wrong shape costs no query. Clients are registered and found in
  * the global database, as a client is named before any business is (src/db/schema/directory.ts).
  */
-export async function findClient(deps: Dependencies, clientId: string): Promise<OAuthClient | undefined> {
+export async function findClient(deps: GlobalDependencies, clientId: string): Promise<OAuthClient | undefined> {
   if (!isClientIdShape(clientId)) return undefined;
   return clientRead(deps.global, clientId).get();
 }

@@ -1,8 +1,9 @@
 import { and, eq, gte, inArray, lt, notExists, or, sql } from "drizzle-orm";
 import { runBatch, statementsThatFit } from "../../db/batches";
-import { apiKeys, businesses, businessShards, oauthGrants, ownerEmails, ownerSessions, owners } from "../../db/schema";
+import { apiKeys, businesses, oauthGrants, ownerSessions, owners } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { type EpochMs, iso } from "../../lib/time";
+import { unlistBusinesses } from "../access/directory";
 import { DELETION_ORDER } from "../operations/business-rows";
 
 /*
@@ -76,11 +77,8 @@ export async function removeUnusedSandboxes(
   const unused = await unusedSandboxes(deps, iso(now - SANDBOX_UNUSED_LIFETIME_MS), limit);
   const ids = unused.map((row) => row.id);
   if (ids.length === 0) return [];
-  const { global, db } = deps;
-  await runBatch(global, [
-    global.delete(ownerEmails).where(inArray(ownerEmails.businessId, ids)),
-    global.delete(businessShards).where(inArray(businessShards.businessId, ids)),
-  ]);
+  const { db } = deps;
+  await unlistBusinesses(deps.global, ids);
   await runBatch(
     db,
     DELETION_ORDER.flatMap((rows) =>

@@ -1,5 +1,5 @@
 import { and, asc, eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
+import type { ShardDatabase } from "../../db/client";
 import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { mapRead, type Read, read } from "../../db/reads";
 import { webhookEndpoints } from "../../db/schema";
@@ -72,7 +72,7 @@ export async function createEndpoint(
   return { ...toEndpointObject(endpoint), secret };
 }
 
-export function endpointsOf(db: Database, reach: SqlReach) {
+export function endpointsOf(db: ShardDatabase, reach: SqlReach) {
   return db.select().from(webhookEndpoints).where(reached(webhookEndpoints, reach)).orderBy(asc(webhookEndpoints.id));
 }
 
