@@ -112,6 +112,13 @@ export function doNotStore(c: Context) {
  * (docs/decisions.md, Errors).
  */
 export const respondToOAuthError: ErrorHandler<AppEnv> = (err, c) => {
+  // A server that cannot serve now (a business being moved) answers in OAuth's shape too, 503 with Retry-After
+  // (RFC 6749 §4.1.2.1's temporarily_unavailable; RFC 7009 §2.2.1).
+  if (err instanceof ApiError && err.code === "temporarily_unavailable") {
+    doNotStore(c);
+    setErrorHeaders(c, err.options.headers);
+    return c.json({ error: err.code, error_description: err.message }, err.status);
+  }
   if (!(err instanceof OAuthError)) return respondToError(err, c);
   doNotStore(c);
   for (const [name, value] of Object.entries(err.headers)) c.header(name, value);

@@ -1,6 +1,6 @@
 import { eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { businessShards } from "../../src/db/schema";
+import { businesses, businessShards } from "../../src/db/schema";
 import { SHARD_NAMES, type ShardName } from "../../src/db/shards";
 import { globalDb, shardDb } from "./fixtures";
 
@@ -38,10 +38,12 @@ export function failingBatches(real: D1Database, succeeding = 0): D1Database {
   });
 }
 
-/** The directory marks the business as being moved, or no longer (docs/scaling.md, Moving a business between shards). */
-export async function setMoving(businessId: string, moving: boolean) {
-  await globalDb
-    .update(businessShards)
-    .set({ movingSince: moving ? new Date().toISOString() : null })
-    .where(eq(businessShards.businessId, businessId));
+/**
+ * The directory marks the business as being moved, or no longer (docs/scaling.md, Moving a business between shards),
+ * and, given its shard, its own row there, which requests with a credential or a session read.
+ */
+export async function setMoving(businessId: string, moving: boolean, shard?: ShardName) {
+  const movingSince = moving ? new Date().toISOString() : null;
+  await globalDb.update(businessShards).set({ movingSince }).where(eq(businessShards.businessId, businessId));
+  if (shard) await shardDb(shard).update(businesses).set({ movingSince }).where(eq(businesses.id, businessId));
 }

@@ -7,6 +7,7 @@ import { randomToken, secretsEqual, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Business } from "./businesses";
 import { shardOfOwnerEmail } from "./directory";
+import { businessMoving } from "./runtime-shard";
 
 /**
  * Owner sign-in: email and password, PBKDF2 through WebCrypto, sessions as random tokens stored hashed in D1, and a
@@ -86,6 +87,9 @@ export async function signInOwner(
     : undefined;
   const matches = password.length <= MAX_PASSWORD_LENGTH && (await verifyPassword(password, row?.owner.passwordHash));
   if (!row || !matches) return undefined;
+  // The session would be written in the shard the business is being copied from, and left behind by the move
+  // (docs/scaling.md, Moving a business between shards): the owner signs in once it has ended.
+  if (row.business.movingSince !== null) throw businessMoving();
 
   const token = randomToken(SESSION_TOKEN_PREFIX + shardSegment(deps.shard));
   const csrfToken = randomToken("");

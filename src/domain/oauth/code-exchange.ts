@@ -11,6 +11,7 @@ import { CODE_VERIFIER_PATTERN, optionalParameter, readParameter, requiredParame
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import type { TokenResponse } from "../../schemas/oauth";
+import { businessMoving } from "../access/runtime-shard";
 import type { OAuthClient } from "./clients";
 import { AUTHORIZATION_CODE_PREFIX } from "./token-format";
 import { connectionColumns, previousStatementChangedOneRow, tokenPair } from "./token-issuance";
@@ -92,6 +93,7 @@ export async function exchangeAuthorizationCode(
   // RFC 6749 §4.1.3: "ensure that the authorization code was issued to the authenticated confidential client".
   if (!row || row.clientId !== client.id) throw invalidGrant("The authorization code is not valid.");
   if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
+  if (row.businessMovingSince !== null) throw businessMoving();
   if (row.code.usedAt) return refuseReplayedCode(deps, codeHash, now);
   if (row.code.expiresAt <= iso(now)) {
     throw invalidGrant("The authorization code has expired: codes are valid for 10 minutes.");

@@ -8,6 +8,7 @@ import { optionalParameter, readParameter, requiredParameter } from "../../lib/o
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
+import { businessMoving } from "../access/runtime-shard";
 import type { OAuthClient } from "./clients";
 import { revokeTokensOfGrant } from "./revocation";
 import { REFRESH_TOKEN_PREFIX } from "./token-format";
@@ -105,6 +106,9 @@ export async function refreshTokens(
     throw invalidGrant("The refresh token is not valid.");
   }
   if (row.grantRevokedAt) throw invalidGrant("The owner disconnected the app; authorize again.");
+  // While the business moves its tokens are being copied: a rotation (or a reuse's revocation) now would be undone
+  // by the copy (docs/scaling.md, Moving a business between shards).
+  if (row.businessMovingSince !== null) throw businessMoving();
   const { rotatedAt, revokedAt, expiresAt, grantId, codeHash } = row.token;
   if (rotatedAt !== null && rotatedAt <= iso(now - REUSE_REVOKES_AFTER_MS)) {
     return refuseReusedRefreshToken(deps, grantId, now);

@@ -5,8 +5,10 @@ import { optionalParameter, requiredParameter } from "../../lib/oauth-parameters
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { forwardedDependencies } from "../access/credential-forwards";
+import { businessMoving } from "../access/runtime-shard";
 import { identifyRevokingClient } from "./client-authentication";
 import { shardOfToken } from "./token-format";
+import { connectionColumns } from "./token-issuance";
 
 /** Every live token of a connection, revoked (reuse detection, revocation, disconnection). */
 export const revokeTokensOfGrant = (deps: Dependencies, grantId: number | SQL, now: EpochMs) =>
@@ -18,7 +20,11 @@ export const revokeTokensOfGrant = (deps: Dependencies, grantId: number | SQL, n
 /** A token's connection and its client, by the token's hash. */
 const connectionOfToken = (deps: Dependencies, tokenHash: string) =>
   deps.db
-    .select({ grantId: oauthTokens.grantId, clientId: oauthGrants.clientId })
+    .select({
+      grantId: oauthTokens.grantId,
+      clientId: oauthGrants.clientId,
+      businessMovingSince: connectionColumns.businessMovingSince,
+    })
     .from(oauthTokens)
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
     .where(eq(oauthTokens.tokenHash, tokenHash))
@@ -62,5 +68,8 @@ export async function revocationRequest(
     found = await connectionOfToken(there, tokenHash);
   }
   if (!found || found.clientId !== client.id) return;
+  // RFC 7009 §2.2.1: a server that cannot revoke now answers 503 with Retry-After; a revocation during a move would
+  // be undone by the copy of the tokens (docs/scaling.md, Moving a business between shards).
+  if (found.businessMovingSince !== null) throw businessMoving();
   await revokeTokensOfGrant(there, found.grantId, now);
 }

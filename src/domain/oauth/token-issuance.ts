@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { oauthGrants, oauthTokens } from "../../db/schema";
+import { businesses, oauthGrants, oauthTokens } from "../../db/schema";
 import { shardSegment } from "../../db/shards";
 import { guard } from "../../db/snapshot-guard";
 import type { Dependencies } from "../../dependencies";
@@ -63,6 +63,12 @@ export function tokenPair(deps: Dependencies, grantId: number | SQL, codeHash: s
 export const connectionColumns = {
   clientId: oauthGrants.clientId,
   grantRevokedAt: sql<string | null>`${oauthGrants.revokedAt}`.mapWith(oauthGrants.revokedAt).as("grant_revoked_at"),
+  // Read with the code or token, in its one statement: while the business moves, no token is issued or rotated.
+  businessMovingSince: sql<
+    string | null
+  >`(select ${businesses.movingSince} from ${businesses} where ${businesses.id} = ${oauthGrants.businessId})`.as(
+    "business_moving_since",
+  ),
 };
 
 /** The batch's previous statement changed exactly one row (SQLite's `changes()`), or the batch aborts. */
