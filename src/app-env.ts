@@ -21,5 +21,7 @@ export type AppEnv = {
     credential: Credential;
     principal: Principal;
     runtime: RuntimeToken;
+    /** Which operator token a move presented (middleware/authenticate-operator.ts). */
+    operator: RuntimeToken;
   };
 };

@@ -14,7 +14,7 @@ type Lines = {
     /** The matched route's pattern (`/api/v1/webhooks/:id`), never the path: paths hold ids and keys. */
     route: string;
     /** Who the request was admitted as; null when it was refused before (a 401) or needs no one (a public page). */
-    principal: "api_key" | "oauth_app" | "owner" | "runtime" | null;
+    principal: "api_key" | "oauth_app" | "owner" | "runtime" | "operator" | null;
     /**
      * The api key's id, the OAuth grant's id, or the owner's id: the row, never the credential. For the runtime, which
      * of its tokens: 1 `RUNTIME_TOKEN`, 2 `RUNTIME_TOKEN_PREVIOUS` (a rotation is over when no line says 2).

@@ -10,6 +10,6 @@ import { tokenPresented } from "./bearer-token";
  */
 export const requireOperator = createMiddleware<AppEnv>(async (c, next) => {
   const secret = { current: c.env.OPERATOR_TOKEN, previous: c.env.OPERATOR_TOKEN_PREVIOUS };
-  tokenPresented(c, secret, "The operator token is missing or not valid.");
+  c.set("operator", tokenPresented(c, secret, "The operator token is missing or not valid."));
   await next();
 });

@@ -9,10 +9,14 @@ import type { OwnerSession } from "../domain/access/owner-sign-in";
 import { logLine } from "../lib/log";
 import { useGlobal } from "./request-dependencies";
 
-/** Who the request was admitted as: a partner principal, the owner signed in to the dashboard, or the runtime. */
+/**
+ * Who the request was admitted as: a partner principal, the owner signed in to the dashboard, the runtime, or an
+ * operator moving a business (1 for the current token, 2 for the previous one during a rotation).
+ */
 function principalOf(c: Context<AppEnv & { Variables: { session?: OwnerSession } }>) {
-  const { principal, session, runtime } = c.var;
+  const { principal, session, runtime, operator } = c.var;
   if (runtime) return { principal: "runtime" as const, principalId: runtime === "current" ? 1 : 2 };
+  if (operator) return { principal: "operator" as const, principalId: operator === "current" ? 1 : 2 };
   if (principal)
     return {
       principal: principal.kind,

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } fr
 import { bookings } from "../../src/db/schema";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { sha256Hex } from "../../src/lib/secrets";
+import { moved } from "../helpers/business-move";
 import { countingD1 } from "../helpers/counting-d1";
 import { page, signedIn } from "../helpers/dashboard";
 import { deps } from "../helpers/dependencies";
@@ -206,5 +207,16 @@ describe("structured logs", async () => {
       }),
     ]);
     expectNowhere(business.id, action.secret, "action-own-secret", box.url(), env.RUNTIME_TOKEN, ARGUMENT);
+  });
+});
+
+describe("an operator's move", () => {
+  it("is logged as the operator's, with the token's number and never the token", async () => {
+    const { business } = await createBusiness({ shard: "us1" });
+    await moved(business.id, "eu1");
+    const moves = lines("request").filter((line) => line.route === "/internal/v1/businesses/:id/move");
+    expect(moves.length).toBeGreaterThan(0);
+    for (const line of moves) expect(line).toMatchObject({ principal: "operator", principalId: 1 });
+    expectNowhere(env.OPERATOR_TOKEN);
   });
 });
