@@ -21,6 +21,12 @@ const ID_EPOCH_MS = Date.UTC(2026, 0, 1);
 /** Rows of a statement so far, per table, until the current task ends (when the statement has been built). */
 const rowsBuilt = new Map<string, number>();
 
+/** The next id of `table` in the shard's sequence, as SQL (evaluated once per statement). */
+function sequenceNext(table: string): string {
+  const now = `cast((julianday('now') - 2440587.5) * 86400000 as integer)`;
+  return `(select max(next, (${now} - ${ID_EPOCH_MS}) * 4096 + next % ${ID_SLOTS}) from id_sequences where name = '${table}')`;
+}
+
 /**
  * The id of a new row of `table`, as SQL its insert computes: drizzle builds a statement's rows one after another in
  * one synchronous task, and each gets the next offset, so the rows of one statement never share an id (the sequence's
@@ -30,11 +36,16 @@ export function nextId(table: string): SQL {
   const row = rowsBuilt.get(table) ?? 0;
   if (row === 0) queueMicrotask(() => rowsBuilt.delete(table));
   rowsBuilt.set(table, row + 1);
-  const now = `cast((julianday('now') - 2440587.5) * 86400000 as integer)`;
-  return sql.raw(
-    `((select max(next, (${now} - ${ID_EPOCH_MS}) * 4096 + next % ${ID_SLOTS}) from id_sequences where name = '${table}') + ${row * ID_SLOTS})`,
-  );
+  return sql.raw(`(${sequenceNext(table)} + ${row * ID_SLOTS})`);
 }
+
+/**
+ * The ids of the rows an `INSERT ... SELECT` into `table` makes, numbered from the shard's sequence as `nextId`
+ * numbers a statement's rows, one slot step apart by the rows' order: such an insert sets no column's default, and
+ * AUTOINCREMENT must never number a row (see above).
+ */
+export const selectedRowsIds = (table: string): SQL =>
+  sql.raw(`(${sequenceNext(table)} + ${ID_SLOTS} * (row_number() over () - 1))`);
 
 /**
  * The statement that puts a shard's sequences in its slot, run after its migrations (scripts/migrate.ts,

@@ -1,18 +1,19 @@
 import { env } from "cloudflare:test";
-import { eq, getTableColumns, getTableName, is } from "drizzle-orm";
+import { eq, getTableColumns, getTableName, inArray, is } from "drizzle-orm";
 import { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ID_SLOTS } from "../../src/db/ids";
 import * as schema from "../../src/db/schema";
 import { shardBinding } from "../../src/db/shard-bindings";
 import { SHARD_NAMES, SHARDS, type ShardName } from "../../src/db/shards";
 import { moved } from "../helpers/business-move";
-import { shardDb } from "../helpers/fixtures";
+import { createBusiness, shardDb } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { createIntake } from "../helpers/intakes";
 import { connectApp, createOwnerBusiness, me } from "../helpers/oauth";
 import { bookingObject, reportChange } from "../helpers/platform";
 import { newOrder } from "../helpers/platform-changes";
+import { receiverBox } from "../helpers/receiver";
 import { subscribe } from "../helpers/webhooks";
 
 // docs/scaling.md, Ids unique across shards: a row keeps its id through any moves, and no shard hands out an id that
@@ -135,5 +136,38 @@ describe("bookings and orders of the same numbers in two businesses", () => {
         Array.from({ length: 8 }, (_, n) => `order ${index} ${n}`).sort(),
       );
     }
+  });
+});
+
+describe("rows inserted from a select (a report's deliveries, the consumer's attempts)", () => {
+  it.each(SHARD_NAMES)("are numbered from the shard's sequence in %s too", async (shard) => {
+    const { business, apiKey } = await createBusiness({ shard });
+    for (let n = 0; n < 3; n++) await subscribe(apiKey, receiverBox("ids-fan-out").url("/ok"));
+    for (let n = 0; n < 2; n++) {
+      const report = await reportChange(business.id, { booking: bookingObject(770_000_000 + n) });
+      expect(report.status).toBe(201);
+    }
+    const deliveries = await shardDb(shard)
+      .select({ id: schema.webhookDeliveries.id })
+      .from(schema.webhookDeliveries)
+      .where(eq(schema.webhookDeliveries.businessId, business.id));
+    expect(deliveries).toHaveLength(6);
+    const attempts = await vi.waitFor(
+      async () => {
+        const rows = await shardDb(shard)
+          .select({ id: schema.deliveryAttempts.id })
+          .from(schema.deliveryAttempts)
+          .where(
+            inArray(
+              schema.deliveryAttempts.deliveryId,
+              deliveries.map((row) => row.id),
+            ),
+          );
+        expect(rows).toHaveLength(6);
+        return rows;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    for (const { id } of [...deliveries, ...attempts]) expect(id % ID_SLOTS).toBe(SHARDS[shard].idSlot);
   });
 });

@@ -1,4 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
+import { selectedRowsIds } from "../../db/ids";
 import { deliveryAttempts, webhookDeliveries } from "../../db/schema";
 import { runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
@@ -106,8 +107,8 @@ const attemptRecord = statement<{
   db.insert(deliveryAttempts).select(
     db
       .select({
-        // Every column, in the table's order (drizzle's rule for an insert from a select); null numbers the row.
-        id: sql<number>`null`.as("id"),
+        // Every column, in the table's order (drizzle's rule for an insert from a select); the shard numbers the row.
+        id: sql<number>`${selectedRowsIds("delivery_attempts")}`.as("id"),
         deliveryId: webhookDeliveries.id,
         attemptedAt: sql<string>`${attemptedAt}`.as("attempted_at"),
         statusCode: sql<number | null>`${statusCode}`.as("status_code"),

@@ -1,5 +1,6 @@
 import { and, eq, inArray, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { insertMany } from "../../../db/batches";
+import { selectedRowsIds } from "../../../db/ids";
 import { events, webhookDeliveries, webhookEndpoints } from "../../../db/schema";
 import { idsIn, oneOff, type Preparable, runStatements, statement } from "../../../db/statements";
 import type { Dependencies } from "../../../dependencies";
@@ -138,7 +139,7 @@ const newDeliveryColumns = <Business, Event, Endpoint>(
   from: { businessId: Business; eventId: Event; endpointId: Endpoint },
   now: Placeholder,
 ) => ({
-  id: sql<number>`null`.as("id"),
+  id: sql<number>`${selectedRowsIds("webhook_deliveries")}`.as("id"),
   businessId: from.businessId,
   eventId: from.eventId,
   endpointId: from.endpointId,
