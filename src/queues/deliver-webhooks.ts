@@ -1,5 +1,6 @@
 import { LEGACY_SHARD, type ShardName } from "../db/shards";
 import type { Dependencies, DependenciesOfShard } from "../dependencies";
+import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/runtime-shard";
 import { type Attempt, type AttemptOutcome, recordAttempts } from "../domain/webhooks/attempts";
 import { type ClaimedDelivery, claimDeliveries, LEASE_MS } from "../domain/webhooks/delivery-claim";
 import { isListenerUrl, sessionIdOf } from "../domain/webhooks/listener-endpoints";
@@ -78,19 +79,20 @@ async function deliverGroup(
   const now = deps.clock;
   // Claim: D1 round trip 1.
   let claimed: Map<number, ClaimedDelivery>;
+  let held: Set<number>;
   try {
-    claimed = await claimDeliveries(
+    ({ claimed, held } = await claimDeliveries(
       deps,
       messages.map((message) => message.body.deliveryId),
       now(),
-    );
+    ));
   } catch (error) {
     // Nothing of the group is claimed (one transaction): its messages come back at the queue's own delay.
     logFailedStep(deps, "claim deliveries", messages.length, error);
     for (const message of messages) message.retry();
     return;
   }
-  const sends = sendsOf(messages, claimed);
+  const sends = sendsOf(messages, claimed, held);
   // Send: no D1 at all, so a slow receiver holds up only the group's record, never another delivery's POST.
   const attempts = await Promise.all(sends.map(({ delivery }) => attempt(delivery, deps, now, answerTimeoutMs)));
   // Record: D1 round trip 2.
@@ -126,11 +128,17 @@ function logFailedStep(deps: Dependencies, step: string, deliveries: number, err
 }
 
 /**
- * The messages to send: the first message of each claimed delivery. Every other one is acked now, as it sends
- * nothing: a duplicate within the batch, or a delivery delivered, failed, deleted with its endpoint, not yet due, or
- * being attempted elsewhere.
+ * The messages to send: the first message of each claimed delivery. A delivery held back because its business is
+ * being moved comes back after the move's retry time: by then the move has ended, and the message finds the delivery
+ * here again (an aborted move) or nothing (the new shard's sweep sends the copy). Every other one is acked now, as it
+ * sends nothing: a duplicate within the batch, or a delivery delivered, failed, deleted with its endpoint, not yet due,
+ * or being attempted elsewhere.
  */
-function sendsOf(messages: readonly Message<DeliveryMessage>[], claimed: Map<number, ClaimedDelivery>): Send[] {
+function sendsOf(
+  messages: readonly Message<DeliveryMessage>[],
+  claimed: Map<number, ClaimedDelivery>,
+  held: Set<number>,
+): Send[] {
   const sends: Send[] = [];
   const sending = new Set<number>();
   for (const message of messages) {
@@ -138,7 +146,8 @@ function sendsOf(messages: readonly Message<DeliveryMessage>[], claimed: Map<num
     if (delivery && !sending.has(delivery.id)) {
       sending.add(delivery.id);
       sends.push({ message, delivery });
-    } else message.ack();
+    } else if (held.has(message.body.deliveryId)) message.retry({ delaySeconds: MOVING_RETRY_AFTER_SECONDS });
+    else message.ack();
   }
   return sends;
 }

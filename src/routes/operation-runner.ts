@@ -55,7 +55,10 @@ async function admit(c: Context<AppEnv>, principal: Principal): Promise<Response
   await spendRequestBudget(c, principal);
   c.set("principal", principal);
   const now = c.var.deps.clock();
-  if (useToRecord(principal, now)) c.executionCtx.waitUntil(recordUseQuietly(c.var.deps, principal, now));
+  // A moving business's rows are being copied: its last use is recorded again after the move, at the next request.
+  if (useToRecord(principal, now) && principal.business.movingSince === null) {
+    c.executionCtx.waitUntil(recordUseQuietly(c.var.deps, principal, now));
+  }
   return claimIdempotencyKey(c, principal);
 }
 

@@ -95,5 +95,5 @@ export const attemptsOf = (id: number) => attemptsIn(DEFAULT_SHARD, id);
 
 /** One delivery's claim, and nothing after it: what a consumer that dies right after claiming has done. */
 export async function claimOne(deliveryId: number, now: number) {
-  return (await claimDeliveries(deps, [deliveryId], now)).get(deliveryId);
+  return (await claimDeliveries(deps, [deliveryId], now)).claimed.get(deliveryId);
 }

@@ -7,7 +7,7 @@ import { countingD1 } from "../helpers/counting-d1";
 import { createBusiness } from "../helpers/fixtures";
 import { receiverBox } from "../helpers/receiver";
 import { expectServerErrors, takeServerErrors } from "../helpers/server-errors";
-import { failingBatches } from "../helpers/shards";
+import { failingBatches, setMoving } from "../helpers/shards";
 import { attemptsIn, consumeBatch, deliveryRowIn, outboxOnly, subscribe } from "../helpers/webhooks";
 
 // A queue batch mixes the shards' messages; each message names its shard, and the consumer claims and records each
@@ -28,7 +28,7 @@ async function twoDeliveriesIn(shard: ShardName) {
     (deliveryId): DeliveryMessage => (shard === LEGACY_SHARD ? { deliveryId } : { deliveryId, shard }),
   );
   const sent = async () => (await Promise.all(boxes.map((box) => box.recorded()))).flat().length;
-  return { shard, deliveryIds, messages, sent };
+  return { business, shard, deliveryIds, messages, sent };
 }
 
 /** The messages of both groups taken in turns, as one queue batch would hold them. */
@@ -112,5 +112,24 @@ describe("the consumer, a batch of several shards", () => {
       });
       expect(await attemptsIn("us1", id)).toHaveLength(0);
     }
+  });
+});
+
+describe("a delivery of a business being moved", () => {
+  it("waits: its message comes back after the move's retry time, nothing is attempted, and it goes once the move ends", async () => {
+    const { business, deliveryIds, messages, sent } = await twoDeliveriesIn("us1");
+    await setMoving(business.id, true, "us1");
+    expect(await consumeBatch(messages, T0)).toEqual([
+      { acked: false, retryDelay: 30 },
+      { acked: false, retryDelay: 30 },
+    ]);
+    expect(await sent()).toBe(0);
+    for (const id of deliveryIds) expect(await attemptsIn("us1", id)).toEqual([]);
+    await setMoving(business.id, false, "us1");
+    expect(await consumeBatch(messages, T0)).toEqual([
+      { acked: true, retryDelay: undefined },
+      { acked: true, retryDelay: undefined },
+    ]);
+    expect(await sent()).toBe(2);
   });
 });

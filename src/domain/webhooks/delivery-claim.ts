@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull, lte, ne, or, sql } from "drizzle-orm";
-import { events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import { businesses, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { idsIn, runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 
@@ -45,14 +45,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * Else the extra attempt owed outside the schedule (redeliver, recover), by any message of the delivery: its lease is
  * `extra_attempt_at` itself, so that it never holds up the schedule's own attempts. One attempt per delivery and
  * batch. One round trip for a whole queue batch (src/domain/webhooks/README.md): the conditional updates and the
- * reads of what to send run in one D1 batch, so one transaction. Answers the deliveries this call claimed, by id; an
- * id given twice is claimed once.
+ * reads of what to send run in one D1 batch, so one transaction. Answers the deliveries this call claimed, by id (an
+ * id given twice is claimed once), and those it holds back because their business is being moved.
  */
 export async function claimDeliveries(
   deps: Dependencies,
   ids: number[],
   now: number,
-): Promise<Map<number, ClaimedDelivery>> {
+): Promise<{ claimed: Map<number, ClaimedDelivery>; held: Set<number> }> {
   const unique = JSON.stringify([...new Set(ids)]);
   const leaseUntil = iso(now + LEASE_MS);
   // An owed extra attempt is due once its time is within the tolerance: its lease ends that much later, so that it
@@ -63,17 +63,30 @@ export async function claimDeliveries(
     leasesTaken({ ids: unique, leaseUntil, dueBy, now: iso(now) }),
     extraLeasesTaken({ ids: unique, extraLease, dueBy, leaseUntil }),
     claimedRows({ ids: unique }),
-  ])) as [Array<{ id: number }>, Array<{ id: number }>, Omit<ClaimedDelivery, "kind" | "lease">[]];
+  ])) as [
+    Array<{ id: number }>,
+    Array<{ id: number }>,
+    (Omit<ClaimedDelivery, "kind" | "lease"> & { businessMoving: boolean })[],
+  ];
   const claims = new Map<number, Pick<ClaimedDelivery, "kind" | "lease">>();
   for (const { id } of extra) claims.set(id, { kind: "extra", lease: extraLease });
   for (const { id } of scheduled) claims.set(id, { kind: "scheduled", lease: leaseUntil });
-  return new Map(
-    rows.flatMap((row) => {
-      const claim = claims.get(row.id);
-      return claim ? [[row.id, { ...row, ...claim }] as const] : [];
-    }),
-  );
+  const claimed = new Map<number, ClaimedDelivery>();
+  const held = new Set<number>();
+  for (const { businessMoving, ...row } of rows) {
+    const claim = claims.get(row.id);
+    if (claim) claimed.set(row.id, { ...row, ...claim });
+    else if (businessMoving) held.add(row.id);
+  }
+  return { claimed, held };
 }
+
+/**
+ * The delivery's business is not being moved: while it is, its rows are being copied to another shard, and an attempt
+ * recorded here would differ from the copy and stop the move (docs/scaling.md, Moving a business between shards). Its
+ * messages wait instead, and after the move the new shard sends what is left.
+ */
+const businessNotMoving = sql`not exists (select 1 from ${businesses} where ${businesses.id} = ${webhookDeliveries.businessId} and ${businesses.movingSince} is not null)`;
 
 /** The lease of every pending, due and unleased delivery of `ids` (a JSON array: one statement for a whole batch). */
 const leasesTaken = statement<{ ids: string; leaseUntil: string; dueBy: string; now: string }>()(
@@ -87,6 +100,7 @@ const leasesTaken = statement<{ ids: string; leaseUntil: string; dueBy: string; 
           eq(webhookDeliveries.status, "pending"),
           lte(webhookDeliveries.nextAttemptAt, dueBy),
           or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, now)),
+          businessNotMoving,
         ),
       )
       .returning({ id: webhookDeliveries.id }),
@@ -108,6 +122,7 @@ const extraLeasesTaken = statement<{ ids: string; extraLease: string; dueBy: str
           inArray(webhookDeliveries.id, idsIn(ids)),
           lte(webhookDeliveries.extraAttemptAt, dueBy),
           or(isNull(webhookDeliveries.leaseUntil), ne(webhookDeliveries.leaseUntil, leaseUntil)),
+          businessNotMoving,
         ),
       )
       .returning({ id: webhookDeliveries.id }),
@@ -130,6 +145,7 @@ const claimedRows = statement<{ ids: string }>()((db, { ids }) =>
       secret: webhookEndpoints.secret,
       previousSecret: webhookEndpoints.previousSecret,
       previousSecretExpiresAt: webhookEndpoints.previousSecretExpiresAt,
+      businessMoving: sql<boolean>`not ${businessNotMoving}`.mapWith(Boolean),
     })
     .from(webhookDeliveries)
     .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
