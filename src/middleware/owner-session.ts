@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
   csrfTokenMatches,
   findOwnerSession,
@@ -15,6 +16,7 @@ import { businessMoving } from "../domain/access/runtime-shard";
 import type { AttemptOutcome, ThrottledKey } from "../durable-objects/sign-in-throttle";
 import type { Env } from "../env";
 import { clientAddressOf } from "../lib/client-address";
+import { ApiError } from "../lib/errors";
 import { useShard } from "./request-dependencies";
 
 /**
@@ -99,15 +101,18 @@ const tryAgainLater = (seconds: number) => {
   return `Too many sign-in attempts have failed. Please try again later, in ${minutes === 1 ? "a minute" : `${minutes} minutes`}.`;
 };
 
-/** A failed sign-in carries the `email` that was sent ("" when it was not text), to draw the form again with it. */
+/**
+ * A sign-in that did not start a session (401, 403, 429, or 503 while the business moves) carries the `email` that
+ * was sent ("" when it was not text), to draw the form again with it.
+ */
 export type SignInOutcome =
   | { signedIn: true }
-  | { signedIn: false; status: 401 | 403 | 429; error: string; email: string };
+  | { signedIn: false; status: ContentfulStatusCode; error: string; email: string };
 
 /**
  * The one sign-in flow of the dashboard and the consent page: the form's double-submit CSRF token, then the failure
  * counts, then the email and password (never saying which was wrong); on success the session cookie is set. The
- * caller shows its own page; a 429 carries `Retry-After`.
+ * caller shows its own page; a 429 or a 503 carries `Retry-After`.
  *
  * Each attempt counts before its password is checked (SignInThrottle says why), so a locked email or client address
  * costs no PBKDF2. A success clears the email's count but not the client address's: whoever owns one account cannot
@@ -140,10 +145,19 @@ export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
   }
   // The owner's email names their business's shard (docs/scaling.md, Sign-in): the session is checked and stored there.
   useShard(c, await shardToSignIn(c.var.globalDeps, credentials.email));
-  const result = await signInOwner(c.var.deps, credentials);
+  const result = await signInOwner(c.var.deps, credentials).catch((error: unknown) => {
+    // The password was right, but the business is being moved (docs/scaling.md, Moving a business between shards):
+    // the form comes back with the refusal and its Retry-After, and the attempt counts as the success it was.
+    if (error instanceof ApiError && error.code === "temporarily_unavailable") return error;
+    throw error;
+  });
   // The answer need not wait for the report: until it lands, the attempt counts as pending, which is a failure.
   c.executionCtx.waitUntil(settle(result ? "succeeded" : "failed"));
   if (!result) return { signedIn: false, status: 401, error: "The email address or password is not correct.", email };
+  if (result instanceof ApiError) {
+    for (const [name, value] of result.options.headers ?? []) c.header(name, value);
+    return { signedIn: false, status: result.status, error: result.message, email };
+  }
   startOwnerSession(c, result.token);
   return { signedIn: true };
 }

@@ -96,6 +96,15 @@ const forgedForm = (c: Context<AppEnv>, request: AuthorizationRequest) =>
 /** Back to the GET of the same request, for a page that offers to start again. */
 const startAgain = (c: Context<AppEnv>) => `/oauth/authorize${new URL(c.req.url).search}`;
 
+/**
+ * An error page's title. A 503 refuses for now, not for good: the business is being moved and the owner's approval
+ * would be left behind by the move (docs/scaling.md, Moving a business between shards), so the owner tries again.
+ */
+const errorTitle = (status: ContentfulStatusCode) => {
+  if (status === 503) return "Please try again in a minute";
+  return status >= 500 ? "Something failed" : "That did not work";
+};
+
 const checkOrigin = csrf();
 
 /**
@@ -179,14 +188,6 @@ export const oauthAuthorize = new Hono<AppEnv>()
   // Errors are pages here, as on the dashboard: an unexpected one is a 500 page, never the API's JSON.
   .onError(
     respondToPageError<AppEnv>((c, status, message) =>
-      page(
-        c,
-        status,
-        <ErrorPage
-          title={status >= 500 ? "Something failed" : "That did not work"}
-          message={message}
-          retry={startAgain(c)}
-        />,
-      ),
+      page(c, status, <ErrorPage title={errorTitle(status)} message={message} retry={startAgain(c)} />),
     ),
   );

@@ -1,10 +1,13 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { oauthCodes, oauthTokens, ownerSessions } from "../../src/db/schema";
+import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthTokens, ownerSessions } from "../../src/db/schema";
+import type { ShardName } from "../../src/db/shards";
+import { businessMoving, MOVING_RETRY_AFTER_SECONDS } from "../../src/domain/access/runtime-shard";
+import { SIGN_IN_FAILURE_LIMITS } from "../../src/durable-objects/sign-in-throttle";
 import { sha256Hex } from "../../src/lib/secrets";
-import { moved } from "../helpers/business-move";
+import { businessWithBookings, move, moved } from "../helpers/business-move";
 import { page, post, signedIn, submit } from "../helpers/dashboard";
-import { shardDb } from "../helpers/fixtures";
+import { globalDb, shardDb } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import {
   authorizationCode,
@@ -15,6 +18,7 @@ import {
   connectApp,
   createOwnerBusiness,
   csrfTokenOf,
+  expectOAuthError,
   me,
   postToken,
   refresh,
@@ -29,21 +33,30 @@ import { REGIONS, setMoving } from "../helpers/shards";
 // write in the shard the copy leaves would be lost or undone by it (docs/scaling.md, Moving a business between
 // shards; docs/oauth.md). Each refuses with 503 and Retry-After, and works again once the move has ended.
 
-const MOVING = /^The business is being moved to another database/;
+const MOVING = businessMoving().message;
+const RETRY_AFTER = String(MOVING_RETRY_AFTER_SECONDS);
 
+/** RFC 6749's answer of a server that cannot serve now: 503, Retry-After, no-store, `temporarily_unavailable`. */
 async function expectOAuthUnavailable(response: Response) {
+  await expectOAuthError(response, 503, "temporarily_unavailable");
+  expect(response.headers.get("Retry-After")).toBe(RETRY_AFTER);
+  expect((await json(response)).error_description).toBe(MOVING);
+}
+
+/** The owner's page of a refusal during the move: HTML, 503, Retry-After and the sentence; answers the page. */
+async function expectMovingPage(response: Response) {
   expect(response.status).toBe(503);
-  expect(response.headers.get("Retry-After")).toBe("30");
-  expect(response.headers.get("Cache-Control")).toBe("no-store");
-  const body = await json<{ error: string; error_description: string }>(response);
-  expect(body.error).toBe("temporarily_unavailable");
-  expect(body.error_description).toMatch(MOVING);
+  expect(response.headers.get("Retry-After")).toBe(RETRY_AFTER);
+  expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
+  const html = await response.text();
+  expect(html).toContain(MOVING);
+  return html;
 }
 
 const revoke = (token: string, clientId: string) =>
   call("/api/oauth/revoke", { method: "POST", body: { token, client_id: clientId } });
 
-const tokenRow = (shard: "eu1" | "us1", token: string) =>
+const tokenRow = (shard: ShardName, token: string) =>
   shardDb(shard)
     .select()
     .from(oauthTokens)
@@ -56,10 +69,11 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
   const pending = await registerClient();
   const code = await authorizationCode(pending, owner.owner);
   const jar = await signedIn(owner);
-  const consent = await validAuthorizationParams(await registerClient());
-  const consentQuery = authorizeQuery(consent.params);
-  const consentPage = await browse(jar, `/oauth/authorize?${consentQuery}`);
-  const consentCsrf = csrfTokenOf(await consentPage.text());
+  const consentClient = await registerClient();
+  const consentQuery = authorizeQuery((await validAuthorizationParams(consentClient)).params);
+  const consentCsrf = csrfTokenOf(await (await browse(jar, `/oauth/authorize?${consentQuery}`)).text());
+  const approve = () =>
+    browse(jar, `/oauth/authorize?${consentQuery}`, { form: { csrf_token: consentCsrf, decision: "approve" } });
   const exchange = () =>
     postToken({
       grant_type: "authorization_code",
@@ -68,6 +82,23 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
       code_verifier: code.verifier,
       ...bodyCredentials(pending),
     });
+  const createKey = () => submit(jar, "/dashboard/keys", "/dashboard/keys", { label: "During the move" });
+  const keysOfBusiness = () => shardDb(shard).$count(apiKeys, eq(apiKeys.businessId, owner.business.id));
+  const consentGrants = () =>
+    shardDb(shard).$count(
+      oauthGrants,
+      and(eq(oauthGrants.businessId, owner.business.id), eq(oauthGrants.clientId, consentClient.client_id)),
+    );
+
+  /** The owner's sign-in form, on the dashboard or on the consent page, posted with the right password. */
+  async function signInOn(form: "dashboard" | "consent", browser = new CookieJar()) {
+    const [pagePath, action] =
+      form === "dashboard"
+        ? ["/dashboard/sign-in", "/dashboard/sign-in"]
+        : [`/oauth/authorize?${consentQuery}`, `/oauth/authorize/sign-in?${consentQuery}`];
+    const csrf = csrfTokenOf(await (await browse(browser, pagePath)).text());
+    return post(browser, action, { csrf_token: csrf, email: owner.owner.email, password: owner.owner.password });
+  }
 
   it("refuses the code's exchange, a refresh and a revocation, and stores nothing of them", async () => {
     expectServerErrors();
@@ -75,37 +106,56 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
     await expectOAuthUnavailable(await exchange());
     await expectOAuthUnavailable(await refresh(app.client, app.tokens.refresh_token));
     await expectOAuthUnavailable(await revoke(app.tokens.access_token, app.client.client_id));
-    const [codeRow] = await shardDb(shard)
+    const codeRow = await shardDb(shard)
       .select()
       .from(oauthCodes)
-      .where(eq(oauthCodes.codeHash, sha256Hex(code.code)));
+      .where(eq(oauthCodes.codeHash, sha256Hex(code.code)))
+      .get();
     expect(codeRow?.usedAt).toBeNull();
     expect(await tokenRow(shard, app.tokens.refresh_token)).toMatchObject({ rotatedAt: null, revokedAt: null });
+    expect(await tokenRow(shard, app.tokens.access_token)).toMatchObject({ revokedAt: null });
     // Reads go on: the access token still answers.
     expect((await me(app.tokens.access_token)).status).toBe(200);
     await setMoving(owner.business.id, false, shard);
   });
 
-  it("refuses the owner's sign-in, the consent's approval and a dashboard form with a page, writing nothing", async () => {
+  it("refuses the owner's sign-in with the form again, the email kept, and starts no session", async () => {
     expectServerErrors();
     const sessionsBefore = await shardDb(shard).$count(ownerSessions);
     await setMoving(owner.business.id, true, shard);
-    const fresh = new CookieJar();
-    const signInPage = await browse(fresh, "/dashboard/sign-in");
-    const refused = await post(fresh, "/dashboard/sign-in", {
-      csrf_token: csrfTokenOf(await signInPage.text()),
-      email: owner.owner.email,
-      password: owner.owner.password,
-    });
-    expect(refused.status).toBe(503);
-    expect(refused.headers.get("Retry-After")).toBe("30");
-    expect(await refused.text()).toContain("being moved");
-    const approval = await browse(jar, `/oauth/authorize?${consentQuery}`, {
-      form: { csrf_token: consentCsrf, decision: "approve" },
-    });
-    expect(approval.status).toBe(503);
-    expect((await submit(jar, "/dashboard/keys", "/dashboard/keys", { label: "During the move" })).status).toBe(503);
+    for (const form of ["dashboard", "consent"] as const) {
+      const browser = new CookieJar();
+      const html = await expectMovingPage(await signInOn(form, browser));
+      expect(html).toContain(`value="${owner.owner.email}"`);
+      expect(html).toContain('name="password"');
+      expect(browser.cookies.has("__Host-owner_session")).toBe(false);
+    }
     expect(await shardDb(shard).$count(ownerSessions)).toBe(sessionsBefore);
+    await setMoving(owner.business.id, false, shard);
+  });
+
+  it("does not count sign-ins refused during the move as failed ones: the owner signs in after it", async () => {
+    expectServerErrors();
+    await setMoving(owner.business.id, true, shard);
+    for (let i = 0; i < SIGN_IN_FAILURE_LIMITS.email; i++) {
+      expect((await signInOn("dashboard")).status).toBe(503);
+    }
+    await setMoving(owner.business.id, false, shard);
+    expect((await signInOn("dashboard")).status).toBe(303);
+  });
+
+  it("refuses the consent's approval and a dashboard form with a page, writing nothing", async () => {
+    expectServerErrors();
+    const keysBefore = await keysOfBusiness();
+    await setMoving(owner.business.id, true, shard);
+    const approval = await expectMovingPage(await approve());
+    expect(approval).toContain("Please try again in a minute");
+    expect(approval).toContain(`href="/oauth/authorize?${consentQuery.replaceAll("&", "&amp;")}"`);
+    expect(await consentGrants()).toBe(0);
+    const [client] = await globalDb.select().from(oauthClients).where(eq(oauthClients.id, consentClient.client_id));
+    expect(client?.firstApprovedAt).toBeNull();
+    await expectMovingPage(await createKey());
+    expect(await keysOfBusiness()).toBe(keysBefore);
     // The owner's pages still show.
     expect((await page(jar, "/dashboard")).status).toBe(200);
     await setMoving(owner.business.id, false, shard);
@@ -118,31 +168,49 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
     const pair = await json<Tokens>(refreshed);
     expect((await revoke(pair.access_token, app.client.client_id)).status).toBe(200);
     expect((await me(pair.access_token)).status).toBe(401);
-    await signedIn(owner);
-    const approved = await browse(jar, `/oauth/authorize?${consentQuery}`, {
-      form: { csrf_token: consentCsrf, decision: "approve" },
-    });
-    expect(approved.status).toBe(303);
+    expect((await signInOn("consent")).status).toBe(303);
+    expect((await approve()).status).toBe(303);
+    expect(await consentGrants()).toBe(1);
+    const keysBefore = await keysOfBusiness();
+    expect((await createKey()).status).toBe(201);
+    expect(await keysOfBusiness()).toBe(keysBefore + 1);
   });
 });
 
-describe("a refresh across a real move", () => {
-  it("is refused during it, and afterwards the rotated-out token stays refused while the current pair works", async () => {
-    const owner = await createOwnerBusiness({ shard: "us1" });
-    const app = await connectApp(owner);
-    const first = await json<Tokens>(await refresh(app.client, app.tokens.refresh_token));
-    await moved(owner.business.id, "eu1");
+describe("a refresh and a revocation across a real move", async () => {
+  // Enough rows that the move's first step marks the business and pauses in its copy (docs/scaling.md, Moving a
+  // business between shards: a step is bounded).
+  const owner = await businessWithBookings(1_200);
+  const app = await connectApp(owner);
+  const other = await connectApp(owner);
+  const current = await json<Tokens>(await refresh(app.client, app.tokens.refresh_token));
 
-    // The token rotated out before the move is refused after it, as reuse: nothing of the old state came back.
-    const reused = await refresh(app.client, app.tokens.refresh_token);
-    expect(reused.status).toBe(400);
-    expect((await json(reused)).error).toBe("invalid_grant");
+  it("refuses both while the move is under way", async () => {
+    expect((await json(await move(owner.business.id, "eu1"))).status).toBe("copying");
+    expectServerErrors();
+    await expectOAuthUnavailable(await refresh(app.client, current.refresh_token));
+    await expectOAuthUnavailable(await revoke(other.tokens.access_token, other.client.client_id));
+  });
+
+  it("afterwards refuses the token rotated before the move and takes the refused refresh and revocation", async () => {
+    await moved(owner.business.id, "eu1");
+    // Rotated out before the move, it is refused after it as used: nothing of the old state came back.
+    await expectOAuthError(
+      await refresh(app.client, app.tokens.refresh_token),
+      400,
+      "invalid_grant",
+      /^The refresh token was already used/,
+    );
     // The current pair, found through its forward in eu1, refreshes once.
-    const second = await refresh(app.client, first.refresh_token);
+    const second = await refresh(app.client, current.refresh_token);
     expect(second.status).toBe(200);
     const pair = await json<Tokens>(second);
     expect((await me(pair.access_token)).status).toBe(200);
-    expect((await refresh(app.client, first.refresh_token)).status).toBe(400);
     expect(await tokenRow("eu1", pair.refresh_token)).toMatchObject({ rotatedAt: null });
+    expect((await refresh(app.client, current.refresh_token)).status).toBe(400);
+    // The revocation refused during the move takes effect through the forward too.
+    expect((await revoke(other.tokens.access_token, other.client.client_id)).status).toBe(200);
+    expect((await me(other.tokens.access_token)).status).toBe(401);
+    expect((await tokenRow("eu1", other.tokens.refresh_token))?.revokedAt).toEqual(expect.any(String));
   });
 });
