@@ -73,15 +73,18 @@ export async function applyMigrations(
       const { stdout } = await runWranglerCaptured(args);
       output?.(stdout);
       // The shard numbers its rows in its own slot (src/db/ids.ts), once the migrations made its sequences.
-      await runWranglerCaptured([
-        "d1",
-        "execute",
-        binding,
-        remote ? "--remote" : "--local",
-        ...where,
-        "--command",
-        idSlotStatements(shard).join("; "),
-      ]);
+      const slot = idSlotStatements(shard);
+      if (slot.length > 0) {
+        await runWranglerCaptured([
+          "d1",
+          "execute",
+          binding,
+          remote ? "--remote" : "--local",
+          ...where,
+          "--command",
+          slot.join("; "),
+        ]);
+      }
       done.push(binding);
     } catch (error) {
       if (error instanceof WranglerError) {

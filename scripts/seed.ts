@@ -51,6 +51,7 @@ import {
   SHARDS,
   type ShardName,
   schema,
+  selectedRowsIds,
   shardForCountry,
   sqlText,
 } from "./service.ts";
@@ -235,8 +236,8 @@ const ONE_ROW = sql`(select 1)`;
 
 /**
  * `INSERT INTO table SELECT ... FROM from WHERE where`: one row per row of `from` that `where` keeps, made of
- * `fields`; drizzle wants every column of the table, in its order, so the others are NULL (an `id` then numbers
- * itself).
+ * `fields`; drizzle wants every column of the table, in its order, so the others are NULL, but for an id the shard
+ * numbers from its sequence (src/db/ids.ts; a database from before the sequences numbers it itself).
  */
 export function insertSelect<Table extends SQLiteTable>(
   table: Table,
@@ -246,7 +247,10 @@ export function insertSelect<Table extends SQLiteTable>(
 ) {
   const given: Record<string, SQLWrapper | undefined> = fields;
   const selected = Object.fromEntries(
-    Object.keys(getTableColumns(table)).map((key) => [key, given[key] ?? sql`null`]),
+    Object.entries(getTableColumns(table)).map(([key, column]) => [
+      key,
+      given[key] ?? (column.primary && column.defaultFn ? selectedRowsIds(getTableName(table)) : sql`null`),
+    ]),
   ) as Record<string, SQL>;
   return db.insert(table).select(db.select(selected).from(from).where(where) as never);
 }
@@ -256,7 +260,10 @@ const activeKeysOf = (businessId: string): SQL<number> =>
   sql`(select count(*) from ${apiKeys} where ${apiKeys.businessId} = ${businessId} and ${apiKeys.revokedAt} is null)`;
 
 /** Each table's column names, by table name: what a database migrated up to some migration has. */
-export type ColumnsByTable = Map<string, Set<string>>;
+export type ColumnsByTable = Map<string, Set<string>> & { migration: string };
+
+/** The migration from which each shard numbers its rows from its own sequences (src/db/ids.ts). */
+const IDS_PER_SHARD = "0018";
 
 /**
  * The tables and columns of a database migrated up to the migration `tag` ("0011"): drizzle-kit's snapshot of the
@@ -268,12 +275,13 @@ export function columnsAtMigration(tag: string): ColumnsByTable {
   const snapshot = JSON.parse(readFileSync(path, "utf8")) as {
     tables: Record<string, { name: string; columns: Record<string, { name: string }> }>;
   };
-  return new Map(
+  const columns = new Map(
     Object.values(snapshot.tables).map((table) => [
       table.name,
       new Set(Object.values(table.columns).map((column) => column.name)),
     ]),
   );
+  return Object.assign(columns, { migration: tag });
 }
 
 /** Where drizzle keeps a table's columns, which its inserts list (drizzle-orm/table.js; not in its types). */
@@ -287,9 +295,18 @@ const TABLE_COLUMNS = Symbol.for("drizzle:Columns");
 export function tableAsMigrated<Table extends SQLiteTable>(table: Table, columns: ColumnsByTable | undefined): Table {
   const present = columns?.get(getTableName(table));
   if (!present) return table;
+  // Before the shards' id sequences (migrations/0018_ids_per_shard.sql), SQLite numbered the rows itself.
+  const numberedBySqlite = columns !== undefined && columns.migration < IDS_PER_SHARD;
   const copy = Object.assign(Object.create(Object.getPrototypeOf(table)), table) as Table;
   (copy as unknown as Record<symbol, unknown>)[TABLE_COLUMNS] = Object.fromEntries(
-    Object.entries(getTableColumns(table)).filter(([, column]) => present.has(column.name)),
+    Object.entries(getTableColumns(table))
+      .filter(([, column]) => present.has(column.name))
+      .map(([key, column]) => [
+        key,
+        numberedBySqlite && column.defaultFn && column.primary
+          ? Object.assign(Object.create(Object.getPrototypeOf(column)), column, { defaultFn: undefined })
+          : column,
+      ]),
   );
   return copy;
 }

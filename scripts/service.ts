@@ -37,6 +37,7 @@ export const { hashPassword, PASSWORD_ITERATIONS } = await import("../src/lib/pa
 export const { API_KEY_PREFIX, MAX_ACTIVE_KEYS, newApiKey } = await import("../src/domain/access/api-key-format.ts");
 export const { sha256Hex } = await import("../src/lib/secrets.ts");
 export const { LEGACY_SHARD, SHARDS, isShardName, shardForCountry } = await import("../src/db/shards.ts");
+export const { selectedRowsIds } = await import("../src/db/ids.ts");
 export type { ShardName } from "../src/db/shards.ts";
 export const schema = await import("../src/db/schema/index.ts");
 export const { DEMO_OWNER_SOURCE } = await import("../src/domain/sandbox/demo-data.ts");

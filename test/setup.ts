@@ -11,7 +11,7 @@ for (const shard of SHARD_NAMES) {
   const d1 = shardBinding(env, shard);
   await applyD1Migrations(d1, env.TEST_MIGRATIONS);
   const slots = idSlotStatements(shard);
-  await d1.batch(slots.map((statement) => d1.prepare(statement)));
+  if (slots.length > 0) await d1.batch(slots.map((statement) => d1.prepare(statement)));
 }
 
 // A 5xx or an uncaught error fails the test it happened in, unless the test names that it expects one.
