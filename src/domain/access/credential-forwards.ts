@@ -26,14 +26,22 @@ export function forwardedShard(rows: unknown): ShardName | undefined {
 }
 
 /**
- * The dependencies of the shard a credential's forward names, read in `deps.shard` (one round trip), or undefined when
- * it has none: for a credential not found in the shard it names.
+ * The dependencies of the shard a credential's forwards lead to, from `deps.shard`, or undefined when it has none: for
+ * a credential not found in the shard it names. A business moved more than once left a forward in each shard it
+ * left, so the chain is followed to the shard without one, where the credential is (one round trip a hop; a forward
+ * never leads back, since a move into a shard drops that shard's forwards of the business).
  */
 export async function forwardedDependencies(
   deps: Dependencies,
   credentialHash: string,
 ): Promise<Dependencies | undefined> {
-  const [rows] = await runStatements(deps.db, [forwardLookup({ credential: credentialHash })]);
-  const forward = forwardedShard(rows);
-  return forward === undefined || forward === deps.shard ? undefined : deps.onShard(forward);
+  let there: Dependencies | undefined;
+  const visited = new Set<string>([deps.shard]);
+  for (;;) {
+    const [rows] = await runStatements((there ?? deps).db, [forwardLookup({ credential: credentialHash })]);
+    const forward = forwardedShard(rows);
+    if (forward === undefined || visited.has(forward)) return there;
+    visited.add(forward);
+    there = deps.onShard(forward);
+  }
 }
