@@ -1,13 +1,16 @@
 import { env } from "cloudflare:test";
-import { eq, getTableName, is } from "drizzle-orm";
+import { eq, getTableName, inArray, is } from "drizzle-orm";
 import { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
+import { insertMany, runBatch } from "../../src/db/batches";
 import * as schema from "../../src/db/schema";
 import { MOVING_RETRY_AFTER_SECONDS } from "../../src/domain/access/runtime-shard";
 import { moveBusiness } from "../../src/domain/operations/business-move";
 import { BUSINESS_ROWS } from "../../src/domain/operations/business-rows";
 import { STEP_STATEMENTS } from "../../src/domain/operations/move-step";
+import { sha256Hex } from "../../src/lib/secrets";
 import type { BusinessMoveAnswer } from "../../src/schemas/runtime";
+import { registerAction } from "../helpers/actions";
 import {
   businessWithBookings,
   directoryRowOf,
@@ -20,11 +23,15 @@ import {
 import { countingShards } from "../helpers/counting-d1";
 import { signedIn, submit } from "../helpers/dashboard";
 import { deps } from "../helpers/dependencies";
-import { createBusiness, shardDb } from "../helpers/fixtures";
+import { createBusiness, legacyDb, shardDb } from "../helpers/fixtures";
 import { call, expectError, json, RUNTIME } from "../helpers/http";
-import { browse, createOwnerBusiness } from "../helpers/oauth";
+import { createIntake } from "../helpers/intakes";
+import { keepingQueue } from "../helpers/keeping-queue";
+import { browse, connectApp, createOwnerBusiness } from "../helpers/oauth";
+import { bookingObject, reportChange } from "../helpers/platform";
 import { expectServerErrors } from "../helpers/server-errors";
 import { failingBatches } from "../helpers/shards";
+import { subscribe } from "../helpers/webhooks";
 
 // A move's steps (docs/scaling.md, Moving a business between shards): its mark and the refusals while it is under
 // way, its credential, its steps within their budget, a step run again after a failure or after the switch, and an
@@ -169,16 +176,22 @@ describe("the move's refusals", async () => {
   });
 });
 
-describe("a move of a business with 3,000 bookings", async () => {
-  const { business } = await businessWithBookings(3_000);
-  const before = await rowsIn("legacy", business.id);
+/** The steps of a move, each with its status, its answer and the D1 statements it ran, until one is not a 202. */
+async function countedSteps(businessId: string, to: string) {
   const steps: { status: number; answer: BusinessMoveAnswer; statements: number }[] = [];
   for (let last = 202; last === 202 && steps.length < 50; ) {
     const { bindings, trips } = countingShards(env);
-    const response = await move(business.id, "eu1", OPERATOR, bindings);
+    const response = await move(businessId, to, OPERATOR, bindings);
     last = response.status;
     steps.push({ status: last, answer: await json<BusinessMoveAnswer>(response), statements: statementsOf(trips) });
   }
+  return steps;
+}
+
+describe("a move of a business with 3,000 bookings", async () => {
+  const { business } = await businessWithBookings(3_000);
+  const before = await rowsIn("legacy", business.id);
+  const steps = await countedSteps(business.id, "eu1");
 
   it("takes several steps, each of at most STEP_STATEMENTS statements, through copying and verifying", () => {
     expect(steps.length).toBeGreaterThan(3);
@@ -197,6 +210,103 @@ describe("a move of a business with 3,000 bookings", async () => {
     expect(await rowsIn("eu1", business.id)).toEqual(before);
     await expectNoRowsIn("legacy", business.id);
   });
+});
+
+/** What a partner reads of the business with `credential`: how many of each, every page of the appointments read. */
+async function partnerCounts(credential: string, intakeIds: number[]) {
+  const listed = async (path: string) => {
+    const response = await call(`/api/v1${path}`, { key: credential });
+    expect(response.status, `${path}: ${await response.clone().text()}`).toBe(200);
+    return json<{ data: { id: number }[]; has_more?: boolean }>(response);
+  };
+  let appointments = 0;
+  for (let after = "", more = true; more; ) {
+    const page = await listed(`/appointments?limit=100${after}`);
+    appointments += page.data.length;
+    more = page.has_more === true;
+    after = `&starting_after=${page.data.at(-1)?.id}`;
+  }
+  const responses = [];
+  for (const id of intakeIds) responses.push((await listed(`/intakes/${id}/responses`)).data.length);
+  return {
+    endpoints: (await listed("/webhooks")).data.length,
+    actions: (await listed("/actions")).data.length,
+    intakes: (await listed("/intakes")).data.length,
+    responses,
+    appointments,
+  };
+}
+
+describe("a move at the maxima: 20 endpoints, 10 actions, 5 intakes with responses, 2,005 bookings", async () => {
+  const owner = await businessWithBookings(2_000);
+  const { business, apiKey } = owner;
+  const app = await connectApp(owner);
+  for (let n = 0; n < 20; n++) await subscribe(apiKey, `https://partner.example/maxima/${n}`);
+  for (let n = 0; n < 10; n++) await registerAction(apiKey, `maxima_${n}`);
+  const intakes = [];
+  for (let n = 0; n < 5; n++) intakes.push(await createIntake(apiKey));
+  const now = new Date().toISOString();
+  const responses = intakes.flatMap((intake) =>
+    Array.from({ length: 20 }, (_, i) => ({
+      intakeId: intake.id,
+      businessId: business.id,
+      conversationId: `conv-maxima-${i}`,
+      channel: "whatsapp" as const,
+      runId: `run-${crypto.randomUUID()}`,
+      answers: [{ id: "full_name", label: "What is your name?", type: "text" as const, value: `Customer ${i}` }],
+      status: "completed" as const,
+      completedAt: now,
+      createdAt: now,
+    })),
+  );
+  await runBatch(legacyDb, insertMany(legacyDb, schema.intakeResponses, responses));
+  // Five reports, each delivered to the 20 endpoints: 100 deliveries wait on a queue that sends nothing as the move
+  // begins, and the new shard's sweep is to send them.
+  for (let n = 0; n < 5; n++) {
+    const report = await reportChange(
+      business.id,
+      { booking: bookingObject(930_000_000 + n) },
+      {
+        WEBHOOK_DELIVERIES: keepingQueue,
+      },
+    );
+    expect(report.status).toBe(201);
+  }
+  const intakeIds = intakes.map((intake) => intake.id);
+  const counts = { endpoints: 20, actions: 10, intakes: 5, responses: [20, 20, 20, 20, 20], appointments: 2_005 };
+  const credentials = [apiKey, app.tokens.access_token, app.tokens.refresh_token];
+
+  it("reads as much before it moves", async () => {
+    expect(await partnerCounts(apiKey, intakeIds)).toEqual(counts);
+    expect((await rowsIn("legacy", business.id)).webhook_deliveries).toHaveLength(100);
+  });
+
+  it.each([
+    ["legacy", "us1"],
+    ["us1", "eu1"],
+  ] as const)(
+    "moves from %s to %s in steps within the budget, with every row and nothing left behind",
+    async (from, to) => {
+      const before = await rowsIn(from, business.id);
+      const steps = await countedSteps(business.id, to);
+      expect(steps.length).toBeGreaterThan(3);
+      for (const step of steps) expect(step.statements).toBeLessThanOrEqual(STEP_STATEMENTS);
+      expect(steps.map((step) => step.status)).toEqual([...steps.slice(1).map(() => 202), 200]);
+      const rows = Object.values(before).reduce((sum, table) => sum + table.length, 0);
+      expect(steps.at(-1)?.answer).toMatchObject({ from, to, status: "moved", rows_copied: rows });
+      // The pending deliveries arrive unenqueued, for the new shard's sweep; every other row as it was.
+      const unenqueued = before.webhook_deliveries?.map((row) => ({ ...(row as object), enqueuedAt: null }));
+      expect(await rowsIn(to, business.id)).toEqual({ ...before, webhook_deliveries: unenqueued });
+      await expectNoRowsIn(from, business.id);
+      const forwards = await shardDb(from)
+        .select({ shard: schema.credentialForwards.shard })
+        .from(schema.credentialForwards)
+        .where(inArray(schema.credentialForwards.credentialHash, credentials.map(sha256Hex)));
+      expect(forwards).toEqual(credentials.map(() => ({ shard: to })));
+      expect(await partnerCounts(apiKey, intakeIds)).toEqual(counts);
+      expect(await partnerCounts(app.tokens.access_token, [])).toMatchObject({ endpoints: 0, appointments: 2_005 });
+    },
+  );
 });
 
 describe("a move whose target fails in the middle of the copy", async () => {
