@@ -1,6 +1,14 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, gt, or, sql } from "drizzle-orm";
 import { runBatch } from "../../db/batches";
-import { apiKeys, businesses, credentialForwards, oauthGrants, oauthTokens, owners } from "../../db/schema";
+import {
+  apiKeys,
+  businesses,
+  credentialForwards,
+  oauthGrants,
+  oauthTokens,
+  owners,
+  webhookDeliveries,
+} from "../../db/schema";
 import { isShardName, SHARD_NAMES } from "../../db/shards";
 import type { GlobalDependencies } from "../../dependencies";
 import { conflict, invalid, notFound } from "../../lib/errors";
@@ -97,6 +105,29 @@ async function undone({ deps, move }: MoveStep): Promise<BusinessMoveAnswer> {
 }
 
 /** Runs the move's phases until it ends or the step's budget is spent. */
+/**
+ * Whether a delivery of the business is being sent by a claim taken before the mark (its lease still runs): the mark
+ * holds back the claims after it, not a send already under way, whose attempt would be recorded in the shard the
+ * move leaves after its copy, and then sent again from the new one. The copy starts once none is, at most a lease
+ * (30 s) after the mark (docs/scaling.md, Moving a business between shards).
+ */
+async function sendsUnderWay({ deps, move, budget }: MoveStep): Promise<boolean> {
+  const now = new Date(deps.clock()).toISOString();
+  const [leased] = await deps
+    .onShard(move.fromShard)
+    .db.select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.businessId, move.businessId),
+        or(gt(webhookDeliveries.leaseUntil, now), gt(webhookDeliveries.extraAttemptAt, now)),
+      ),
+    )
+    .limit(1);
+  budget.spend(1);
+  return leased !== undefined;
+}
+
 async function advance(step: MoveStep): Promise<BusinessMoveAnswer> {
   const { deps, move, budget } = step;
   for (;;) {
@@ -107,6 +138,8 @@ async function advance(step: MoveStep): Promise<BusinessMoveAnswer> {
       await shard.update(businesses).set({ movingSince: move.startedAt }).where(eq(businesses.id, move.businessId));
       budget.spend(1);
       enter(move, "copying");
+    } else if (move.phase === "copying" && move.rowsCopied === 0 && (await sendsUnderWay(step))) {
+      return paused(step);
     } else if (move.phase === "copying" || move.phase === "verifying") {
       const outcome = move.phase === "copying" ? await copying(step) : await verifying(step);
       if (outcome === "paused") return paused(step);
