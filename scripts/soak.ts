@@ -4,12 +4,19 @@
 // raised, loopback URLs allowed) and its own local state in a temporary folder, so the dev database is untouched.
 // The businesses alternate between the EU and the US, so between the shards eu1 and us1 (docs/scaling.md, Regional
 // shards): each request, report, intake run and delivery finds its own shard's database.
-// Exits non-zero on any 5xx, any delivery lost, or any duplicate that a retry does not explain.
+// Midway through the load the first business moves to another shard with the operator token (docs/scaling.md, Moving
+// a business between shards), intake runs under way: while it moves, its writes answer 503 with Retry-After, which
+// the load honours (a refused report or intake call is sent again after it); after the load, its rows are counted in
+// both shards.
+// Exits non-zero on any other 5xx, any delivery lost, any duplicate that a retry does not explain, a move that does not
+// end, or a moved business's row left behind or missing.
 import { parseArgs } from "node:util";
-import { eq, sql } from "drizzle-orm";
+import { eq, getTableColumns, getTableName, is, sql } from "drizzle-orm";
+import { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type ReceivedRequest, startReceiver } from "../test/receiver.ts";
 import {
   appConfigForLoad,
+  executeLocalSql,
   log,
   makeTempDir,
   prepareLocalState,
@@ -20,8 +27,17 @@ import {
   snapshotBundle,
   startLocalWorker,
 } from "./local-worker.ts";
-import { businessIdFor, businessSeedSql, directorySql, insertSelect, ownerEmailFor } from "./seed.ts";
-import { LEGACY_SHARD, newApiKey, SHARDS, type ShardName, schema, shardForCountry, sqlText } from "./service.ts";
+import { businessIdFor, businessSeedSql, directorySql, insertSelect, ownerEmailFor, resultRows } from "./seed.ts";
+import {
+  isShardName,
+  LEGACY_SHARD,
+  newApiKey,
+  SHARDS,
+  type ShardName,
+  schema,
+  shardForCountry,
+  sqlText,
+} from "./service.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -31,6 +47,7 @@ const { values: args } = parseArgs({
     "reports-per-second": { type: "string", default: "4" },
     "intakes-per-second": { type: "string", default: "1" },
     port: { type: "string", default: "8797" },
+    "move-to": { type: "string", default: "us1" },
   },
 });
 const DURATION_MS = Number(args.duration) * 1000;
@@ -39,6 +56,15 @@ const BUSINESSES = Number(args.businesses);
 const REPORTS_PER_SECOND = Number(args["reports-per-second"]);
 const INTAKES_PER_SECOND = Number(args["intakes-per-second"]);
 const PORT = Number(args.port);
+/** Where the first business (eu1's) moves midway: by default out of the EU, so its runs under way are handed over. */
+const MOVE_TO = args["move-to"];
+/** Intake runs of the moving business started just before its move and answered while it moves, then after. */
+const RUNS_UNDER_WAY = 3;
+/**
+ * How many times the move is run when it aborts with a mismatch: as the operators do (docs/operations.md, Moving a
+ * business), once more at once, then a third time.
+ */
+const MOVE_ATTEMPTS = 3;
 const BASE = `http://127.0.0.1:${PORT}`;
 const ENDPOINTS_PER_BUSINESS = 20;
 /** The countries the businesses take in turn: one in the EU (shard eu1), one elsewhere (us1). */
@@ -139,6 +165,9 @@ async function startWorker(directory: string) {
   await prepareLocalState({ configPath, persistTo }, await seedFiles(businesses));
   const shards = businesses.map(({ handle, shard }) => `${handle} in ${shard}`).join(", ");
   log(`Seeded ${shards}.`);
+  // What the seed gave the business that is to move, before the Worker holds the state.
+  const [mover] = businesses;
+  const seeded = mover ? await rowsIn({ configPath, persistTo }, mover.shard, mover) : {};
   const worker = await startLocalWorker({
     port: PORT,
     configPath,
@@ -154,43 +183,123 @@ async function startWorker(directory: string) {
     args: ["--test-scheduled"],
     logFile: `${directory}/wrangler-dev.log`,
   });
-  return { businesses, logFile: `${directory}/wrangler-dev.log`, ...worker };
+  return { businesses, seeded, logFile: `${directory}/wrangler-dev.log`, where: { configPath, persistTo }, ...worker };
 }
 
 // ---- The load.
+/** Whose request it is: the business, and what kind of call, for the 503s its move may answer. */
+type Caller = { business: Business; kind: "partner write" | "report" | "intake call" };
+
 const counts: {
   requests: number;
   byStatus: Map<number, number>;
   serverErrors: string[];
+  refusedWhileMoving: Map<Caller["kind"], number>;
+  retriedAfterMove: number;
   reads: number;
   pushes: number;
   reports: number;
   intakeRuns: number;
-} = { requests: 0, byStatus: new Map(), serverErrors: [], reads: 0, pushes: 0, reports: 0, intakeRuns: 0 };
+} = {
+  requests: 0,
+  byStatus: new Map(),
+  serverErrors: [],
+  refusedWhileMoving: new Map(),
+  retriedAfterMove: 0,
+  reads: 0,
+  pushes: 0,
+  reports: 0,
+  intakeRuns: 0,
+};
 const reportedEvents: Array<{ businessIndex: number; eventId: string }> = []; // { businessIndex, eventId }
 const completions = new Map<number, number>(); // business index → intake runs completed
+const bookingsReported = new Map<number, number>(); // business index → bookings its reports created
+
+/** The move midway (docs/scaling.md, Moving a business between shards): whose, when, and each step's answer. */
+const moving: {
+  business?: Business;
+  from?: ShardName;
+  startedAt?: number;
+  endedAt?: number;
+  /** When it ended on the receiver's clock (`performance.now()`), which times the arrivals. */
+  endedAtArrival?: number;
+  steps: Array<{ status: number; phase: string }>;
+  answer?: { rows_copied: number; tables: Record<string, number> };
+  /** The sentence of each abort: a move that found the business's rows changed, and undid its copy. */
+  aborts: string[];
+  failure?: string;
+  /** What the business's writes answered between two of its steps, before the switch. */
+  probes: Record<string, number>;
+} = { steps: [], aborts: [], probes: {} };
+
+/**
+ * A 503 with Retry-After that the move explains: a write of the moving business sent before its move ended, answered
+ * after it began. Any other 5xx fails the soak.
+ */
+const refusedByTheMove = (caller: Caller | undefined, sentAt: number, response: Response) =>
+  response.status === 503 &&
+  response.headers.get("Retry-After") !== null &&
+  caller?.business === moving.business &&
+  moving.startedAt !== undefined &&
+  Date.now() >= moving.startedAt &&
+  (moving.endedAt === undefined || sentAt <= moving.endedAt);
 
 // biome-ignore lint/suspicious/noExplicitAny: the answers are read as the API documents them
-async function request(path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
+type Answer = { status: number; body: any; retryAfter: number | undefined };
+
+async function request(path: string, init: RequestInit = {}, caller?: Caller): Promise<Answer> {
+  const sentAt = Date.now();
   const response = await fetch(`${BASE}${path}`, init);
   const text = await response.text();
   counts.requests += 1;
   counts.byStatus.set(response.status, (counts.byStatus.get(response.status) ?? 0) + 1);
-  if (response.status >= 500) counts.serverErrors.push(`${init.method ?? "GET"} ${path} → ${response.status} ${text}`);
-  return { status: response.status, body: text ? JSON.parse(text) : null };
+  if (caller && refusedByTheMove(caller, sentAt, response)) {
+    counts.refusedWhileMoving.set(caller.kind, (counts.refusedWhileMoving.get(caller.kind) ?? 0) + 1);
+  } else if (response.status >= 500) {
+    counts.serverErrors.push(`${init.method ?? "GET"} ${path} → ${response.status} ${text}`);
+  }
+  const retryAfter = response.headers.get("Retry-After");
+  return {
+    status: response.status,
+    body: text ? JSON.parse(text) : null,
+    retryAfter: retryAfter === null ? undefined : Number(retryAfter),
+  };
 }
 
-const partner = (business: Business, path: string, init: RequestInit = {}) =>
-  request(path, {
-    ...init,
-    headers: { Authorization: `Bearer ${business.apiKey.key}`, "Content-Type": "application/json", ...init.headers },
-  });
-const runtime = (path: string, body: unknown) =>
-  request(path, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${RUNTIME_TOKEN}`, "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
+/**
+ * Sends a call until it is not a 503 with Retry-After, waiting as long as each says: how a client rides out a move.
+ * `first` learns what the first sending answered.
+ */
+async function untilAccepted(send: () => Promise<Answer>, first?: (status: number) => void) {
+  let answer = await send();
+  first?.(answer.status);
+  while (answer.status === 503 && answer.retryAfter !== undefined) {
+    counts.retriedAfterMove += 1;
+    await sleep(answer.retryAfter * 1000);
+    answer = await send();
+  }
+  return answer;
+}
+
+const partner = (business: Business, path: string, init: RequestInit = {}, caller?: Caller) =>
+  request(
+    path,
+    {
+      ...init,
+      headers: { Authorization: `Bearer ${business.apiKey.key}`, "Content-Type": "application/json", ...init.headers },
+    },
+    caller,
+  );
+const runtime = (path: string, body: unknown, caller?: Caller) =>
+  request(
+    path,
+    {
+      method: "POST",
+      headers: { Authorization: `Bearer ${RUNTIME_TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    },
+    caller,
+  );
 
 let nextBookingId = 700_000_000;
 
@@ -206,29 +315,36 @@ function pacer(perSecond: number, startedAt: number) {
   };
 }
 
-async function report(business: Business) {
-  const { status, body } = await runtime(`/internal/v1/businesses/${business.id}/events`, {
-    booking: reportedBooking(nextBookingId++),
-  });
+/** A new booking reported, and reported again after any 503 of a move: each report counted is delivered. */
+async function report(business: Business, first?: (status: number) => void) {
+  const booking = reportedBooking(nextBookingId++);
+  const path = `/internal/v1/businesses/${business.id}/events`;
   counts.reports += 1;
-  if (status === 201)
-    for (const { id } of body.events) reportedEvents.push({ businessIndex: business.index, eventId: id });
+  const send = () => runtime(path, { booking }, { business, kind: "report" });
+  const { status, body } = await untilAccepted(send, first);
+  if (status !== 201) return;
+  bookingsReported.set(business.index, (bookingsReported.get(business.index) ?? 0) + 1);
+  for (const { id } of body.events) reportedEvents.push({ businessIndex: business.index, eventId: id });
+}
+
+/** A conversation's intake: its start, and the answer that completes it (each sent again after a 503 of a move). */
+function conversation(business: Business) {
+  const path = `/internal/v1/businesses/${business.id}/conversations/soak-${crypto.randomUUID()}/intake`;
+  const caller: Caller = { business, kind: "intake call" };
+  const start = { intake_id: business.intakeId, channel: "whatsapp", customer: { phone: "+31612345678" } };
+  const answers = { answers: { full_name: "Soak Customer" } };
+  return {
+    start: () => runtime(path, start, caller),
+    answer: () => runtime(`${path}/answers`, answers, caller),
+    completed: () => completions.set(business.index, (completions.get(business.index) ?? 0) + 1),
+  };
 }
 
 async function intakeRun(business: Business) {
-  const conversation = `soak-${crypto.randomUUID()}`;
-  const intake = `/internal/v1/businesses/${business.id}/conversations/${conversation}/intake`;
-  const started = await runtime(intake, {
-    intake_id: business.intakeId,
-    channel: "whatsapp",
-    customer: { phone: "+31612345678" },
-  });
+  const run = conversation(business);
   counts.intakeRuns += 1;
-  if (started.status !== 201) return;
-  const done = await runtime(`${intake}/answers`, {
-    answers: { full_name: "Soak Customer" },
-  });
-  if (done.body?.status === "completed") completions.set(business.index, (completions.get(business.index) ?? 0) + 1);
+  if ((await untilAccepted(run.start)).status !== 201) return;
+  if ((await untilAccepted(run.answer)).body?.status === "completed") run.completed();
 }
 
 type Business = {
@@ -240,6 +356,18 @@ type Business = {
   shard: ShardName;
   intakeId?: number;
 };
+
+/** A knowledge push: a partner write, which a move refuses. */
+const push = (business: Business, n: number) =>
+  partner(
+    business,
+    `/api/v1/knowledge/soak-${n % 5}`,
+    {
+      method: "PUT",
+      body: JSON.stringify({ title: "Opening hours", content: `Open from nine to five, version ${n}, every day.` }),
+    },
+    { business, kind: "partner write" },
+  );
 
 const READS = ["/api/v1/me", "/api/v1/appointments?limit=100", "/api/v1/orders", "/api/v1/knowledge"];
 
@@ -257,10 +385,7 @@ async function connection(
     else if (n % 10 === 0 && (pushes.get(business.index) ?? 0) < PUSHES_PER_BUSINESS) {
       pushes.set(business.index, (pushes.get(business.index) ?? 0) + 1);
       counts.pushes += 1;
-      await partner(business, `/api/v1/knowledge/soak-${n % 5}`, {
-        method: "PUT",
-        body: JSON.stringify({ title: "Opening hours", content: `Open from nine to five, version ${n}, every day.` }),
-      });
+      await push(business, n);
     } else {
       counts.reads += 1;
       await partner(business, READS[n % READS.length] ?? "/api/v1/me");
@@ -287,14 +412,142 @@ function tally(businesses: Business[]) {
   }
   let duplicates = 0;
   let explained = 0;
-  for (const times of arrivals.values()) {
+  let acrossTheMove = 0;
+  const moved = moving.business && `/b${moving.business.index}/`;
+  const end = moving.endedAtArrival;
+  for (const [delivery, times] of arrivals) {
     for (let i = 1; i < times.length; i++) {
+      const [earlier = 0, later = 0] = [times[i - 1], times[i]];
       duplicates += 1;
-      if ((times[i] ?? 0) - (times[i - 1] ?? 0) >= RETRY_GAP_MS) explained += 1;
+      // A delivery of the moved business that arrived before the move ended and again after it was not retried: its
+      // first attempt's record did not move with it. Never explained, however far apart.
+      if (moved && end !== undefined && delivery.startsWith(moved) && earlier < end && later > end) acrossTheMove += 1;
+      else if (later - earlier >= RETRY_GAP_MS) explained += 1;
     }
   }
   const deliveriesReceived = [...received.values()].reduce((sum, n) => sum + n, 0);
-  return { expected, lost, deliveriesReceived, duplicates, unexplainedDuplicates: duplicates - explained };
+  return {
+    expected,
+    lost,
+    deliveriesReceived,
+    duplicates,
+    acrossTheMove,
+    unexplainedDuplicates: duplicates - explained,
+  };
+}
+
+// ---- The move midway (docs/operations.md, Moving a business).
+const OPERATOR = { Authorization: `Bearer ${OPERATOR_TOKEN}`, "Content-Type": "application/json" };
+
+/**
+ * At `at`, moves `business` to MOVE_TO with the operator token, step after step until its 200, with RUNS_UNDER_WAY
+ * intake runs started just before. After its first step, before the switch, a partner write, a report and each run's
+ * answer are sent once and must answer 503 with Retry-After; the report goes on in `background` and is sent again
+ * after the move. Once moved, the runs are answered again, and complete in the new shard.
+ */
+async function moveMidway(business: Business, at: number, background: Promise<unknown>[]) {
+  await sleep(Math.max(0, at - Date.now()));
+  const underWay = [];
+  for (let n = 0; n < RUNS_UNDER_WAY; n++) {
+    const run = conversation(business);
+    counts.intakeRuns += 1;
+    if ((await untilAccepted(run.start)).status === 201) underWay.push(run);
+  }
+  Object.assign(moving, { business, from: business.shard, startedAt: Date.now() });
+  log(`Moving ${business.handle} from ${business.shard} to ${MOVE_TO}, ${underWay.length} intake runs under way...`);
+  const path = `/internal/v1/businesses/${business.id}/move`;
+  while (!moving.answer && !moving.failure && moving.aborts.length < MOVE_ATTEMPTS) {
+    for (;;) {
+      const step = await request(path, { method: "POST", headers: OPERATOR, body: JSON.stringify({ to: MOVE_TO }) });
+      moving.steps.push({ status: step.status, phase: step.body?.status ?? step.body?.code });
+      if (step.status === 200) moving.answer = step.body;
+      else if (step.body?.code === "move_mismatch") moving.aborts.push(step.body.error);
+      else if (step.status !== 202) moving.failure = `${step.status} ${JSON.stringify(step.body)}`;
+      if (step.status !== 202) break;
+      if (moving.steps.length === 1 && ["copying", "verifying"].includes(step.body.status)) {
+        counts.pushes += 1;
+        moving.probes["partner write"] = (await push(business, 0)).status;
+        const reported = new Promise<number>((resolve) => background.push(report(business, resolve)));
+        moving.probes.report = await reported;
+        for (const [n, run] of underWay.entries())
+          moving.probes[`intake answer ${n + 1}`] = (await run.answer()).status;
+      }
+    }
+  }
+  moving.endedAt = Date.now();
+  moving.endedAtArrival = performance.now();
+  if (moving.answer) business.shard = MOVE_TO as ShardName;
+  for (const run of underWay) if ((await untilAccepted(run.answer)).body?.status === "completed") run.completed();
+}
+
+/** The global database's tables (docs/scaling.md, Regional shards): the directory, which a move does not copy. */
+const GLOBAL_TABLES = new Set(["business_shards", "business_moves", "owner_emails"]);
+
+/**
+ * How many rows of the business each table keyed by business holds in `shard`, its deliveries' attempts, and the
+ * forwards of its API key: read from the local state once the Worker is stopped.
+ */
+async function rowsIn(where: { configPath: string; persistTo: string }, shard: ShardName, business: Business) {
+  const { credentialForwards, deliveryAttempts, webhookDeliveries } = schema;
+  const counted = Object.values(schema as Record<string, unknown>)
+    .filter((value): value is SQLiteTable => is(value, SQLiteTable))
+    .flatMap((table) => {
+      const name = getTableName(table);
+      const columns: Record<string, unknown> = getTableColumns(table);
+      const owner = name === "businesses" ? columns.id : columns.businessId;
+      if (!owner || GLOBAL_TABLES.has(name)) return [];
+      return [sql`(select count(*) from ${table} where ${owner} = ${business.id}) as ${sql.identifier(name)}`];
+    });
+  const ofBusiness = sql`select ${webhookDeliveries.id} from ${webhookDeliveries} where ${webhookDeliveries.businessId} = ${business.id}`;
+  const statement = sql`select ${sql.join(
+    [
+      ...counted,
+      sql`(select count(*) from ${deliveryAttempts} where ${deliveryAttempts.deliveryId} in (${ofBusiness})) as delivery_attempts`,
+      sql`(select count(*) from ${credentialForwards} where ${credentialForwards.credentialHash} = ${business.apiKey.keyHash}) as credential_forwards`,
+    ],
+    sql`, `,
+  )}`;
+  const printed = await executeLocalSql(where, { binding: SHARDS[shard].binding, sql: sqlText(statement) });
+  return (resultRows(printed).at(-1)?.[0] ?? {}) as Record<string, number>;
+}
+
+/**
+ * What the moved business's rows must be once the load is over, from what the seed gave it (`seeded`): none left in the
+ * shard it left but its key's forward; in its new shard its 20 endpoints, the seeded bookings and one more per report
+ * that created one, a response per run completed, an event for each of those and a delivery of each to each endpoint,
+ * and every other table's rows as seeded. Answers the differences found, and the counts.
+ */
+async function movedRows(where: { configPath: string; persistTo: string }, seeded: Record<string, number>) {
+  const { business, from } = moving;
+  if (!business || !from) return { problems: ["no business moved"], left: {}, arrived: {} };
+  const left = await rowsIn(where, from, business);
+  const arrived = await rowsIn(where, business.shard, business);
+  const bookings = bookingsReported.get(business.index) ?? 0;
+  const responses = completions.get(business.index) ?? 0;
+  const changedByTheLoad: Record<string, number | undefined> = {
+    webhook_endpoints: ENDPOINTS_PER_BUSINESS,
+    bookings: (seeded.bookings ?? 0) + bookings,
+    intake_responses: (seeded.intake_responses ?? 0) + responses,
+    events: (seeded.events ?? 0) + bookings + responses,
+    webhook_deliveries: (seeded.webhook_deliveries ?? 0) + ENDPOINTS_PER_BUSINESS * (bookings + responses),
+    // At least one attempt per delivery, more where one was retried; the pushes replace the seeded knowledge.
+    delivery_attempts: undefined,
+    knowledge_items: undefined,
+    credential_forwards: 0,
+  };
+  const expected = { ...seeded, ...changedByTheLoad };
+  const problems = [
+    ...Object.entries(left)
+      .filter(([table, n]) => n !== (table === "credential_forwards" ? 1 : 0))
+      .map(([table, n]) => `${from} holds ${n} of its ${table}`),
+    ...Object.entries(expected)
+      .filter(([table, n]) => n !== undefined && arrived[table] !== n)
+      .map(([table, n]) => `${business.shard} holds ${arrived[table]} of its ${table}, not ${n}`),
+  ];
+  if ((arrived.delivery_attempts ?? 0) < (arrived.webhook_deliveries ?? 0)) {
+    problems.push(`${business.shard} holds fewer attempts than deliveries`);
+  }
+  return { problems, left, arrived };
 }
 
 async function main() {
@@ -318,13 +571,27 @@ async function main() {
       business.intakeId = intakes.body.data[0]?.id;
       if (!business.intakeId) throw new Error("the seeded intake is missing");
     }
+    const [mover] = businesses;
+    if (!mover || !isShardName(MOVE_TO) || MOVE_TO === mover.shard) {
+      throw new Error(`--move-to must name a shard other than ${mover?.shard}: ${Object.keys(SHARDS).join(", ")}.`);
+    }
+    const businessesByShard = Object.fromEntries(
+      [...new Set(businesses.map((b) => b.shard))].map((shard) => [
+        shard,
+        businesses.filter((b) => b.shard === shard).length,
+      ]),
+    );
     log(`Load: ${CONNECTIONS} connections for ${DURATION_MS / 1000} s over ${BUSINESSES} businesses...`);
     const startedAt = Date.now();
     const paced = { report: pacer(REPORTS_PER_SECOND, startedAt), intake: pacer(INTAKES_PER_SECOND, startedAt) };
     const pushes = new Map<number, number>();
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, () => connection(businesses, startedAt + DURATION_MS, paced, pushes)),
-    );
+    const background: Promise<unknown>[] = [];
+    await Promise.all([
+      ...Array.from({ length: CONNECTIONS }, () => connection(businesses, startedAt + DURATION_MS, paced, pushes)),
+      moveMidway(mover, startedAt + DURATION_MS / 2, background),
+    ]);
+    await Promise.all(background);
+    // Until the last request refused by the move was sent again and answered.
     const loadSeconds = (Date.now() - startedAt) / 1000;
     log("Load done; waiting for the deliveries to drain (the sweep runs every 20 s)...");
     const drainStarted = Date.now();
@@ -339,19 +606,19 @@ async function main() {
     // A last look for late duplicates.
     await sleep(2000);
     const result = tally(businesses);
+    const drainSeconds = Math.round((Date.now() - drainStarted) / 1000);
+    await worker.stop();
+    const rows = await movedRows(worker.where, worker.seeded);
     const summary = {
       seconds: Math.round(loadSeconds),
       connections: CONNECTIONS,
-      businesses_by_shard: Object.fromEntries(
-        [...new Set(businesses.map((b) => b.shard))].map((shard) => [
-          shard,
-          businesses.filter((b) => b.shard === shard).length,
-        ]),
-      ),
+      businesses_by_shard: businessesByShard,
       requests: counts.requests,
       requests_per_second: Math.round(counts.requests / loadSeconds),
       statuses: Object.fromEntries(counts.byStatus),
       server_errors: counts.serverErrors.length,
+      refused_while_moving: Object.fromEntries(counts.refusedWhileMoving),
+      sent_again_after_503: counts.retriedAfterMove,
       reads: counts.reads,
       knowledge_pushes: counts.pushes,
       reports: counts.reports,
@@ -363,11 +630,43 @@ async function main() {
       lost: result.lost,
       duplicates: result.duplicates,
       unexplained_duplicates: result.unexplainedDuplicates,
-      drain_seconds: Math.round((Date.now() - drainStarted) / 1000),
+      duplicates_across_the_move: result.acrossTheMove,
+      drain_seconds: drainSeconds,
+      move: {
+        business: moving.business?.handle,
+        from: moving.from,
+        to: MOVE_TO,
+        at_second: Math.round(((moving.startedAt ?? 0) - startedAt) / 1000),
+        seconds: ((moving.endedAt ?? 0) - (moving.startedAt ?? 0)) / 1000,
+        steps: moving.steps.length,
+        aborted_with_a_mismatch: moving.aborts.length,
+        phases: moving.steps.map((step) => step.phase).join(", "),
+        rows_copied: moving.answer?.rows_copied,
+        tables: moving.answer?.tables,
+        refusals_while_under_way: moving.probes,
+        rows_left_in_old_shard: rows.left,
+        rows_in_new_shard: rows.arrived,
+      },
     };
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
     for (const error of counts.serverErrors.slice(0, 10)) log(`5xx: ${error}`);
-    const ok = summary.server_errors === 0 && summary.lost === 0 && summary.unexplained_duplicates === 0;
+    for (const abort of moving.aborts) log(`The move aborted: ${abort}`);
+    if (moving.failure) log(`The move failed: ${moving.failure}`);
+    if (!moving.answer && !moving.failure) log(`The move did not end in ${MOVE_ATTEMPTS} runs.`);
+    for (const problem of rows.problems) log(`After the move: ${problem}`);
+    const probes = Object.values(moving.probes);
+    if (probes.length === 0) log("The move ended in its first step: nothing was sent while it was under way.");
+    for (const [call, status] of Object.entries(moving.probes)) {
+      if (status !== 503) log(`While the move was under way, the ${call} answered ${status}, not 503.`);
+    }
+    const ok =
+      summary.server_errors === 0 &&
+      summary.lost === 0 &&
+      summary.unexplained_duplicates === 0 &&
+      moving.answer !== undefined &&
+      rows.problems.length === 0 &&
+      probes.length > 0 &&
+      probes.every((status) => status === 503);
     log(ok ? "Soak passed." : `Soak FAILED (wrangler's output: ${worker.logFile}).`);
     exitCode = ok ? 0 : 1;
   } finally {
