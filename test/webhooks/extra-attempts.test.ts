@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Business } from "../../src/domain/access/businesses";
 import { LEASE_MS } from "../../src/domain/webhooks/delivery-claim";
-import type { DeliveryMessage } from "../../src/queues/delivery-message";
 import { createBusiness } from "../helpers/fixtures";
 import { call } from "../helpers/http";
+import { keepingQueue } from "../helpers/keeping-queue";
 import { receiverBox } from "../helpers/receiver";
 import { attemptsOf, claimOne, consume, consumeBatch, deliveryRow, outboxOnly, subscribe } from "../helpers/webhooks";
 
@@ -11,12 +11,6 @@ import { attemptsOf, claimOne, consume, consumeBatch, deliveryRow, outboxOnly, s
 // makes it on a driven clock: owed by the delivery's row, made by any message of it, under a lease of its own, and
 // never a second schedule (src/domain/webhooks/attempts.ts). The request goes through HTTP; its message goes to a
 // queue that keeps it, so that each test runs the consumer itself.
-
-/** A queue binding that takes messages and sends nothing. */
-const keepingQueue = {
-  send: async () => {},
-  sendBatch: async (_messages: Iterable<MessageSendRequest<DeliveryMessage>>) => {},
-} as unknown as Queue<DeliveryMessage>;
 
 async function deliveryTo(business: Business, apiKey: string, path: string) {
   const box = receiverBox("extra");
