@@ -2,12 +2,14 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type ShardBindings, shardBinding } from "../../src/db/shard-bindings";
 import { SHARD_NAMES, SHARDS, type ShardName, shardSegment } from "../../src/db/shards";
+import { moved } from "../helpers/business-move";
 import { countingD1 } from "../helpers/counting-d1";
 import { BASE, dispatch, json } from "../helpers/http";
 import {
   authorizationCode,
   authorizeQuery,
   bodyCredentials,
+  connectApp,
   createOwnerBusiness,
   expectOAuthError,
   type RegisteredClient,
@@ -133,3 +135,35 @@ describe.each(["legacy", "eu1", "us1"] as const)(
     });
   },
 );
+
+// docs/scaling.md, Moving a business between shards: a refresh token whose business moved is found through the
+// forward left in each shard the business left, a forward's read and the token's read per hop.
+describe("D1 round trips of a refresh whose business moved", () => {
+  const refresh = (app: Awaited<ReturnType<typeof connectApp>>, token: string) =>
+    tokenRequestTrips({ grant_type: "refresh_token", refresh_token: token, ...bodyCredentials(app.client) });
+
+  it("costs two round trips where the token is named and two where its business is, after one move", async () => {
+    const shop = await createOwnerBusiness({ shard: "us1" });
+    const app = await connectApp(shop);
+    await moved(shop.business.id, "eu1");
+    const { response, trips } = await refresh(app, app.tokens.refresh_token);
+    expect(response.status).toBe(200);
+    expect(trips).toEqual({ legacy: 0, eu1: 2, us1: 2 });
+    const rotated = await json<Tokens>(response);
+    await moved(shop.business.id, "legacy");
+    // The new pair names eu1, which the business left too: one hop.
+    const again = await refresh(app, rotated.refresh_token);
+    expect(again.response.status).toBe(200);
+    expect(again.trips).toEqual({ legacy: 2, eu1: 2, us1: 0 });
+  });
+
+  it("and two more per shard it passed through, after two moves", async () => {
+    const shop = await createOwnerBusiness({ shard: "us1" });
+    const app = await connectApp(shop);
+    await moved(shop.business.id, "eu1");
+    await moved(shop.business.id, "legacy");
+    const { response, trips } = await refresh(app, app.tokens.refresh_token);
+    expect(response.status).toBe(200);
+    expect(trips).toEqual({ legacy: 2, eu1: 2, us1: 2 });
+  });
+});

@@ -26,22 +26,24 @@ export function forwardedShard(rows: unknown): ShardName | undefined {
 }
 
 /**
- * The dependencies of the shard a credential's forwards lead to, from `deps.shard`, or undefined when it has none: for
- * a credential not found in the shard it names. A business moved more than once left a forward in each shard it
- * left, so the chain is followed to the shard without one, where the credential is (one round trip a hop; a forward
- * never leads back, since a move into a shard drops that shard's forwards of the business).
+ * A credential not found in the shard it names, found where its forwards lead: `find` looks for it on each shard a
+ * forward names, in turn, until it is found. A business moved more than once left a forward in each shard it left,
+ * and a forward never leads back (a move into a shard drops that shard's forwards of the business). Each hop is its
+ * forward's read and `find`'s: a credential moved once costs two round trips, as a single forward did.
  */
-export async function forwardedDependencies(
+export async function foundThroughForwards<T>(
   deps: Dependencies,
   credentialHash: string,
-): Promise<Dependencies | undefined> {
-  let there: Dependencies | undefined;
+  find: (there: Dependencies) => Promise<T | undefined>,
+): Promise<{ there: Dependencies; found: T } | undefined> {
   const visited = new Set<string>([deps.shard]);
-  for (;;) {
-    const [rows] = await runStatements((there ?? deps).db, [forwardLookup({ credential: credentialHash })]);
+  for (let from = deps; ; ) {
+    const [rows] = await runStatements(from.db, [forwardLookup({ credential: credentialHash })]);
     const forward = forwardedShard(rows);
-    if (forward === undefined || visited.has(forward)) return there;
+    if (forward === undefined || visited.has(forward)) return undefined;
     visited.add(forward);
-    there = deps.onShard(forward);
+    from = deps.onShard(forward);
+    const found = await find(from);
+    if (found !== undefined) return { there: from, found };
   }
 }

@@ -4,7 +4,7 @@ import type { Dependencies } from "../../dependencies";
 import { optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
-import { forwardedDependencies } from "../access/credential-forwards";
+import { foundThroughForwards } from "../access/credential-forwards";
 import { businessMoving } from "../access/runtime-shard";
 import { identifyRevokingClient } from "./client-authentication";
 import { shardOfToken } from "./token-format";
@@ -59,15 +59,11 @@ export async function revocationRequest(
   // changes nothing.
   if (shardOfToken(token) === undefined) return;
   const tokenHash = sha256Hex(token);
-  let found = await connectionOfToken(deps, tokenHash);
-  let there = deps;
-  if (!found) {
-    const forwarded = await forwardedDependencies(deps, tokenHash);
-    if (!forwarded) return;
-    there = forwarded;
-    found = await connectionOfToken(there, tokenHash);
-  }
-  if (!found || found.clientId !== client.id) return;
+  const here = await connectionOfToken(deps, tokenHash);
+  const { there, found } = here
+    ? { there: deps, found: here }
+    : ((await foundThroughForwards(deps, tokenHash, (shard) => connectionOfToken(shard, tokenHash))) ?? {});
+  if (!there || !found || found.clientId !== client.id) return;
   // RFC 7009 §2.2.1: a server that cannot revoke now answers 503 with Retry-After; a revocation during a move would
   // be undone by the copy of the tokens (docs/scaling.md, Moving a business between shards).
   if (found.businessMovingSince !== null) throw businessMoving();

@@ -3,7 +3,7 @@ import { OAuthError } from "../../lib/oauth-errors";
 import { requiredParameter } from "../../lib/oauth-parameters";
 import type { EpochMs } from "../../lib/time";
 import type { TokenResponse } from "../../schemas/oauth";
-import { forwardedDependencies } from "../access/credential-forwards";
+import { foundThroughForwards } from "../access/credential-forwards";
 import { authenticateWithGrant, type GrantRead, presentedCredentials } from "./client-authentication";
 import { codeRead, exchangeAuthorizationCode } from "./code-exchange";
 import { refreshTokenHash, refreshTokenRead, refreshTokens } from "./refresh-rotation";
@@ -52,10 +52,12 @@ export async function tokenRequest(
     if (grant !== undefined) return refreshTokens(deps, client, form, grant, now);
     // Not in the shard it names: its business may have moved, leaving a forward (docs/scaling.md, Moving a business
     // between shards). The client is authenticated again there, where its copy moved with the connection.
-    const there = await forwardedDependencies(deps, refreshTokenHash(form));
-    if (!there) return refreshTokens(deps, client, form, undefined, now);
-    const moved = await authenticateWithGrant(there, presented, refreshTokenRead(there, form));
-    return refreshTokens(there, moved.client, form, moved.grant, now);
+    const moved = await foundThroughForwards(deps, refreshTokenHash(form), async (there) => {
+      const read = await authenticateWithGrant(there, presented, refreshTokenRead(there, form));
+      return read.grant === undefined ? undefined : read;
+    });
+    if (!moved) return refreshTokens(deps, client, form, undefined, now);
+    return refreshTokens(moved.there, moved.found.client, form, moved.found.grant, now);
   }
   await authenticate(undefined);
   throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
