@@ -37,7 +37,7 @@ import {
 } from "./local-worker.ts";
 import { businessIdFor, businessSeedSql, directorySql, ownerEmailFor } from "./seed.ts";
 import { LEGACY_SHARD, newApiKey, SHARDS, type ShardName, shardForCountry, sqlLiteral } from "./service.ts";
-import { PROJECT_ROOT } from "./wrangler.ts";
+import { LOCAL_ONLY_VARS, PROJECT_ROOT } from "./wrangler.ts";
 
 const USAGE = `Usage: npm run bench [-- options]
   --rounds N            read rounds per route and Worker, alternating app and floor (3)
@@ -641,8 +641,7 @@ async function startWorkers(options: Options, directory: string, businesses: Ben
   const started = await Promise.allSettled([
     start(join(directory, "app"), config, options.port, "/api/v1/openapi.json", appSeeds, {
       BASE_URL: `http://127.0.0.1:${options.port}`,
-      ALLOW_LOOPBACK_URLS: "true",
-      LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",
+      ...LOCAL_ONLY_VARS,
       RUNTIME_TOKEN,
     }),
     withFloor

@@ -38,6 +38,7 @@ import {
   shardForCountry,
   sqlText,
 } from "./service.ts";
+import { LOCAL_ONLY_VARS } from "./wrangler.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -175,8 +176,7 @@ async function startWorker(directory: string) {
     noBundle: true,
     vars: {
       BASE_URL: BASE,
-      ALLOW_LOOPBACK_URLS: "true",
-      LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",
+      ...LOCAL_ONLY_VARS,
       RUNTIME_TOKEN,
       OPERATOR_TOKEN,
     },

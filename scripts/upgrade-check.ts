@@ -44,7 +44,7 @@ import {
   tableAsMigrated,
 } from "./seed.ts";
 import { db, hashPassword, LEGACY_SHARD, newApiKey, SHARDS, schema, shardForCountry, sqlText } from "./service.ts";
-import { PROJECT_ROOT } from "./wrangler.ts";
+import { LOCAL_ONLY_VARS, PROJECT_ROOT } from "./wrangler.ts";
 
 // src/lib/signing.ts imports without extensions: loaded after scripts/service.ts has registered its resolve hook.
 const { newSigningSecret } = await import("../src/lib/signing.ts");
@@ -258,8 +258,7 @@ async function main() {
       noBundle: true,
       vars: {
         BASE_URL: BASE,
-        ALLOW_LOOPBACK_URLS: "true",
-        LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",
+        ...LOCAL_ONLY_VARS,
         RUNTIME_TOKEN,
         OPERATOR_TOKEN,
       },

@@ -99,14 +99,19 @@ export function randomToken(): string {
 }
 
 /**
+ * What local development and its tools run with, and production never does: loopback URLs for webhooks and actions,
+ * and Durable Object jurisdictions emulated, as workerd does not implement them (src/durable-objects/jurisdictions.ts).
+ */
+export const LOCAL_ONLY_VARS = { ALLOW_LOOPBACK_URLS: "true", LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated" };
+
+/**
  * The local defaults; RUNTIME_TOKEN and OPERATOR_TOKEN are random per clone. Durable Object jurisdictions are emulated, as workerd does not
  * implement them (src/durable-objects/jurisdictions.ts).
  */
 function defaultDevVars() {
   return {
     BASE_URL: "http://localhost:8787",
-    ALLOW_LOOPBACK_URLS: "true",
-    LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",
+    ...LOCAL_ONLY_VARS,
     RUNTIME_TOKEN: randomToken(),
     OPERATOR_TOKEN: randomToken(),
   };
@@ -136,7 +141,9 @@ export function ensureDevVars(options: { log?: (message: string) => void } = {})
   if (!vars.BASE_URL) missing.push(`BASE_URL=${defaultDevVars().BASE_URL}`);
   if (!vars.RUNTIME_TOKEN) missing.push(`RUNTIME_TOKEN=${randomToken()}`);
   if (!vars.OPERATOR_TOKEN) missing.push(`OPERATOR_TOKEN=${randomToken()}`);
-  if (!vars.LOCAL_DURABLE_OBJECT_JURISDICTIONS) missing.push("LOCAL_DURABLE_OBJECT_JURISDICTIONS=emulated");
+  if (!vars.LOCAL_DURABLE_OBJECT_JURISDICTIONS) {
+    missing.push(`LOCAL_DURABLE_OBJECT_JURISDICTIONS=${LOCAL_ONLY_VARS.LOCAL_DURABLE_OBJECT_JURISDICTIONS}`);
+  }
   if (missing.length > 0) {
     const separator = text === "" || text.endsWith("\n") ? "" : "\n";
     writeFileSync(DEV_VARS_PATH, `${text}${separator}${missing.join("\n")}\n`);

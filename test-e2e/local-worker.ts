@@ -5,6 +5,7 @@ import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, inject } from "vitest";
 import { startLocalWorker } from "../scripts/local-worker.ts";
 import { type SeedResult, seed as seedBusiness } from "../scripts/seed.ts";
+import { LOCAL_ONLY_VARS } from "../scripts/wrangler.ts";
 import { type ReceivedRequest, startReceiver as startTestReceiver } from "../test/receiver.ts";
 
 /**
@@ -30,7 +31,7 @@ export async function startWorker(port: number): Promise<() => Promise<void>> {
   const worker = await startLocalWorker({
     port,
     persistTo: STATE,
-    vars: { BASE_URL: `http://localhost:${port}`, LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated" },
+    vars: { BASE_URL: `http://localhost:${port}`, ...LOCAL_ONLY_VARS },
   });
   return () => worker.stop();
 }
