@@ -6,6 +6,7 @@ import { ID_SLOTS } from "../../src/db/ids";
 import * as schema from "../../src/db/schema";
 import { shardBinding } from "../../src/db/shard-bindings";
 import { SHARD_NAMES, SHARDS, type ShardName } from "../../src/db/shards";
+import { MAX_ENDPOINTS_PER_BUSINESS } from "../../src/domain/webhooks/endpoints";
 import { moved } from "../helpers/business-move";
 import { createBusiness, shardDb } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
@@ -142,7 +143,8 @@ describe("bookings and orders of the same numbers in two businesses", () => {
 describe("rows inserted from a select (a report's deliveries, the consumer's attempts)", () => {
   it.each(SHARD_NAMES)("are numbered from the shard's sequence in %s too", async (shard) => {
     const { business, apiKey } = await createBusiness({ shard });
-    for (let n = 0; n < 3; n++) await subscribe(apiKey, receiverBox("ids-fan-out").url("/ok"));
+    // The most endpoints one event reaches: one statement inserts 20 deliveries.
+    for (let n = 0; n < MAX_ENDPOINTS_PER_BUSINESS; n++) await subscribe(apiKey, receiverBox("ids-fan-out").url("/ok"));
     for (let n = 0; n < 2; n++) {
       const report = await reportChange(business.id, { booking: bookingObject(770_000_000 + n) });
       expect(report.status).toBe(201);
@@ -151,7 +153,7 @@ describe("rows inserted from a select (a report's deliveries, the consumer's att
       .select({ id: schema.webhookDeliveries.id })
       .from(schema.webhookDeliveries)
       .where(eq(schema.webhookDeliveries.businessId, business.id));
-    expect(deliveries).toHaveLength(6);
+    expect(deliveries).toHaveLength(2 * MAX_ENDPOINTS_PER_BUSINESS);
     const attempts = await vi.waitFor(
       async () => {
         const rows = await shardDb(shard)
@@ -163,7 +165,7 @@ describe("rows inserted from a select (a report's deliveries, the consumer's att
               deliveries.map((row) => row.id),
             ),
           );
-        expect(rows).toHaveLength(6);
+        expect(rows).toHaveLength(2 * MAX_ENDPOINTS_PER_BUSINESS);
         return rows;
       },
       { timeout: 10_000, interval: 100 },
