@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { createSandboxBusiness, limitSandboxCreations, sandboxShard } from "../domain/sandbox/businesses";
-import { clientAddressOf } from "../lib/client-address";
+import { creatorNetworkOf } from "../lib/client-address";
 import { invalid } from "../lib/errors";
 import { parseOrThrow } from "../lib/validation";
 import { JSON_CONTENT_TYPE, NOT_JSON_BODY, NOT_VALID_JSON } from "../middleware/error-responses";
@@ -27,7 +27,7 @@ async function optionalJsonBody(c: Context<AppEnv>): Promise<unknown> {
  */
 export const sandboxBusinesses = new Hono<AppEnv>().post("/businesses", async (c) => {
   c.header("Cache-Control", "no-store");
-  await limitSandboxCreations(c.env.SANDBOX_RATE_LIMIT, clientAddressOf(c));
+  await limitSandboxCreations(c.env.SANDBOX_RATE_LIMIT, creatorNetworkOf(c));
   const input = parseOrThrow(SandboxBusinessBody, await optionalJsonBody(c), "json");
   useShard(c, sandboxShard(input.country));
   const created = await createSandboxBusiness(c.var.deps, input);
