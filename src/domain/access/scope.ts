@@ -147,7 +147,7 @@ export const onSide = (table: SidedTable, scope: SqlSide): SQL | undefined =>
  */
 export type SqlReach = ScopeValue<string> | SqlSide;
 
-const isSqlSide = (reach: SqlReach): reach is SqlSide => typeof reach === "object" && "oauthGrantId" in reach;
+export const isSqlSide = (reach: SqlReach): reach is SqlSide => typeof reach === "object" && "oauthGrantId" in reach;
 
 /** The business of a reach as rendered (the reads of a business's bookings, orders and knowledge). */
 export const businessOf = (reach: SqlReach): ScopeValue<string> => (isSqlSide(reach) ? reach.businessId : reach);

@@ -7,6 +7,7 @@ import type { EpochMs } from "../../lib/time";
 import { type Reach, reachArgument } from "../access/scope";
 import { endpointNotFound } from "./endpoints";
 import { keptSince } from "./event-log";
+import { receivableDelivery } from "./intake-answers";
 import { type EndpointArguments, endpointWithin, reachedEndpointId } from "./sendable-endpoint";
 
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -17,7 +18,8 @@ type PageArguments = EndpointArguments & { kept: string; limit: number; status?:
 
 /**
  * The deliveries of one page: of the endpoint only while it is within reach (a sub-select, so that another side's
- * endpoint reads nothing at all), kept, of one status if asked, older than the cursor; newest first by id along the
+ * endpoint reads nothing at all), kept, of an event the reach could have received (another key's intake answers are
+ * not its: src/domain/webhooks/intake-answers.ts), of one status if asked, older than the cursor; newest first by id along the
  * index `webhook_deliveries_endpoint` (endpoint_id, id). A cursor is a position, not a row that must exist: ids grow
  * with time, so one whose delivery was removed by the retention still starts the next page where it was.
  */
@@ -27,6 +29,7 @@ function pageOf(db: Database, args: Placeheld<PageArguments>) {
     where: and(
       eq(webhookDeliveries.endpointId, reachedEndpointId(db, { reach, endpoint })),
       gte(webhookDeliveries.createdAt, kept),
+      receivableDelivery(db, reach),
       status && eq(webhookDeliveries.status, status),
       after && lt(webhookDeliveries.id, after),
     ),

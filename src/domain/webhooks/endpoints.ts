@@ -1,4 +1,4 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, not } from "drizzle-orm";
 import type { ShardDatabase } from "../../db/client";
 import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { mapRead, type Read, read } from "../../db/reads";
@@ -12,6 +12,7 @@ import { isoNow } from "../../lib/time";
 import { ALL_EVENTS } from "../../names-and-limits";
 import { type Principal, principalRef } from "../access/principals";
 import { type Reach, reachArgument, reached, type SqlReach } from "../access/scope";
+import { anotherKeysAnswers, changeableBy } from "./intake-answers";
 import { isListenerUrl, isRegisteredEndpoint } from "./listener-endpoints";
 
 /** Spec, Limits: "Webhook endpoints per business: 20". */
@@ -100,15 +101,38 @@ const ofBusiness = (businessId: string, id: number) =>
   and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId));
 
 /**
+ * Why a partner's guarded change of an endpoint wrote nothing, read only then: the endpoint is on the partner's side
+ * and the guard (`changeableBy`, with the same `events`) kept it: 403, saying why, since the partner sees it in its
+ * list; else it is missing (404).
+ */
+export async function refusedChange(
+  deps: Dependencies,
+  reach: SqlReach,
+  id: number,
+  events?: string[],
+): Promise<never> {
+  const guard = changeableBy(deps.db, reach, events);
+  const kept = guard
+    ? await deps.db
+        .select({ id: webhookEndpoints.id })
+        .from(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach), not(guard)))
+        .get()
+    : undefined;
+  throw kept ? anotherKeysAnswers() : endpointNotFound();
+}
+
+/**
  * Deleting an endpoint deletes its pending deliveries with it (cascade): the consumer then finds nothing to send.
- * A partner deletes on its own side; the owner anywhere in the business.
+ * A partner deletes on its own side, but not an endpoint carrying another key's intake answers; the owner anywhere in
+ * the business.
  */
 export async function deleteEndpoint(deps: Dependencies, reach: SqlReach, id: number) {
   const deleted = await deps.db
     .delete(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach)))
+    .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach), changeableBy(deps.db, reach)))
     .returning({ id: webhookEndpoints.id });
-  if (deleted.length === 0) throw endpointNotFound();
+  if (deleted.length === 0) await refusedChange(deps, reach, id);
 }
 
 export async function findEndpoint(deps: Dependencies, businessId: string, id: number) {
@@ -123,7 +147,8 @@ export type EndpointChanges = { url?: string; events?: string[]; description?: s
 /**
  * `PATCH /webhooks/{id}` (docs/webhooks.md, Reading and changing an endpoint): the url checked as on creation, then
  * ONE statement that sets only the members given, scoped by the endpoint's business and side in its WHERE, so that
- * an endpoint deleted (or out of reach) since the credential was read is a 404 and never written. Kept: the id, the
+ * an endpoint deleted (or out of reach) since the credential was read is a 404 and never written, and one carrying
+ * another key's intake answers a 403 (src/domain/webhooks/intake-answers.ts). Kept: the id, the
  * secret and any rotation's previous secret, the health (a disabled endpoint stays disabled: enabling is
  * `POST /webhooks/{id}/enable`), the deliveries. Pending deliveries are not touched: the consumer reads the url at
  * each attempt (src/domain/webhooks/delivery-claim.ts), and a delivery was owed when its event happened.
@@ -139,8 +164,15 @@ export async function updateEndpoint(deps: Dependencies, reach: SqlReach, id: nu
       ...(changes.description !== undefined && { description: changes.description }),
     })
     // A listening session's endpoint keeps its `listen://` url and subscription: it is changed by a new session.
-    .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach), isRegisteredEndpoint))
+    .where(
+      and(
+        eq(webhookEndpoints.id, id),
+        reached(webhookEndpoints, reach),
+        isRegisteredEndpoint,
+        changeableBy(deps.db, reach, changes.events),
+      ),
+    )
     .returning();
-  if (!endpoint) throw endpointNotFound();
+  if (!endpoint) return refusedChange(deps, reach, id, changes.events);
   return toEndpointObject(endpoint);
 }

@@ -9,6 +9,7 @@ import type { Principal } from "../access/principals";
 import { reachArgument, sideOf } from "../access/scope";
 import { takeRecover } from "./endpoint-budgets";
 import { KEPT_FOR_MS, keptSince } from "./event-log";
+import { receivableDelivery } from "./intake-answers";
 import { type EndpointArguments, sendableEndpointId } from "./sendable-endpoint";
 
 /**
@@ -27,12 +28,16 @@ export function assertRecoverableSince(since: string, now: EpochMs = Date.now())
 
 type RecoverArguments = EndpointArguments & { since: string; kept: string; now: string };
 
-/** The endpoint's kept deliveries created since `since`, while the endpoint is within reach and enabled. */
+/**
+ * The endpoint's kept deliveries created since `since`, while the endpoint is within reach and enabled, of events the
+ * partner could have received (src/domain/webhooks/intake-answers.ts).
+ */
 const createdSince = (db: Database, { reach, endpoint, since, kept }: Placeheld<RecoverArguments>) =>
   and(
     eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
     gte(webhookDeliveries.createdAt, since),
     gte(webhookDeliveries.createdAt, kept),
+    receivableDelivery(db, reach),
   );
 
 /**

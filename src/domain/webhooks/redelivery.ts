@@ -10,6 +10,7 @@ import { type Reach, reachArgument, sideOf } from "../access/scope";
 import { takeSend } from "./endpoint-budgets";
 import type { WebhookEndpoint } from "./endpoints";
 import { keptSince } from "./event-log";
+import { receivableDelivery } from "./intake-answers";
 import {
   assertSendable,
   type EndpointArguments,
@@ -22,7 +23,10 @@ export const deliveryNotFound = () => notFound("No delivery with that id exists 
 
 type DeliveryArguments = EndpointArguments & { delivery: number; kept: string };
 
-/** The delivery `delivery` of the endpoint within reach, kept (30 days): one that can be sent again. */
+/**
+ * The delivery `delivery` of the endpoint within reach, kept (30 days), of an event the reach could have received: one
+ * that can be sent again.
+ */
 const deliveryWithin = statement<DeliveryArguments>()((db, { reach, endpoint, delivery, kept }) =>
   db
     .select({ id: webhookDeliveries.id })
@@ -32,6 +36,7 @@ const deliveryWithin = statement<DeliveryArguments>()((db, { reach, endpoint, de
         eq(webhookDeliveries.id, delivery),
         eq(webhookDeliveries.endpointId, reachedEndpointId(db, { reach, endpoint })),
         gte(webhookDeliveries.createdAt, kept),
+        receivableDelivery(db, reach),
       ),
     ),
 );
@@ -52,6 +57,7 @@ const extraAttemptAsked = statement<DeliveryArguments & { now: string }>()(
           eq(webhookDeliveries.id, delivery),
           eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
           gte(webhookDeliveries.createdAt, kept),
+          receivableDelivery(db, reach),
         ),
       )
       .returning({ id: webhookDeliveries.id, eventId: webhookDeliveries.eventId }),

@@ -1,13 +1,14 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
 import { actions, webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import type { ApiError } from "../../lib/errors";
 import { newSigningSecret, type SigningSecrets } from "../../lib/signing";
 import { type EpochMs, iso } from "../../lib/time";
 import { MAX_PREVIOUS_SECRET_SECONDS } from "../../names-and-limits";
 import { type PrincipalSide, reached } from "../access/scope";
 import { actionNotFound } from "../actions/reads";
-import { endpointNotFound } from "./endpoints";
+import { refusedChange } from "./endpoints";
+import { changeableBy } from "./intake-answers";
 
 /**
  * Secret rotation of webhook endpoints and actions (docs/webhooks.md, Rotating a secret), as Stripe's secret roll: a
@@ -36,7 +37,8 @@ export function signingSecrets(record: RotatingSecrets, now: EpochMs): SigningSe
 type RotatingTable = typeof webhookEndpoints | typeof actions;
 
 /**
- * The rotation of `table`'s records (endpoints or actions), whose 404 is `notFound`.
+ * The rotation of `table`'s records (endpoints or actions): `guard` what else the UPDATE's WHERE holds (an endpoint
+ * carrying another key's intake answers is not rotated by it), `refused` the error when nothing was rotated.
  *
  * One rotation, in ONE statement (docs/architecture.md, Performance budget: the credential, then one write): the
  * current secret becomes the previous one and a new one the current, in the row's own UPDATE, whose WHERE holds the
@@ -47,7 +49,11 @@ type RotatingTable = typeof webhookEndpoints | typeof actions;
  * missing one (docs/architecture.md, Principals and owner sides).
  */
 const rotation =
-  (table: RotatingTable, notFound: () => ApiError) =>
+  (
+    table: RotatingTable,
+    guard: (db: Database, scope: PrincipalSide) => SQL | undefined,
+    refused: (deps: Dependencies, scope: PrincipalSide, id: number) => Promise<never>,
+  ) =>
   async (
     deps: Dependencies,
     scope: PrincipalSide,
@@ -63,14 +69,20 @@ const rotation =
         previousSecret: sql`${table.secret}`,
         previousSecretExpiresAt: iso(now + expiresInSeconds * 1000),
       })
-      .where(and(eq(table.id, id), reached(table, scope)))
+      .where(and(eq(table.id, id), reached(table, scope), guard(deps.db, scope)))
       .returning({ id: table.id });
-    if (!rotated) throw notFound();
+    if (!rotated) return refused(deps, scope, id);
     return { secret };
   };
 
 /** `POST /webhooks/{id}/rotate-secret`: the endpoint's new secret, shown once. */
-export const rotateEndpointSecret = rotation(webhookEndpoints, endpointNotFound);
+export const rotateEndpointSecret = rotation(webhookEndpoints, changeableBy, refusedChange);
 
 /** `POST /actions/{id}/rotate-secret`: the action's new secret, shown once. */
-export const rotateActionSecret = rotation(actions, actionNotFound);
+export const rotateActionSecret = rotation(
+  actions,
+  () => undefined,
+  async () => {
+    throw actionNotFound();
+  },
+);
