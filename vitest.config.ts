@@ -15,6 +15,7 @@ const WHOLE_DATABASE = [
   "test/shards/cron.test.ts",
   "test/shards/business-move.test.ts",
   "test/sandbox/cleanup.test.ts",
+  "test/sandbox/live-cap.test.ts",
 ];
 
 // Tests run inside workerd with the real bindings of wrangler.toml: local D1 (migrated by test/setup.ts), Durable

@@ -9,6 +9,7 @@ export interface Env {
   /** The global database, which is also the legacy shard; and the regional shards (src/db/shards.ts). */
   DB: D1Database;
   SHARD_EU1: D1Database;
+  SHARD_SANDBOX: D1Database;
   SHARD_US1: D1Database;
   BUSINESS_LIMITS: DurableObjectNamespace<BusinessLimits>;
   INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation>;

@@ -15,6 +15,11 @@ export const SHARDS = {
   legacy: { binding: "DB", region: "the first database", idSlot: 0, jurisdiction: null },
   eu1: { binding: "SHARD_EU1", region: "European Union (EU jurisdiction)", idSlot: 1, jurisdiction: "eu" },
   us1: { binding: "SHARD_US1", region: "North America", idSlot: 2, jurisdiction: null },
+  /**
+   * Sandbox businesses only (docs/guides/sandbox.md): their generated data and a developer's test traffic never share
+   * a database with live businesses, so nothing done in a sandbox can fill or slow a live shard.
+   */
+  sandbox: { binding: "SHARD_SANDBOX", region: "sandbox businesses (test data only)", idSlot: 3, jurisdiction: null },
 } as const;
 
 /** A jurisdiction Durable Objects and D1 databases can be kept in (Cloudflare's data location). */
@@ -23,6 +28,9 @@ export type Jurisdiction = NonNullable<(typeof SHARDS)[ShardName]["jurisdiction"
 export type ShardName = keyof typeof SHARDS;
 
 export const LEGACY_SHARD: ShardName = "legacy";
+
+/** Where every sandbox business is, whatever its country, and no live business ever is. */
+export const SANDBOX_SHARD: ShardName = "sandbox";
 
 export const SHARD_NAMES = Object.keys(SHARDS) as ShardName[];
 

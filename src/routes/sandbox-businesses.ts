@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { createSandboxBusiness, limitSandboxCreations, sandboxShard } from "../domain/sandbox/businesses";
+import { SANDBOX_SHARD } from "../db/shards";
+import { createSandboxBusiness, limitSandboxCreations } from "../domain/sandbox/businesses";
 import { creatorNetworkOf } from "../lib/client-address";
 import { invalid } from "../lib/errors";
 import { parseOrThrow } from "../lib/validation";
@@ -29,7 +30,7 @@ export const sandboxBusinesses = new Hono<AppEnv>().post("/businesses", async (c
   c.header("Cache-Control", "no-store");
   await limitSandboxCreations(c.env.SANDBOX_RATE_LIMIT, creatorNetworkOf(c));
   const input = parseOrThrow(SandboxBusinessBody, await optionalJsonBody(c), "json");
-  useShard(c, sandboxShard(input.country));
+  useShard(c, SANDBOX_SHARD);
   const created = await createSandboxBusiness(c.var.deps, input);
   return c.json({ ...created, dashboard_url: new URL("/dashboard", c.env.BASE_URL).href }, 201);
 });

@@ -43,7 +43,7 @@ describe("API key authentication (spec: Authentication, API key)", () => {
     expect((await call("/api/v1/me", { key: sandbox.apiKey })).status).toBe(200);
     // Keys made for the other kind of business: a test key of a live business, a live key of a sandbox.
     const testOnLive = await createApiKey(live.business.id, { test: true });
-    const liveOnSandbox = await createApiKey(sandbox.business.id, { test: false });
+    const liveOnSandbox = await createApiKey(sandbox.business.id, { test: false, shard: sandbox.shard });
     await expectError(await call("/api/v1/me", { key: testOnLive.apiKey }), 401, /works only on a sandbox business/, {
       code: "invalid_credential",
     });

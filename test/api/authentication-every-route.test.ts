@@ -16,8 +16,8 @@ describe("authentication and the plan rule on every partner route", async () => 
 
   it.each(ROUTES)("%s %s: 401 without a valid key, 403 on a lapsed or free plan", async (method, path, ok, body) => {
     // A business of its own per route, so that a route's record (and a DELETE of it) touches no other row.
-    const { business, apiKey } = await businessFor(path);
-    const revoked = await createApiKey(business.id, { revoked: true });
+    const { business, apiKey, shard } = await businessFor(path);
+    const revoked = await createApiKey(business.id, { revoked: true, shard });
     const url = await realPath(path, apiKey);
     const send = (headers: Record<string, string> = {}, key?: string) => call(url, { method, body, headers, key });
 
@@ -38,8 +38,8 @@ describe("authentication and the plan rule on every partner route", async () => 
   it.each(CHECKED)(
     "%s %s: a refused credential is answered before the request's own 400 or 404",
     async (method, path) => {
-      const { business, apiKey } = await businessFor(path);
-      const revoked = await createApiKey(business.id, { revoked: true });
+      const { business, apiKey, shard } = await businessFor(path);
+      const revoked = await createApiKey(business.id, { revoked: true, shard });
       const url = await realPath(path, apiKey);
       // A query parameter that no route accepts as it is, and an id or key that names nothing.
       const wrong = `${url

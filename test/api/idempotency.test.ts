@@ -2,14 +2,16 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actions, idempotencyKeys, webhookEndpoints } from "../../src/db/schema";
+import { shardBinding } from "../../src/db/shard-bindings";
+import { SHARDS, type ShardName } from "../../src/db/shards";
 import { ABANDONED_AFTER_MS, claimKey, fingerprintOf, KEPT_MS, WAIT_MS } from "../../src/domain/access/idempotency";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import worker from "../../src/index";
 import { iso } from "../../src/lib/time";
 import { countingD1 } from "../helpers/counting-d1";
-import { deps } from "../helpers/dependencies";
-import { createApiKey, createBusiness, db, SHARD_D1_BINDING, shardD1 } from "../helpers/fixtures";
+import { deps, testDependencies } from "../helpers/dependencies";
+import { createApiKey, createBusiness, db, shardD1, shardDb } from "../helpers/fixtures";
 import { BASE, call, expectError, json } from "../helpers/http";
 import { createIntake, intakeBody } from "../helpers/intakes";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
@@ -294,8 +296,8 @@ const POSTS: Record<string, unknown> = {
 };
 
 /** The D1 round trips of a request made before its answer. */
-async function tripsOf(path: string, apiKey: string, body: unknown, key: string) {
-  const { d1, trips } = countingD1(shardD1);
+async function tripsOf(path: string, apiKey: string, body: unknown, key: string, shard: ShardName) {
+  const { d1, trips } = countingD1(shardBinding(env, shard));
   const headers: Record<string, string> = { Authorization: `Bearer ${apiKey}`, "Idempotency-Key": key };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const request = new Request(`${BASE}${path}`, {
@@ -304,7 +306,7 @@ async function tripsOf(path: string, apiKey: string, body: unknown, key: string)
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const ctx = createExecutionContext();
-  const response = await worker.fetch(request, { ...env, [SHARD_D1_BINDING]: d1 }, ctx);
+  const response = await worker.fetch(request, { ...env, [SHARDS[shard].binding]: d1 }, ctx);
   const count = trips.length;
   await waitOnExecutionContext(ctx);
   return { status: response.status, replayed: response.headers.get("Idempotent-Replayed"), count };
@@ -323,29 +325,32 @@ describe("every POST route", async () => {
   it.each(Object.entries(POSTS))(
     "%s takes the key: claimed and kept (two round trips more), replayed for two",
     async (path, body) => {
-      const { business, apiKey } = await businessFor(path);
+      const { business, apiKey, shard } = await businessFor(path);
+      const ownerDeps = testDependencies(shard);
       const endpoint = await subscribe(apiKey, "https://partner.example/hooks");
       const action = await json<{ id: number }>(await post(apiKey, "/actions", ACTION));
       await post(apiKey, `/webhooks/${endpoint.id}/test`, {});
       const deliveries = await call(`/api/v1/webhooks/${endpoint.id}/deliveries`, { key: apiKey });
       const delivery = (await json<{ data: Array<{ id: number }> }>(deliveries)).data[0]?.id;
-      if (isSandboxRoute(path)) await switchAction(deps, business.id, action.id, true);
+      if (isSandboxRoute(path)) await switchAction(ownerDeps, business.id, action.id, true);
       const intake = path.startsWith("/sandbox/intakes") ? (await createIntake(apiKey)).id : undefined;
-      if (intake !== undefined) await switchIntakeOn(deps, business.id, intake);
+      if (intake !== undefined) await switchIntakeOn(ownerDeps, business.id, intake);
       const id = /^\/(sandbox\/)?actions/.test(path) ? action.id : (intake ?? endpoint.id);
       const url = `/api/v1${path.replace("{id}", String(id)).replace("{delivery_id}", String(delivery))}`;
       // The first request of an hour also records the credential's use (waitUntil): measured is every other one.
       await call("/api/v1/me", { key: apiKey });
       const key = newKey();
-      const first = await tripsOf(url, apiKey, body, key);
+      const first = await tripsOf(url, apiKey, body, key, shard);
       expect(first.status).toBeLessThan(300);
       expect(first.replayed).toBeNull();
       // The route's own (at most two, test/api/round-trips-every-route.test.ts), the claim and the kept answer.
       const own = REUSED_ROUND_TRIPS[`POST ${path}`] ?? 2;
       expect(first.count).toBeLessThanOrEqual(own + (ENQUEUES_AFTER.has(path) ? 3 : 2));
-      const again = await tripsOf(url, apiKey, body, key);
+      const again = await tripsOf(url, apiKey, body, key, shard);
       expect(again).toEqual({ status: first.status, replayed: "true", count: 2 });
-      expect(await db.$count(actions, eq(actions.businessId, business.id))).toBe(path === "/actions" ? 2 : 1);
+      expect(await shardDb(shard).$count(actions, eq(actions.businessId, business.id))).toBe(
+        path === "/actions" ? 2 : 1,
+      );
     },
   );
 });

@@ -3,7 +3,7 @@ import { insertMany, runBatch } from "../../src/db/batches";
 import { globalDatabase, shardDatabase } from "../../src/db/client";
 import { apiKeys, type bookings, businesses, type orders, type Plan } from "../../src/db/schema";
 import { shardBinding } from "../../src/db/shard-bindings";
-import { LEGACY_SHARD, SHARDS, type ShardName } from "../../src/db/shards";
+import { LEGACY_SHARD, SANDBOX_SHARD, SHARDS, type ShardName } from "../../src/db/shards";
 import { newApiKey } from "../../src/domain/access/api-key-format";
 import { listBusiness } from "../../src/domain/access/directory";
 
@@ -54,7 +54,8 @@ export async function createBusiness(
   const now = new Date().toISOString();
   const id = crypto.randomUUID();
   const handle = `shop-${unique()}`;
-  const shard = options.shard ?? DEFAULT_SHARD;
+  // A sandbox business is in the sandbox database, as the service places every one (src/db/shards.ts).
+  const shard = options.shard ?? (options.sandbox ? SANDBOX_SHARD : DEFAULT_SHARD);
   // A sandbox business is always listed, even in legacy: the runtime API refuses it by its directory row.
   if (shard !== LEGACY_SHARD || options.sandbox) {
     await listBusiness(globalDb, { businessId: id, shard, ownerEmail: options.ownerEmail, sandbox: options.sandbox });
@@ -77,7 +78,7 @@ export async function createBusiness(
     .returning();
   if (!business) throw new Error("business not created");
   const { apiKey } = await createApiKey(business.id, { shard, test: options.sandbox });
-  return { business, apiKey };
+  return { business, apiKey, shard };
 }
 
 export async function createApiKey(

@@ -148,13 +148,13 @@ describe("D1 round trips of a refresh whose business moved", () => {
     await moved(shop.business.id, "eu1");
     const { response, trips } = await refresh(app, app.tokens.refresh_token);
     expect(response.status).toBe(200);
-    expect(trips).toEqual({ legacy: 0, eu1: 2, us1: 2 });
+    expect(trips).toEqual({ legacy: 0, eu1: 2, us1: 2, sandbox: 0 });
     const rotated = await json<Tokens>(response);
     await moved(shop.business.id, "legacy");
     // The new pair names eu1, which the business left too: one hop.
     const again = await refresh(app, rotated.refresh_token);
     expect(again.response.status).toBe(200);
-    expect(again.trips).toEqual({ legacy: 2, eu1: 2, us1: 0 });
+    expect(again.trips).toEqual({ legacy: 2, eu1: 2, us1: 0, sandbox: 0 });
   });
 
   it("and two more per shard it passed through, after two moves", async () => {
@@ -164,6 +164,6 @@ describe("D1 round trips of a refresh whose business moved", () => {
     await moved(shop.business.id, "legacy");
     const { response, trips } = await refresh(app, app.tokens.refresh_token);
     expect(response.status).toBe(200);
-    expect(trips).toEqual({ legacy: 2, eu1: 2, us1: 2 });
+    expect(trips).toEqual({ legacy: 2, eu1: 2, us1: 2, sandbox: 0 });
   });
 });

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { eq, inArray, like } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import {
@@ -12,6 +11,7 @@ import {
   webhookDeliveries,
   webhookEndpoints,
 } from "../../src/db/schema";
+import { SANDBOX_SHARD } from "../../src/db/shards";
 import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../../src/domain/access/idempotency";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { RECENT_CALLS } from "../../src/domain/actions/reads";
@@ -23,11 +23,12 @@ import {
   EVENT_RETENTION_MS,
   EXPIRED_RECORD_RETENTION_MS,
   retentionDeletions,
+  SANDBOX_RETENTION_MS,
 } from "../../src/domain/operations/retention";
 import { iso } from "../../src/lib/time";
 import { registerAction } from "../helpers/actions";
-import { deps } from "../helpers/dependencies";
-import { createBusiness, db, shardD1 } from "../helpers/fixtures";
+import { deps, testDependencies } from "../helpers/dependencies";
+import { createBusiness, db, shardD1, shardDb } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { createOwnerBusiness } from "../helpers/oauth";
 import { receiverBox } from "../helpers/receiver";
@@ -355,5 +356,33 @@ describe("driven by the clock: each record stays until its limit and goes a minu
     expect(await isStored()).toBe(true);
     await drainAt(written + limit + MINUTE);
     expect(await isStored()).toBe(false);
+  });
+});
+
+describe("in the sandbox database, events and action calls go after 3 days", () => {
+  it("deletes a sandbox's events past 3 days, while a live shard keeps its own for 30", async () => {
+    const sandbox = await createBusiness({ sandbox: true });
+    const live = await createBusiness();
+    const sandboxDb = shardDb(SANDBOX_SHARD);
+    const eventAged = (businessId: string, age: number) => ({
+      id: unique("evt_sandbox_age"),
+      businessId,
+      type: "order.created",
+      envelope: "{}",
+      createdAt: ago(age),
+    });
+    const [old, young] = [
+      eventAged(sandbox.business.id, SANDBOX_RETENTION_MS + MINUTE),
+      eventAged(sandbox.business.id, SANDBOX_RETENTION_MS - MINUTE),
+    ];
+    const liveOld = eventAged(live.business.id, SANDBOX_RETENTION_MS + MINUTE);
+    await sandboxDb.insert(events).values([old, young]);
+    await db.insert(events).values(liveOld);
+    await applyRetention(testDependencies(SANDBOX_SHARD));
+    await run();
+    const kept = async (database: typeof db, ids: string[]) =>
+      (await database.select({ id: events.id }).from(events).where(inArray(events.id, ids))).map((row) => row.id);
+    expect(await kept(sandboxDb, [old.id, young.id])).toEqual([young.id]);
+    expect(await kept(db, [liveOld.id])).toEqual([liveOld.id]);
   });
 });

@@ -1,14 +1,15 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { businesses, events as eventRows } from "../../src/db/schema";
+import { SANDBOX_SHARD } from "../../src/db/shards";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { PLATFORM_EVENTS } from "../../src/domain/sandbox/events";
-import { MAX_ENDPOINTS_PER_BUSINESS } from "../../src/domain/webhooks/endpoints";
+import { MAX_ENDPOINTS_PER_SANDBOX } from "../../src/domain/webhooks/endpoints";
 import { EVENT_NAMES } from "../../src/names-and-limits";
 import { registerAction } from "../helpers/actions";
-import { deps } from "../helpers/dependencies";
-import { createBusiness, db } from "../helpers/fixtures";
+import { testDependencies } from "../helpers/dependencies";
+import { createBusiness, db, shardDb } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
 import { createIntake, getResponses } from "../helpers/intakes";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
@@ -19,6 +20,10 @@ import { subscribe } from "../helpers/webhooks";
 
 // docs/decisions.md, Sandbox operations: what a test key of a sandbox business causes under /api/v1/sandbox, delivered
 // through the real queue to the test receiver, and what every other credential is refused.
+
+/** What the owner does, in the sandbox database. */
+const sandboxDeps = testDependencies(SANDBOX_SHARD);
+const sandboxDb = shardDb(SANDBOX_SHARD);
 
 type Emitted = { events: Array<{ id: string; event: string }> };
 type Envelope = { id: string; event: string; sandbox?: boolean; data: Record<string, { id: number } & object> };
@@ -83,7 +88,7 @@ describe("POST /api/v1/sandbox/events", async () => {
     expect(events.map((each) => each.event)).toEqual(["booking.cancelled"]);
     const [createdRow, cancelledRow] = await Promise.all(
       [created?.id, events[0]?.id].map((id) =>
-        db
+        sandboxDb
           .select()
           .from(eventRows)
           .where(eq(eventRows.id, id ?? ""))
@@ -146,15 +151,25 @@ describe("POST /api/v1/sandbox/events", async () => {
     });
   });
 
-  it(`reaches all ${MAX_ENDPOINTS_PER_BUSINESS} endpoints of a business, each signed with its own secret`, async () => {
+  it(`reaches all ${MAX_ENDPOINTS_PER_SANDBOX} endpoints a sandbox may have, each signed with its own secret`, async () => {
     const { apiKey } = await createBusiness({ sandbox: true });
     const box = receiverBox("sandbox-fan-out");
     const endpoints = await Promise.all(
-      Array.from({ length: MAX_ENDPOINTS_PER_BUSINESS }, (_, n) => subscribe(apiKey, box.url(`/${n}`))),
+      Array.from({ length: MAX_ENDPOINTS_PER_SANDBOX }, (_, n) => subscribe(apiKey, box.url(`/${n}`))),
+    );
+    // A smaller fan-out than a live business's 20: one more is refused.
+    const sixth = await call("/api/v1/webhooks", { key: apiKey, method: "POST", body: { url: box.url("/6") } });
+    await expectError(
+      sixth,
+      403,
+      "A sandbox business can have at most 5 webhook endpoints: delete one before adding another.",
+      {
+        code: "limit_reached",
+      },
     );
     const { events } = await json<Emitted>(await emit(apiKey, "booking.created"));
-    const requests = await box.arrived(MAX_ENDPOINTS_PER_BUSINESS, 20_000);
-    expect(requests).toHaveLength(MAX_ENDPOINTS_PER_BUSINESS);
+    const requests = await box.arrived(MAX_ENDPOINTS_PER_SANDBOX, 20_000);
+    expect(requests).toHaveLength(MAX_ENDPOINTS_PER_SANDBOX);
     for (const [n, endpoint] of endpoints.entries()) {
       const request = requests.find((each) => each.path.endsWith(`/${n}`));
       expect(request, `endpoint ${n}`).toBeDefined();
@@ -172,6 +187,7 @@ describe("POST /api/v1/sandbox/events", async () => {
       key: sandbox.apiKey,
       method: "POST",
       body: { event: "order.created" },
+      shard: SANDBOX_SHARD,
     });
     expect(response.status).toBe(201);
     expect(trips, trips.join(" | ")).toHaveLength(3);
@@ -192,7 +208,7 @@ describe("a live business's envelope", () => {
 describe("POST /api/v1/sandbox/intakes/{id}/conversations", async () => {
   const sandbox = await sandboxWithEndpoint("sandbox-intake");
   const intake = await createIntake(sandbox.apiKey);
-  await switchIntakeOn(deps, sandbox.business.id, intake.id);
+  await switchIntakeOn(sandboxDeps, sandbox.business.id, intake.id);
   const converse = (id: number, body: unknown, key = sandbox.apiKey) =>
     call(`/api/v1/sandbox/intakes/${id}/conversations`, { key, method: "POST", body });
   const ANSWERS = { full_name: "Noor Haddad", email: "noor@example.com", budget: "5k to 20k" };
@@ -273,7 +289,7 @@ describe("POST /api/v1/sandbox/actions/{id}/calls", async () => {
   });
 
   it("calls the action as the Secretary does: signed, answered, recorded in its calls", async () => {
-    await switchAction(deps, business.id, created.id, true);
+    await switchAction(sandboxDeps, business.id, created.id, true);
     const response = await callIt(created.id, { arguments: { sku: "LOAF-2" } });
     expect(response.status, await response.clone().text()).toBe(200);
     const body = await json<{ call: { id: number; status: string }; result: { content: string } | null }>(response);

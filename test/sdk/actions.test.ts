@@ -8,7 +8,7 @@ import {
   WebhookVerificationError,
 } from "../../sdk/src/index";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
-import { deps } from "../helpers/dependencies";
+import { testDependencies } from "../helpers/dependencies";
 import { createBusiness } from "../helpers/fixtures";
 import { BASE, call, dispatch, json } from "../helpers/http";
 import { receiverBox } from "../helpers/receiver";
@@ -31,7 +31,7 @@ const CONVERSATION_MEMBERS = { id: true, channel: true } satisfies Record<keyof 
 const sorted = (members: object) => Object.keys(members).sort();
 
 describe("verifyActionCall on a real call of an action", async () => {
-  const { business, apiKey } = await createBusiness({ sandbox: true });
+  const { business, apiKey, shard } = await createBusiness({ sandbox: true });
   const client = createPartnerClient(apiKey, { baseUrl: `${BASE}/api/v1`, fetch: (request) => dispatch(request) });
   const box = receiverBox("sdk-action");
   const action = await unwrap(
@@ -52,7 +52,7 @@ describe("verifyActionCall on a real call of an action", async () => {
       },
     }),
   );
-  await switchAction(deps, business.id, action.id, true);
+  await switchAction(testDependencies(shard), business.id, action.id, true);
   const answered = await call(`/api/v1/sandbox/actions/${action.id}/calls`, {
     key: apiKey,
     method: "POST",

@@ -145,8 +145,21 @@ describe("the move's refusals", async () => {
     await expectError(
       await move(business.id, "xx9"),
       400,
-      "There is no shard named xx9: the shards are legacy, eu1, us1.",
+      "There is no shard named xx9: the shards are legacy, eu1, us1, sandbox.",
     );
+  });
+
+  it("refuses to move a live business into the sandbox database, or a sandbox out of it, with 400", async () => {
+    const sandbox = await createBusiness({ sandbox: true });
+    const refusal =
+      "Sandbox businesses stay in the sandbox database, and live businesses never enter it: move within each.";
+    await expectError(await move(business.id, "sandbox"), 400, refusal, { param: "to" });
+    await expectError(await move(sandbox.business.id, "eu1"), 400, refusal, { param: "to" });
+    const started = await legacyDb.$count(
+      schema.businessMoves,
+      inArray(schema.businessMoves.businessId, [business.id, sandbox.business.id]),
+    );
+    expect(started).toBe(0);
   });
 
   it("answers 404 for an unknown business", async () => {

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { ShardName } from "../shards";
 import { createdAt, flag, timestamp } from "./columns";
@@ -8,18 +9,23 @@ import { createdAt, flag, timestamp } from "./columns";
  */
 
 /** Which shard holds a business. A business without a row is in the legacy shard (created before sharding). */
-export const businessShards = sqliteTable("business_shards", {
-  businessId: text("business_id").primaryKey(),
-  shard: text("shard").notNull(),
-  /** Set while the business is copied to another shard: its writes are refused with 503 until the move ends. */
-  movingSince: timestamp("moving_since"),
-  createdAt: createdAt(),
-  /**
-   * A sandbox business (as its own `businesses.sandbox`): the runtime API, which finds a business here, answers it as
-   * unknown, so the core platform never reaches it (docs/decisions.md, Sandbox businesses).
-   */
-  sandbox: flag("sandbox").notNull().default(false),
-});
+export const businessShards = sqliteTable(
+  "business_shards",
+  {
+    businessId: text("business_id").primaryKey(),
+    shard: text("shard").notNull(),
+    /** Set while the business is copied to another shard: its writes are refused with 503 until the move ends. */
+    movingSince: timestamp("moving_since"),
+    createdAt: createdAt(),
+    /**
+     * A sandbox business (as its own `businesses.sandbox`): the runtime API, which finds a business here, answers it as
+     * unknown, so the core platform never reaches it (docs/decisions.md, Sandbox businesses).
+     */
+    sandbox: flag("sandbox").notNull().default(false),
+  },
+  // The sandboxes in use, counted against their cap at each creation (src/domain/access/directory.ts).
+  (t) => [index("business_shards_sandbox").on(t.sandbox).where(sql`${t.sandbox} = 1`)],
+);
 
 /** An owner's sign-in email and their business: the sign-in finds the shard from it (docs/scaling.md, Sign-in). */
 export const ownerEmails = sqliteTable(

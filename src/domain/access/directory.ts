@@ -1,7 +1,7 @@
-import { eq, inArray, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import type { GlobalDatabase } from "../../db/client";
 import { businessShards, ownerEmails } from "../../db/schema";
-import { isShardName, LEGACY_SHARD, type ShardName } from "../../db/shards";
+import { isShardName, LEGACY_SHARD, SANDBOX_SHARD, type ShardName } from "../../db/shards";
 import { isoNow } from "../../lib/time";
 
 /*
@@ -59,6 +59,37 @@ export async function listBusiness(
     directory,
     global.insert(ownerEmails).values({ email: entry.ownerEmail, businessId: entry.businessId, createdAt }),
   ]);
+}
+
+/**
+ * Lists a new sandbox business as `listBusiness` does, unless `cap` sandbox businesses are listed already: in ONE batch
+ * of the global database, which is one transaction, so that however many creations race, at most `cap` entries
+ * survive. The entry, then its removal when the count went over (by rowid, the count read on the partial index
+ * `business_shards_sandbox`), then the owner's email only if the entry is still there. Answers whether it was listed.
+ */
+export async function listSandboxWithin(
+  global: GlobalDatabase,
+  entry: { businessId: string; ownerEmail: string },
+  cap: number,
+): Promise<boolean> {
+  const createdAt = isoNow();
+  const listed = sql`(select count(*) from ${businessShards} where ${businessShards.sandbox} = 1)`;
+  const [, removed] = await global.batch([
+    global
+      .insert(businessShards)
+      .values({ businessId: entry.businessId, shard: SANDBOX_SHARD, createdAt, sandbox: true }),
+    global
+      .delete(businessShards)
+      .where(and(eq(sql`rowid`, sql`last_insert_rowid()`), gt(listed, cap)))
+      .returning({ removed: businessShards.businessId }),
+    // Columns in the table's order: email, business_id, created_at.
+    global
+      .insert(ownerEmails)
+      .select(
+        sql`select ${entry.ownerEmail}, ${businessShards.businessId}, ${createdAt} from ${businessShards} where ${businessShards.businessId} = ${entry.businessId}`,
+      ),
+  ]);
+  return removed.length === 0;
 }
 
 /**

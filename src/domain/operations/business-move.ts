@@ -9,7 +9,7 @@ import {
   owners,
   webhookDeliveries,
 } from "../../db/schema";
-import { isShardName, SHARD_NAMES } from "../../db/shards";
+import { isShardName, SANDBOX_SHARD, SHARD_NAMES } from "../../db/shards";
 import type { GlobalDependencies } from "../../dependencies";
 import { conflict, invalid, notFound } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
@@ -187,6 +187,12 @@ export async function moveBusiness(
   }
   const budget = new StepBudget(statements);
   const { shard } = await shardOfBusiness(deps.global, businessId);
+  if ((shard === SANDBOX_SHARD) !== (to === SANDBOX_SHARD)) {
+    throw invalid(
+      "Sandbox businesses stay in the sandbox database, and live businesses never enter it: move within each.",
+      "to",
+    );
+  }
   const [business] = await deps
     .onShard(shard)
     .db.select({ id: businesses.id })

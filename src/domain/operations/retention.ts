@@ -1,6 +1,7 @@
 import { and, lt, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { actionCalls, events, idempotencyKeys, oauthCodes, oauthTokens, ownerSessions } from "../../db/schema";
+import { SANDBOX_SHARD } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { type EpochMs, iso } from "../../lib/time";
 import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../access/idempotency";
@@ -12,6 +13,11 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * (docs/decisions.md, Operations).
  */
 export const EVENT_RETENTION_MS = 30 * DAY_MS;
+/**
+ * In the sandbox database, events and action calls are kept 3 days (docs/guides/sandbox.md, Budgets): test traffic,
+ * which with the sandboxes' budgets and their number bounds that database's size.
+ */
+export const SANDBOX_RETENTION_MS = 3 * DAY_MS;
 /**
  * Action calls are deleted after 30 days, except each action's 10 most recent, which `GET /actions/{id}` shows
  * (docs/decisions.md, Operations). The 10 are kept by the `superseded` mark (migration 0008's trigger): only a call
@@ -53,6 +59,9 @@ function chunkDeletion(deps: Dependencies, table: SQLiteTable, due: SQL | undefi
  * owner alike; intake responses are not among them: they stay until their intake is deleted (spec), which deletes them.
  */
 export function retentionDeletions(deps: Dependencies, now: EpochMs, limit = RETENTION_CHUNK) {
+  const sandbox = deps.shard === SANDBOX_SHARD;
+  const eventsBefore = iso(now - (sandbox ? SANDBOX_RETENTION_MS : EVENT_RETENTION_MS));
+  const callsBefore = iso(now - (sandbox ? SANDBOX_RETENTION_MS : ACTION_CALL_RETENTION_MS));
   const expiredBefore = iso(now - EXPIRED_RECORD_RETENTION_MS);
   const endedBefore = iso(now - ENDED_TOKEN_RETENTION_MS);
   return {
@@ -61,7 +70,7 @@ export function retentionDeletions(deps: Dependencies, now: EpochMs, limit = RET
     events: chunkDeletion(
       deps,
       events,
-      lt(events.createdAt, iso(now - EVENT_RETENTION_MS)),
+      lt(events.createdAt, eventsBefore),
       Math.min(limit, EVENT_CHUNK),
       sql`${events.createdAt}`,
     ),
@@ -70,7 +79,7 @@ export function retentionDeletions(deps: Dependencies, now: EpochMs, limit = RET
       actionCalls,
       // The literal, not a bound `true`: SQLite uses a partial index only for a condition it can see implies the
       // index's own.
-      and(sql`${actionCalls.superseded} = 1`, lt(actionCalls.createdAt, iso(now - ACTION_CALL_RETENTION_MS))),
+      and(sql`${actionCalls.superseded} = 1`, lt(actionCalls.createdAt, callsBefore)),
       limit,
       sql`${actionCalls.createdAt}`,
     ),

@@ -2,7 +2,7 @@ import { encodeHexLowerCase } from "@oslojs/encoding";
 import { sql } from "drizzle-orm";
 import { insertMany, runBatch } from "../../db/batches";
 import { apiKeys, bookings, businesses, knowledgeItems, orders, owners } from "../../db/schema";
-import { type ShardName, shardForCountry } from "../../db/shards";
+import type { ShardName } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { tooManyRequests } from "../../lib/errors";
 import { hashPassword } from "../../lib/password";
@@ -11,14 +11,15 @@ import { randomToken } from "../../lib/secrets";
 import { iso } from "../../lib/time";
 import { DEFAULT_COUNTRY, type SandboxBusinessBody } from "../../schemas/sandbox";
 import { newApiKey } from "../access/api-key-format";
-import { listBusiness } from "../access/directory";
+import { listSandboxWithin } from "../access/directory";
 import { priceText, SERVICES, type Service } from "./demo-data";
 import { demoBookingRows, demoKnowledgeRows, demoOrderRows } from "./demo-rows";
 import { sandboxRecordId } from "./record-ids";
 
 /*
  * Sandbox businesses, self-serve (docs/decisions.md, Sandbox businesses): a partner developer makes one without an
- * account, and gets a test key and an owner's sign-in for a business full of realistic data, in its region's shard.
+ * account, and gets a test key and an owner's sign-in for a business full of realistic data, in the sandbox database
+ * (src/db/shards.ts), never a live shard.
  */
 
 /** Where a business is: its currency, how prices are written, its time zone (ISO 4217, IANA). */
@@ -40,9 +41,6 @@ const COUNTRY_PROFILES: Record<string, CountryProfile> = {
   AU: { currency: "AUD", symbol: "A$", timeZone: "Australia/Sydney" },
 };
 
-/** The shard a sandbox business of `country` goes to: its region's, as for every new business (docs/scaling.md). */
-export const sandboxShard = (country: string): ShardName => shardForCountry(country);
-
 /** Owners' sign-in emails of sandbox businesses: a domain of the service's own, which receives no mail. */
 const SANDBOX_EMAIL_DOMAIN = "sandbox.secretary.example";
 
@@ -61,10 +59,16 @@ export async function limitSandboxCreations(limiter: RateLimit, clientAddress: s
   const refused = await refusedPerMinute(limiter, clientAddress, "sandbox_businesses", SANDBOX_CREATIONS_PER_MINUTE);
   if (!refused) return;
   throw tooManyRequests(
-    `Too many sandbox businesses from this address: at most ${SANDBOX_CREATIONS_PER_MINUTE} a minute. Keep using the one you made; it stays for 30 days after its last use.`,
+    `Too many sandbox businesses from this address: at most ${SANDBOX_CREATIONS_PER_MINUTE} a minute. Keep using the one you made; it stays for 7 days after its last use.`,
     refused,
   );
 }
+
+/**
+ * Sandbox businesses in use at once, across the service: with each sandbox's hourly budgets and the sandbox
+ * database's short retention, what bounds that database's size (docs/guides/sandbox.md, Budgets).
+ */
+export const MAX_LIVE_SANDBOXES = 500;
 
 export type SandboxBusiness = {
   business_id: string;
@@ -86,8 +90,8 @@ function demoSettings(symbol: string) {
 }
 
 /**
- * Creates a sandbox business in `deps.shard` (the route puts the request on `sandboxShard(country)`): listed in the
- * directory first, as a sandbox, with its owner's email (docs/scaling.md, Where a new business goes), then in one
+ * Creates a sandbox business in `deps.shard` (the route puts the request on the sandbox database): listed in the
+ * directory first, as a sandbox, with its owner's email, unless `MAX_LIVE_SANDBOXES` are listed already (429), then in one
  * batch of the shard: the business (sandbox, Business plan, active), its owner with a generated password, one test
  * key, and the demo bookings, orders and texts (the texts as pushed by that key). Two D1 round trips in all.
  */
@@ -108,7 +112,12 @@ export async function createSandboxBusiness(deps: Dependencies, input: SandboxBu
   const key = newApiKey(shard, { test: true });
   const at = iso(now);
 
-  await listBusiness(deps.global, { businessId, shard, ownerEmail, sandbox: true });
+  if (!(await listSandboxWithin(deps.global, { businessId, ownerEmail }, MAX_LIVE_SANDBOXES))) {
+    throw tooManyRequests(
+      `The sandbox is full: ${MAX_LIVE_SANDBOXES} sandbox businesses are in use. Try again in an hour, or keep using one you made.`,
+      { policy: "live_sandboxes", quota: MAX_LIVE_SANDBOXES, windowSeconds: 3600, remaining: 0, resetInSeconds: 3600 },
+    );
+  }
   const demo = {
     businessId,
     handle,

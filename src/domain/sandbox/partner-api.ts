@@ -7,7 +7,9 @@ import type { EventName } from "../../names-and-limits";
 import type { PartnerOperation } from "../access/partner-operation";
 import type { Principal } from "../access/principals";
 import type { CredentialSide } from "../access/scope";
+import { type Budget, takeHourly } from "../webhooks/endpoint-budgets";
 import { callSandboxAction, sandboxAction } from "./action-calls";
+import { SANDBOX_ACTION_CALLS, SANDBOX_EVENTS } from "./budgets";
 import { emitSandboxEvent, sandboxEventRead } from "./events";
 import { type ConversationRequest, runSandboxIntake, sandboxIntake } from "./intake-runs";
 
@@ -38,9 +40,11 @@ type Operation<Input, Loaded, Output> = {
  * A sandbox operation: `assertSandboxKey` once the credential is admitted (after the plan, as every refusal of a
  * partner credential: src/routes/operation-runner.ts), and before anything the request itself may be refused for. The
  * read still goes in the credential's batch (one round trip), but its answer (a 404, say), and a path id that names
- * nothing, wait until the rule has passed, so that a live key learns only that it may not.
+ * nothing, wait until the rule has passed, so that a live key learns only that it may not. Then the sandbox's hourly
+ * `budget` (src/domain/sandbox/budgets.ts): after the 404 and 409, so that a mistyped id spends nothing.
  */
 export function sandboxOnly<Input, Loaded, Output>(
+  budget: Budget,
   operation: Operation<Input, Loaded, Output>,
 ): PartnerOperation<Input, () => Loaded, Output> {
   return {
@@ -57,15 +61,17 @@ export function sandboxOnly<Input, Loaded, Output>(
         };
       }
     },
-    write: (deps, principal, input, loaded) => {
+    write: async (deps, principal, input, loaded) => {
       assertSandboxKey(principal);
-      return operation.write(deps, principal, input, loaded());
+      const record = loaded();
+      await takeHourly(deps, principal.business.id, [budget]);
+      return operation.write(deps, principal, input, record);
     },
   };
 }
 
 /** `POST /sandbox/events`: the event as the core platform would cause it. */
-export const emitSandboxEventOperation = sandboxOnly({
+export const emitSandboxEventOperation = sandboxOnly(SANDBOX_EVENTS, {
   read: (side, _input: { event: EventName }) => sandboxEventRead(side),
   write: (deps, principal, { event }, loaded) => emitSandboxEvent(deps, principal.business, event, loaded),
 });
@@ -74,13 +80,13 @@ export const emitSandboxEventOperation = sandboxOnly({
 export const runSandboxIntakeOperation = (
   env: { INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation> } & JurisdictionSwitch,
 ) =>
-  sandboxOnly({
+  sandboxOnly(SANDBOX_EVENTS, {
     read: (side, { id }: ConversationRequest) => sandboxIntake(side, id),
     write: (deps, principal, request, intake) => runSandboxIntake(env, deps.shard, principal.business, intake, request),
   });
 
 /** `POST /sandbox/actions/{id}/calls`: the Secretary's call of the action. */
-export const callSandboxActionOperation = sandboxOnly({
+export const callSandboxActionOperation = sandboxOnly(SANDBOX_ACTION_CALLS, {
   read: (side, { id }: { id: string; arguments: Record<string, unknown>; message?: string }) => sandboxAction(side, id),
   write: (deps, principal, request, action) => callSandboxAction(deps, principal.business, action, request),
 });

@@ -1,8 +1,9 @@
 import { eq, isNull, or, type SQL, sql } from "drizzle-orm";
-import { events } from "../../db/schema";
+import { events, type webhookEndpoints } from "../../db/schema";
 import { type PrincipalRef, samePrincipal } from "../access/principals";
 import type { ScopeValue, SqlSide } from "../access/scope";
-import type { WebhookEndpoint } from "./endpoints";
+
+type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
 
 /*
  * Who could receive an event, in both of its forms, in one module: the draft's `Audience`, which picks the endpoints

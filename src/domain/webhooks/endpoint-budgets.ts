@@ -2,6 +2,7 @@ import type { Dependencies } from "../../dependencies";
 import type { WindowUse } from "../../durable-objects/business-limits";
 import { tooManyRequests } from "../../lib/errors";
 import { type BudgetUse, budgetUse } from "../../lib/rate-limit-fields";
+import type { Business } from "../access/businesses";
 
 const HOUR_MS = 3_600_000;
 
@@ -18,16 +19,22 @@ const HOUR_MS = 3_600_000;
 export const SENDS_PER_HOUR = 60;
 export const RECOVERS_PER_HOUR = 5;
 export const TEST_EVENTS_PER_HOUR = 60;
+/**
+ * A sandbox business's redeliveries and test events together, across its endpoints (docs/guides/sandbox.md): a
+ * sandbox is made without an account, so what one can make the service send is bounded per business, not only per
+ * endpoint.
+ */
+export const SANDBOX_SENDS_PER_HOUR = 30;
 
 /** `name`: the counter in BusinessLimits; `policy`: the RateLimit fields' name of its policy, one per kind of budget. */
-type Budget = { name: string; policy: string; limit: number; refusal: string };
+export type Budget = { name: string; policy: string; limit: number; refusal: string };
 
 /**
  * Counts one use of every budget in the business's BusinessLimits object (one per business: docs/architecture.md,
  * Storage and state), all or none; 429 with Retry-After and the RateLimit headers of a budget that is spent. Answers
  * every budget's use, for the headers of the 202: each policy the send was counted against (docs/rate-limits.md).
  */
-async function take(deps: Dependencies, businessId: string, budgets: Budget[]): Promise<BudgetUse[]> {
+export async function takeHourly(deps: Dependencies, businessId: string, budgets: Budget[]): Promise<BudgetUse[]> {
   const { limits: namespace } = deps;
   const limits = namespace.get(namespace.idFromName(businessId));
   const uses = await limits.takeEach(
@@ -50,13 +57,26 @@ const endpointSends = (endpointId: number): Budget => ({
   refusal: `A webhook endpoint can be sent at most ${SENDS_PER_HOUR} redeliveries and test events an hour; try again when the hour is up.`,
 });
 
+/** A sandbox business's sends, counted with an endpoint's own. */
+const sandboxSends = (business: Business): Budget[] =>
+  business.sandbox
+    ? [
+        {
+          name: "sandbox_sends",
+          policy: "sandbox_sends",
+          limit: SANDBOX_SENDS_PER_HOUR,
+          refusal: `A sandbox business can be sent at most ${SANDBOX_SENDS_PER_HOUR} redeliveries and test events an hour, across its endpoints; try again when the hour is up.`,
+        },
+      ]
+    : [];
+
 /** A redelivery to the endpoint. */
-export const takeSend = (deps: Dependencies, businessId: string, endpointId: number) =>
-  take(deps, businessId, [endpointSends(endpointId)]);
+export const takeSend = (deps: Dependencies, business: Business, endpointId: number) =>
+  takeHourly(deps, business.id, [endpointSends(endpointId), ...sandboxSends(business)]);
 
 /** A test event to the endpoint: the endpoint's sends, and the business's test events. */
-export const takeTestEvent = (deps: Dependencies, businessId: string, endpointId: number) =>
-  take(deps, businessId, [
+export const takeTestEvent = (deps: Dependencies, business: Business, endpointId: number) =>
+  takeHourly(deps, business.id, [
     endpointSends(endpointId),
     {
       name: "webhook_tests",
@@ -64,11 +84,12 @@ export const takeTestEvent = (deps: Dependencies, businessId: string, endpointId
       limit: TEST_EVENTS_PER_HOUR,
       refusal: `A business's webhook endpoints can be sent at most ${TEST_EVENTS_PER_HOUR} test events an hour together; try again when the hour is up.`,
     },
+    ...sandboxSends(business),
   ]);
 
 /** A recover of the endpoint. */
 export const takeRecover = (deps: Dependencies, businessId: string, endpointId: number) =>
-  take(deps, businessId, [
+  takeHourly(deps, businessId, [
     {
       name: `webhook_recovers:${endpointId}`,
       policy: "webhook_recovers",

@@ -17,6 +17,8 @@ import { isListenerUrl, isRegisteredEndpoint } from "./listener-endpoints";
 
 /** Spec, Limits: "Webhook endpoints per business: 20". */
 export const MAX_ENDPOINTS_PER_BUSINESS = 20;
+/** A sandbox business's smaller fan-out: each event it causes is at most this many deliveries (docs/guides/sandbox.md). */
+export const MAX_ENDPOINTS_PER_SANDBOX = 5;
 
 export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
 
@@ -48,6 +50,7 @@ export async function createEndpoint(
   // delivery reaches our own network (docs/architecture.md, Outbound calls).
   assertRegistrableUrl(deps.outbound, input.url);
   const secret = newSigningSecret();
+  const limit = principal.business.sandbox ? MAX_ENDPOINTS_PER_SANDBOX : MAX_ENDPOINTS_PER_BUSINESS;
   const endpoint = await insertWithinLimit(
     deps.db,
     webhookEndpoints,
@@ -60,13 +63,13 @@ export async function createEndpoint(
       ...principalRef(principal),
       createdAt: isoNow(),
     },
-    MAX_ENDPOINTS_PER_BUSINESS,
+    limit,
     // Listening sessions' endpoints are temporary and have their own limit (src/domain/webhooks/listener-endpoints.ts).
     rowsOfBusiness(webhookEndpoints, principal.business.id, isRegisteredEndpoint),
   );
   if (!endpoint) {
     throw forbidden(
-      `A business can have at most ${MAX_ENDPOINTS_PER_BUSINESS} webhook endpoints: delete one before adding another.`,
+      `A ${principal.business.sandbox ? "sandbox " : ""}business can have at most ${limit} webhook endpoints: delete one before adding another.`,
       "limit_reached",
     );
   }

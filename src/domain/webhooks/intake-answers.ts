@@ -8,7 +8,7 @@ import { receivableBy } from "./audience";
 /*
  * A customer's intake answers reach only the key or app whose intake it is, through every door (docs/webhooks.md,
  * Intake answers stay with their intake). The business's API keys share one side, so that a partner rotates keys
- * without losing its endpoints (docs/decisions.md, Access that ends); two rules keep the answers apart within it:
+ * without losing its endpoints (docs/decisions.md, When access ends); two rules keep the answers apart within it:
  * another key may not change, re-point or delete an endpoint through which a key's answers flow, and no key lists,
  * redelivers or recovers a delivery of an event it could not have received itself.
  */

@@ -147,7 +147,7 @@ export async function redeliver(
   deliveryId: number,
   now: EpochMs = deps.clock(),
 ) {
-  const budgets = await takeSend(deps, principal.business.id, endpointId);
+  const budgets = await takeSend(deps, principal.business, endpointId);
   const delivery = await writtenOrRefused(deps, extraAttemptAsked, sideOf(principal), endpointId, deliveryId, now);
   return { delivery, budgets };
 }

@@ -22,7 +22,7 @@ export async function sendTestEvent(
   endpoint: WebhookEndpoint,
   event: EventName,
 ) {
-  const budgets = await takeTestEvent(deps, principal.business.id, endpoint.id);
+  const budgets = await takeTestEvent(deps, principal.business, endpoint.id);
   const { emitted, deliveryIds } = await writeEvents(
     deps,
     principal.business,
