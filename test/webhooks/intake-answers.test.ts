@@ -87,6 +87,19 @@ describe("intake answers through a shared endpoint, between two keys of one busi
   });
 });
 
+describe("receiving another key's answers", () => {
+  it("is not done by subscribing one's own endpoint to intake.completed", async () => {
+    const { key2, completed, db } = await twoKeys("us1");
+    const own = await subscribe(key2, "https://partner.example/mine", ["intake.completed"]);
+    const delivery = await completed();
+    const toOwn = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, own.id));
+    expect(toOwn).toEqual([]);
+    expect(
+      (await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, delivery.eventId))).length,
+    ).toBe(1);
+  });
+});
+
 describe("after the owning key is revoked", async () => {
   const { business, key2, answers, completed, endpointRow, deps, db } = await twoKeys("us1");
   const delivery = await completed();
