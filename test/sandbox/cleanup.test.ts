@@ -56,17 +56,17 @@ async function rowsOf(sandbox: SandboxBusiness) {
 
 const run = (at: number, limit?: number, shard?: ShardName) => removeUnusedSandboxes(depsAt(at, shard), at, limit);
 
-describe("sandbox businesses unused for 7 days are deleted (docs/decisions.md, Sandbox businesses)", () => {
-  it("deletes one unused for 8 days with every row of its and its directory entries", async () => {
+describe("sandbox businesses unused for 30 days are deleted (docs/decisions.md, Sandbox businesses)", () => {
+  it("deletes one unused for 31 days with every row of its and its directory entries", async () => {
     const base = nextBase();
     const sandbox = await sandboxAt(base);
     expect(Object.values(await rowsOf(sandbox)).every((count) => count > 0)).toBe(true);
-    expect(await run(base + 6 * DAY_MS)).toEqual([]);
-    expect(await run(base + 8 * DAY_MS)).toEqual([sandbox.business_id]);
+    expect(await run(base + 29 * DAY_MS)).toEqual([]);
+    expect(await run(base + 31 * DAY_MS)).toEqual([sandbox.business_id]);
     expect(Object.values(await rowsOf(sandbox)).every((count) => count === 0)).toBe(true);
   });
 
-  it("keeps one whose key was used 6 days ago, deletes it once that use is over 7 days old", async () => {
+  it("keeps one whose key was used 29 days ago, deletes it once that use is over 30 days old", async () => {
     const base = nextBase();
     const sandbox = await sandboxAt(base);
     const usedAt = base + 2 * DAY_MS;
@@ -74,7 +74,7 @@ describe("sandbox businesses unused for 7 days are deleted (docs/decisions.md, S
       .update(apiKeys)
       .set({ lastUsedAt: iso(usedAt) })
       .where(eq(apiKeys.businessId, sandbox.business_id));
-    expect(await run(usedAt + 6 * DAY_MS)).toEqual([]);
+    expect(await run(usedAt + 29 * DAY_MS)).toEqual([]);
     expect(await run(usedAt + SANDBOX_UNUSED_LIFETIME_MS + DAY_MS)).toEqual([sandbox.business_id]);
   });
 
@@ -84,11 +84,11 @@ describe("sandbox businesses unused for 7 days are deleted (docs/decisions.md, S
     const signedInAt = base + 5 * DAY_MS;
     const signIn = { email: sandbox.owner_email, password: sandbox.owner_password };
     expect(await signInOwner(depsAt(signedInAt), signIn, signedInAt)).toBeDefined();
-    expect(await run(signedInAt + 6 * DAY_MS)).toEqual([]);
+    expect(await run(signedInAt + 29 * DAY_MS)).toEqual([]);
     const [owner] = await sandboxDb.select().from(owners).where(eq(owners.businessId, sandbox.business_id));
     await sandboxDb.delete(ownerSessions).where(eq(ownerSessions.ownerId, owner?.id ?? 0));
-    expect(await run(signedInAt + 6 * DAY_MS)).toEqual([]);
-    expect(await run(signedInAt + 8 * DAY_MS)).toEqual([sandbox.business_id]);
+    expect(await run(signedInAt + 29 * DAY_MS)).toEqual([]);
+    expect(await run(signedInAt + 31 * DAY_MS)).toEqual([sandbox.business_id]);
   });
 
   it("counts an OAuth connection's use", async () => {
@@ -111,8 +111,8 @@ describe("sandbox businesses unused for 7 days are deleted (docs/decisions.md, S
       createdAt: iso(base),
       lastUsedAt: iso(usedAt),
     });
-    expect(await run(usedAt + 6 * DAY_MS)).toEqual([]);
-    expect(await run(usedAt + 8 * DAY_MS)).toEqual([sandbox.business_id]);
+    expect(await run(usedAt + 29 * DAY_MS)).toEqual([]);
+    expect(await run(usedAt + 31 * DAY_MS)).toEqual([sandbox.business_id]);
     expect(await sandboxDb.$count(oauthGrants, eq(oauthGrants.businessId, sandbox.business_id))).toBe(0);
   });
 
@@ -131,18 +131,18 @@ describe("sandbox businesses unused for 7 days are deleted (docs/decisions.md, S
   it("deletes in bounded chunks: the next run takes the rest", async () => {
     const base = nextBase();
     const made = [await sandboxAt(base), await sandboxAt(base + 1), await sandboxAt(base + 2)];
-    const first = await run(base + 8 * DAY_MS, 2);
+    const first = await run(base + 31 * DAY_MS, 2);
     expect(first).toEqual(made.slice(0, 2).map((sandbox) => sandbox.business_id));
-    expect(await run(base + 8 * DAY_MS, 2)).toEqual([made[2]?.business_id]);
+    expect(await run(base + 31 * DAY_MS, 2)).toEqual([made[2]?.business_id]);
   });
 
   it("runs in the cron, on each shard: also a sandbox made in a live shard before sandboxes had their own", async () => {
-    const sandbox = await sandboxAt(Date.now() - 8 * DAY_MS);
+    const sandbox = await sandboxAt(Date.now() - 31 * DAY_MS);
     const older = await createBusiness({ sandbox: true, shard: "us1" });
     const us1 = shardDb("us1");
     await us1
       .update(businesses)
-      .set({ createdAt: iso(Date.now() - 8 * DAY_MS) })
+      .set({ createdAt: iso(Date.now() - 31 * DAY_MS) })
       .where(eq(businesses.id, older.business.id));
     await runScheduled();
     expect((await rowsOf(sandbox)).businesses).toBe(0);

@@ -59,7 +59,7 @@ export async function limitSandboxCreations(limiter: RateLimit, clientAddress: s
   const refused = await refusedPerMinute(limiter, clientAddress, "sandbox_businesses", SANDBOX_CREATIONS_PER_MINUTE);
   if (!refused) return;
   throw tooManyRequests(
-    `Too many sandbox businesses from this address: at most ${SANDBOX_CREATIONS_PER_MINUTE} a minute. Keep using the one you made; it stays for 7 days after its last use.`,
+    `Too many sandbox businesses from this address: at most ${SANDBOX_CREATIONS_PER_MINUTE} a minute. Keep using the one you made; it stays for 30 days after its last use.`,
     refused,
   );
 }

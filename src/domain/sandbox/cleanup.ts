@@ -7,11 +7,11 @@ import { unlistBusinesses } from "../access/directory";
 import { DELETION_ORDER } from "../operations/business-rows";
 
 /*
- * Sandbox businesses unused for 7 days are deleted, with every row of theirs and their directory entries
+ * Sandbox businesses unused for 30 days are deleted, with every row of theirs and their directory entries
  * (docs/decisions.md, Sandbox businesses): the cron's chore on each shard (src/index.ts), in bounded chunks.
  */
 
-export const SANDBOX_UNUSED_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
+export const SANDBOX_UNUSED_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 /**
  * How many sandbox businesses one run deletes per shard at most, in one batch of one statement per table of a
  * business (src/domain/operations/business-rows.ts) naming them all, well within D1's bound parameters; the cron runs
@@ -64,10 +64,10 @@ function unusedSandboxes(deps: Dependencies, cutoff: string, limit: number) {
 }
 
 /**
- * One run on `deps.shard`: finds up to `limit` sandbox businesses unused for 7 days and deletes each, first its
+ * One run on `deps.shard`: finds up to `limit` sandbox businesses unused for 30 days and deletes each, first its
  * directory entry and owner's email in the global database (so that a failure after it leaves rows the next run finds
  * again, never an entry nothing backs), then the rows of them all in one batch of the shard, children first. Answers the ids
- * deleted. A business used between the read and its deletion is deleted still: a window of milliseconds in 7 days.
+ * deleted. A business used between the read and its deletion is deleted still: a window of milliseconds in 30 days.
  */
 export async function removeUnusedSandboxes(
   deps: Dependencies,
