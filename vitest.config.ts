@@ -16,6 +16,7 @@ const WHOLE_DATABASE = [
   "test/shards/business-move.test.ts",
   "test/sandbox/cleanup.test.ts",
   "test/sandbox/live-cap.test.ts",
+  "test/oauth/registration-ceiling.test.ts",
 ];
 
 // Tests run inside workerd with the real bindings of wrangler.toml: local D1 (migrated by test/setup.ts), Durable

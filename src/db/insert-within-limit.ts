@@ -13,15 +13,16 @@ export const rowsOfBusiness = (table: BusinessTable, businessId: string, where?:
  * (docs/architecture.md, Principals and owner sides). The insert, and a delete of that same row (by rowid) when the
  * count went over the limit, run in one D1 batch, which is one transaction: however many creates race, at most
  * `limit` rows survive.
- * `used` is what counts toward the limit, by default the business's rows of the same table.
+ * `used` is what counts toward the limit, by default the business's rows of the same table (a table without a
+ * business, such as the OAuth clients, names its own).
  * Answers the stored row, or undefined when the limit was reached; a unique-key conflict rejects as usual.
  */
-export async function insertWithinLimit<Table extends BusinessTable>(
+export async function insertWithinLimit<Table extends SQLiteTable>(
   db: Database,
   table: Table,
   values: Table["$inferInsert"],
   limit: number,
-  used: SQL = rowsOfBusiness(table, (values as { businessId: string }).businessId),
+  used: SQL = rowsOfBusiness(table as unknown as BusinessTable, (values as { businessId: string }).businessId),
 ): Promise<Table["$inferSelect"] | undefined> {
   const [inserted, removed] = await db.batch([
     db.insert(table).values(values).returning(),

@@ -10,3 +10,5 @@ export type Clock = () => EpochMs;
 export const iso = (at: EpochMs): string => new Date(at).toISOString();
 
 export const isoNow = (): string => iso(Date.now());
+
+export const HOUR_MS = 3_600_000;

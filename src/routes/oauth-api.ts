@@ -5,7 +5,7 @@ import { REVOCATION_PARAMETERS, revocationRequest } from "../domain/oauth/revoca
 import { TokenBudgetSpent } from "../domain/oauth/token-budget";
 import { shardOfRevocation, shardOfTokenRequest } from "../domain/oauth/token-format";
 import { tokenRequest } from "../domain/oauth/tokens";
-import { clientAddressOf } from "../lib/client-address";
+import { clientAddressOf, creatorNetworkOf } from "../lib/client-address";
 import { invalidRequest, OAuthError } from "../lib/oauth-errors";
 import { doNotStore, respondToOAuthError } from "../middleware/error-responses";
 import { useShard } from "../middleware/request-dependencies";
@@ -81,7 +81,7 @@ export const oauthApi = new Hono<AppEnv>()
   .post("/register", async (c) => {
     // Set first, so that the 429 of the rate limit carries it too.
     doNotStore(c);
-    await limitRegistrations(c.env.REGISTRATION_RATE_LIMIT, clientAddressOf(c));
+    await limitRegistrations(c.env.REGISTRATION_RATE_LIMIT, creatorNetworkOf(c));
     const metadata = parseClientMetadata(await jsonBody(c));
     const client = await registerClient(c.var.globalDeps, metadata);
     return c.json(client, 201);

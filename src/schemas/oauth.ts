@@ -10,33 +10,54 @@ export const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
 
 /** Spec: Limits, "OAuth redirect URIs: 5 per client". */
 export const MAX_REDIRECT_URIS = 5;
+/**
+ * Registration is open, so what one client stores is bounded (docs/guides/oauth.md, 1. Register once): each redirect URI
+ * at most 512 characters, and the name and redirect URIs together at most 1,024, so that a client row stays small.
+ */
+export const MAX_REDIRECT_URI_LENGTH = 512;
+export const MAX_CLIENT_METADATA_LENGTH = 1024;
 
-const redirectUri = z.string().superRefine((uri, ctx) => {
-  const problem = redirectUriProblem(uri);
-  if (problem) ctx.addIssue({ code: "custom", message: problem, input: uri });
-});
+const redirectUri = z
+  .string()
+  .max(MAX_REDIRECT_URI_LENGTH)
+  .superRefine((uri, ctx) => {
+    const problem = redirectUriProblem(uri);
+    if (problem) ctx.addIssue({ code: "custom", message: problem, input: uri });
+  });
 
 /**
  * RFC 7591 §2 client metadata, as far as this service uses it (spec: Partner sign-in, step 1). Other members are
  * ignored, as RFC 7591 §2 allows ("The authorization server ... MAY ignore" values it does not understand).
  * `token_endpoint_auth_method` defaults to `client_secret_basic`, RFC 7591 §2's default.
  */
-export const ClientMetadata = z.object({
-  redirect_uris: z.array(redirectUri).min(1).max(MAX_REDIRECT_URIS),
-  // The name the owner approves on the consent page and sees in the dashboard: one line, no invisible or
-  // direction-changing character (docs/security.md, "Partner text"); `invalid_client_metadata` (RFC 7591 §3.2.2).
-  client_name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(100)
-    .superRefine(visibleText({ lines: false })),
-  token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default("client_secret_basic"),
-  // Accepted when they describe what this service does; answered with what it does (RFC 7591 §3.2.1).
-  grant_types: z.array(z.enum(GRANT_TYPES)).min(1).optional(),
-  response_types: z.array(z.literal("code")).min(1).optional(),
-  scope: z.literal(API_SCOPE).optional(),
-});
+export const ClientMetadata = z
+  .object({
+    redirect_uris: z.array(redirectUri).min(1).max(MAX_REDIRECT_URIS),
+    // The name the owner approves on the consent page and sees in the dashboard: one line, no invisible or
+    // direction-changing character (docs/security.md, "Partner text"); `invalid_client_metadata` (RFC 7591 §3.2.2).
+    client_name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .superRefine(visibleText({ lines: false })),
+    token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default("client_secret_basic"),
+    // Accepted when they describe what this service does; answered with what it does (RFC 7591 §3.2.1).
+    grant_types: z.array(z.enum(GRANT_TYPES)).min(1).optional(),
+    response_types: z.array(z.literal("code")).min(1).optional(),
+    scope: z.literal(API_SCOPE).optional(),
+  })
+  .superRefine(({ client_name, redirect_uris }, ctx) => {
+    const length = [client_name, ...redirect_uris].reduce((sum, text) => sum + text.length, 0);
+    if (length > MAX_CLIENT_METADATA_LENGTH) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["redirect_uris"],
+        message: `client_name and redirect_uris together are ${length} characters: at most ${MAX_CLIENT_METADATA_LENGTH} are stored.`,
+        input: redirect_uris,
+      });
+    }
+  });
 export type ClientMetadata = z.output<typeof ClientMetadata>;
 
 /** RFC 7591 §3.2.1: the registered metadata, plus the credentials. `client_secret` appears once, here. */

@@ -23,12 +23,13 @@ import {
 } from "../helpers/oauth";
 
 /**
- * docs/architecture.md, OAuth: clients never used within 30 days are removed, by the cron in bounded chunks. The
+ * docs/architecture.md, OAuth: clients never approved within 24 hours are removed, by the cron in bounded chunks. The
  * removal runs with the real clock over the shared database, so each test ages only the clients it registered
  * (their `created_at`), and never moves the clock past other tests' clients.
  */
 
-const DAY = 24 * 60 * 60 * 1000;
+const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
 const ownerBusiness = await createOwnerBusiness();
 
 const registeredAgo = async (client: RegisteredClient, ms: number) => {
@@ -52,7 +53,7 @@ const stored = async (clients: RegisteredClient[]) =>
 const authorizationPage = async (client: RegisteredClient) =>
   call(`/oauth/authorize?${authorizeQuery((await validAuthorizationParams(client)).params)}`);
 
-describe("clients no owner approved within 30 days are removed (docs/architecture.md, OAuth)", () => {
+describe("clients no owner approved within 24 hours are removed (docs/architecture.md, OAuth)", () => {
   it("removes such a client: its authorization link and its token requests stop working", async () => {
     const unused = await registerClient();
     expect((await authorizationPage(unused)).status).toBe(200);
@@ -74,7 +75,7 @@ describe("clients no owner approved within 30 days are removed (docs/architectur
     );
   });
 
-  it("keeps a client younger than 30 days, and one approved once, even after its connection is gone", async () => {
+  it("keeps a client younger than 24 hours, and one approved once, even after its connection is gone", async () => {
     const young = await registerClient();
     const approved = await registerClient();
     const approve = async () => {
@@ -92,7 +93,7 @@ describe("clients no owner approved within 30 days are removed (docs/architectur
     expect(await approve()).toBe(firstApproval);
     // Its connection gone (as with a business deleted): it was approved all the same.
     await db.delete(oauthGrants).where(eq(oauthGrants.clientId, approved.client_id));
-    await registeredAgo(young, UNAPPROVED_CLIENT_LIFETIME_MS - DAY);
+    await registeredAgo(young, UNAPPROVED_CLIENT_LIFETIME_MS - HOUR);
     await registeredAgo(approved, UNAPPROVED_CLIENT_LIFETIME_MS + DAY);
     await removeUnapprovedClients(deps);
     expect((await stored([young, approved])).sort()).toEqual([young.client_id, approved.client_id].sort());

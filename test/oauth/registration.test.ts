@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { oauthClients } from "../../src/db/schema";
 import { REGISTRATIONS_PER_MINUTE } from "../../src/domain/oauth/clients";
 import { sha256Hex } from "../../src/lib/secrets";
-import { db, globalDb } from "../helpers/fixtures";
+import { MAX_CLIENT_METADATA_LENGTH, MAX_REDIRECT_URI_LENGTH } from "../../src/schemas/oauth";
+import { globalDb } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
 import { expectOAuthError, ISSUER, REDIRECT_URI, type RegisteredClient, register } from "../helpers/oauth";
 import { awayFromWindowEdge } from "../helpers/rate-limit-window";
@@ -141,6 +142,23 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
     expect((await register({ client_name: "Shop", redirect_uris: [uri] })).status).toBe(201);
   });
 
+  it(`stores at most ${MAX_CLIENT_METADATA_LENGTH} characters of metadata, each redirect URI at most ${MAX_REDIRECT_URI_LENGTH}`, async () => {
+    const uriOf = (length: number, n = 0) => `https://partner.example/${n}`.padEnd(length, "a");
+    const name = `Bounded ${crypto.randomUUID()}`;
+    const named = () => globalDb.$count(oauthClients, eq(oauthClients.clientName, name));
+    expect((await register({ client_name: name, redirect_uris: [uriOf(MAX_REDIRECT_URI_LENGTH)] })).status).toBe(201);
+    const long = await register({ client_name: name, redirect_uris: [uriOf(MAX_REDIRECT_URI_LENGTH + 1)] });
+    await expectOAuthError(long, 400, "invalid_redirect_uri", /redirect_uris/);
+    // Five URIs of 400 characters: each within its bound, together over the client's.
+    const five = Array.from({ length: 5 }, (_, n) => uriOf(400, n));
+    const many = await register({ client_name: name, redirect_uris: five });
+    await expectOAuthError(many, 400, "invalid_redirect_uri", /together are 2\d{3} characters: at most 1024/);
+    // The review's 10 KB client.
+    const huge = await register({ client_name: name, redirect_uris: [uriOf(10_000)] });
+    await expectOAuthError(huge, 400, "invalid_redirect_uri", /redirect_uris/);
+    expect(await named()).toBe(1);
+  });
+
   it.each([
     ["no client_name", { redirect_uris: [REDIRECT_URI] }, /client_name/],
     ["an empty client_name", { client_name: "  ", redirect_uris: [REDIRECT_URI] }, /client_name/],
@@ -231,16 +249,20 @@ describe("registration is limited per client address (docs/architecture.md, OAut
     },
   );
 
-  it("counts an IPv6 client by its /64, which one host usually holds whole", WINDOW_TIMEOUT, async () => {
-    await awayFromWindowEdge();
-    const network = freshIPv6Network();
-    const name = freshName();
-    for (let i = 1; i <= REGISTRATIONS_PER_MINUTE; i++) {
-      expect((await registerFrom(`${network}::${i}`, `${name} ${i}`)).status).toBe(201);
-    }
-    expect((await registerFrom(`${network}:ffff:ffff:ffff:ffff`, `${name} refused`)).status).toBe(429);
-    expect((await registerFrom(`${freshIPv6Network()}::1`, `${name} elsewhere`)).status).toBe(201);
-  });
+  it(
+    "counts an IPv6 client by its /48: stepping through its /64s does not pass the limit",
+    WINDOW_TIMEOUT,
+    async () => {
+      await awayFromWindowEdge();
+      const site = `2001:db8:${random().toString(16)}`;
+      const name = freshName();
+      for (let i = 1; i <= REGISTRATIONS_PER_MINUTE; i++) {
+        expect((await registerFrom(`${site}:${i.toString(16)}::1`, `${name} ${i}`)).status).toBe(201);
+      }
+      expect((await registerFrom(`${site}:ffff::1`, `${name} refused`)).status).toBe(429);
+      expect((await registerFrom(`${freshIPv6Network()}::1`, `${name} elsewhere`)).status).toBe(201);
+    },
+  );
 
   it(
     "does not limit a request without CF-Connecting-IP: it did not come from the internet (a service binding, a test)",

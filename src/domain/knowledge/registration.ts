@@ -8,7 +8,7 @@ import type { Dependencies } from "../../dependencies";
 import { ApiError, forbidden, invalid, notFound, tooManyRequests } from "../../lib/errors";
 import { budgetUse } from "../../lib/rate-limit-fields";
 import { characterCount } from "../../lib/text";
-import { isoNow } from "../../lib/time";
+import { HOUR_MS, isoNow } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { type Principal, principalRef } from "../access/principals";
 import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
@@ -26,7 +26,6 @@ export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;
  * Spec, Limits: "Knowledge pushes: 120 per hour per business", a clock hour (docs/decisions.md, Knowledge and limits).
  */
 export const PUSHES_PER_HOUR = 120;
-const HOUR_MS = 3_600_000;
 
 export type KnowledgeItem = typeof knowledgeItems.$inferSelect;
 

@@ -4,15 +4,16 @@ import type { GlobalDependencies } from "../../dependencies";
 import { type EpochMs, iso } from "../../lib/time";
 
 /**
- * Registration is open, so a client that no owner approved within 30 days of its registration is removed: until an
- * approval it can do nothing, and only fills the table (docs/architecture.md, OAuth).
+ * Registration is open, so a client that no owner approved within 24 hours of its registration is removed: until an
+ * approval it can do nothing, and only fills the global database, which every sign-in and consent needs
+ * (docs/guides/oauth.md, 1. Register once). An app registers when it first connects, and its owner approves at once.
  */
-export const UNAPPROVED_CLIENT_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
+export const UNAPPROVED_CLIENT_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** How many clients one run removes at most; the cron runs every minute and the next run takes the rest. */
 export const CLIENT_CLEANUP_LIMIT = 500;
 
 /**
- * The statement of one run: removes clients that no owner approved within 30 days of their registration, oldest
+ * The statement of one run: removes clients that no owner approved within 24 hours of their registration, oldest
  * first, at most `limit` (a client has nothing else to remove: without an approval it has no connection, code or
  * token). The candidates are a range scan of the partial index `oauth_clients_unapproved`, which holds only
  * never-approved clients, so approved clients, however many, cost the run nothing.

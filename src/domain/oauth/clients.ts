@@ -1,12 +1,13 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { insertWithinLimit } from "../../db/insert-within-limit";
 import { oauthClients } from "../../db/schema";
 import type { Dependencies, GlobalDependencies } from "../../dependencies";
 import { tooManyRequests } from "../../lib/errors";
 import { OAuthError } from "../../lib/oauth-errors";
 import { refusedPerMinute } from "../../lib/rate-limit-fields";
 import { randomToken, sha256Hex } from "../../lib/secrets";
-import { type EpochMs, iso } from "../../lib/time";
+import { type EpochMs, HOUR_MS, iso } from "../../lib/time";
 import { issueSentence } from "../../lib/validation";
 import { API_SCOPE, type ClientInformation, ClientMetadata, GRANT_TYPES } from "../../schemas/oauth";
 
@@ -19,10 +20,16 @@ export const CLIENT_SECRET_PREFIX = "cs_live_";
 
 /** `[[ratelimits]] REGISTRATION_RATE_LIMIT` in wrangler.toml: registrations per client address and minute. */
 export const REGISTRATIONS_PER_MINUTE = 10;
+/**
+ * Clients no owner has approved yet, registered in the last hour, across the service (docs/guides/oauth.md,
+ * 1. Register once): with a 24-hour life and at most 1 KB of metadata each, at most 24,000 such rows, tens of megabytes,
+ * however many addresses register.
+ */
+export const UNAPPROVED_CLIENTS_PER_HOUR = 1000;
 
 /**
- * Registration is limited per client address (docs/architecture.md, OAuth), since it is open and each client is a row
- * that stays for 30 days unless an owner approves it. Counted through the Rate Limiting binding (no round trip), keyed
+ * Registration is limited per client address, an IPv6 one counted as its /48 (docs/architecture.md, OAuth), since it
+ * is open and each client is a row that stays for 24 hours unless an owner approves it. Counted through the Rate Limiting binding (no round trip), keyed
  * by the client's address as Cloudflare reports it; a request without one did not come from the internet (a service
  * binding, a test) and is not limited. Past the limit: the service's 429 (spec: Errors) with `Retry-After`, like every
  * other rate limit here; it is no OAuth protocol error, so it keeps the API's error body (docs/errors.md) as `/api/oauth`
@@ -59,7 +66,8 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
  * client can do nothing until the owner of a business approves it. The secret of the two secret methods is
  * returned here, once, and stored only as its SHA-256 (docs/decisions.md, Data model); `none` clients are
  * public (RFC 6749 §2.1) and get no secret. Duplicate redirect URIs are folded. The client is stored in the global
- * database (`findClient`).
+ * database (`findClient`), unless `UNAPPROVED_CLIENTS_PER_HOUR` unapproved clients were registered in the last hour
+ * (429): counted and inserted in one batch, so that registrations at the same moment never pass it.
  */
 export async function registerClient(
   deps: GlobalDependencies,
@@ -69,18 +77,35 @@ export async function registerClient(
   const method = metadata.token_endpoint_auth_method;
   const clientSecret = method === "none" ? undefined : randomToken(CLIENT_SECRET_PREFIX);
   const redirectUris = [...new Set(metadata.redirect_uris)];
-  const client = await deps.global
-    .insert(oauthClients)
-    .values({
+  const registeredSince = iso(now - HOUR_MS);
+  // On the partial index `oauth_clients_unapproved` (created_at, never-approved clients only).
+  const unapprovedLastHour = sql`(select count(*) from ${oauthClients} where ${oauthClients.firstApprovedAt} is null and ${oauthClients.createdAt} > ${registeredSince})`;
+  const client = await insertWithinLimit(
+    deps.global,
+    oauthClients,
+    {
       id: randomToken(CLIENT_ID_PREFIX, 16),
       clientName: metadata.client_name,
       redirectUris,
       tokenEndpointAuthMethod: method,
       secretHash: clientSecret === undefined ? null : sha256Hex(clientSecret),
       createdAt: iso(now),
-    })
-    .returning()
-    .get();
+    },
+    UNAPPROVED_CLIENTS_PER_HOUR,
+    unapprovedLastHour,
+  );
+  if (!client) {
+    throw tooManyRequests(
+      `Too many apps registered in the last hour: at most ${UNAPPROVED_CLIENTS_PER_HOUR} not yet approved. Try again later, or keep using a client_id you have.`,
+      {
+        policy: "unapproved_clients",
+        quota: UNAPPROVED_CLIENTS_PER_HOUR,
+        windowSeconds: 3600,
+        remaining: 0,
+        resetInSeconds: 3600,
+      },
+    );
+  }
   return {
     client_id: client.id,
     ...(clientSecret === undefined ? {} : { client_secret: clientSecret, client_secret_expires_at: 0 }),

@@ -1,7 +1,7 @@
 import type { SQL } from "drizzle-orm";
 import type { SQLiteInsertValue } from "drizzle-orm/sqlite-core";
 import type { bookings, knowledgeItems, orders } from "../../db/schema";
-import { type EpochMs, iso } from "../../lib/time";
+import { type EpochMs, HOUR_MS, iso } from "../../lib/time";
 import {
   CLIENTS,
   DEMO_BOOKINGS,
@@ -20,7 +20,6 @@ import {
  */
 
 const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
 
 export type DemoBusiness = {
   businessId: string;

@@ -2,9 +2,8 @@ import type { Dependencies } from "../../dependencies";
 import type { WindowUse } from "../../durable-objects/business-limits";
 import { tooManyRequests } from "../../lib/errors";
 import { type BudgetUse, budgetUse } from "../../lib/rate-limit-fields";
+import { HOUR_MS } from "../../lib/time";
 import type { Business } from "../access/businesses";
-
-const HOUR_MS = 3_600_000;
 
 /**
  * Sends on a partner's demand, per endpoint and clock hour (docs/decisions.md, Webhooks a partner can operate):

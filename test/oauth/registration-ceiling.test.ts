@@ -1,0 +1,43 @@
+import { isNull, sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { oauthClients } from "../../src/db/schema";
+import { UNAPPROVED_CLIENTS_PER_HOUR } from "../../src/domain/oauth/clients";
+import { globalDb } from "../helpers/fixtures";
+import { expectError } from "../helpers/http";
+import { REDIRECT_URI, register } from "../helpers/oauth";
+
+// docs/guides/oauth.md, 1. Register once: at most UNAPPROVED_CLIENTS_PER_HOUR clients not yet approved registered in an
+// hour, whatever the addresses, counted and inserted in one batch so that registrations at the same moment never pass
+// it. A storage of its own (vitest.config.ts): the test fills the hour up to two places below the ceiling.
+
+const unapproved = () => globalDb.$count(oauthClients, isNull(oauthClients.firstApprovedAt));
+const registration = (n: number) =>
+  register({ client_name: `Ceiling ${n}`, redirect_uris: [REDIRECT_URI] }, { "CF-Connecting-IP": `198.18.7.${n}` });
+
+describe("the ceiling on unapproved clients an hour", () => {
+  it("admits exactly the places left of concurrent registrations, then 429; an older hour does not count", async () => {
+    const missing = UNAPPROVED_CLIENTS_PER_HOUR - 2 - (await unapproved());
+    const recently = new Date(Date.now() - 30 * 60_000).toISOString();
+    await globalDb.run(
+      sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${missing})
+          insert into oauth_clients (id, client_name, redirect_uris, token_endpoint_auth_method, created_at)
+          select 'cl_filler_' || i, 'Filler', '["https://partner.example/cb"]', 'none', ${recently} from n`,
+    );
+    expect(await unapproved()).toBe(UNAPPROVED_CLIENTS_PER_HOUR - 2);
+
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, n) => registration(n + 1)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 201, 429, 429, 429]);
+    expect(await unapproved()).toBe(UNAPPROVED_CLIENTS_PER_HOUR);
+    const refused = answers.find((answer) => answer.status === 429) as Response;
+    expect(refused.headers.get("Retry-After")).toBe("3600");
+    await expectError(refused, 429, /Too many apps registered in the last hour: at most 1000/, {
+      code: "rate_limited",
+    });
+
+    // Registered over an hour ago, the fillers no longer count: registration opens again.
+    await globalDb.run(
+      sql`update oauth_clients set created_at = '2026-01-01T00:00:00.000Z' where id like 'cl_filler_%'`,
+    );
+    expect((await registration(9)).status).toBe(201);
+  });
+});
