@@ -7,7 +7,7 @@ import { signInOwner } from "../../src/domain/access/owner-sign-in";
 import { sha256Hex } from "../../src/lib/secrets";
 import { countingShards } from "../helpers/counting-d1";
 import { page, post, signedIn, submit } from "../helpers/dashboard";
-import { deps, shardDependencies } from "../helpers/dependencies";
+import { shardDependencies } from "../helpers/dependencies";
 import { shardDb } from "../helpers/fixtures";
 import { BASE, call, dispatch, json } from "../helpers/http";
 import { browse, CookieJar, createOwnerBusiness, csrfTokenOf } from "../helpers/oauth";

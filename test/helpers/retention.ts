@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { eq, inArray } from "drizzle-orm";
 import {
   actionCalls,

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { fillPlaceholders } from "drizzle-orm";
 import { shardDatabase } from "../../src/db/client";
 import type { Bound } from "../../src/db/statements";

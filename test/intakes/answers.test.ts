@@ -4,7 +4,7 @@ import { checkAnswer, parseDate, proofOf } from "../../src/domain/intakes/answer
 import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { deps } from "../helpers/dependencies";
 import { createBusiness } from "../helpers/fixtures";
-import { call, json, RUNTIME } from "../helpers/http";
+import { json } from "../helpers/http";
 import { createIntake, runtimeIntake } from "../helpers/intakes";
 
 const field = (type: IntakeField["type"], extra: Partial<IntakeField> = {}): IntakeField => ({

@@ -4,7 +4,7 @@ import { oauthClients, oauthCodes, oauthGrants, oauthTokens } from "../../src/db
 import { LEGACY_SHARD, SHARD_NAMES, type ShardName } from "../../src/db/shards";
 import { sha256Hex } from "../../src/lib/secrets";
 import { page, signedIn, submit } from "../helpers/dashboard";
-import { db, globalDb, shardDb } from "../helpers/fixtures";
+import { globalDb, shardDb } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import {
   authorizationCode,

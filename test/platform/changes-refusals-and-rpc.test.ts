@@ -7,7 +7,6 @@ import { reportChange } from "../helpers/platform";
 import {
   appointment,
   EVENT_ID,
-  eventCount,
   expectEmitted,
   expectNothingEmitted,
   NEITHER,

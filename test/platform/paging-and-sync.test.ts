@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { eq, fillPlaceholders } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { bookings, events, orders } from "../../src/db/schema";

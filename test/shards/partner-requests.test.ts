@@ -7,7 +7,7 @@ import { SHARD_NAMES, SHARDS, type ShardName } from "../../src/db/shards";
 import { revokeApiKey } from "../../src/domain/access/api-keys";
 import { registerAction } from "../helpers/actions";
 import { testDependencies } from "../helpers/dependencies";
-import { createApiKey, createBusiness, db, legacyDb, shardDb } from "../helpers/fixtures";
+import { createApiKey, createBusiness, legacyDb, shardDb } from "../helpers/fixtures";
 import { call, expectError, json } from "../helpers/http";
 import { createIntake } from "../helpers/intakes";
 import { KNOWLEDGE } from "../helpers/partner-routes";

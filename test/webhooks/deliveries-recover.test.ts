@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { eq, fillPlaceholders, inArray } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { events, webhookDeliveries } from "../../src/db/schema";

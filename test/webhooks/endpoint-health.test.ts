@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { webhookDeliveries, webhookEndpoints } from "../../src/db/schema";

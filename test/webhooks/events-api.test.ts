@@ -5,7 +5,7 @@ import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { KEPT_FOR_MS } from "../../src/domain/webhooks/event-log";
 import { deps } from "../helpers/dependencies";
 import { createApiKey, createBusiness, db } from "../helpers/fixtures";
-import { call, expectError, expectMissingCredential, json, RUNTIME } from "../helpers/http";
+import { call, expectError, expectMissingCredential, json } from "../helpers/http";
 import { createIntake, runtimeIntake } from "../helpers/intakes";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
 import { bookingObject, reportChange } from "../helpers/platform";

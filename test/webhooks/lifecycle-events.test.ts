@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { and, eq, inArray } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { actions, events, intakes, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";

@@ -13,7 +13,7 @@ import {
 } from "../../src/durable-objects/listening-session";
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db } from "../helpers/fixtures";
-import { call, dispatch, expectError, json } from "../helpers/http";
+import { call, expectError, json } from "../helpers/http";
 import { connect, type DeliveryMessage, openSocket, type Session, startSession } from "../helpers/listen-sessions";
 import { verifyStandardWebhook, verifyWebhookSignature } from "../helpers/verify-signature";
 import { attemptsOf, consume, deliveryRow, outboxOnly, subscribe } from "../helpers/webhooks";

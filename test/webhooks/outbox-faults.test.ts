@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { and, eq, isNull } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { bookings, events, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";

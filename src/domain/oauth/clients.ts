@@ -2,7 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { oauthClients } from "../../db/schema";
-import type { Dependencies, GlobalDependencies } from "../../dependencies";
+import type { GlobalDependencies } from "../../dependencies";
 import { tooManyRequests } from "../../lib/errors";
 import { OAuthError } from "../../lib/oauth-errors";
 import { refusedPerMinute } from "../../lib/rate-limit-fields";
