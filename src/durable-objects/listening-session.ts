@@ -9,6 +9,26 @@ import { secretsEqual, sha256Hex } from "../lib/secrets";
 
 const SESSION_KEY = "session";
 
+/**
+ * A session's longest life, from its creation: then its socket is closed and its endpoint deleted, so that a socket
+ * left open on a forgotten laptop does not receive a business's events for ever (docs/webhooks.md, Listening sessions
+ * end). The CLI opens a new session when it reconnects.
+ */
+export const SESSION_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Why the service closed a session's socket, as its close code (RFC 6455 §7.4.2: 4000–4999 are the application's):
+ * its lifetime is over (open a new one), or the key or app it was opened with lost its access, or the owner ended it
+ * (do not reconnect with the same credential).
+ */
+export const SESSION_CLOSES = {
+  lifetimeOver: { code: 4000, reason: "the session's 24 hours are over: start a new one" },
+  accessEnded: { code: 4001, reason: "the credential that opened this session no longer has access" },
+  endedByOwner: { code: 4002, reason: "the business's owner ended this session" },
+} as const;
+
+export type SessionClose = keyof typeof SESSION_CLOSES;
+
 /** The keepalive messages, exactly as the CLI sends and expects them (cli/listen.ts). */
 export const KEEPALIVE_PING = '{"type":"ping"}';
 export const KEEPALIVE_PONG = '{"type":"pong"}';
@@ -24,6 +44,11 @@ export type ListeningSessionRecord = {
   /** SHA-256 of the single-use connect token (docs/architecture.md, Principals and owner sides: hashes only). */
   tokenHash: string;
   tokenExpiresAt: number;
+  /**
+   * When the session ends, connected or not: its creation and `SESSION_LIFETIME_MS` (absent from a session opened by
+   * a version before sessions had a lifetime: it lives as long from its connection).
+   */
+  endsAt?: number;
   connected: boolean;
   /** The socket closed while the business moved: the endpoint is deleted once the move has ended (`end`). */
   ended?: true;
@@ -102,6 +127,8 @@ export class ListeningSession extends DurableObject {
       !session.connected && Date.now() < session.tokenExpiresAt && secretsEqual(sha256Hex(token), session.tokenHash);
     if (!valid) return new Response(null, { status: 401 });
     await this.ctx.storage.put(SESSION_KEY, { ...session, connected: true });
+    // From now on the one alarm of the session is the end of its life.
+    await this.ctx.storage.setAlarm(session.endsAt ?? Date.now() + SESSION_LIFETIME_MS);
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server);
     return new Response(null, { status: 101, webSocket: client });
@@ -159,12 +186,31 @@ export class ListeningSession extends DurableObject {
   }
 
   /**
-   * The connect token's life is over: a session never connected ends (nothing will ever listen on it); or a session
-   * that ended while its business moved deletes its endpoint now.
+   * The session's socket is closed by the service, with the code and reason of `why` (`SESSION_CLOSES`), and the
+   * session ends: access ended (its listener endpoint is deleted by then, so nothing more is relayed), or the owner
+   * ended it. A session already over answers nothing.
+   */
+  async close(why: SessionClose): Promise<void> {
+    const { code, reason } = SESSION_CLOSES[why];
+    for (const socket of this.ctx.getWebSockets()) {
+      try {
+        socket.close(code, reason);
+      } catch {
+        // Closed already.
+      }
+    }
+    await this.end();
+  }
+
+  /**
+   * The connect token's life is over: a session never connected ends (nothing will ever listen on it); a session that
+   * ended while its business moved deletes its endpoint now; a connected session's only alarm is the end of its life.
    */
   override async alarm(): Promise<void> {
     const session = await this.record();
-    if (session && (!session.connected || session.ended)) await this.end();
+    if (!session) return;
+    if (!session.connected || session.ended) await this.end();
+    else await this.close("lifetimeOver");
   }
 
   /**

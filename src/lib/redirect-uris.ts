@@ -3,8 +3,6 @@
  * §4.1.3 and OAuth 2.1: exact string matching; RFC 8252 §7.3: only a loopback URI's port may vary).
  */
 
-export const MAX_REDIRECT_URI_LENGTH = 2000;
-
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 function parseUrl(uri: string): URL | undefined {
@@ -17,7 +15,6 @@ function parseUrl(uri: string): URL | undefined {
 
 /** Why `uri` cannot be registered, as a predicate for "The redirect URI ..."; undefined when it can. */
 export function redirectUriProblem(uri: string): string | undefined {
-  if (uri.length > MAX_REDIRECT_URI_LENGTH) return `must be at most ${MAX_REDIRECT_URI_LENGTH} characters long`;
   // Printable ASCII only: the URI is compared as a string, so there must be exactly one way to write it.
   if (!/^[\x21-\x7e]+$/.test(uri)) return "must be written in printable ASCII without spaces";
   const url = parseUrl(uri);

@@ -11,11 +11,14 @@ export const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
 /** Spec: Limits, "OAuth redirect URIs: 5 per client". */
 export const MAX_REDIRECT_URIS = 5;
 /**
- * Registration is open, so what one client stores is bounded (docs/guides/oauth.md, 1. Register once): each redirect URI
- * at most 512 characters, and the name and redirect URIs together at most 1,024, so that a client row stays small.
+ * Registration is open and each client is a row of the global database, so every member stored is bounded
+ * (docs/guides/oauth.md, 1. Register once): a redirect URI at most 512 characters (printable ASCII, so as many bytes),
+ * the name at most 100 characters, and what the row stores of them, the name and the JSON array of redirect URIs, at
+ * most 1,024 bytes of UTF-8. Past a bound: `invalid_client_metadata` (RFC 7591 §3.2.2), the sentence naming the member.
  */
 export const MAX_REDIRECT_URI_LENGTH = 512;
-export const MAX_CLIENT_METADATA_LENGTH = 1024;
+export const MAX_CLIENT_NAME_LENGTH = 100;
+export const MAX_CLIENT_METADATA_BYTES = 1024;
 
 const redirectUri = z
   .string()
@@ -39,7 +42,7 @@ export const ClientMetadata = z
       .string()
       .trim()
       .min(1)
-      .max(100)
+      .max(MAX_CLIENT_NAME_LENGTH)
       .superRefine(visibleText({ lines: false })),
     token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default("client_secret_basic"),
     // Accepted when they describe what this service does; answered with what it does (RFC 7591 §3.2.1).
@@ -48,12 +51,12 @@ export const ClientMetadata = z
     scope: z.literal(API_SCOPE).optional(),
   })
   .superRefine(({ client_name, redirect_uris }, ctx) => {
-    const length = [client_name, ...redirect_uris].reduce((sum, text) => sum + text.length, 0);
-    if (length > MAX_CLIENT_METADATA_LENGTH) {
+    const bytes = new TextEncoder().encode(client_name + JSON.stringify(redirect_uris)).length;
+    if (bytes > MAX_CLIENT_METADATA_BYTES) {
       ctx.addIssue({
         code: "custom",
-        path: ["redirect_uris"],
-        message: `client_name and redirect_uris together are ${length} characters: at most ${MAX_CLIENT_METADATA_LENGTH} are stored.`,
+        path: [],
+        message: `has ${bytes} bytes of client_name and redirect_uris to store: at most ${MAX_CLIENT_METADATA_BYTES} are allowed`,
         input: redirect_uris,
       });
     }

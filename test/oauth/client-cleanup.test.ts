@@ -75,6 +75,23 @@ describe("clients no owner approved within 24 hours are removed (docs/architectu
     );
   });
 
+  it("removes an unapproved client the moment it is over 24 hours old, by the clock the run is given", async () => {
+    const client = await registerClient();
+    // A registration time of this test's own, long before any other test's clients; the 24 hours written out, as
+    // docs/guides/oauth.md states them.
+    const registeredAt = Date.parse("2001-02-03T04:05:06.000Z");
+    await globalDb
+      .update(oauthClients)
+      .set({ createdAt: new Date(registeredAt).toISOString() })
+      .where(eq(oauthClients.id, client.client_id));
+    await removeUnapprovedClients(deps, registeredAt + DAY);
+    expect(await stored([client])).toEqual([client.client_id]);
+    expect((await authorizationPage(client)).status).toBe(200);
+    await removeUnapprovedClients(deps, registeredAt + DAY + 1);
+    expect(await stored([client])).toEqual([]);
+    expect((await authorizationPage(client)).status).toBe(400);
+  });
+
   it("keeps a client younger than 24 hours, and one approved once, even after its connection is gone", async () => {
     const young = await registerClient();
     const approved = await registerClient();

@@ -1,10 +1,12 @@
-import { isNull, sql } from "drizzle-orm";
+import { env } from "cloudflare:test";
+import { eq, isNull, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { oauthClients } from "../../src/db/schema";
 import { UNAPPROVED_CLIENTS_PER_HOUR } from "../../src/domain/oauth/clients";
 import { globalDb } from "../helpers/fixtures";
-import { expectError } from "../helpers/http";
+import { call, expectError } from "../helpers/http";
 import { REDIRECT_URI, register } from "../helpers/oauth";
+import { recordingDatabases } from "../helpers/recording-databases";
 
 // docs/guides/oauth.md, 1. Register once: at most UNAPPROVED_CLIENTS_PER_HOUR clients not yet approved registered in an
 // hour, whatever the addresses, counted and inserted in one batch so that registrations at the same moment never pass
@@ -15,7 +17,7 @@ const registration = (n: number) =>
   register({ client_name: `Ceiling ${n}`, redirect_uris: [REDIRECT_URI] }, { "CF-Connecting-IP": `198.18.7.${n}` });
 
 describe("the ceiling on unapproved clients an hour", () => {
-  it("admits exactly the places left of concurrent registrations, then 429; an older hour does not count", async () => {
+  it("admits exactly the places left of concurrent registrations, then 429; approved clients and an older hour do not count", async () => {
     const missing = UNAPPROVED_CLIENTS_PER_HOUR - 2 - (await unapproved());
     const recently = new Date(Date.now() - 30 * 60_000).toISOString();
     await globalDb.run(
@@ -30,14 +32,39 @@ describe("the ceiling on unapproved clients an hour", () => {
     expect(await unapproved()).toBe(UNAPPROVED_CLIENTS_PER_HOUR);
     const refused = answers.find((answer) => answer.status === 429) as Response;
     expect(refused.headers.get("Retry-After")).toBe("3600");
+    expect(refused.headers.get("Cache-Control")).toBe("no-store");
     await expectError(refused, 429, /Too many apps registered in the last hour: at most 1000/, {
       code: "rate_limited",
     });
+
+    // An owner approves one of them: it no longer counts, and frees exactly one place.
+    await globalDb.update(oauthClients).set({ firstApprovedAt: recently }).where(eq(oauthClients.id, "cl_filler_1"));
+    expect((await registration(6)).status).toBe(201);
+    expect((await registration(7)).status).toBe(429);
 
     // Registered over an hour ago, the fillers no longer count: registration opens again.
     await globalDb.run(
       sql`update oauth_clients set created_at = '2026-01-01T00:00:00.000Z' where id like 'cl_filler_%'`,
     );
     expect((await registration(9)).status).toBe(201);
+  });
+
+  it("counts by a range scan of the index of unapproved clients, whatever the table holds", async () => {
+    const { bindings, seen } = recordingDatabases(env);
+    const response = await call("/api/oauth/register", {
+      method: "POST",
+      body: { client_name: "Planned", redirect_uris: [REDIRECT_URI] },
+      bindings,
+    });
+    expect(response.status).toBe(201);
+    const ceiling = seen.legacy.find((statement) => /^delete from "oauth_clients"/.test(statement));
+    if (!ceiling) throw new Error("the registration ran no statement of the ceiling");
+    const unbound = Array.from(ceiling.matchAll(/\?/g), () => null);
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${ceiling}`)
+      .bind(...unbound)
+      .all<{ detail: string }>();
+    const details = plan.results.map((row) => row.detail);
+    expect(details).toContain("SEARCH oauth_clients USING INDEX oauth_clients_unapproved (created_at>?)");
+    expect(details.filter((detail) => /SCAN oauth_clients\b/.test(detail))).toEqual([]);
   });
 });

@@ -17,11 +17,12 @@ export const oauthClients = sqliteTable(
     createdAt: createdAt(),
     /**
      * When an owner first approved the client; never cleared, so a client stays "used" when its connections end.
-     * A client still without one 30 days after registration is removed (domain/oauth/client-cleanup.ts).
+     * A client still without one 24 hours after registration is removed (domain/oauth/client-cleanup.ts).
      */
     firstApprovedAt: timestamp("first_approved_at"),
   },
-  // Exactly the clients the cleanup looks for, in registration order: its query is a range scan of this index.
+  // Exactly the clients the cleanup looks for, in registration order: its query, and the count of the registration
+  // ceiling (domain/oauth/clients.ts), are range scans of this index.
   (t) => [index("oauth_clients_unapproved").on(t.createdAt).where(sql`${t.firstApprovedAt} is null`)],
 );
 
@@ -86,7 +87,7 @@ export const oauthTokens = sqliteTable(
     codeHash: text("code_hash"),
     expiresAt: timestamp("expires_at").notNull(),
     /**
-     * Refresh tokens: set once, when rotated out; the token is refused from then on. Presented again within 60 seconds
+     * Refresh tokens: set once, when rotated out; the token is refused from then on. Presented again within 5 seconds
      * of this it is only refused (docs/oauth.md); later, it revokes the grant's tokens (RFC 9700 §4.14.2).
      */
     rotatedAt: timestamp("rotated_at"),

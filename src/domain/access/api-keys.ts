@@ -10,6 +10,8 @@ import { type Action, toActionObject } from "../actions/action-object";
 import { switchSideActionsOff } from "../actions/owner-decisions";
 import { type IntakeRow, intakeOwner, toIntakeObject } from "../intakes/registration";
 import { actionSwitched, changedRows, intakeSwitched, readForSwitch, writeSwitch } from "../webhooks/lifecycle";
+import { isListenerEndpoint, isListenerUrl } from "../webhooks/listener-endpoints";
+import { closeListeningSessions } from "../webhooks/listening-sessions";
 import { MAX_ACTIVE_KEYS, newApiKey } from "./api-key-format";
 
 export const apiKeyNotFound = () => notFound("No API key with that id exists for this business.");
@@ -101,6 +103,16 @@ export async function revokeApiKey(
     const revokedAt = record.revokedAt ?? now;
     const lastActiveKey = record.otherActiveKeys === 0;
     const endpointsDeleted = lastActiveKey ? target.endpoints.filter((endpoint) => endpoint.oauthGrantId === null) : [];
+    // The key's listening sessions end with it, whatever other keys remain (docs/webhooks.md, Listening sessions end):
+    // their endpoints are deleted in the batch, so no event is written for them.
+    const sessionsEnded = target.endpoints.filter(
+      (endpoint) =>
+        isListenerUrl(endpoint.url) && (lastActiveKey ? endpoint.oauthGrantId === null : endpoint.apiKeyId === id),
+    );
+    const receiving = {
+      ...target,
+      endpoints: target.endpoints.filter((endpoint) => !sessionsEnded.includes(endpoint)),
+    };
     const actionsOff = options.switchActionsOff ? record.actionsOn : [];
     const drafts = lastActiveKey
       ? []
@@ -116,7 +128,7 @@ export async function revokeApiKey(
             actionSwitched(toActionObject({ ...row, enabled: false, updatedAt: now }), null, "credential_revoked"),
           ),
         ];
-    const written = await writeSwitch(deps, target, drafts, [
+    const written = await writeSwitch(deps, receiving, drafts, [
       db
         .update(apiKeys)
         .set({ revokedAt })
@@ -150,11 +162,19 @@ export async function revokeApiKey(
         ),
       ),
       changedRows(deps, endpointsDeleted.length),
+      db
+        .delete(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.businessId, businessId), eq(webhookEndpoints.apiKeyId, id), isListenerEndpoint)),
       // The owner's choice on the confirmation page: the API keys' actions that are on stop with the key.
       switchSideActionsOff(deps, businessId, options.switchActionsOff ? isNull(actions.oauthGrantId) : sql`false`, now),
       changedRows(deps, actionsOff.length),
     ]);
     if (written) {
+      await closeListeningSessions(
+        deps,
+        sessionsEnded.map((endpoint) => endpoint.url),
+        "accessEnded",
+      );
       return {
         id,
         revokedAt,

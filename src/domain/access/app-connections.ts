@@ -12,6 +12,7 @@ import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
 import { type EpochMs, iso } from "../../lib/time";
 import { switchSideActionsOff } from "../actions/owner-decisions";
+import { closeListeningSessions } from "../webhooks/listening-sessions";
 
 export type AppConnection = {
   id: number;
@@ -88,12 +89,19 @@ export async function disconnectApp(
     db
       .delete(webhookEndpoints)
       .where(and(eq(webhookEndpoints.oauthGrantId, id), eq(webhookEndpoints.businessId, businessId)))
-      .returning({ id: webhookEndpoints.id }),
+      .returning({ id: webhookEndpoints.id, url: webhookEndpoints.url }),
     // No action matches `false`: the statement stays in the batch either way, so the batch keeps one shape.
     switchSideActionsOff(deps, businessId, options.switchActionsOff ? eq(actions.oauthGrantId, id) : sql`false`, at),
   ]);
   const [connection] = disconnected;
   if (!connection) throw connectionNotFound();
+  // Its listening sessions' endpoints went with the others: their sockets close now (docs/webhooks.md, Listening
+  // sessions end).
+  await closeListeningSessions(
+    deps,
+    endpointsDeleted.map((endpoint) => endpoint.url),
+    "accessEnded",
+  );
   return {
     id: connection.id,
     disconnectedAt: connection.revokedAt ?? at,

@@ -29,11 +29,11 @@ export const UNAPPROVED_CLIENTS_PER_HOUR = 1000;
 
 /**
  * Registration is limited per client address, an IPv6 one counted as its /48 (docs/architecture.md, OAuth), since it
- * is open and each client is a row that stays for 24 hours unless an owner approves it. Counted through the Rate Limiting binding (no round trip), keyed
- * by the client's address as Cloudflare reports it; a request without one did not come from the internet (a service
- * binding, a test) and is not limited. Past the limit: the service's 429 (spec: Errors) with `Retry-After`, like every
- * other rate limit here; it is no OAuth protocol error, so it keeps the API's error body (docs/errors.md) as `/api/oauth`
- * does for every error outside RFC 6749 and RFC 7591.
+ * is open and each client is a row that stays for 24 hours unless an owner approves it. Counted through the Rate
+ * Limiting binding (no round trip), keyed by the client's network as Cloudflare reports it; a request without one did
+ * not come from the internet (a service binding, a test) and is not limited. Past the limit: the service's 429 with
+ * `Retry-After`, like every other rate limit here; it is no OAuth protocol error, so it keeps the API's error body
+ * (docs/errors.md) as `/api/oauth` does for every error outside RFC 6749 and RFC 7591.
  */
 export async function limitRegistrations(limiter: RateLimit, clientAddress: string | undefined): Promise<void> {
   if (clientAddress === undefined) return;
@@ -46,8 +46,9 @@ export async function limitRegistrations(limiter: RateLimit, clientAddress: stri
 }
 
 /**
- * RFC 7591 §3.2.2: a problem with `redirect_uris` is `invalid_redirect_uri`, any other metadata problem
- * `invalid_client_metadata`, both 400 with a sentence naming the member.
+ * RFC 7591 §3.2.2: a redirect URI that cannot be one is `invalid_redirect_uri`; any other metadata problem, metadata
+ * over a size bound too (a URI too long, too many of them), is `invalid_client_metadata`; both 400 with a sentence
+ * naming the member.
  */
 export function parseClientMetadata(body: unknown): ClientMetadata {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -56,7 +57,8 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
   const result = ClientMetadata.safeParse(body);
   if (result.success) return result.data;
   const [issue] = result.error.issues;
-  const code = issue?.path[0] === "redirect_uris" ? "invalid_redirect_uri" : "invalid_client_metadata";
+  const code =
+    issue?.path[0] === "redirect_uris" && issue.code !== "too_big" ? "invalid_redirect_uri" : "invalid_client_metadata";
   const sentence = issue ? issueSentence("json", issue) : "The client metadata is not valid.";
   throw new OAuthError(code, sentence.replace(/^The field /, "The member "));
 }

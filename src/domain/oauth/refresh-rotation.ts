@@ -16,11 +16,11 @@ import { connectionColumns, previousStatementChangedOneRow, tokenPair } from "./
 
 /**
  * docs/oauth.md, Refresh: a refresh token gives one pair, once; presented again it is refused at once. How long after
- * its rotation it comes back only decides whether the connection is revoked too: before this, two workers that
- * refreshed at once (or a retry after a lost answer) are the likelier cause, and the pair the winner got keeps
- * working; from this on, the reuse revokes every token of the connection (RFC 9700 §4.14.2).
+ * its rotation it comes back only decides whether the connection is revoked too: within this short grace, a network
+ * retry of the same request (or two workers that refreshed at once) is the likelier cause, and the pair the winner
+ * got keeps working; from this on, the reuse revokes every token of the connection (RFC 9700 §4.14.2).
  */
-export const REUSE_REVOKES_AFTER_MS = 60 * 1000;
+export const REUSE_REVOKES_AFTER_MS = 5 * 1000;
 
 /**
  * RFC 9700 §4.14.2: "If a refresh token is compromised and subsequently used by both the attacker and the legitimate
@@ -116,7 +116,7 @@ export async function refreshTokens(
   if (revokedAt) throw invalidGrant("The refresh token has been revoked; authorize again.");
   if (rotatedAt !== null) {
     throw invalidGrant(
-      "The refresh token was already used: refresh with the one that replaced it. Presented again 60 seconds or more after its use, it revokes every token of this connection.",
+      "The refresh token was already used: refresh with the one that replaced it. Presented again 5 seconds or more after its use, it revokes every token of this connection.",
     );
   }
   if (expiresAt <= iso(now)) {

@@ -2,6 +2,7 @@ import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit"
 import { webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { sessionIdPrefix } from "../../durable-objects/jurisdictions";
+import { SESSION_LIFETIME_MS, type SessionClose } from "../../durable-objects/listening-session";
 import { forbidden } from "../../lib/errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { newSigningSecret } from "../../lib/signing";
@@ -9,7 +10,14 @@ import { iso } from "../../lib/time";
 import { ALL_EVENTS } from "../../names-and-limits";
 import { partnerWrite } from "../access/partner-operation";
 import { type Principal, principalRef } from "../access/principals";
-import { deleteListenerEndpoint, isListenerEndpoint, listenerUrl, MAX_LISTENING_SESSIONS } from "./listener-endpoints";
+import {
+  deleteListenerEndpoint,
+  isListenerEndpoint,
+  isListenerUrl,
+  listenerUrl,
+  MAX_LISTENING_SESSIONS,
+  sessionIdOf,
+} from "./listener-endpoints";
 
 /** How long the connect token of a new session opens its socket: the CLI connects at once (docs/decisions.md). */
 export const CONNECT_TOKEN_MS = 60_000;
@@ -55,6 +63,7 @@ export async function createListeningSession(deps: Dependencies, principal: Prin
       ...session,
       tokenHash: sha256Hex(token),
       tokenExpiresAt,
+      endsAt: now + SESSION_LIFETIME_MS,
     });
   } catch (error) {
     await deleteListenerEndpoint(deps.db, session);
@@ -64,3 +73,13 @@ export async function createListeningSession(deps: Dependencies, principal: Prin
 }
 
 export const createListeningSessionOperation = partnerWrite({ write: createListeningSession });
+
+/**
+ * Closes the sockets of the sessions whose listener endpoints were just deleted (access ended, or the owner ended
+ * them), with the code that says why (docs/webhooks.md, Listening sessions end). Their endpoints are gone already, so
+ * nothing more is relayed through them whatever happens here: a session object that cannot be reached (a reset) keeps
+ * an idle socket until its lifetime's alarm closes it, and the access that ended is not undone for it.
+ */
+export async function closeListeningSessions(deps: Dependencies, urls: readonly string[], why: SessionClose) {
+  await Promise.allSettled(urls.filter(isListenerUrl).map((url) => deps.listener(sessionIdOf(url)).close(why)));
+}

@@ -4,6 +4,7 @@ import { deleteEndpoint, endpointNotFound } from "../../domain/webhooks/endpoint
 import { enableEndpoint } from "../../domain/webhooks/health";
 import { ownerDeliveryHistory } from "../../domain/webhooks/owner-deliveries";
 import { endpointForOwner, listEndpointsForOwner } from "../../domain/webhooks/owner-endpoints";
+import { endSessionAsOwner, openSessionsForOwner, sessionNotFound } from "../../domain/webhooks/owner-sessions";
 import { deliveryNotFound, sendDeliveryAgain } from "../../domain/webhooks/redelivery";
 import { sendPing } from "../../domain/webhooks/test-events";
 import { idOrNotFound, numericId } from "../../lib/validation";
@@ -12,6 +13,7 @@ import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout, Tag } from "./layout";
+import { ListeningSessions } from "./listening-sessions";
 import { When, WithTimes } from "./time-text";
 import { DeliveryHistory } from "./webhook-deliveries";
 import { eventsInWords } from "./webhook-event-words";
@@ -32,7 +34,10 @@ const EndpointStatus = (props: { status: "enabled" | "disabled" }) => (
 export const webhookPages = new Hono<DashboardEnv>()
   .get("/webhooks", async (c) => {
     const session = c.var.session;
-    const endpoints = await listEndpointsForOwner(c.var.deps, session.business.id);
+    const [endpoints, sessions] = await Promise.all([
+      listEndpointsForOwner(c.var.deps, session.business.id),
+      openSessionsForOwner(c.var.deps, session.business.id),
+    ]);
     return renderPage(
       c,
       200,
@@ -54,8 +59,13 @@ export const webhookPages = new Hono<DashboardEnv>()
             </tr>
           ))}
         </table>
+        <ListeningSessions sessions={sessions} session={session} />
       </Layout>,
     );
+  })
+  .post("/webhooks/sessions/:id/end", async (c) => {
+    await endSessionAsOwner(c.var.deps, c.var.session.business.id, idOrNotFound(c.req.param("id"), sessionNotFound));
+    return c.redirect("/dashboard/webhooks", 303);
   })
   .get("/webhooks/:id", async (c) => {
     const session = c.var.session;
