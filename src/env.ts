@@ -19,6 +19,7 @@ export interface Env {
   PRINCIPAL_RATE_LIMIT: RateLimit;
   REGISTRATION_RATE_LIMIT: RateLimit;
   TOKEN_RATE_LIMIT: RateLimit;
+  TOKEN_ADDRESS_RATE_LIMIT: RateLimit;
   SANDBOX_RATE_LIMIT: RateLimit;
   /** Static files (assets/): the API reference's script, read by the /docs route only. */
   ASSETS: Fetcher;

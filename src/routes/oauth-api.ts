@@ -2,7 +2,7 @@ import { type Context, type ErrorHandler, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { limitRegistrations, parseClientMetadata, registerClient } from "../domain/oauth/clients";
 import { REVOCATION_PARAMETERS, revocationRequest } from "../domain/oauth/revocation";
-import { TokenBudgetSpent } from "../domain/oauth/token-budget";
+import { spendRequestBudget, TokenBudgetSpent } from "../domain/oauth/token-budget";
 import { shardOfRevocation, shardOfTokenRequest } from "../domain/oauth/token-format";
 import { tokenRequest } from "../domain/oauth/tokens";
 import { clientAddressOf, creatorNetworkOf } from "../lib/client-address";
@@ -88,8 +88,13 @@ export const oauthApi = new Hono<AppEnv>()
   })
   .post("/token", async (c) => {
     const form = await formBody(c);
+    const budget = {
+      limiter: c.env.TOKEN_RATE_LIMIT,
+      addressLimiter: c.env.TOKEN_ADDRESS_RATE_LIMIT,
+      clientAddress: clientAddressOf(c),
+    };
+    await spendRequestBudget(budget);
     useShard(c, shardOfTokenRequest(form));
-    const budget = { limiter: c.env.TOKEN_RATE_LIMIT, clientAddress: clientAddressOf(c) };
     const tokens = await tokenRequest(c.var.deps, budget, c.req.header("Authorization"), form);
     doNotStore(c);
     return c.json(tokens, 200);

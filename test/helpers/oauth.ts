@@ -213,7 +213,13 @@ export async function authorizationCode(client: RegisteredClient, owner: OwnerBu
 /** A token request, form-encoded, with optional Basic credentials (each part form-urlencoded, RFC 6749 §2.3.1). */
 export function postToken(
   form: Record<string, string | undefined>,
-  options: { basic?: [string, string]; authorization?: string; path?: string; headers?: Record<string, string> } = {},
+  options: {
+    basic?: [string, string];
+    authorization?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    bindings?: Partial<typeof env>;
+  } = {},
 ) {
   const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded", ...options.headers };
   if (options.basic) {
@@ -221,7 +227,12 @@ export function postToken(
     headers.Authorization = `Basic ${btoa(`${id}:${secret}`)}`;
   }
   if (options.authorization) headers.Authorization = options.authorization;
-  return call(options.path ?? "/api/oauth/token", { method: "POST", body: authorizeQuery(form), headers });
+  return call(options.path ?? "/api/oauth/token", {
+    method: "POST",
+    body: authorizeQuery(form),
+    headers,
+    bindings: options.bindings,
+  });
 }
 
 export const formUrlEncode = (value: string) => new URLSearchParams({ v: value }).toString().slice(2);
@@ -267,7 +278,11 @@ export function refresh(client: RegisteredClient, refreshToken: string) {
 }
 
 /** The token endpoint's budget as the route builds it for a request without CF-Connecting-IP (a test's). */
-export const testBudget = (): TokenBudget => ({ limiter: env.TOKEN_RATE_LIMIT, clientAddress: undefined });
+export const testBudget = (): TokenBudget => ({
+  limiter: env.TOKEN_RATE_LIMIT,
+  addressLimiter: env.TOKEN_ADDRESS_RATE_LIMIT,
+  clientAddress: undefined,
+});
 
 /**
  * Drives the clock of refresh token reuse (docs/oauth.md, Refresh) through the stored rotation time: the refresh

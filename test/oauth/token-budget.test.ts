@@ -1,8 +1,14 @@
+import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { oauthCodes, oauthTokens } from "../../src/db/schema";
-import { TOKEN_BUDGET_ERROR, TOKEN_REQUESTS_PER_MINUTE } from "../../src/domain/oauth/token-budget";
+import {
+  TOKEN_BUDGET_ERROR,
+  TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE,
+  TOKEN_REQUESTS_PER_MINUTE,
+} from "../../src/domain/oauth/token-budget";
 import { sha256Hex } from "../../src/lib/secrets";
+import { countingShards } from "../helpers/counting-d1";
 import { db } from "../helpers/fixtures";
 import {
   authorizationCode,
@@ -151,6 +157,34 @@ describe(`the token endpoint's budget (docs/oauth.md, Token budget: ${TOKEN_REQU
       await expectBudgetSpent(await anonymous(address), /from this address: at most \d+ a minute/);
       await expectOAuthError(await anonymous(freshIPv4()), 401, "invalid_client");
       await spend(TOKEN_REQUESTS_PER_MINUTE + 1, () => anonymous(undefined), 401);
+    },
+  );
+
+  it(
+    `counts every request of an address first, ${TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE} a minute: past it, a guess is refused before any D1 read`,
+    WINDOW_TIMEOUT,
+    async () => {
+      await awayFromWindowEdge(BURST_MS);
+      const address = freshIPv4();
+      // Guesses of a client secret, each for a client of its own: no client's budget is spent, only the address's.
+      const guess = (bindings?: Parameters<typeof postToken>[1]["bindings"]) =>
+        postToken(
+          {
+            grant_type: "refresh_token",
+            refresh_token: "guess",
+            client_id: `cl_${crypto.randomUUID()}`,
+            client_secret: "x",
+          },
+          { ...from(address), bindings },
+        );
+      const statuses: number[] = [];
+      for (let i = 0; i < TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE; i++) statuses.push((await guess()).status);
+      expect(statuses.every((status) => status === 401 || status === 429)).toBe(true);
+      const { bindings, trips } = countingShards(env);
+      const refused = await guess(bindings);
+      await expectOAuthError(refused, 429, TOKEN_BUDGET_ERROR, /from this address: at most 300 a minute/);
+      expect(refused.headers.get("RateLimit")).toBe('"token_requests_per_address";r=0;t=60');
+      expect(trips).toEqual([]);
     },
   );
 });

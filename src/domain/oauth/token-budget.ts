@@ -3,6 +3,8 @@ import type { OAuthClient } from "./clients";
 
 /** `[[ratelimits]] TOKEN_RATE_LIMIT` in wrangler.toml: token requests per client (docs/oauth.md, Token budget). */
 export const TOKEN_REQUESTS_PER_MINUTE = 60;
+/** `[[ratelimits]] TOKEN_ADDRESS_RATE_LIMIT`: token requests per client address, whatever they are. */
+export const TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE = 300;
 const WINDOW_SECONDS = 60;
 
 /**
@@ -12,8 +14,11 @@ const WINDOW_SECONDS = 60;
  */
 export const TOKEN_BUDGET_ERROR = "temporarily_unavailable";
 
-/** Where the budget of a token request is spent: the Rate Limiting binding and the client's address, if known. */
-export type TokenBudget = { limiter: RateLimit; clientAddress: string | undefined };
+/**
+ * Where the budgets of a token request are spent: the Rate Limiting bindings (per client, and per address) and the
+ * client's address, if known.
+ */
+export type TokenBudget = { limiter: RateLimit; addressLimiter: RateLimit; clientAddress: string | undefined };
 
 /**
  * The token endpoint's budget is spent (docs/oauth.md, Token budget): answered 429 with RFC 6749's error body,
@@ -21,26 +26,48 @@ export type TokenBudget = { limiter: RateLimit; clientAddress: string | undefine
  */
 export class TokenBudgetSpent extends Error {
   readonly error = TOKEN_BUDGET_ERROR;
-  readonly headers: [name: string, value: string][] = [
-    ["Retry-After", String(WINDOW_SECONDS)],
-    ...rateLimitHeaders({
-      policy: "token_requests",
-      quota: TOKEN_REQUESTS_PER_MINUTE,
-      windowSeconds: WINDOW_SECONDS,
-      remaining: 0,
-      resetInSeconds: WINDOW_SECONDS,
-    }),
-  ];
+  readonly headers: [name: string, value: string][];
 
-  constructor(readonly description: string) {
+  constructor(
+    readonly description: string,
+    policy = "token_requests",
+    quota = TOKEN_REQUESTS_PER_MINUTE,
+  ) {
     super(description);
     this.name = "TokenBudgetSpent";
+    this.headers = [
+      ["Retry-After", String(WINDOW_SECONDS)],
+      ...rateLimitHeaders({
+        policy,
+        quota,
+        windowSeconds: WINDOW_SECONDS,
+        remaining: 0,
+        resetInSeconds: WINDOW_SECONDS,
+      }),
+    ];
   }
 }
 
 async function spend(budget: TokenBudget, key: string, description: string): Promise<void> {
   const { success } = await budget.limiter.limit({ key });
   if (!success) throw new TokenBudgetSpent(description);
+}
+
+/**
+ * The address's budget of every token request, spent first, before the body's client or grant is read: so that a
+ * guess of a secret, a code or a refresh token costs no D1 round trip once an address has made 300 requests in the
+ * minute, and guesses are slowed whatever they guess (docs/oauth.md, Token budget). High enough for a server that
+ * refreshes for thousands of connections, beside its own client budget.
+ */
+export async function spendRequestBudget(budget: TokenBudget): Promise<void> {
+  if (budget.clientAddress === undefined) return;
+  const { success } = await budget.addressLimiter.limit({ key: budget.clientAddress });
+  if (success) return;
+  throw new TokenBudgetSpent(
+    `Too many token requests from this address: at most ${TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE} a minute. Retry after the seconds in Retry-After.`,
+    "token_requests_per_address",
+    TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE,
+  );
 }
 
 /**
