@@ -120,3 +120,32 @@ describe.each(VIEWPORTS)("an endpoint's deliveries on a $name screen", (viewport
     await context.close();
   });
 });
+
+describe("a listening session on the owner's Webhooks page", () => {
+  it("shows who opened it and since when, and its End button closes the CLI's socket at once", async () => {
+    const started = await callApi(BASE, sandbox.api_key, "/api/v1/listen-sessions", { method: "POST", body: {} });
+    expect(started.status).toBe(201);
+    const session = (await started.json()) as { endpoint_id: number; socket_url: string };
+    // The socket as `secretary listen` opens it.
+    const socket = new WebSocket(session.socket_url);
+    await new Promise((resolve, reject) => {
+      socket.addEventListener("open", resolve);
+      socket.addEventListener("error", reject);
+    });
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.addEventListener("close", (event) => resolve({ code: event.code, reason: event.reason })),
+    );
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page);
+    await page.goto(`${BASE}/dashboard/webhooks`);
+    const row = page.getByTestId(`session-${session.endpoint_id}`);
+    expect(await row.textContent()).toMatch(/Opened with the API key Sandbox test key sk_test_sandbox_\S{4}…/);
+    expect(await row.textContent()).toMatch(/since \d+ \w+ \d{4}/);
+    await Promise.all([page.waitForEvent("load"), row.getByRole("button", { name: "End session" }).click()]);
+    expect(await closed).toEqual({ code: 4002, reason: "the business's owner ended this session" });
+    expect(await page.textContent("main")).toContain("No listening session is open.");
+    await context.close();
+  });
+});

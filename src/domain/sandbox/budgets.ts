@@ -3,13 +3,13 @@ import type { Budget } from "../webhooks/endpoint-budgets";
 /*
  * What one sandbox business may cause an hour (docs/guides/sandbox.md, Budgets): a sandbox is made without an account,
  * so each of its operations is bounded per business and clock hour, counted in its BusinessLimits object, and answered
- * 429 with Retry-After past it. With at most 5 endpoints, an hour of events is at most 150 deliveries.
+ * 429 with Retry-After past it. With at most 5 endpoints, an hour of events is at most 300 deliveries.
  */
 
 /** Events caused: `POST /sandbox/events` and the customers' conversations of `POST /sandbox/intakes/{id}/conversations`. */
-export const SANDBOX_EVENTS_PER_HOUR = 30;
+export const SANDBOX_EVENTS_PER_HOUR = 60;
 /** The Secretary's calls of the business's actions: each is a request to the partner's URL, its answer returned. */
-export const SANDBOX_ACTION_CALLS_PER_HOUR = 30;
+export const SANDBOX_ACTION_CALLS_PER_HOUR = 60;
 
 export const SANDBOX_EVENTS: Budget = {
   name: "sandbox_events",

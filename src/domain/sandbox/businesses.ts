@@ -68,7 +68,7 @@ export async function limitSandboxCreations(limiter: RateLimit, clientAddress: s
  * Sandbox businesses in use at once, across the service: with each sandbox's hourly budgets and the sandbox
  * database's short retention, what bounds that database's size (docs/guides/sandbox.md, Budgets).
  */
-export const MAX_LIVE_SANDBOXES = 500;
+export const MAX_LIVE_SANDBOXES = 250;
 
 export type SandboxBusiness = {
   business_id: string;

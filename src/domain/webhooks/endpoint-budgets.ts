@@ -23,7 +23,7 @@ export const TEST_EVENTS_PER_HOUR = 60;
  * sandbox is made without an account, so what one can make the service send is bounded per business, not only per
  * endpoint.
  */
-export const SANDBOX_SENDS_PER_HOUR = 30;
+export const SANDBOX_SENDS_PER_HOUR = 60;
 
 /** `name`: the counter in BusinessLimits; `policy`: the RateLimit fields' name of its policy, one per kind of budget. */
 export type Budget = { name: string; policy: string; limit: number; refusal: string };
