@@ -49,7 +49,10 @@ const internalBodiesAreJson = createMiddleware<AppEnv>(async (c, next) => {
 export const app = new Hono<AppEnv>();
 
 app.use(responseHeaders);
-app.use(requestId());
+// A caller's own X-Request-Id is kept only when it is a short safe token (at most 64 letters, digits, `_`, `-`, `=`:
+// hono/request-id's own character rule), so that what is echoed and logged as the request's id is never the caller's
+// free text; anything else gets an id of ours (docs/errors.md, The request id).
+app.use(requestId({ limitLength: 64 }));
 app.use(requestLog);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: respondMethodNotAllowed }));
 app.use(

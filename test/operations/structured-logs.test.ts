@@ -89,6 +89,24 @@ describe("structured logs", async () => {
     expectNowhere(apiKey, sha256Hex(apiKey), endpoint.secret, box.url(), CUSTOMER.name, CUSTOMER.email, CUSTOMER.phone);
   });
 
+  it.each([
+    ["kept: a short safe token", "trace-7f3a_9=", true],
+    ["kept: 64 characters", "a".repeat(64), true],
+    ["replaced: 65 characters", "a".repeat(65), false],
+    ["replaced: a space", "admin logged in", false],
+    ["replaced: a slash and a quote", 'a/b"c', false],
+    ["replaced: a fake log line", '{"level":"info","kind":"request"}', false],
+  ])("takes the caller's X-Request-Id only as a short safe token, %s", async (_case, sent, kept) => {
+    const response = await call("/api/v1/me", { key: apiKey, headers: { "X-Request-Id": sent } });
+    expect(response.status).toBe(200);
+    const echoed = response.headers.get("X-Request-Id");
+    if (kept) expect(echoed).toBe(sent);
+    else expect(echoed).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const [line] = lines("request").filter((each) => each.requestId === echoed);
+    expect(line).toMatchObject({ route: "/api/v1/me", status: 200 });
+    if (!kept) expectNowhere(sent);
+  });
+
   it("logs a refused request (401) without a principal, and 404s by the route's pattern", async () => {
     const noKey = await call("/api/v1/webhooks/424242/deliveries");
     const missing = await call("/api/v1/webhooks/424242/deliveries", { key: apiKey });
