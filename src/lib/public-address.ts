@@ -9,7 +9,8 @@ import { invalid } from "./errors";
 
 type Range = readonly [network: number[], prefixBits: number];
 
-// IPv4 ranges that are not the public internet (RFC 6890 and friends).
+// IPv4 ranges that are not the public internet: every range of IANA's IPv4 Special-Purpose Address Registry (RFC 6890)
+// that is not globally reachable, and multicast. 192.0.0.0/24 is refused whole, its two anycast addresses too.
 const PRIVATE_V4: Range[] = [
   [[0, 0, 0, 0], 8],
   [[10, 0, 0, 0], 8],
@@ -28,8 +29,11 @@ const PRIVATE_V4: Range[] = [
   [[240, 0, 0, 0], 4],
 ];
 
-// IPv6 ranges, as 16-bit groups. `::` and `::1` are named although ::/96 below would refuse them by their embedded
-// 0.0.0.0 and 0.0.0.1 too: they are the unspecified and loopback addresses in their own right.
+// IPv6 ranges, as 16-bit groups: every range of IANA's IPv6 Special-Purpose Address Registry (RFC 6890) that is not
+// globally reachable or is not an address of a host (2001::/23, the IETF protocol assignments, is refused whole: it
+// holds Teredo, benchmarking 2001:2::/48 and the ORCHIDv2 identifiers 2001:20::/28, none a web server), and
+// multicast. `::` and `::1` are named although ::/96 below would refuse them by their embedded 0.0.0.0 and 0.0.0.1
+// too: they are the unspecified and loopback addresses in their own right.
 const PRIVATE_V6: Range[] = [
   [[0, 0, 0, 0, 0, 0, 0, 0], 128], // ::
   [[0, 0, 0, 0, 0, 0, 0, 1], 128], // ::1
@@ -41,8 +45,11 @@ const PRIVATE_V6: Range[] = [
   [[0x0064, 0xff9b, 0, 0, 0, 0, 0, 0], 96], // NAT64, well-known prefix
   [[0x0064, 0xff9b, 0x0001, 0, 0, 0, 0, 0], 48], // NAT64, local use (RFC 8215)
   [[0x2002, 0, 0, 0, 0, 0, 0, 0], 16], // 6to4
-  [[0x2001, 0, 0, 0, 0, 0, 0, 0], 32], // Teredo
+  [[0x2001, 0, 0, 0, 0, 0, 0, 0], 23], // IETF protocol assignments (RFC 2928): Teredo, benchmarking, ORCHIDv2…
   [[0x0100, 0, 0, 0, 0, 0, 0, 0], 64], // discard-only (RFC 6666)
+  [[0x0100, 0, 0, 1, 0, 0, 0, 0], 64], // dummy prefix (RFC 9780)
+  [[0x3fff, 0, 0, 0, 0, 0, 0, 0], 20], // documentation (RFC 9637)
+  [[0x5f00, 0, 0, 0, 0, 0, 0, 0], 16], // segment routing SIDs (RFC 9602)
 ];
 
 // The ranges that carry an IPv4 address in their last 32 bits and are judged by it (docs/architecture.md, Outbound

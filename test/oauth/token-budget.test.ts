@@ -167,7 +167,7 @@ describe(`the token endpoint's budget (docs/oauth.md, Token budget: ${TOKEN_REQU
       await awayFromWindowEdge(BURST_MS);
       const address = freshIPv4();
       // Guesses of a client secret, each for a client of its own: no client's budget is spent, only the address's.
-      const guess = (bindings?: Parameters<typeof postToken>[1]["bindings"]) =>
+      const guess = (bindings?: NonNullable<Parameters<typeof postToken>[1]>["bindings"]) =>
         postToken(
           {
             grant_type: "refresh_token",

@@ -42,18 +42,35 @@ const RANGES: Array<[range: string, refused: string[], outside: string[]]> = [
     ["https://[64:ff9b:0:ffff:ffff:ffff:ffff:ffff]/", "https://[64:ff9b:2::]/"],
   ],
   [
-    "2001::/32, Teredo",
+    "2001::/23, IETF protocol assignments (Teredo, benchmarking, ORCHIDv2)",
     [
       "https://[2001::]/",
       "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
-      "https://[2001:0:ffff:ffff:ffff:ffff:ffff:ffff]/",
+      "https://[2001:2::1]/",
+      "https://[2001:20::1]/",
+      "https://[2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff]/",
     ],
-    ["https://[2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff]/", "https://[2001:1::]/"],
+    ["https://[2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff]/", "https://[2001:200::]/"],
+  ],
+  [
+    "3fff::/20, documentation",
+    ["https://[3fff::]/", "https://[3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff]/"],
+    ["https://[3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff]/", "https://[3fff:1000::]/"],
+  ],
+  [
+    "5f00::/16, segment routing SIDs",
+    ["https://[5f00::]/", "https://[5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff]/"],
+    ["https://[5eff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]/", "https://[5f01::]/"],
+  ],
+  [
+    "100:0:0:1::/64, dummy prefix",
+    ["https://[100:0:0:1::]/", "https://[100:0:0:1:ffff:ffff:ffff:ffff]/"],
+    ["https://[100:0:0:2::]/"],
   ],
   [
     "100::/64, discard-only",
     ["https://[100::]/", "https://[100::1]/", "https://[100::ffff:ffff:ffff:ffff]/"],
-    ["https://[ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]/", "https://[100:0:0:1::]/"],
+    ["https://[ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]/"],
   ],
   [
     "192.88.99.0/24, the retired 6to4 relay anycast",
