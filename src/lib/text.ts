@@ -69,3 +69,16 @@ export function hiddenCharacterProblem(text: string, { lines }: { lines: boolean
   if (/\p{Cc}/u.test(char)) return `contains a control character (${name}); remove it`;
   return `contains an invisible or direction-changing character (${name}); remove it`;
 }
+
+/**
+ * `text` with every character `hiddenCharacterProblem` would refuse in text of several lines written out as its code
+ * point between angle brackets (`⟨U+202E⟩`), so that text a receiver or a partner's server returned, which the service
+ * cannot refuse, is shown to the owner as it is and cannot reorder or hide what surrounds it (docs/security.md,
+ * Partner text). Line breaks and tabs stay.
+ */
+export function withHiddenShown(text: string): string {
+  const chars = [...text];
+  return chars
+    .map((char, at) => (isHidden(char) && !allowed(chars, at, true) ? `⟨${codePointName(char)}⟩` : char))
+    .join("");
+}

@@ -75,6 +75,16 @@ describe("an action's parameters and Test form on its page", async () => {
     expect(html).toContain('<option value="small">small</option><option value="large">large</option>');
   });
 
+  it("shows direction-changing characters of the answer as their code points, in the readable and the raw answer", async () => {
+    const answer = encodeURIComponent('{"shelf":"B2\u202Eevil\u202C"}');
+    const { path } = await stockAction(`/json/${answer}`);
+    const tested = await test(path, { "arguments.sku": "SHAMPOO-1", "arguments.size": "small" });
+    const html = await tested.text();
+    expect(testIdText(html, "answer")).toBe("shelf : B2⟨U+202E⟩evil⟨U+202C⟩");
+    expect(testIdText(html, "raw-answer")).toBe('{"shelf":"B2⟨U+202E⟩evil⟨U+202C⟩"}');
+    expect(html).not.toContain("\u202E");
+  });
+
   it("sends the typed arguments, shows the answer readable with the raw JSON, and keeps the values", async () => {
     const answer = encodeURIComponent(JSON.stringify({ in_stock: true, items: 3, shelf: "B2" }));
     const { path, box } = await stockAction(`/json/${answer}`);

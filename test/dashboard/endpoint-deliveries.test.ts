@@ -73,12 +73,16 @@ describe("the receiver's answer, on each attempt", async () => {
   const utf8 = await subscribe(shop.apiKey, box.url(`/json/${encodeURIComponent(wide)}`), ["lead.created"]);
   const failing = await subscribe(shop.apiKey, box.url("/status/500"), ["lead.created"]);
   const huge = await subscribe(shop.apiKey, box.url("/bytes/1000000"), ["lead.created"]);
+  // Right-to-left override, pop, escape and NUL: what reorders or hides the text around it.
+  const tricky = '{"status":"ok\u202Egnp.exe\u202C","raw":"\u001b[2J\u0000"}';
+  const bidi = await subscribe(shop.apiKey, box.url(`/json/${encodeURIComponent(tricky)}`), ["lead.created"]);
   const ids = async (endpointId: number) => (await deliveriesTo(shop.business, endpointId, 1)).deliveryIds;
   const [htmlId = 0] = await ids(html.id);
   const [utf8Id = 0] = await ids(utf8.id);
   const [failingId = 0] = await ids(failing.id);
   const [hugeId = 0] = await ids(huge.id);
-  await consumeBatch([htmlId, utf8Id, failingId, hugeId], Date.now());
+  const [bidiId = 0] = await ids(bidi.id);
+  await consumeBatch([htmlId, utf8Id, failingId, hugeId, bidiId], Date.now());
 
   it("stores at most 200 characters of the answer in the attempt's row", async () => {
     const [attempt] = await attemptsOf(htmlId);
@@ -106,6 +110,15 @@ describe("the receiver's answer, on each attempt", async () => {
     expect(answer).not.toContain("<script>");
     expect(answer).not.toContain("<b>bold");
     expect(answer).toMatch(/<pre data-testid="answer"><code>/);
+  });
+
+  it("shows direction and control characters of the answer as their code points, never as they are", async () => {
+    const [attempt] = await attemptsOf(bidiId);
+    expect(attempt?.answerExcerpt).toContain("\u202E");
+    const answer = card((await page(jar, endpointPath(bidi.id))).html, bidiId);
+    expect(answer).toContain("ok⟨U+202E⟩gnp.exe⟨U+202C⟩");
+    expect(answer).toContain("⟨U+001B⟩[2J⟨U+0000⟩");
+    for (const hidden of ["\u202E", "\u202C", "\u001b", "\u0000"]) expect(answer).not.toContain(hidden);
   });
 
   it("shows a failed attempt's status and its answer", async () => {

@@ -1,5 +1,6 @@
 import type { ActionParameters } from "../../db/schema";
 import type { testAction } from "../../domain/actions/calls";
+import { withHiddenShown } from "../../lib/text";
 import { type Parameter, parametersOf, valueInWords } from "./action-parameters";
 import type { DashboardEnv } from "./dashboard-env";
 import { Csrf } from "./layout";
@@ -129,16 +130,16 @@ function ReadableAnswer(props: { content: string }) {
         <ul data-testid="answer">
           {Object.entries(parsed as Record<string, unknown>).map(([key, value]) => (
             <li>
-              <strong>{key}</strong>: {answerValue(value)}
+              <strong>{withHiddenShown(key)}</strong>: {withHiddenShown(answerValue(value))}
             </li>
           ))}
         </ul>
       ) : (
-        <p data-testid="answer">{answerValue(parsed)}</p>
+        <p data-testid="answer">{withHiddenShown(answerValue(parsed))}</p>
       )}
       <details>
         <summary>Show the raw answer</summary>
-        <pre data-testid="raw-answer">{props.content}</pre>
+        <pre data-testid="raw-answer">{withHiddenShown(props.content)}</pre>
       </details>
     </>
   );

@@ -1,4 +1,5 @@
 import type { OwnerAttempt, OwnerDelivery, OwnerHistory } from "../../domain/webhooks/owner-deliveries";
+import { withHiddenShown } from "../../lib/text";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Tag } from "./layout";
 import { When } from "./time-text";
@@ -22,7 +23,7 @@ const Attempt = (props: { attempt: OwnerAttempt }) => {
         <details>
           <summary>Answer</summary>
           <pre data-testid="answer">
-            <code>{attempt.answerExcerpt}</code>
+            <code>{withHiddenShown(attempt.answerExcerpt)}</code>
           </pre>
         </details>
       )}
