@@ -85,7 +85,11 @@ describe("a sandbox business's hourly budgets", () => {
     expect(await statuses(SANDBOX_ACTION_CALLS_PER_HOUR, () => callIt(action.id))).toEqual(
       Array(SANDBOX_ACTION_CALLS_PER_HOUR).fill(200),
     );
-    await expectSpent(await callIt(action.id), "sandbox_action_calls", new RegExp(`call its actions at most ${SANDBOX_ACTION_CALLS_PER_HOUR} times an hour`));
+    await expectSpent(
+      await callIt(action.id),
+      "sandbox_action_calls",
+      new RegExp(`call its actions at most ${SANDBOX_ACTION_CALLS_PER_HOUR} times an hour`),
+    );
     expect(await box.recorded()).toHaveLength(SANDBOX_ACTION_CALLS_PER_HOUR);
   });
 
@@ -107,7 +111,11 @@ describe("a sandbox business's hourly budgets", () => {
     const redeliver = () => post(apiKey, `/webhooks/${first?.id}/deliveries/${listed.data[0]?.id}/redeliver`);
     expect(await statuses(half - 1, redeliver)).toEqual(Array(half - 1).fill(202));
     expect((await test(second?.id ?? 0)).status).toBe(202);
-    await expectSpent(await test(second?.id ?? 0), "sandbox_sends", new RegExp(`at most ${SANDBOX_SENDS_PER_HOUR} redeliveries and test events an hour`));
+    await expectSpent(
+      await test(second?.id ?? 0),
+      "sandbox_sends",
+      new RegExp(`at most ${SANDBOX_SENDS_PER_HOUR} redeliveries and test events an hour`),
+    );
     await expectSpent(await redeliver(), "sandbox_sends", /across its endpoints/);
   });
 });

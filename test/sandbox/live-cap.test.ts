@@ -31,7 +31,12 @@ describe("the cap on sandbox businesses in use at once", () => {
 
     const refused = answers.find((answer) => answer.status === 429) as Response;
     expect(refused.headers.get("Retry-After")).toBe("3600");
-    await expectError(refused, 429, new RegExp(`The sandbox is full: ${MAX_LIVE_SANDBOXES} sandbox businesses are in use`), { code: "rate_limited" });
+    await expectError(
+      refused,
+      429,
+      new RegExp(`The sandbox is full: ${MAX_LIVE_SANDBOXES} sandbox businesses are in use`),
+      { code: "rate_limited" },
+    );
 
     // A place freed (a sandbox removed after its days unused) is taken again.
     await globalDb.delete(businessShards).where(eq(businessShards.businessId, "filler-1"));
