@@ -120,7 +120,7 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
         await oauth.refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token ?? "", options),
       ),
     ).rejects.toMatchObject({ error: "invalid_grant", status: 400 });
-    // Refused within 60 seconds of its use, the old token revoked nothing: the new pair still works.
+    // Refused within 5 seconds of its use, the old token revoked nothing: the new pair still works.
     expect((await me(refreshed.access_token)).status).toBe(200);
 
     // Revocation (RFC 7009): both tokens stop at once.
