@@ -7,7 +7,9 @@ import {
   MAX_EMAIL_LENGTH,
   newSignInCsrfToken,
   normaliseEmail,
+  recordSessionUse,
   SESSION_LIFETIME_MS,
+  sessionUseToRecord,
   shardOfSessionToken,
   shardToSignIn,
   signInOwner,
@@ -17,6 +19,7 @@ import type { AttemptOutcome, ThrottledKey } from "../durable-objects/sign-in-th
 import type { Env } from "../env";
 import { clientAddressOf } from "../lib/client-address";
 import { ApiError } from "../lib/errors";
+import { loggableError } from "../lib/loggable-error";
 import { useShard } from "./request-dependencies";
 
 /**
@@ -45,15 +48,24 @@ export const sessionTokenOf = (c: AnyContext) => getCookie(c, SESSION_COOKIE, "h
  * (docs/scaling.md, How a request finds its shard). A token that names none of ours is no session and costs no query.
  * While the business moves, a form that would change it is refused with 503 (the session's query read the mark):
  * its rows are being copied to another shard (docs/scaling.md, Moving a business between shards); pages still show.
+ * The session's use is recorded after the answer, at most every few minutes, for its idle timeout (owner-sign-in.ts);
+ * not while the business moves, when the write would be left behind.
  */
 export async function ownerSessionOf(c: AnyContext) {
   const token = sessionTokenOf(c);
   const shard = shardOfSessionToken(token);
   if (shard === undefined) return undefined;
   useShard(c, shard);
-  const session = await findOwnerSession(c.var.deps, token);
+  const { deps } = c.var;
+  const now = deps.clock();
+  const session = await findOwnerSession(deps, token, now);
   if (session?.business.movingSince != null && c.req.method !== "GET" && c.req.method !== "HEAD") {
     throw businessMoving();
+  }
+  if (session?.business.movingSince === null && sessionUseToRecord(session, now)) {
+    const logged = (error: Error) =>
+      console.error(JSON.stringify({ level: "error", step: "record session use", ...loggableError(error) }));
+    c.executionCtx.waitUntil(recordSessionUse(deps, session, now).catch(logged));
   }
   return session;
 }
@@ -102,31 +114,19 @@ const tryAgainLater = (seconds: number) => {
 };
 
 /**
- * A sign-in that did not start a session (401, 403, 429, or 503 while the business moves) carries the `email` that
- * was sent ("" when it was not text), to draw the form again with it.
- */
-export type SignInOutcome =
-  | { signedIn: true }
-  | { signedIn: false; status: ContentfulStatusCode; error: string; email: string };
-
-/**
- * The one sign-in flow of the dashboard and the consent page: the form's double-submit CSRF token, then the failure
- * counts, then the email and password (never saying which was wrong); on success the session cookie is set. The
- * caller shows its own page; a 429 or a 503 carries `Retry-After`.
- *
- * Each attempt counts before its password is checked (SignInThrottle says why), so a locked email or client address
- * costs no PBKDF2. A success clears the email's count but not the client address's: whoever owns one account cannot
+ * A password check behind the failure counts of `email` and the client's address: `check` runs unless a count is
+ * locked, then `passed` tells how it ended. Each attempt counts before its password is checked (SignInThrottle says
+ * why), so a locked email or client address costs no PBKDF2; a locked one answers the 429's message, with
+ * `Retry-After`. A success clears the email's count but not the client address's: whoever owns one account cannot
  * sign into it between guesses at others to reset the address's count.
  */
-export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
-  const body = await c.req.parseBody();
-  const text = (value: unknown) => (typeof value === "string" ? value : "");
-  const credentials = { email: text(body.email), password: text(body.password) };
-  const { email } = credentials;
-  if (!signInCsrfValid(c, body.csrf_token)) {
-    return { signedIn: false, status: 403, error: "The form expired. Please sign in again.", email };
-  }
-  const throttles = throttlesOf(c, credentials.email);
+export async function throttledPasswordCheck<T>(
+  c: AnyContext,
+  email: string,
+  check: () => Promise<T>,
+  passed: (result: T) => boolean,
+): Promise<{ result: T } | { locked: string }> {
+  const throttles = throttlesOf(c, email);
   const attempts = await Promise.all(throttles.map(({ key, stub }) => stub.attempt(key)));
   /** Reports the outcome to every count that let the attempt through. */
   const settle = (outcome: AttemptOutcome) =>
@@ -141,18 +141,54 @@ export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
     c.executionCtx.waitUntil(settle("unchecked"));
     const retryAfter = Math.max(...waits);
     c.header("Retry-After", String(retryAfter));
-    return { signedIn: false, status: 429, error: tryAgainLater(retryAfter), email };
+    return { locked: tryAgainLater(retryAfter) };
   }
-  // The owner's email names their business's shard (docs/scaling.md, Sign-in): the session is checked and stored there.
-  useShard(c, await shardToSignIn(c.var.globalDeps, credentials.email));
-  const result = await signInOwner(c.var.deps, credentials).catch((error: unknown) => {
-    // The password was right, but the business is being moved (docs/scaling.md, Moving a business between shards):
-    // the form comes back with the refusal and its Retry-After, and the attempt counts as the success it was.
-    if (error instanceof ApiError && error.code === "temporarily_unavailable") return error;
-    throw error;
-  });
+  const result = await check();
   // The answer need not wait for the report: until it lands, the attempt counts as pending, which is a failure.
-  c.executionCtx.waitUntil(settle(result ? "succeeded" : "failed"));
+  c.executionCtx.waitUntil(settle(passed(result) ? "succeeded" : "failed"));
+  return { result };
+}
+
+/**
+ * A sign-in that did not start a session (401, 403, 429, or 503 while the business moves) carries the `email` that
+ * was sent ("" when it was not text), to draw the form again with it.
+ */
+export type SignInOutcome =
+  | { signedIn: true }
+  | { signedIn: false; status: ContentfulStatusCode; error: string; email: string };
+
+/**
+ * The one sign-in flow of the dashboard and the consent page: the form's double-submit CSRF token, then the failure
+ * counts, then the email and password (never saying which was wrong); on success the session cookie is set. The
+ * caller shows its own page; a 429 or a 503 carries `Retry-After`.
+ */
+export async function signInFromForm(c: AnyContext): Promise<SignInOutcome> {
+  const body = await c.req.parseBody();
+  const text = (value: unknown) => (typeof value === "string" ? value : "");
+  const credentials = { email: text(body.email), password: text(body.password) };
+  const { email } = credentials;
+  if (!signInCsrfValid(c, body.csrf_token)) {
+    return { signedIn: false, status: 403, error: "The form expired. Please sign in again.", email };
+  }
+  const checked = await throttledPasswordCheck(
+    c,
+    email,
+    async () => {
+      // The owner's email names their business's shard (docs/scaling.md, Sign-in): the session is checked and stored
+      // there.
+      useShard(c, await shardToSignIn(c.var.globalDeps, email));
+      return signInOwner(c.var.deps, credentials).catch((error: unknown) => {
+        // The password was right, but the business is being moved (docs/scaling.md, Moving a business between
+        // shards): the form comes back with the refusal and its Retry-After, and the attempt counts as the success it
+        // was.
+        if (error instanceof ApiError && error.code === "temporarily_unavailable") return error;
+        throw error;
+      });
+    },
+    (result) => result !== undefined,
+  );
+  if ("locked" in checked) return { signedIn: false, status: 429, error: checked.locked, email };
+  const { result } = checked;
   if (!result) return { signedIn: false, status: 401, error: "The email address or password is not correct.", email };
   if (result instanceof ApiError) {
     for (const [name, value] of result.options.headers ?? []) c.header(name, value);

@@ -76,8 +76,14 @@ export const ownerSessions = sqliteTable(
     /** SHA-256 of the cookie's random token: the token itself is never stored. */
     tokenHash: text("token_hash").notNull(),
     csrfSecret: text("csrf_secret").notNull(),
+    /** The sign-in that started the session: a key's creation or an app's disconnection asks again 10 minutes on. */
     createdAt: createdAt(),
     expiresAt: timestamp("expires_at").notNull(),
+    /**
+     * The session's last use, recorded at most every 5 minutes; null until the first record (the sign-in is its first
+     * use). Unused for 30 minutes, the session ends (domain/access/owner-sign-in.ts).
+     */
+    lastUsedAt: timestamp("last_used_at"),
   },
   (t) => [
     uniqueIndex("owner_sessions_token_hash").on(t.tokenHash),

@@ -1,4 +1,4 @@
-import { and, eq, lte } from "drizzle-orm";
+import { and, eq, isNull, lte, or } from "drizzle-orm";
 import { businesses, ownerSessions, owners } from "../../db/schema";
 import { LEGACY_SHARD, type ShardName, shardOfSecret, shardSegment } from "../../db/shards";
 import type { Dependencies, GlobalDependencies } from "../../dependencies";
@@ -17,6 +17,18 @@ import { businessMoving } from "./runtime-shard";
 
 /** A session lasts 12 hours from sign-in, then the owner signs in again. */
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
+
+/**
+ * Within those 12 hours, a session unused for 30 minutes ends as an expired one does, so a dashboard left open on a
+ * shared computer does not stay signed in (docs/architecture.md, Sign-in).
+ */
+export const SESSION_IDLE_MS = 30 * 60 * 1000;
+
+/**
+ * A session's use is recorded at most every 5 minutes, as a key's is to the hour (last-use.ts): a page view costs no
+ * write. The idle time counts from the recorded use, so a session ends 25 to 30 minutes after its last request.
+ */
+export const SESSION_USE_PRECISION_MS = 5 * 60 * 1000;
 
 /** CSRF tokens: 32 random bytes in base64url, 43 characters. */
 const CSRF_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -43,6 +55,10 @@ export type OwnerSession = {
   /** The session's CSRF token: every form of a signed-in page carries it (synchronizer token pattern). */
   csrfToken: string;
   expiresAt: string;
+  /** The sign-in that started the session (fresh-sign-in.ts). */
+  signedInAt: string;
+  /** The last recorded use (`SESSION_USE_PRECISION_MS`), or the sign-in before the first record. */
+  lastUsedAt: string;
   business: Business;
 };
 
@@ -119,7 +135,16 @@ export async function signInOwner(
   if (sessionId === undefined) throw new Error("The session was not stored.");
   return {
     token,
-    session: { sessionId, ownerId: row.owner.id, email: row.owner.email, csrfToken, expiresAt, business: row.business },
+    session: {
+      sessionId,
+      ownerId: row.owner.id,
+      email: row.owner.email,
+      csrfToken,
+      expiresAt,
+      signedInAt: iso(now),
+      lastUsedAt: iso(now),
+      business: row.business,
+    },
   };
 }
 
@@ -130,7 +155,10 @@ export async function signInOwner(
 const inThisShard = (deps: Dependencies, token: string | undefined): token is string =>
   shardOfSessionToken(token) === deps.shard;
 
-/** The live session of a cookie's token, with the owner's business (one query), or undefined. */
+/**
+ * The live session of a cookie's token, with the owner's business (one query), or undefined: none past its 12 hours,
+ * or unused for `SESSION_IDLE_MS`.
+ */
 export async function findOwnerSession(
   deps: Dependencies,
   token: string | undefined,
@@ -144,15 +172,35 @@ export async function findOwnerSession(
     .innerJoin(businesses, eq(businesses.id, owners.businessId))
     .where(eq(ownerSessions.tokenHash, sha256Hex(token)))
     .get();
-  if (!row || row.session.expiresAt <= iso(now)) return undefined;
+  if (!row) return undefined;
+  const { session } = row;
+  const lastUsedAt = session.lastUsedAt ?? session.createdAt;
+  if (session.expiresAt <= iso(now) || lastUsedAt <= iso(now - SESSION_IDLE_MS)) return undefined;
   return {
-    sessionId: row.session.id,
-    ownerId: row.session.ownerId,
+    sessionId: session.id,
+    ownerId: session.ownerId,
     email: row.email,
-    csrfToken: row.session.csrfSecret,
-    expiresAt: row.session.expiresAt,
+    csrfToken: session.csrfSecret,
+    expiresAt: session.expiresAt,
+    signedInAt: session.createdAt,
+    lastUsedAt,
     business: row.business,
   };
+}
+
+/** Whether this request should record the session's use: last recorded, or signed in, 5 minutes ago or more. */
+export const sessionUseToRecord = (session: OwnerSession, now: EpochMs): boolean =>
+  session.lastUsedAt <= iso(now - SESSION_USE_PRECISION_MS);
+
+/** Records the session's use; conditional, so that concurrent requests of one session write it once. */
+export async function recordSessionUse(deps: Dependencies, session: OwnerSession, now: EpochMs): Promise<void> {
+  const { lastUsedAt, id } = ownerSessions;
+  await deps.db
+    .update(ownerSessions)
+    .set({ lastUsedAt: iso(now) })
+    .where(
+      and(eq(id, session.sessionId), or(isNull(lastUsedAt), lte(lastUsedAt, iso(now - SESSION_USE_PRECISION_MS)))),
+    );
 }
 
 /** Ends the session of a cookie's token (signing out); an unknown token is nothing to do. */

@@ -10,6 +10,7 @@ import {
   UrlItem,
 } from "./access-ending-lists";
 import { Confirmation, NamedList } from "./confirmation";
+import { PasswordField } from "./fresh-sign-in";
 import { Layout } from "./layout";
 import { When } from "./time-text";
 
@@ -107,7 +108,13 @@ export function KeyRevocationPage(props: { session: OwnerSession; preview: KeyPr
   );
 }
 
-export function AppDisconnectionPage(props: { session: OwnerSession; preview: AppPreview }) {
+/** `askPassword`: the sign-in is old, so the form asks for the password (fresh-sign-in.tsx); `error`, why it came back. */
+export function AppDisconnectionPage(props: {
+  session: OwnerSession;
+  preview: AppPreview;
+  askPassword: boolean;
+  error?: string;
+}) {
   const { preview, session } = props;
   const { connection } = preview;
   return (
@@ -136,11 +143,14 @@ export function AppDisconnectionPage(props: { session: OwnerSession; preview: Ap
             </ul>
           }
           choice={
-            <SwitchActionsOff
-              actions={preview.actions}
-              checked
-              label="Switch off its actions too (recommended: then nothing about your customers reaches the app)"
-            />
+            <>
+              <SwitchActionsOff
+                actions={preview.actions}
+                checked
+                label="Switch off its actions too (recommended: then nothing about your customers reaches the app)"
+              />
+              {props.askPassword && <PasswordField error={props.error} />}
+            </>
           }
           remains={
             <ActionsAndKnowledge

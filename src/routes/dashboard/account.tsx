@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { appDisconnectionPreview, keyRevocationPreview } from "../../domain/access/access-ending";
 import { apiKeyNotFound, createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/access/api-keys";
 import { connectionNotFound, disconnectApp, listConnections } from "../../domain/access/app-connections";
@@ -6,30 +6,55 @@ import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
 import { AppDisconnectionPage, KeyRevocationPage } from "./access-ending";
 import type { DashboardEnv } from "./dashboard-env";
+import { asksPassword, freshSignInRefusal, PasswordField, type Refusal } from "./fresh-sign-in";
 import { Csrf, Layout, Tag } from "./layout";
 import { When } from "./time-text";
+
+/** The page of an app's disconnection, drawn again with the refusal when the password it asked for was not right. */
+async function disconnectionPage(c: Context<DashboardEnv>, id: number, refusal?: Refusal) {
+  const { session, deps } = c.var;
+  const preview = await appDisconnectionPreview(deps, session.business.id, id);
+  const page = (
+    <AppDisconnectionPage session={session} preview={preview} askPassword={asksPassword(c)} error={refusal?.error} />
+  );
+  return renderPage(c, refusal?.status ?? 200, page);
+}
 
 /**
  * API keys and connected apps, which the navigation groups with Webhooks under Integration (docs/decisions.md,
  * Exactly as the spec says): create a key (shown once); revoke a key or disconnect an app after a page that says what
- * will stop and what remains (docs/architecture.md, What happens when access ends).
+ * will stop and what remains (docs/architecture.md, What happens when access ends). Creating a key and disconnecting
+ * an app ask for the password once the sign-in is 10 minutes old (fresh-sign-in.tsx).
  */
 export const account = new Hono<DashboardEnv>()
   .get("/keys", async (c) =>
     renderPage(
       c,
       200,
-      <KeysPage session={c.var.session} keys={await listApiKeys(c.var.deps, c.var.session.business.id)} />,
+      <KeysPage
+        session={c.var.session}
+        keys={await listApiKeys(c.var.deps, c.var.session.business.id)}
+        askPassword={asksPassword(c)}
+      />,
     ),
   )
   .post("/keys", async (c) => {
-    const { business } = c.var.session;
+    const { session, deps } = c.var;
     const body = await c.req.parseBody();
-    const created = await createApiKey(c.var.deps, business, typeof body.label === "string" ? body.label : "");
+    const label = typeof body.label === "string" ? body.label : "";
+    const refusal = await freshSignInRefusal(c, body.password);
+    const created = refusal ? undefined : await createApiKey(deps, session.business, label);
+    const keys = await listApiKeys(deps, session.business.id);
     return renderPage(
       c,
-      201,
-      <KeysPage session={c.var.session} keys={await listApiKeys(c.var.deps, business.id)} created={created} />,
+      refusal?.status ?? 201,
+      <KeysPage
+        session={session}
+        keys={keys}
+        askPassword={asksPassword(c)}
+        created={created}
+        refused={refusal && { error: refusal.error, label }}
+      />,
     );
   })
   .get("/keys/:id/revoke", async (c) => {
@@ -86,20 +111,13 @@ export const account = new Hono<DashboardEnv>()
       </Layout>,
     );
   })
-  .get("/apps/:id/disconnect", async (c) => {
-    const session = c.var.session;
-    const preview = await appDisconnectionPreview(
-      c.var.deps,
-      session.business.id,
-      idOrNotFound(c.req.param("id"), connectionNotFound),
-    );
-    return renderPage(c, 200, <AppDisconnectionPage session={session} preview={preview} />);
-  })
+  .get("/apps/:id/disconnect", (c) => disconnectionPage(c, idOrNotFound(c.req.param("id"), connectionNotFound)))
   .post("/apps/:id/disconnect", async (c) => {
-    const { switch_actions_off } = await c.req.parseBody();
-    await disconnectApp(c.var.deps, c.var.session.business.id, idOrNotFound(c.req.param("id"), connectionNotFound), {
-      switchActionsOff: switch_actions_off === "on",
-    });
+    const id = idOrNotFound(c.req.param("id"), connectionNotFound);
+    const { switch_actions_off, password } = await c.req.parseBody();
+    const refusal = await freshSignInRefusal(c, password);
+    if (refusal) return disconnectionPage(c, id, refusal);
+    await disconnectApp(c.var.deps, c.var.session.business.id, id, { switchActionsOff: switch_actions_off === "on" });
     return c.redirect("/dashboard/apps", 303);
   });
 
@@ -108,7 +126,10 @@ type Key = Awaited<ReturnType<typeof listApiKeys>>[number];
 function KeysPage(props: {
   session: DashboardEnv["Variables"]["session"];
   keys: Key[];
+  askPassword: boolean;
   created?: { key: string; label: string };
+  /** The password asked for was not right: the message, and the name the owner typed, to draw the form again. */
+  refused?: { error: string; label: string };
 }) {
   const active = props.keys.filter((key) => !key.revokedAt);
   return (
@@ -128,7 +149,8 @@ function KeysPage(props: {
         <form method="post" action="/dashboard/keys">
           <Csrf session={props.session} />
           <label for="label">Name (who will use it)</label>
-          <input id="label" name="label" maxlength={80} required />
+          <input id="label" name="label" maxlength={80} value={props.refused?.label} required />
+          {props.askPassword && <PasswordField error={props.refused?.error} />}
           <p>
             <button type="submit" class="primary" disabled={active.length >= MAX_ACTIVE_KEYS}>
               Create key
