@@ -127,8 +127,8 @@ const isLiteralAddress = (hostname: string) => parseIPv4(hostname) !== undefined
 const hostOf = (url: URL) => url.hostname.toLowerCase().replace(/\.$/, "");
 
 /**
- * Why a URL may not be called, or undefined when it may: https only, a public literal address or a dotted name, no
- * credentials in it. With the dev-only policy, http and https to localhost, 127.0.0.1 and [::1] are allowed too.
+ * Why a URL may not be called, or undefined when it may: https only, a dotted host name, no credentials in it. With
+ * the dev-only policy, http and https to localhost, 127.0.0.1 and [::1] are allowed too.
  */
 export function outboundUrlProblem(raw: string, policy: OutboundPolicy): string | undefined {
   let url: URL;
@@ -148,7 +148,11 @@ export function outboundUrlProblem(raw: string, policy: OutboundPolicy): string 
     return "must be a public address, not a local name";
   }
   if (isLiteralAddress(host)) {
-    return isPrivateAddress(host) ? "must be a public address, not a private, loopback or reserved one" : undefined;
+    // A Worker cannot fetch an IP address, only a host name (docs/architecture.md, Outbound calls): a literal one
+    // would fail every attempt in production, so it is refused at registration, the private ones saying so.
+    return isPrivateAddress(host)
+      ? "must be a public address, not a private, loopback or reserved one"
+      : "must name its host, not an IP address: Cloudflare Workers cannot fetch an IP address directly";
   }
   if (!host.includes(".")) return "must be a public address with a domain name";
   return undefined;
@@ -168,7 +172,7 @@ type DohAnswer = { Status?: number; Answer?: Array<{ type: number; data: string 
 /**
  * Why a URL may not be called now, checked before every attempt: the URL rules above again (the policy may differ
  * from the one at registration), then the name resolved through DNS-over-HTTPS (JSON API, A and AAAA): it must
- * resolve, and to public addresses only. Literal addresses and the dev-only loopback names need no lookup.
+ * resolve, and to public addresses only. The dev-only loopback names need no lookup.
  */
 export async function unreachableReason(
   rawUrl: string,
@@ -178,7 +182,7 @@ export async function unreachableReason(
   const problem = outboundUrlProblem(rawUrl, policy);
   if (problem) return `address cannot be fetched: the url ${problem}`;
   const host = hostOf(new URL(rawUrl));
-  if (isLiteralAddress(host) || (policy.allowLoopback && LOOPBACK_HOSTS.has(host))) return undefined;
+  if (policy.allowLoopback && LOOPBACK_HOSTS.has(host)) return undefined;
   const lookups = await Promise.all(
     ["A", "AAAA"].map(async (type) => {
       const query = new URL(resolverUrl);

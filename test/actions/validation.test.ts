@@ -179,10 +179,18 @@ describe("POST /api/v1/actions validation (400 with a sentence naming the field)
       expect((await json<Created>(response)).url).toBe(url);
     });
 
-    it.each([["https://93.184.216.34/x"], ["https://partner.example:8443/actions?tenant=7"]])(
-      "accepts the public %s",
+    it("accepts a public host name with a port and a query", async () => {
+      expect((await post(apiKey, validBody({ url: "https://partner.example:8443/actions?tenant=7" }))).status).toBe(
+        201,
+      );
+    });
+
+    it.each([["https://93.184.216.34/x"], ["https://[2606:4700:4700::1111]/x"]])(
+      "refuses the public IP literal %s: production cannot fetch it",
       async (url) => {
-        expect((await post(apiKey, validBody({ url }))).status).toBe(201);
+        await expectError(await post(apiKey, validBody({ url })), 400, /must name its host, not an IP address/, {
+          param: "url",
+        });
       },
     );
 

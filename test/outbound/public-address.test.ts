@@ -267,13 +267,20 @@ describe("outboundUrlProblem", () => {
   it.each([
     "https://partner.example/hooks",
     "https://partner.example:8443/hooks?x=1#f",
-    "https://93.184.216.34/",
-    "https://[2606:4700:4700::1111]/",
     "https://sub.domain.partner.example/",
   ])("accepts the public https URL %s", (url) => {
     expect(outboundUrlProblem(url, PRODUCTION)).toBeUndefined();
     expect(outboundUrlProblem(url, DEVELOPMENT)).toBeUndefined();
   });
+
+  it.each(["https://93.184.216.34/", "https://[2606:4700:4700::1111]/", "https://1.1.1.1:8443/hooks"])(
+    "refuses the public IP literal %s in production and in development: Workers fetch host names only",
+    (url) => {
+      const problem = "must name its host, not an IP address: Cloudflare Workers cannot fetch an IP address directly";
+      expect(outboundUrlProblem(url, PRODUCTION)).toBe(problem);
+      expect(outboundUrlProblem(url, DEVELOPMENT)).toBe(problem);
+    },
+  );
 
   it.each([
     ["http://localhost/x", "must use https"],
@@ -426,9 +433,11 @@ describe("unreachableReason: the check before every attempt, with DNS-over-HTTPS
     );
   });
 
-  it("needs no lookup for a literal public address", async () => {
-    expect(await unreachableReason("https://93.184.216.34/x", noResolver, PRODUCTION)).toBeUndefined();
-    expect(await unreachableReason("https://[2606:4700:4700::1111]/x", noResolver, PRODUCTION)).toBeUndefined();
+  it("refuses a literal public address before any lookup: a stored one fails its attempt saying why", async () => {
+    const refused =
+      "address cannot be fetched: the url must name its host, not an IP address: Cloudflare Workers cannot fetch an IP address directly";
+    expect(await unreachableReason("https://93.184.216.34/x", noResolver, PRODUCTION)).toBe(refused);
+    expect(await unreachableReason("https://[2606:4700:4700::1111]/x", noResolver, PRODUCTION)).toBe(refused);
   });
 
   it("needs no lookup for the allowed loopback names with the dev-only switch", async () => {

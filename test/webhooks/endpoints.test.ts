@@ -320,12 +320,20 @@ describe("POST /api/v1/webhooks", async () => {
     expect((await json<Created>(response)).url).toBe(url);
   });
 
+  it("accepts a port and a query", async () => {
+    expect((await post(apiKey, { url: "https://partner.example:8443/hooks?tenant=7" })).status).toBe(201);
+  });
+
   it.each([
     ["a public IPv4 literal", "https://93.184.216.34/hooks"],
     ["a public IPv6 literal", "https://[2606:4700:4700::1111]/hooks"],
-    ["a port and a query", "https://partner.example:8443/hooks?tenant=7"],
-  ])("accepts %s", async (_case, url) => {
-    expect((await post(apiKey, { url })).status).toBe(201);
+  ])("refuses %s with 400 saying Workers fetch host names only", async (_case, url) => {
+    await expectError(
+      await post(apiKey, { url }),
+      400,
+      'The field "url" must name its host, not an IP address: Cloudflare Workers cannot fetch an IP address directly.',
+      { param: "url" },
+    );
   });
 
   it.each([
