@@ -6,7 +6,7 @@ import { enqueueDeliveries } from "./domain/webhooks/outbox/enqueue";
 import type { BusinessLimits } from "./durable-objects/business-limits";
 import { sessionObject } from "./durable-objects/jurisdictions";
 import type { ListeningSession } from "./durable-objects/listening-session";
-import { outboundPolicy } from "./lib/outbound";
+import { type OutboundPolicy, outboundPolicy } from "./lib/outbound";
 import type { Clock } from "./lib/time";
 import type { DeliveryQueue } from "./queues/delivery-message";
 
@@ -39,11 +39,18 @@ export function globalDependencies(
   };
 }
 
-/** The dependencies of one unit of work for the businesses of `shard`, once that is known: there is no default. */
+/**
+ * The dependencies of one unit of work for the businesses of `shard`, once that is known: there is no default. Its
+ * outbound policy, with the unit's connection slots, is its own unless the unit shares one across shards.
+ */
 export function dependenciesFromEnv(
   env: DomainBindings,
   waitUntil: (work: Promise<unknown>) => void,
-  { shard, clock = Date.now }: { shard: ShardName; clock?: Clock },
+  {
+    shard,
+    clock = Date.now,
+    outbound = outboundPolicy(env),
+  }: { shard: ShardName; clock?: Clock; outbound?: OutboundPolicy },
 ): Dependencies {
   const deps: Dependencies = {
     ...globalDependencies(env, waitUntil, clock),
@@ -52,7 +59,7 @@ export function dependenciesFromEnv(
     queue: env.WEBHOOK_DELIVERIES,
     limits: env.BUSINESS_LIMITS,
     listener: (sessionId) => sessionObject(env, sessionId),
-    outbound: outboundPolicy(env),
+    outbound,
     enqueue: (deliveryIds) => {
       if (deliveryIds.length > 0) waitUntil(enqueueDeliveries(deps, deliveryIds));
     },
@@ -60,8 +67,15 @@ export function dependenciesFromEnv(
   return deps;
 }
 
-/** Every shard's dependencies for one unit of work that spans them (a queue batch, a cron run), on the same bindings. */
-export const dependenciesOfShards =
-  (env: DomainBindings, waitUntil: (work: Promise<unknown>) => void, clock?: Clock): DependenciesOfShard =>
-  (shard) =>
-    dependenciesFromEnv(env, waitUntil, { shard, clock });
+/**
+ * Every shard's dependencies for one unit of work that spans them (a queue batch, a cron run), on the same bindings,
+ * with one outbound policy: the invocation's 6 connections are shared by all its shards' sends.
+ */
+export function dependenciesOfShards(
+  env: DomainBindings,
+  waitUntil: (work: Promise<unknown>) => void,
+  clock?: Clock,
+): DependenciesOfShard {
+  const outbound = outboundPolicy(env);
+  return (shard) => dependenciesFromEnv(env, waitUntil, { shard, clock, outbound });
+}

@@ -19,6 +19,9 @@ import type { RecordedRequest } from "./recorded-request";
  *   /<box>/empty                 answers 200 with an empty body
  *   anything else                answers 200 with the `answer` option as JSON ({"ok":true} unless given)
  * `GET /__recorded/<box>` answers the requests recorded under that box, oldest first.
+ * `GET /__connections/<group>` answers `{ open, max }`: the requests of the boxes named `<group>~…` open at once, now
+ *   and at most since the first, from the moment a request arrives until its answer is sent (a test of the outbound
+ *   connection limit counts them across many endpoints).
  * `GET /__dns?name=<name>&type=A|AAAA` is a DNS-over-HTTPS resolver (JSON API) for the outbound address checks:
  * `*.private.test` → 10.1.2.3, `*.mapped.test` → ::ffff:127.0.0.1, `*.public.test` → 93.184.216.34, else nothing.
  *
@@ -68,6 +71,8 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
   const seen = new Map<string, number>();
   /** Per box, the release of its held request (hold/<n>), or that the release came first. */
   const held = new Map<string, (() => void) | "released">();
+  /** Per group of boxes (`<group>~<box>`), the requests open now and the most open at once. */
+  const connections = new Map<string, { open: number; max: number }>();
   const server = createServer(async (request, response) => {
     const path = request.url ?? "/";
     const [box = "", ...rest] = path.slice(1).split("/");
@@ -85,6 +90,21 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       response.writeHead(204);
       response.end();
       return;
+    }
+    if (request.method === "GET" && box === "__connections") {
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.end(JSON.stringify(connections.get(rest[0] ?? "") ?? { open: 0, max: 0 }));
+      return;
+    }
+    if (box.includes("~")) {
+      const group = box.slice(0, box.indexOf("~"));
+      const count = connections.get(group) ?? { open: 0, max: 0 };
+      count.open += 1;
+      count.max = Math.max(count.max, count.open);
+      connections.set(group, count);
+      response.on("close", () => {
+        count.open -= 1;
+      });
     }
     if (request.method === "GET" && box === "__recorded") {
       response.writeHead(200, { "Content-Type": "application/json" });

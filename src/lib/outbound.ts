@@ -1,3 +1,4 @@
+import { ConnectionSlots } from "./connection-slots";
 import { type OutboundPolicy as AddressPolicy, unreachableReason } from "./public-address";
 import { type SigningSecrets, signatureHeaders } from "./signing";
 
@@ -10,8 +11,11 @@ import { type SigningSecrets, signatureHeaders } from "./signing";
  * outcome. Callers word the outcome for their own records (delivery attempts, action calls).
  */
 
-/** What every outbound call needs from the Worker's configuration, built once from its bindings. */
-export type OutboundPolicy = AddressPolicy & {
+/**
+ * What every outbound call needs from the Worker's configuration, built once from its bindings per unit of work (a
+ * request, a queue batch): with it, that unit's connection slots and host lookups (lib/connection-slots.ts).
+ */
+export type OutboundPolicy = Required<AddressPolicy> & {
   /** DNS-over-HTTPS resolver (JSON API) for the address check; configuration, so tests point it at their own. */
   resolverUrl: string;
   /** `User-Agent: <serviceName>-<Kind>/1.0 (+<baseUrl>)` (spec, Delivery request; docs/decisions.md, Calls). */
@@ -27,6 +31,8 @@ export const outboundPolicy = (env: {
 }): OutboundPolicy => ({
   // The dev-only switch (README.md, Configuration): loopback targets only when it is exactly "true".
   allowLoopback: env.ALLOW_LOOPBACK_URLS === "true",
+  slots: new ConnectionSlots(),
+  lookups: new Map(),
   resolverUrl: env.DOH_RESOLVER_URL,
   serviceName: env.SERVICE_NAME,
   baseUrl: env.BASE_URL,
@@ -172,19 +178,22 @@ export async function signedPost(policy: OutboundPolicy, call: SignedPost): Prom
   } catch (error) {
     return { kind: "unresolved", error: String(error) };
   }
-  const signal = AbortSignal.timeout(call.timeoutMs);
-  try {
-    const response = await fetch(call.url, {
-      method: "POST",
-      headers: signedHeaders(policy, call),
-      body: call.body,
-      redirect: "manual",
-      signal,
-    });
-    if (response.status >= 200 && response.status < 300) return await answerOf(response, call);
-    return failedAnswer(response.status, await dropOrExcerpt(response, call));
-  } catch (error) {
-    if (signal.aborted) return { kind: "timeout" };
-    return { kind: "connection_failed", error: error instanceof Error ? error.message : String(error) };
-  }
+  // The connection is held until the answer is read or dropped; the timeout starts once the request has it.
+  return policy.slots.run(async () => {
+    const signal = AbortSignal.timeout(call.timeoutMs);
+    try {
+      const response = await fetch(call.url, {
+        method: "POST",
+        headers: signedHeaders(policy, call),
+        body: call.body,
+        redirect: "manual",
+        signal,
+      });
+      if (response.status >= 200 && response.status < 300) return await answerOf(response, call);
+      return failedAnswer(response.status, await dropOrExcerpt(response, call));
+    } catch (error) {
+      if (signal.aborted) return { kind: "timeout" };
+      return { kind: "connection_failed", error: error instanceof Error ? error.message : String(error) };
+    }
+  });
 }

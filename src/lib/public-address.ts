@@ -1,3 +1,4 @@
+import type { ConnectionSlots } from "./connection-slots";
 import { invalid } from "./errors";
 
 /**
@@ -118,8 +119,15 @@ export function isPrivateAddress(address: string): boolean {
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
-/** What the address rules depend on: the dev-only loopback switch (built by `outboundPolicy` in lib/outbound.ts). */
-export type OutboundPolicy = { allowLoopback: boolean };
+/**
+ * What the address rules depend on (built by `outboundPolicy` in lib/outbound.ts): the dev-only loopback switch, and
+ * for the lookups of one invocation, its connection slots and the addresses of each host looked up once.
+ */
+export type OutboundPolicy = {
+  allowLoopback: boolean;
+  slots?: ConnectionSlots;
+  lookups?: Map<string, Promise<string[]>>;
+};
 
 const isLiteralAddress = (hostname: string) => parseIPv4(hostname) !== undefined || hostname.startsWith("[");
 
@@ -183,21 +191,37 @@ export async function unreachableReason(
   if (problem) return `address cannot be fetched: the url ${problem}`;
   const host = hostOf(new URL(rawUrl));
   if (policy.allowLoopback && LOOPBACK_HOSTS.has(host)) return undefined;
-  const lookups = await Promise.all(
-    ["A", "AAAA"].map(async (type) => {
-      const query = new URL(resolverUrl);
-      query.searchParams.set("name", host);
-      query.searchParams.set("type", type);
-      const response = await fetch(query, {
-        headers: { Accept: "application/dns-json" },
-        signal: AbortSignal.timeout(3000),
-      });
-      if (!response.ok) throw new Error(`the resolver answered ${response.status}`);
-      const body = (await response.json()) as DohAnswer;
-      return (body.Answer ?? []).filter((answer) => answer.type === 1 || answer.type === 28).map((a) => a.data);
-    }),
-  );
-  const addresses = lookups.flat();
+  let addresses = policy.lookups?.get(host);
+  if (!addresses) {
+    addresses = lookUp(resolverUrl, host, policy.slots);
+    policy.lookups?.set(host, addresses);
+  }
+  return judged(await addresses);
+}
+
+/**
+ * A host's A and AAAA addresses through DNS-over-HTTPS (JSON API), each query in a connection slot when there are
+ * slots, its 3 s timeout starting once it holds one.
+ */
+async function lookUp(resolverUrl: string, host: string, slots: ConnectionSlots | undefined): Promise<string[]> {
+  const query = async (type: string) => {
+    const url = new URL(resolverUrl);
+    url.searchParams.set("name", host);
+    url.searchParams.set("type", type);
+    const response = await fetch(url, {
+      headers: { Accept: "application/dns-json" },
+      signal: AbortSignal.timeout(3000),
+    });
+    if (!response.ok) throw new Error(`the resolver answered ${response.status}`);
+    const body = (await response.json()) as DohAnswer;
+    return (body.Answer ?? []).filter((answer) => answer.type === 1 || answer.type === 28).map((a) => a.data);
+  };
+  const lookups = await Promise.all(["A", "AAAA"].map((type) => (slots ? slots.run(() => query(type)) : query(type))));
+  return lookups.flat();
+}
+
+/** The verdict on a host's addresses: it must resolve, and to public addresses only. */
+function judged(addresses: string[]): string | undefined {
   if (addresses.length === 0) return "address cannot be fetched: the host name does not resolve";
   if (addresses.some(isPrivateAddress)) return "address cannot be fetched: the host resolves to a private address";
   return undefined;

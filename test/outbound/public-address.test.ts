@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
+import { ConnectionSlots } from "../../src/lib/connection-slots";
 import { outboundPolicy } from "../../src/lib/outbound";
 import {
   isPrivateAddress,
@@ -374,10 +375,22 @@ describe("outboundPolicy", () => {
   it("is open in the test environment", () => {
     expect(outboundPolicy(env)).toEqual({
       ...DEVELOPMENT,
+      slots: expect.any(ConnectionSlots),
+      lookups: new Map(),
       resolverUrl: env.DOH_RESOLVER_URL,
       serviceName: "Secretary",
       baseUrl: "http://localhost:8787",
     });
+  });
+
+  it("looks each host up once per unit of work, whatever its number of deliveries", async () => {
+    const policy = outboundPolicy(env);
+    const url = `https://${crypto.randomUUID()}.public.test/hooks`;
+    const reasons = await Promise.all(
+      Array.from({ length: 5 }, () => unreachableReason(url, env.DOH_RESOLVER_URL, policy)),
+    );
+    expect(reasons).toEqual(Array(5).fill(undefined));
+    expect([...policy.lookups.keys()]).toEqual([new URL(url).hostname]);
   });
 });
 
