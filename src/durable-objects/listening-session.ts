@@ -1,9 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { globalDatabase, shardDatabase } from "../db/client";
 import { shardBinding } from "../db/shard-bindings";
+import type { ShardName } from "../db/shards";
 import { shardOfBusiness } from "../domain/access/directory";
 import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/runtime-shard";
-import { deleteListenerEndpoint } from "../domain/webhooks/listener-endpoints";
+import { deleteListenerEndpoint, listenerEndpointStored } from "../domain/webhooks/listener-endpoints";
 import { excerptText, failedAnswer, type OutboundOutcome } from "../lib/outbound";
 import { secretsEqual, sha256Hex } from "../lib/secrets";
 
@@ -54,8 +55,12 @@ export type ListeningSessionRecord = {
   ended?: true;
 };
 
-/** One delivery, as the consumer hands it over (src/queues/listener-relay.ts): what the socket message carries. */
+/**
+ * One delivery, as the consumer hands it over (src/queues/listener-relay.ts): what the socket message carries, and the
+ * shard the consumer claimed it in.
+ */
 export type RelayedDelivery = {
+  shard: ShardName;
   deliveryId: number;
   event: string;
   headers: Record<string, string>;
@@ -141,8 +146,13 @@ export class ListeningSession extends DurableObject {
    */
   async relay(delivery: RelayedDelivery): Promise<OutboundOutcome> {
     const [socket] = this.ctx.getWebSockets();
-    if (!socket) return { kind: "connection_failed", error: "the listening session is not connected" };
-    const { deliveryId, event, headers, body, timeoutMs } = delivery;
+    const session = await this.record();
+    if (!socket || !session) return { kind: "connection_failed", error: "the listening session is not connected" };
+    const { shard, deliveryId, event, headers, body, timeoutMs } = delivery;
+    // A delivery claimed before the access ended, or relayed before the close reaches this object, goes no further.
+    if (!(await listenerEndpointStored(shardDatabase(shardBinding(this.env, shard)), session))) {
+      return { kind: "connection_failed", error: "the listening session ended" };
+    }
     return new Promise<OutboundOutcome>((resolve) => {
       const timer = setTimeout(() => settleWith({ kind: "timeout" }), timeoutMs);
       const settleWith = (outcome: OutboundOutcome) => {

@@ -3,7 +3,7 @@ import type { Dependencies, DependenciesOfShard } from "../dependencies";
 import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/runtime-shard";
 import { type Attempt, type AttemptOutcome, recordAttempts } from "../domain/webhooks/attempts";
 import { type ClaimedDelivery, claimDeliveries, LEASE_MS } from "../domain/webhooks/delivery-claim";
-import { isListenerUrl, sessionIdOf } from "../domain/webhooks/listener-endpoints";
+import { isListenerUrl } from "../domain/webhooks/listener-endpoints";
 import { signingSecrets } from "../domain/webhooks/secret-rotation";
 import { logLine } from "../lib/log";
 import { loggableError } from "../lib/loggable-error";
@@ -20,6 +20,13 @@ export const ANSWER_TIMEOUT_MS = 10_000;
  * would find them leased, ack, and leave the deliveries to the sweep 15 minutes later.
  */
 const RETRY_AFTER_UNRECORDED_SECONDS = LEASE_MS / 1000;
+
+/**
+ * After a failed claim, the messages come back in half a minute: at once, a database that just failed would be asked
+ * again within seconds and the messages' retries (wrangler.toml, max_retries) spent before it recovers. The queue's
+ * `retry_delay` is the same, for the retries of an invocation that threw.
+ */
+export const RETRY_AFTER_FAILED_CLAIM_SECONDS = 30;
 
 /** What tests drive instead of waiting: the clock, and the answer time (the spec's 10 s unless shortened). */
 export type ConsumerOptions = { answerTimeoutMs?: number };
@@ -87,9 +94,9 @@ async function deliverGroup(
       now(),
     ));
   } catch (error) {
-    // Nothing of the group is claimed (one transaction): its messages come back at the queue's own delay.
-    logFailedStep(deps, "claim deliveries", messages.length, error);
-    for (const message of messages) message.retry();
+    // Nothing of the group is claimed (one transaction): its messages come back after a pause, not at once.
+    logFailedStep(deps, "claim deliveries", messages.length, error, RETRY_AFTER_FAILED_CLAIM_SECONDS);
+    for (const message of messages) message.retry({ delaySeconds: RETRY_AFTER_FAILED_CLAIM_SECONDS });
     return;
   }
   const sends = sendsOf(messages, claimed, held);
@@ -158,7 +165,7 @@ function sendsOf(
  */
 async function attempt(
   delivery: ClaimedDelivery,
-  deps: Pick<Dependencies, "outbound" | "listener">,
+  deps: Pick<Dependencies, "outbound" | "listener" | "shard">,
   now: Clock,
   answerTimeoutMs: number,
 ): Promise<Attempt> {
@@ -179,7 +186,7 @@ async function attempt(
     keepExcerpt: true,
   };
   const outcome = isListenerUrl(delivery.url)
-    ? await relayToListener(deps.listener(sessionIdOf(delivery.url)), deps.outbound, call, delivery)
+    ? await relayToListener(deps, call, delivery)
     : await signedPost(deps.outbound, call);
   const recorded = attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - attemptedAt));
   // One line per attempt, of ids and the outcome's kind, never the URL or the error text (docs/operations.md, Reading

@@ -1,5 +1,6 @@
-import type { ListeningSession } from "../durable-objects/listening-session";
-import { type OutboundOutcome, type OutboundPolicy, type SignedPost, signedHeaders } from "../lib/outbound";
+import type { Dependencies } from "../dependencies";
+import { sessionIdOf } from "../domain/webhooks/listener-endpoints";
+import { type OutboundOutcome, type SignedPost, signedHeaders } from "../lib/outbound";
 
 /**
  * The send step for a listener endpoint (`listen://<session id>`; docs/decisions.md, Listening from a laptop): the
@@ -8,16 +9,16 @@ import { type OutboundOutcome, type OutboundPolicy, type SignedPost, signedHeade
  * nothing leaves for a URL here, the CLI chooses where it forwards.
  */
 export async function relayToListener(
-  session: DurableObjectStub<ListeningSession>,
-  policy: OutboundPolicy,
+  deps: Pick<Dependencies, "listener" | "outbound" | "shard">,
   call: SignedPost,
   delivery: { id: number; event: string },
 ): Promise<OutboundOutcome> {
   try {
-    return await session.relay({
+    return await deps.listener(sessionIdOf(call.url)).relay({
+      shard: deps.shard,
       deliveryId: delivery.id,
       event: delivery.event,
-      headers: signedHeaders(policy, call),
+      headers: signedHeaders(deps.outbound, call),
       body: call.body,
       timeoutMs: call.timeoutMs,
     });

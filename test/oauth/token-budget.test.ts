@@ -164,25 +164,25 @@ describe(`the token endpoint's budget (docs/oauth.md, Token budget: ${TOKEN_REQU
     `counts every request of an address first, ${TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE} a minute: past it, a guess is refused before any D1 read`,
     WINDOW_TIMEOUT,
     async () => {
+      const { client_id } = await registerClient();
       await awayFromWindowEdge(BURST_MS);
       const address = freshIPv4();
       // Guesses of a client secret, each for a client of its own: no client's budget is spent, only the address's.
-      const guess = (bindings?: NonNullable<Parameters<typeof postToken>[1]>["bindings"]) =>
+      const guess = (clientId: string, bindings?: NonNullable<Parameters<typeof postToken>[1]>["bindings"]) =>
         postToken(
-          {
-            grant_type: "refresh_token",
-            refresh_token: "guess",
-            client_id: `cl_${crypto.randomUUID()}`,
-            client_secret: "x",
-          },
+          { grant_type: "refresh_token", refresh_token: "guess", client_id: clientId, client_secret: "x" },
           { ...from(address), bindings },
         );
       const statuses: number[] = [];
-      for (let i = 0; i < TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE; i++) statuses.push((await guess()).status);
+      for (let i = 0; i < TOKEN_REQUESTS_PER_ADDRESS_PER_MINUTE; i++) {
+        statuses.push((await guess(`cl_${crypto.randomUUID()}`)).status);
+      }
       expect(statuses.every((status) => status === 401 || status === 429)).toBe(true);
+      // The next guess, of a registered client's secret, is answered without reading the client.
       const { bindings, trips } = countingShards(env);
-      const refused = await guess(bindings);
+      const refused = await guess(client_id, bindings);
       await expectOAuthError(refused, 429, TOKEN_BUDGET_ERROR, /from this address: at most 300 a minute/);
+      expect(refused.headers.get("Retry-After")).toBe("60");
       expect(refused.headers.get("RateLimit")).toBe('"token_requests_per_address";r=0;t=60');
       expect(trips).toEqual([]);
     },

@@ -96,6 +96,9 @@ describe("structured logs", async () => {
     ["replaced: a space", "admin logged in", false],
     ["replaced: a slash and a quote", 'a/b"c', false],
     ["replaced: a fake log line", '{"level":"info","kind":"request"}', false],
+    ["replaced: a tab", "trace\t7f3a", false],
+    ["replaced: a terminal escape", "trace\u001b[2J", false],
+    ["replaced: a right-to-left override (U+202E)", "ok\u202Egnp", false],
   ])("takes the caller's X-Request-Id only as a short safe token, %s", async (_case, sent, kept) => {
     const response = await call("/api/v1/me", { key: apiKey, headers: { "X-Request-Id": sent } });
     expect(response.status).toBe(200);
@@ -104,7 +107,9 @@ describe("structured logs", async () => {
     else expect(echoed).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     const [line] = lines("request").filter((each) => each.requestId === echoed);
     expect(line).toMatchObject({ route: "/api/v1/me", status: 200 });
-    if (!kept) expectNowhere(sent);
+    if (kept) return;
+    expect(lines("request").map((each) => each.requestId)).not.toContain(sent);
+    expectNowhere(sent);
   });
 
   it("logs a refused request (401) without a principal, and 404s by the route's pattern", async () => {

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { LEGACY_SHARD, type ShardName } from "../../src/db/shards";
 import { LEASE_MS } from "../../src/domain/webhooks/delivery-claim";
+import { RETRY_AFTER_FAILED_CLAIM_SECONDS } from "../../src/queues/deliver-webhooks";
 import type { DeliveryMessage } from "../../src/queues/delivery-message";
 import { countingD1 } from "../helpers/counting-d1";
 import { createBusiness } from "../helpers/fixtures";
@@ -70,8 +71,14 @@ describe("the consumer, a batch of several shards", () => {
 
     const outcomes = await consumeBatch(batch, T0, { bindings: { SHARD_EU1: failingBatches(env.SHARD_EU1) } });
 
-    // Nothing of the failed group was claimed: its messages are retried, at the queue's own delay.
-    expect(outcomes).toEqual(batch.map((message) => ({ acked: message.shard !== "eu1", retryDelay: undefined })));
+    // Nothing of the failed group was claimed: its messages are retried after the failed claim's pause.
+    expect(outcomes).toEqual(
+      batch.map((message) =>
+        message.shard === "eu1"
+          ? { acked: false, retryDelay: RETRY_AFTER_FAILED_CLAIM_SECONDS }
+          : { acked: true, retryDelay: undefined },
+      ),
+    );
     expect(takeServerErrors().seen).toEqual([
       expect.stringMatching(/"shard":"eu1","step":"claim deliveries","deliveries":2,.*injected fault/),
     ]);

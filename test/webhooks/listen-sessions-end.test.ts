@@ -1,24 +1,32 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
-import { apiKeys, webhookEndpoints } from "../../src/db/schema";
+import { apiKeys, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
+import { REUSE_REVOKES_AFTER_MS } from "../../src/domain/oauth/refresh-rotation";
 import { sessionObject } from "../../src/durable-objects/jurisdictions";
 import { SESSION_CLOSES, SESSION_LIFETIME_MS } from "../../src/durable-objects/listening-session";
 import { page, post, signedIn, submit, testIdText } from "../helpers/dashboard";
 import { createApiKey, shardDb } from "../helpers/fixtures";
 import { call } from "../helpers/http";
-import { connect, type Session, startSession } from "../helpers/listen-sessions";
-import { connectApp, createOwnerBusiness } from "../helpers/oauth";
-import { outboxOnly } from "../helpers/webhooks";
+import { connect, type DeliveryMessage, type Session, startSession } from "../helpers/listen-sessions";
+import { bodyCredentials, connectApp, createOwnerBusiness, postToken, refresh, setRotatedAgo } from "../helpers/oauth";
+import { consumeBatch, outboxOnly, subscribe } from "../helpers/webhooks";
 
 // docs/webhooks.md, Listening sessions end: a session ends with the access of the key or app that opened it, at its
 // lifetime's end, or when the owner ends it on the Webhooks page; each closes its socket at once with the code that
 // says why, and deletes its endpoint, so no later event reaches it.
 
-/** A connected session of `credential`, and the close its socket received, once it has. */
+/**
+ * A connected session of `credential` whose CLI answers every delivery 200, the deliveries it received, and the close
+ * its socket received, once it has.
+ */
 async function listening(credential: string) {
   const session = await startSession(credential);
-  const { socket } = await connect(session);
+  const { socket, messages } = await connect(session);
+  socket.addEventListener("message", (event) => {
+    const { delivery_id } = JSON.parse(event.data as string) as DeliveryMessage;
+    socket.send(JSON.stringify({ type: "result", delivery_id, status: 200 }));
+  });
   let closed: { code: number; reason: string } | undefined;
   socket.addEventListener("close", (event) => {
     closed = { code: event.code, reason: event.reason };
@@ -31,7 +39,7 @@ async function listening(credential: string) {
       },
       { timeout: 5_000 },
     );
-  return { session, socket, closedWith, isOpen: () => closed === undefined };
+  return { session, socket, messages, closedWith, isOpen: () => closed === undefined };
 }
 
 /** An owner's business in a regional shard, with a second key, so that revoking the first leaves access. */
@@ -42,31 +50,43 @@ async function ownerWithTwoKeys() {
   const second = await createApiKey(owner.business.id, { shard: owner.shard });
   const endpointOf = (session: Session) =>
     db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, session.endpoint_id)).get();
-  const booking = () =>
-    outboxOnly(
+  /** A new booking, its deliveries written and run through the real consumer: answers their endpoints. */
+  const booking = async () => {
+    const { deliveryIds } = await outboxOnly(
       owner.business,
       [{ event: "booking.created", data: { booking: { id: crypto.randomUUID() } } }],
       owner.shard,
     );
+    await consumeBatch(
+      deliveryIds.map((deliveryId) => ({ deliveryId, shard: owner.shard })),
+      Date.now(),
+    );
+    const rows = deliveryIds.length
+      ? await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, deliveryIds))
+      : [];
+    return rows.map((row) => row.endpointId);
+  };
   return { owner, db, firstKeyId: first?.id ?? 0, second, endpointOf, booking, jar: await signedIn(owner) };
 }
 
 describe("a listening session ends when the access that opened it ends", () => {
-  it("revoking its key closes its socket at once and deletes its endpoint; the other key's session stays", async () => {
+  it("revoking its key closes its socket at once and deletes its endpoint; later events reach the other key's session only", async () => {
     const { owner, firstKeyId, second, endpointOf, booking, jar } = await ownerWithTwoKeys();
     const revoked = await listening(owner.apiKey);
     const kept = await listening(second.apiKey);
+    expect((await booking()).sort()).toEqual([revoked.session.endpoint_id, kept.session.endpoint_id].sort());
+    expect(revoked.messages).toHaveLength(1);
+
     const path = `/dashboard/keys/${firstKeyId}/revoke`;
     expect((await submit(jar, path, path)).status).toBe(303);
-
     expect(await revoked.closedWith()).toEqual(SESSION_CLOSES.accessEnded);
     expect(await endpointOf(revoked.session)).toBeUndefined();
-    // An event after it reaches the remaining key's session only.
-    const { deliveryIds } = await booking();
-    expect(deliveryIds).toHaveLength(1);
-    expect(await endpointOf(kept.session)).toBeDefined();
-    expect(kept.isOpen()).toBe(true);
     expect((await call("/api/v1/me", { key: owner.apiKey })).status).toBe(401);
+
+    expect(await booking()).toEqual([kept.session.endpoint_id]);
+    expect(revoked.messages).toHaveLength(1);
+    expect(kept.messages).toHaveLength(2);
+    expect(kept.isOpen()).toBe(true);
     kept.socket.close(1000);
   });
 
@@ -79,14 +99,71 @@ describe("a listening session ends when the access that opened it ends", () => {
     expect(await open.closedWith()).toEqual(SESSION_CLOSES.accessEnded);
   });
 
-  it("disconnecting its app closes its socket at once and deletes its endpoint", async () => {
-    const { owner, endpointOf, jar } = await ownerWithTwoKeys();
+  it("disconnecting its app closes its socket at once and deletes its endpoint; a later event is not relayed", async () => {
+    const { owner, endpointOf, booking, jar } = await ownerWithTwoKeys();
     const app = await connectApp(owner);
     const open = await listening(app.tokens.access_token);
+    const listed = await page(jar, "/dashboard/webhooks");
+    expect(testIdText(listed.html, `session-${open.session.endpoint_id}`)).toContain(
+      `Opened by the app ${app.client.client_name}`,
+    );
+    expect(await booking()).toEqual([open.session.endpoint_id]);
+    expect(open.messages).toHaveLength(1);
+
     const path = `/dashboard/apps/${app.grantId}/disconnect`;
     expect((await submit(jar, path, path)).status).toBe(303);
     expect(await open.closedWith()).toEqual(SESSION_CLOSES.accessEnded);
     expect(await endpointOf(open.session)).toBeUndefined();
+    expect(await booking()).toEqual([]);
+    expect(open.messages).toHaveLength(1);
+  });
+
+  it("revoking the app's tokens (RFC 7009) ends its sessions; its registered endpoints stay with the connection", async () => {
+    const { owner, endpointOf, booking } = await ownerWithTwoKeys();
+    const app = await connectApp(owner);
+    const open = await listening(app.tokens.access_token);
+    const registered = await subscribe(app.tokens.access_token, "https://partner.example/hooks");
+    const revoked = await postToken(
+      { token: app.tokens.refresh_token, ...bodyCredentials(app.client) },
+      { path: "/api/oauth/revoke" },
+    );
+    expect(revoked.status).toBe(200);
+    expect(await open.closedWith()).toEqual(SESSION_CLOSES.accessEnded);
+    expect(await endpointOf(open.session)).toBeUndefined();
+    expect(await endpointOf({ ...open.session, endpoint_id: registered.id })).toBeDefined();
+    expect((await booking()).includes(open.session.endpoint_id)).toBe(false);
+    expect(open.messages).toHaveLength(0);
+  });
+
+  it("a refresh token reused, which revokes the whole connection, ends its sessions too", async () => {
+    const owner = await createOwnerBusiness();
+    const app = await connectApp(owner);
+    const open = await listening(app.tokens.access_token);
+    expect((await refresh(app.client, app.tokens.refresh_token)).status).toBe(200);
+    await setRotatedAgo(app.tokens.refresh_token, REUSE_REVOKES_AFTER_MS);
+    expect((await refresh(app.client, app.tokens.refresh_token)).status).toBe(400);
+    expect(await open.closedWith()).toEqual(SESSION_CLOSES.accessEnded);
+  });
+
+  it("the object relays nothing once the endpoint is gone, even before the close reaches it", async () => {
+    const { owner, db, endpointOf } = await ownerWithTwoKeys();
+    const open = await listening(owner.apiKey);
+    const relay = () =>
+      sessionObject(env, open.session.session_id).relay({
+        shard: owner.shard,
+        deliveryId: 1,
+        event: "booking.created",
+        headers: {},
+        body: "{}",
+        timeoutMs: 5_000,
+      });
+    expect(await relay()).toMatchObject({ kind: "delivered", status: 200 });
+    // What the batch that ends the access does, as a delivery claimed before it reaches the object.
+    await db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, open.session.endpoint_id));
+    expect(await endpointOf(open.session)).toBeUndefined();
+    expect(await relay()).toEqual({ kind: "connection_failed", error: "the listening session ended" });
+    expect(open.messages).toHaveLength(1);
+    open.socket.close(1000);
   });
 });
 

@@ -1,21 +1,49 @@
-import { and, eq, isNull, type SQL } from "drizzle-orm";
-import { oauthGrants, oauthTokens } from "../../db/schema";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { oauthGrants, oauthTokens, webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { optionalParameter, requiredParameter } from "../../lib/oauth-parameters";
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { foundThroughForwards } from "../access/credential-forwards";
 import { businessMoving } from "../access/runtime-shard";
+import { isListenerEndpoint } from "../webhooks/listener-endpoints";
+import { closeListeningSessions } from "../webhooks/listening-sessions";
 import { identifyRevokingClient } from "./client-authentication";
 import { shardOfToken } from "./token-format";
 import { connectionColumns } from "./token-issuance";
 
-/** Every live token of a connection, revoked (reuse detection, revocation, disconnection). */
-export const revokeTokensOfGrant = (deps: Dependencies, grantId: number | SQL, now: EpochMs) =>
-  deps.db
-    .update(oauthTokens)
-    .set({ revokedAt: iso(now) })
-    .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)));
+/**
+ * Every live token of a connection, revoked (reuse detection, revocation): the app has no access left until the owner
+ * authorizes it again, so its listening sessions end too, their endpoints deleted in the same batch and their sockets
+ * closed (docs/webhooks.md, Listening sessions end). Its registered endpoints stay with the connection.
+ */
+export async function revokeTokensOfGrant(deps: Dependencies, grantId: number, now: EpochMs) {
+  const { db } = deps;
+  const [, sessionsEnded] = await db.batch([
+    db
+      .update(oauthTokens)
+      .set({ revokedAt: iso(now) })
+      .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt))),
+    db
+      .delete(webhookEndpoints)
+      .where(
+        and(
+          eq(
+            webhookEndpoints.businessId,
+            sql`(select ${oauthGrants.businessId} from ${oauthGrants} where ${eq(oauthGrants.id, grantId)})`,
+          ),
+          eq(webhookEndpoints.oauthGrantId, grantId),
+          isListenerEndpoint,
+        ),
+      )
+      .returning({ url: webhookEndpoints.url }),
+  ]);
+  await closeListeningSessions(
+    deps,
+    sessionsEnded.map((endpoint) => endpoint.url),
+    "accessEnded",
+  );
+}
 
 /** A token's connection and its client, by the token's hash. */
 const connectionOfToken = (deps: Dependencies, tokenHash: string) =>

@@ -28,23 +28,32 @@ export const isListenerEndpoint: SQL = sql`${webhookEndpoints.url} like ${`${LIS
 /** A registered endpoint's row: what `GET /webhooks`, the owner's pages and the 20-endpoint limit count. */
 export const isRegisteredEndpoint: SQL = sql`${webhookEndpoints.url} not like ${`${LISTENER_URL_PREFIX}%`}`;
 
+type SessionEndpoint = { businessId: string; endpointId: number; sessionId: string };
+
+/** That session's row, by its id, its business and its url, so that no other row can ever match. */
+const rowOfSession = (session: SessionEndpoint) =>
+  and(
+    eq(webhookEndpoints.id, session.endpointId),
+    eq(webhookEndpoints.businessId, session.businessId),
+    eq(webhookEndpoints.url, listenerUrl(session.sessionId)),
+  );
+
 /**
  * The end of a listening session (its socket closed, or never opened within its token's life): its endpoint is
  * deleted, and its pending deliveries with it (cascade), as for any deleted endpoint: disconnecting stops the
- * deliveries through it. Guarded by the business and the url, so that it can only ever delete that session's row;
- * one already deleted (access ended, or the partner's DELETE) deletes nothing.
+ * deliveries through it. One already deleted (access ended, or the partner's DELETE) deletes nothing.
  */
-export async function deleteListenerEndpoint(
-  db: ShardDatabase,
-  session: { businessId: string; endpointId: number; sessionId: string },
-) {
-  await db
-    .delete(webhookEndpoints)
-    .where(
-      and(
-        eq(webhookEndpoints.id, session.endpointId),
-        eq(webhookEndpoints.businessId, session.businessId),
-        eq(webhookEndpoints.url, listenerUrl(session.sessionId)),
-      ),
-    );
+export async function deleteListenerEndpoint(db: ShardDatabase, session: SessionEndpoint) {
+  await db.delete(webhookEndpoints).where(rowOfSession(session));
+}
+
+/**
+ * Whether the session's endpoint is still stored: ending the access that opened it, or the session, deletes it in
+ * the same batch (docs/webhooks.md, Listening sessions end), so a session without it relays nothing more.
+ */
+export async function listenerEndpointStored(db: ShardDatabase, session: SessionEndpoint) {
+  return (
+    (await db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(rowOfSession(session)).get()) !==
+    undefined
+  );
 }

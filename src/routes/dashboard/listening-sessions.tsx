@@ -1,19 +1,23 @@
 import type { OwnerSession } from "../../domain/access/owner-sign-in";
 import type { openSessionsForOwner } from "../../domain/webhooks/owner-sessions";
-import { CreatedBy } from "./created-by";
 import { ButtonForm } from "./layout";
 import { When } from "./time-text";
 import { eventsInWords } from "./webhook-event-words";
 
 type OpenSession = Awaited<ReturnType<typeof openSessionsForOwner>>[number];
 
-/** Who opened a session: the API key by its label and first characters, or the app. */
+/** Who opened a session: the API key by its label and first characters, or the app by its name. */
 function OpenedBy(props: { session: OpenSession }) {
-  const { session } = props;
-  if (session.creator.kind === "app") return <CreatedBy creator={session.creator} />;
+  const { creator, keyLabel, keyPrefix } = props.session;
   return (
     <span class="muted">
-      Opened with the API key {session.keyLabel ?? "that was removed"} <code>{session.keyPrefix ?? ""}…</code>
+      {creator.kind === "app" ? (
+        `Opened by the app ${creator.appName}`
+      ) : (
+        <>
+          Opened with the API key {keyLabel ?? "that was removed"} <code>{keyPrefix ?? ""}…</code>
+        </>
+      )}
     </span>
   );
 }
