@@ -7,7 +7,15 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 
-const CHECKS = ["typecheck", "lint", "lint:openapi", "check:references", "check:structure", "size"];
+const CHECKS = [
+  "typecheck",
+  "lint",
+  "lint:openapi",
+  "check:references",
+  "check:structure",
+  "size",
+  "deploy:check:shape",
+];
 
 const root = join(import.meta.dirname, "..");
 const scripts: Record<string, string> = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts;
