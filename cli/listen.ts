@@ -20,7 +20,14 @@ const KEEPALIVE_MISSES = 3;
 const PING = '{"type":"ping"}';
 const PONG = '{"type":"pong"}';
 
-type Session = { session_id: string; endpoint_id: number; secret: string; socket_url: string; expires_at: string };
+type Session = {
+  session_id: string;
+  endpoint_id: number;
+  secret: string;
+  socket_url: string;
+  connect_token: string;
+  expires_at: string;
+};
 type Delivery = { type: "delivery"; delivery_id: number; event: string; headers: Record<string, string>; body: string };
 type Forwarded = { status: number; excerpt: string; error?: string };
 
@@ -34,7 +41,9 @@ export async function listen(options: ListenOptions, print = console.log, printE
     return 1;
   }
   const session = (await response.json()) as Session;
-  const socket = new WebSocket(session.socket_url);
+  // The connect token travels as a subprotocol after secretary-listen, never in the URL (docs/webhooks.md, Listening
+  // sessions end).
+  const socket = new WebSocket(session.socket_url, ["secretary-listen", session.connect_token]);
   let stopping = false;
   let keepalive: ReturnType<typeof setInterval> | undefined;
   let unanswered = 0;

@@ -125,9 +125,9 @@ describe("a listening session on the owner's Webhooks page", () => {
   it("shows who opened it and since when, and its End button closes the CLI's socket at once", async () => {
     const started = await callApi(BASE, sandbox.api_key, "/api/v1/listen-sessions", { method: "POST", body: {} });
     expect(started.status).toBe(201);
-    const session = (await started.json()) as { endpoint_id: number; socket_url: string };
-    // The socket as `secretary listen` opens it.
-    const socket = new WebSocket(session.socket_url);
+    const session = (await started.json()) as { endpoint_id: number; socket_url: string; connect_token: string };
+    // The socket as `secretary listen` opens it: its connect token offered as a subprotocol.
+    const socket = new WebSocket(session.socket_url, ["secretary-listen", session.connect_token]);
     await new Promise((resolve, reject) => {
       socket.addEventListener("open", resolve);
       socket.addEventListener("error", reject);

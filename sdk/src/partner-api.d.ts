@@ -2372,11 +2372,16 @@ export interface components {
              */
             secret: string;
             /**
-             * @description The WebSocket to open within 60 seconds, once: its token is the credential
-             * @example wss://partners.secretary.example/api/v1/listen-sessions/ls_…/socket?token=lst_…
+             * @description The WebSocket to open within 60 seconds, once, offering connect_token as a subprotocol
+             * @example wss://partners.secretary.example/api/v1/listen-sessions/ls_…/socket
              */
             socket_url: string;
-            /** @description When the socket's token expires, unused */
+            /**
+             * @description The socket's single-use credential (shown once): open socket_url with the subprotocols secretary-listen and this token (Sec-WebSocket-Protocol: secretary-listen, lst_…), never in the URL
+             * @example lst_…
+             */
+            connect_token: string;
+            /** @description When the connect token expires, unused */
             expires_at: string;
         };
         CreateListenSession: {

@@ -4,31 +4,30 @@ import { shardBinding } from "../db/shard-bindings";
 import type { ShardName } from "../db/shards";
 import { shardOfBusiness } from "../domain/access/directory";
 import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/runtime-shard";
-import { deleteListenerEndpoint, listenerEndpointStored } from "../domain/webhooks/listener-endpoints";
+import {
+  deleteListenerEndpoint,
+  listenerEndpointStored,
+  SESSION_CLOSES,
+  SESSION_LIFETIME_MS,
+  type SessionClose,
+} from "../domain/webhooks/listener-endpoints";
 import { excerptText, failedAnswer, type OutboundOutcome } from "../lib/outbound";
 import { secretsEqual, sha256Hex } from "../lib/secrets";
 
 const SESSION_KEY = "session";
 
 /**
- * A session's longest life, from its creation: then its socket is closed and its endpoint deleted, so that a socket
- * left open on a forgotten laptop does not receive a business's events for ever (docs/webhooks.md, Listening sessions
- * end). The CLI opens a new session when it reconnects.
+ * The WebSocket subprotocol a listening socket is opened with, the session's connect token offered after it
+ * (`Sec-WebSocket-Protocol: secretary-listen, lst_…`; RFC 6455 §4.1): a WebSocket client cannot send `Authorization`,
+ * and a token in the URL would be kept by every log of the request's path. The server selects this one.
  */
-export const SESSION_LIFETIME_MS = 24 * 60 * 60 * 1000;
+export const LISTEN_SUBPROTOCOL = "secretary-listen";
 
-/**
- * Why the service closed a session's socket, as its close code (RFC 6455 §7.4.2: 4000–4999 are the application's):
- * its lifetime is over (open a new one), or the key or app it was opened with lost its access, or the owner ended it
- * (do not reconnect with the same credential).
- */
-export const SESSION_CLOSES = {
-  lifetimeOver: { code: 4000, reason: "the session's 24 hours are over: start a new one" },
-  accessEnded: { code: 4001, reason: "the credential that opened this session no longer has access" },
-  endedByOwner: { code: 4002, reason: "the business's owner ended this session" },
-} as const;
-
-export type SessionClose = keyof typeof SESSION_CLOSES;
+/** The connect token a socket's handshake offers after `LISTEN_SUBPROTOCOL`, or "" when it offers none. */
+export function offeredToken(request: Request): string {
+  const [protocol, token] = (request.headers.get("Sec-WebSocket-Protocol") ?? "").split(",").map((part) => part.trim());
+  return protocol === LISTEN_SUBPROTOCOL ? (token ?? "") : "";
+}
 
 /** The keepalive messages, exactly as the CLI sends and expects them (cli/listen.ts). */
 export const KEEPALIVE_PING = '{"type":"ping"}';
@@ -120,14 +119,14 @@ export class ListeningSession extends DurableObject {
   }
 
   /**
-   * `GET /api/v1/listen-sessions/{id}/socket?token=…` (RFC 6455, 4.2: the server's handshake): the token is the
-   * credential, compared in constant time, and used once, marked before the socket is accepted. 404 for a session
-   * that does not exist (or has ended), 401 for a wrong, expired or used token.
+   * `GET /api/v1/listen-sessions/{id}/socket` (RFC 6455, 4.2: the server's handshake): the connect token the handshake
+   * offers (`offeredToken`) is the credential, compared in constant time, and used once, marked before the socket is
+   * accepted. 404 for a session that does not exist (or has ended), 401 for a wrong, expired or used token.
    */
   override async fetch(request: Request): Promise<Response> {
     const session = await this.record();
     if (!session) return new Response(null, { status: 404 });
-    const token = new URL(request.url).searchParams.get("token") ?? "";
+    const token = offeredToken(request);
     const valid =
       !session.connected && Date.now() < session.tokenExpiresAt && secretsEqual(sha256Hex(token), session.tokenHash);
     if (!valid) return new Response(null, { status: 401 });
@@ -136,7 +135,11 @@ export class ListeningSession extends DurableObject {
     await this.ctx.storage.setAlarm(session.endsAt ?? Date.now() + SESSION_LIFETIME_MS);
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server);
-    return new Response(null, { status: 101, webSocket: client });
+    return new Response(null, {
+      status: 101,
+      webSocket: client,
+      headers: { "Sec-WebSocket-Protocol": LISTEN_SUBPROTOCOL },
+    });
   }
 
   /**

@@ -29,17 +29,17 @@ const createRoute = partnerRoute({
 });
 
 /** The socket's address on the host the request came to: `wss:` behind https, `ws:` in local development. */
-function socketUrl(c: Context<AppEnv>, sessionId: string, token: string) {
+function socketUrl(c: Context<AppEnv>, sessionId: string) {
   const url = new URL(`/api/v1/listen-sessions/${sessionId}/socket`, c.req.url);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  url.searchParams.set("token", token);
   return url.toString();
 }
 
 /**
  * The socket (RFC 6455, 4.1: a GET with `Upgrade: websocket`). No `Authorization`: a WebSocket client in Node or a
- * browser cannot send one, so the session's single-use token in the query is the credential, judged by the session's
- * own Durable Object, which accepts the socket. Not in the OpenAPI document, which describes HTTP answers only.
+ * browser cannot send one, so the session's single-use connect token, offered as a subprotocol after
+ * `secretary-listen` (never in the URL, which logs keep), is the credential, judged by the session's own Durable
+ * Object, which accepts the socket. Not in the OpenAPI document, which describes HTTP answers only.
  */
 async function openSocket(c: Context<AppEnv>) {
   if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
@@ -53,7 +53,7 @@ async function openSocket(c: Context<AppEnv>) {
     throw unauthorized("The connect token is wrong, expired or already used: start a new listening session.");
   }
   // A response of our own, so that the app's headers can be added on the way out.
-  return new Response(null, { status: 101, webSocket: answer.webSocket });
+  return new Response(null, { status: 101, webSocket: answer.webSocket, headers: answer.headers });
 }
 
 export const listenSessions = createPartnerRouter().openapi(createRoute, (c) =>
@@ -67,7 +67,8 @@ export const listenSessions = createPartnerRouter().openapi(createRoute, (c) =>
           session_id: session.sessionId,
           endpoint_id: session.endpointId,
           secret: session.secret,
-          socket_url: socketUrl(c, session.sessionId, session.token),
+          socket_url: socketUrl(c, session.sessionId),
+          connect_token: session.token,
           expires_at: session.expiresAt,
         },
         201,

@@ -19,9 +19,14 @@ export const ListenSession = z
     }),
     secret: z.string().openapi({ description: "The session's signing secret (shown once)", example: "whsec_…" }),
     socket_url: z.string().openapi({
-      description: "The WebSocket to open within 60 seconds, once: its token is the credential",
-      example: "wss://partners.secretary.example/api/v1/listen-sessions/ls_…/socket?token=lst_…",
+      description: "The WebSocket to open within 60 seconds, once, offering connect_token as a subprotocol",
+      example: "wss://partners.secretary.example/api/v1/listen-sessions/ls_…/socket",
     }),
-    expires_at: z.string().openapi({ description: "When the socket's token expires, unused" }),
+    connect_token: z.string().openapi({
+      description:
+        "The socket's single-use credential (shown once): open socket_url with the subprotocols secretary-listen and this token (Sec-WebSocket-Protocol: secretary-listen, lst_…), never in the URL",
+      example: "lst_…",
+    }),
+    expires_at: z.string().openapi({ description: "When the connect token expires, unused" }),
   })
   .openapi("ListenSession");

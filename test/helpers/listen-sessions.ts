@@ -8,6 +8,7 @@ export type Session = {
   endpoint_id: number;
   secret: string;
   socket_url: string;
+  connect_token: string;
   expires_at: string;
 };
 export type DeliveryMessage = {
@@ -24,13 +25,20 @@ export async function startSession(key: string, body: unknown = {}) {
   return json<Session>(response);
 }
 
-/** The socket as the CLI opens it (RFC 6455, 4.1), through the Worker's fetch handler. */
-export const openSocket = (socketUrl: string) =>
-  dispatch(new Request(socketUrl.replace(/^ws/, "http"), { headers: { Upgrade: "websocket" } }));
+/**
+ * The socket as the CLI opens it (RFC 6455, 4.1), through the Worker's fetch handler: its connect token offered as a
+ * subprotocol after secretary-listen (`protocols` replaces the offer whole).
+ */
+export const openSocket = (socketUrl: string, token: string, protocols = `secretary-listen, ${token}`) =>
+  dispatch(
+    new Request(socketUrl.replace(/^ws/, "http"), {
+      headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": protocols },
+    }),
+  );
 
 /** An accepted client socket and the delivery messages it receives. */
 export async function connect(session: Session) {
-  const response = await openSocket(session.socket_url);
+  const response = await openSocket(session.socket_url, session.connect_token);
   expect(response.status).toBe(101);
   const socket = response.webSocket as WebSocket;
   socket.accept();

@@ -15,6 +15,26 @@ export const LISTENER_URL_PREFIX = "listen://";
 /** Listening sessions a business may have at once (docs/decisions.md, Listening from a laptop). */
 export const MAX_LISTENING_SESSIONS = 5;
 
+/**
+ * A session's longest life, from its creation: then its socket is closed and its endpoint deleted, so that a socket
+ * left open on a forgotten laptop does not receive a business's events for ever (docs/webhooks.md, Listening sessions
+ * end). The CLI opens a new session when it reconnects.
+ */
+export const SESSION_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Why the service closed a session's socket, as its close code (RFC 6455 §7.4.2: 4000–4999 are the application's):
+ * its lifetime is over (open a new one), or the key or app it was opened with lost its access, or the owner ended it
+ * (do not reconnect with the same credential).
+ */
+export const SESSION_CLOSES = {
+  lifetimeOver: { code: 4000, reason: "the session's 24 hours are over: start a new one" },
+  accessEnded: { code: 4001, reason: "the credential that opened this session no longer has access" },
+  endedByOwner: { code: 4002, reason: "the business's owner ended this session" },
+} as const;
+
+export type SessionClose = keyof typeof SESSION_CLOSES;
+
 export const listenerUrl = (sessionId: string) => `${LISTENER_URL_PREFIX}${sessionId}`;
 
 export const isListenerUrl = (url: string) => url.startsWith(LISTENER_URL_PREFIX);

@@ -2,7 +2,6 @@ import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit"
 import { webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { sessionIdPrefix } from "../../durable-objects/jurisdictions";
-import { SESSION_LIFETIME_MS, type SessionClose } from "../../durable-objects/listening-session";
 import { forbidden } from "../../lib/errors";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { newSigningSecret } from "../../lib/signing";
@@ -16,6 +15,8 @@ import {
   isListenerUrl,
   listenerUrl,
   MAX_LISTENING_SESSIONS,
+  SESSION_LIFETIME_MS,
+  type SessionClose,
   sessionIdOf,
 } from "./listener-endpoints";
 
