@@ -1,3 +1,4 @@
+import type { components } from "../sdk/src/partner-api.d.ts";
 import { type Api, callApi, errorSentence } from "./arguments.ts";
 
 /*
@@ -20,14 +21,8 @@ const KEEPALIVE_MISSES = 3;
 const PING = '{"type":"ping"}';
 const PONG = '{"type":"pong"}';
 
-type Session = {
-  session_id: string;
-  endpoint_id: number;
-  secret: string;
-  socket_url: string;
-  connect_token: string;
-  expires_at: string;
-};
+/** The 201 of `POST /api/v1/listen-sessions`, as the OpenAPI document describes it. */
+type Session = components["schemas"]["ListenSession"];
 type Delivery = { type: "delivery"; delivery_id: number; event: string; headers: Record<string, string>; body: string };
 type Forwarded = { status: number; excerpt: string; error?: string };
 

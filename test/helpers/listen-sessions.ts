@@ -1,16 +1,11 @@
 import { expect } from "vitest";
+import type { components } from "../../sdk/src/partner-api";
 import { call, dispatch, json } from "./http";
 
 // Listening sessions as `secretary listen` starts and connects them (docs/decisions.md, Listening from a laptop).
 
-export type Session = {
-  session_id: string;
-  endpoint_id: number;
-  secret: string;
-  socket_url: string;
-  connect_token: string;
-  expires_at: string;
-};
+/** The 201 of `POST /api/v1/listen-sessions`, as the OpenAPI document describes it. */
+export type Session = components["schemas"]["ListenSession"];
 export type DeliveryMessage = {
   type: string;
   delivery_id: number;
