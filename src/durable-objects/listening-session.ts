@@ -2,8 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import { globalDatabase, shardDatabase } from "../db/client";
 import { shardBinding } from "../db/shard-bindings";
 import type { ShardName } from "../db/shards";
+import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/business-moving";
 import { shardOfBusiness } from "../domain/access/directory";
-import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/runtime-shard";
 import {
   deleteListenerEndpoint,
   listenerEndpointStored,

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { businessMoving } from "../domain/access/business-moving";
 import {
   csrfTokenMatches,
   findOwnerSession,
@@ -14,7 +15,6 @@ import {
   shardToSignIn,
   signInOwner,
 } from "../domain/access/owner-sign-in";
-import { businessMoving } from "../domain/access/runtime-shard";
 import type { AttemptOutcome, ThrottledKey } from "../durable-objects/sign-in-throttle";
 import type { Env } from "../env";
 import { clientAddressOf } from "../lib/client-address";

@@ -1,6 +1,6 @@
 import { LEGACY_SHARD, type ShardName } from "../db/shards";
 import type { Dependencies, DependenciesOfShard } from "../dependencies";
-import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/runtime-shard";
+import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/business-moving";
 import { type Attempt, type AttemptOutcome, recordAttempts } from "../domain/webhooks/attempts";
 import { type ClaimedDelivery, claimDeliveries, LEASE_MS } from "../domain/webhooks/delivery-claim";
 import { isListenerUrl } from "../domain/webhooks/listener-endpoints";

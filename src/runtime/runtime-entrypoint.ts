@@ -1,14 +1,12 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
-import { globalDatabase } from "../db/client";
-import { dependenciesFromEnv } from "../dependencies-from-env";
+import { globalDependencies } from "../dependencies-from-env";
 import { setPlan } from "../domain/access/businesses";
-import { type RuntimeAccess, shardForRuntime } from "../domain/access/runtime-shard";
+import { onRuntimeShard, type RuntimeAccess } from "../domain/access/runtime-shard";
 import { callActionByName } from "../domain/actions/calls";
 import { reportChange } from "../domain/platform/changes";
 import { secretaryContext } from "../domain/secretary/context";
-import { conversationObject } from "../durable-objects/jurisdictions";
 import type { Env } from "../env";
-import { settle, unsettle } from "../lib/settle";
+import { settle } from "../lib/settle";
 import { parseOrThrow } from "../lib/validation";
 import {
   ActionCallBody,
@@ -18,6 +16,7 @@ import {
   ConversationParam,
   PlanChange,
 } from "../schemas/runtime";
+import { conversationTurn } from "./conversation-turns";
 
 /**
  * The Secretary runtime API as typed RPC, for Workers bound to this one by a service binding (docs/decisions.md, The
@@ -26,18 +25,23 @@ import {
  */
 export class RuntimeApi extends WorkerEntrypoint<Env> {
   /**
-   * What this call's domain work for `businessId` uses (src/dependencies.ts), on the business's shard, a write refused
-   * while the business moves (src/domain/access/runtime-shard.ts): its deliveries are enqueued after its answer.
+   * Runs this call's domain work for `businessId` on the business's shard (`onRuntimeShard`, a write refused while the
+   * business moves): its deliveries are enqueued after its answer.
    */
-  private async dependencies(businessId: string, access: RuntimeAccess) {
-    const shard = await shardForRuntime(globalDatabase(this.env.DB), businessId, access);
-    return dependenciesFromEnv(this.env, (work) => this.ctx.waitUntil(work), { shard });
+  private onShard<T>(businessId: string, access: RuntimeAccess, run: Parameters<typeof onRuntimeShard<T>>[3]) {
+    return onRuntimeShard(
+      globalDependencies(this.env, (work) => this.ctx.waitUntil(work)),
+      businessId,
+      access,
+      run,
+    );
   }
 
   setPlan(businessId: string, change: { plan: string; active: boolean }) {
     return settle(async () => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
-      return setPlan(await this.dependencies(id, "write"), id, parseOrThrow(PlanChange, change, "json"));
+      const plan = parseOrThrow(PlanChange, change, "json");
+      return this.onShard(id, "write", (deps) => setPlan(deps, id, plan));
     });
   }
 
@@ -45,7 +49,7 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
   reportChange(businessId: string, body: unknown) {
     return settle(async () => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
-      return reportChange(await this.dependencies(id, "write"), id, body);
+      return this.onShard(id, "write", (deps) => reportChange(deps, id, body));
     });
   }
 
@@ -53,12 +57,8 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
   callAction(businessId: string, name: string, body: unknown) {
     return settle(async () => {
       const { id } = parseOrThrow(ActionCallParams, { id: businessId, name }, "param");
-      return callActionByName(
-        await this.dependencies(id, "write"),
-        id,
-        name,
-        parseOrThrow(ActionCallBody, body, "json"),
-      );
+      const call = parseOrThrow(ActionCallBody, body, "json");
+      return this.onShard(id, "write", (deps) => callActionByName(deps, id, name, call));
     });
   }
 
@@ -66,55 +66,43 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
   context(businessId: string, channel: string) {
     return settle(async () => {
       const { id } = parseOrThrow(BusinessIdParam, { id: businessId }, "param");
-      return secretaryContext(
-        await this.dependencies(id, "read"),
-        id,
-        parseOrThrow(ContextQuery, { channel }, "query").channel,
-      );
+      const query = parseOrThrow(ContextQuery, { channel }, "query");
+      return this.onShard(id, "read", (deps, readsMarked) => secretaryContext(deps, id, query.channel, readsMarked));
     });
   }
 
-  /**
-   * The conversation's object and its business (docs/decisions.md, The intake conversation), found as its HTTP mirror
-   * finds them: the business's shard from the directory now, a write refused while it moves.
-   */
-  private async conversation(businessId: string, conversationId: string, access: RuntimeAccess) {
-    const { id, cid } = parseOrThrow(
-      BusinessIdParam.extend(ConversationParam.shape),
-      { id: businessId, cid: conversationId },
-      "param",
-    );
-    const shard = await shardForRuntime(globalDatabase(this.env.DB), id, access);
-    const business = { conversationId: cid, businessId: id, shard };
-    return { business, object: conversationObject(this.env, business) };
+  /** A turn of the conversation's intake, found as its HTTP mirror finds it (src/runtime/conversation-turns.ts). */
+  private turn<T>(
+    businessId: string,
+    conversationId: string,
+    access: RuntimeAccess,
+    turn: Parameters<typeof conversationTurn<T>>[4],
+  ) {
+    return settle(async () => {
+      const { id, cid } = parseOrThrow(
+        BusinessIdParam.extend(ConversationParam.shape),
+        { id: businessId, cid: conversationId },
+        "param",
+      );
+      const deps = globalDependencies(this.env, (work) => this.ctx.waitUntil(work));
+      return conversationTurn(this.env, deps, { businessId: id, conversationId: cid }, access, turn);
+    });
   }
 
   /** The conversation's intake: the same methods as its Durable Object, reached by business and conversation id. */
   startIntake(businessId: string, conversationId: string, body: unknown) {
-    return settle(async () => {
-      const { business, object } = await this.conversation(businessId, conversationId, "write");
-      return unsettle(await object.start(business, body));
-    });
+    return this.turn(businessId, conversationId, "write", (object, business) => object.start(business, body));
   }
 
   answerIntake(businessId: string, conversationId: string, body: unknown) {
-    return settle(async () => {
-      const { business, object } = await this.conversation(businessId, conversationId, "write");
-      return unsettle(await object.answer(business, body));
-    });
+    return this.turn(businessId, conversationId, "write", (object, business) => object.answer(business, body));
   }
 
   declineIntake(businessId: string, conversationId: string) {
-    return settle(async () => {
-      const { business, object } = await this.conversation(businessId, conversationId, "write");
-      return unsettle(await object.decline(business));
-    });
+    return this.turn(businessId, conversationId, "write", (object, business) => object.decline(business));
   }
 
   intakeState(businessId: string, conversationId: string) {
-    return settle(async () => {
-      const { business, object } = await this.conversation(businessId, conversationId, "read");
-      return unsettle(await object.state(business));
-    });
+    return this.turn(businessId, conversationId, "read", (object, business) => object.state(business));
   }
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { apiKeys, oauthGrants, webhookEndpoints } from "../../src/db/schema";
 import { LAST_USE_PRECISION_MS } from "../../src/domain/access/last-use";
 import { secretaryKnowledge } from "../../src/domain/knowledge/for-secretary";
-import { listKnowledgeSources } from "../../src/domain/knowledge/owner-decisions";
+import { asPushedItems, listKnowledgeSources, pushedItemRows } from "../../src/domain/knowledge/owner-decisions";
 import { sha256Hex } from "../../src/lib/secrets";
 import { deps } from "../helpers/dependencies";
 import { createApiKey, db } from "../helpers/fixtures";
@@ -151,7 +151,7 @@ describe("owner sides: who lists, reads, changes and deletes what", async () => 
       const author = second.startsWith("at_") ? "oauth_app" : "api_key";
       const { pushed } = await listKnowledgeSources(deps, business);
       expect(pushed.find((item) => item.key === key)?.addedBy.kind).toBe(author);
-      const { sections } = await secretaryKnowledge(deps, business);
+      const { sections } = secretaryKnowledge(business, asPushedItems(await pushedItemRows(deps.db, business.id)));
       const source = sections.find((section) => "key" in section && section.key === key);
       const expected = author === "oauth_app" ? /^the app / : /^the API key /;
       expect(source && "source" in source ? source.source : "").toMatch(expected);

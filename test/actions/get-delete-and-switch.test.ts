@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { shardDatabase } from "../../src/db/client";
 import { actionCalls, apiKeys } from "../../src/db/schema";
-import { actionsForSecretary } from "../../src/domain/actions/for-secretary";
+import { actionsForSecretary, enabledActions } from "../../src/domain/actions/for-secretary";
 import { reviewedVersion, switchAction } from "../../src/domain/actions/owner-decisions";
 import { CHAT_CHANNELS } from "../../src/names-and-limits";
 import {
@@ -205,7 +205,7 @@ describe("the owner's functions: switchAction and actionsForSecretary", async ()
     const alpha = await create(fresh.apiKey, { name: "alpha_lookup", description: "a".repeat(20) });
     const mid = await create(fresh.apiKey, { name: "mid_lookup", parameters: undefined });
     await create(fresh.apiKey, { name: "beta_switched_off" });
-    expect(await actionsForSecretary(deps, fresh.business.id, "whatsapp")).toEqual([]);
+    expect(await actionsForSecretary(await enabledActions(deps.db, fresh.business.id), "whatsapp")).toEqual([]);
 
     for (const action of [zeta, mid, alpha]) await switchAction(deps, fresh.business.id, action.id, true);
     // Another business's enabled action never appears.
@@ -218,18 +218,17 @@ describe("the owner's functions: switchAction and actionsForSecretary", async ()
       { name: "zeta_lookup", description: "z".repeat(20), parameters: PARAMETERS },
     ];
     for (const channel of CHAT_CHANNELS) {
-      const offered = await actionsForSecretary(deps, fresh.business.id, channel);
+      const offered = await actionsForSecretary(await enabledActions(deps.db, fresh.business.id), channel);
       expect(offered).toEqual(expected);
       for (const action of offered) expect(Object.keys(action).sort()).toEqual(["description", "name", "parameters"]);
     }
-    expect(await actionsForSecretary(deps, fresh.business.id, "phone")).toEqual([]);
+    expect(await actionsForSecretary(await enabledActions(deps.db, fresh.business.id), "phone")).toEqual([]);
 
     await switchAction(deps, fresh.business.id, mid.id, false);
-    expect((await actionsForSecretary(deps, fresh.business.id, "sms")).map((a) => a.name)).toEqual([
-      "alpha_lookup",
-      "zeta_lookup",
-    ]);
-    expect(await actionsForSecretary(deps, other.business.id, "sms")).toEqual([
+    expect(
+      (await actionsForSecretary(await enabledActions(deps.db, fresh.business.id), "sms")).map((a) => a.name),
+    ).toEqual(["alpha_lookup", "zeta_lookup"]);
+    expect(await actionsForSecretary(await enabledActions(deps.db, other.business.id), "sms")).toEqual([
       { name: "alpha_lookup", description: DESCRIPTION, parameters: PARAMETERS },
     ]);
   });

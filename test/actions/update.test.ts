@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actions } from "../../src/db/schema";
-import { actionsForSecretary } from "../../src/domain/actions/for-secretary";
+import { actionsForSecretary, enabledActions } from "../../src/domain/actions/for-secretary";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import {
   ACTION_FIELDS,
@@ -82,7 +82,9 @@ describe("PATCH /api/v1/actions/{id}", async () => {
     const body = await json<Action>(await patch(apiKey, created.id, { url: "https://partner.example/new" }));
     expect(body).toMatchObject({ url: "https://partner.example/new", enabled: false });
     expect((await rowOf(created.id))?.enabled).toBe(false);
-    expect((await actionsForSecretary(deps, business.id, "whatsapp")).map((a) => a.name)).not.toContain(created.name);
+    expect(
+      (await actionsForSecretary(await enabledActions(deps.db, business.id), "whatsapp")).map((a) => a.name),
+    ).not.toContain(created.name);
   });
 
   it("keeps the action on when the same url is sent back, or when only other fields change", async () => {

@@ -40,10 +40,16 @@ export function failingBatches(real: D1Database, succeeding = 0): D1Database {
 
 /**
  * The directory marks the business as being moved, or no longer (docs/scaling.md, Moving a business between shards),
- * and, given its shard, its own row there, which requests with a credential or a session read.
+ * and its own row in its shard, as a move does: requests with a credential or a session, and runtime calls on a shard
+ * they remember, read that one.
  */
-export async function setMoving(businessId: string, moving: boolean, shard?: ShardName) {
+export async function setMoving(businessId: string, moving: boolean) {
   const movingSince = moving ? new Date().toISOString() : null;
-  await globalDb.update(businessShards).set({ movingSince }).where(eq(businessShards.businessId, businessId));
-  if (shard) await shardDb(shard).update(businesses).set({ movingSince }).where(eq(businesses.id, businessId));
+  const [entry] = await globalDb
+    .update(businessShards)
+    .set({ movingSince })
+    .where(eq(businessShards.businessId, businessId))
+    .returning({ shard: businessShards.shard });
+  const shard = entry?.shard as ShardName;
+  await shardDb(shard).update(businesses).set({ movingSince }).where(eq(businesses.id, businessId));
 }

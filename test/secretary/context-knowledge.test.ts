@@ -3,6 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { businesses, knowledgeItems } from "../../src/db/schema";
 import { KNOWLEDGE_BUDGET_CHARS, secretaryKnowledge } from "../../src/domain/knowledge/for-secretary";
+import { asPushedItems, pushedItemRows } from "../../src/domain/knowledge/owner-decisions";
 import { boundaryLines, withoutLineBreaks } from "../../src/lib/information-fence";
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db, displayPrefixOf } from "../helpers/fixtures";
@@ -179,7 +180,7 @@ describe("the 16,000-character budget with fences", async () => {
   }
 
   it("counts every rendered character, and the text it cuts keeps both fences around the start of its content", async () => {
-    const knowledge = await secretaryKnowledge(deps, business);
+    const knowledge = secretaryKnowledge(business, asPushedItems(await pushedItemRows(deps.db, business.id)));
     const rendered = knowledge.sections.reduce((sum, section) => sum + [...section.text].length, 0);
     expect(rendered).toBe(knowledge.chars);
     expect(knowledge.chars).toBe(KNOWLEDGE_BUDGET_CHARS);

@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { bookings, businesses, idempotencyKeys, webhookEndpoints } from "../../src/db/schema";
+import { moveBusiness } from "../../src/domain/operations/business-move";
 import { registerAction } from "../helpers/actions";
 import {
   businessWithBookings,
@@ -10,6 +11,7 @@ import {
   populatedLegacyBusiness,
   rowsIn,
 } from "../helpers/business-move";
+import { deps } from "../helpers/dependencies";
 import { createBusiness, legacyDb, shardDb } from "../helpers/fixtures";
 import { expectError } from "../helpers/http";
 
@@ -35,9 +37,12 @@ const CONFLICTS = [
   { table: "webhook_endpoints", hold: (shop: Shop) => otherBusinessHolding(shop, webhookEndpoints) },
   { table: "idempotency_keys", hold: (shop: Shop) => otherBusinessHolding(shop, idempotencyKeys) },
   {
-    // Bookings are keyed by business and id: what holds the key is a row of the business that is not its copy.
+    // Bookings are keyed by business and id: what holds the key is a row of the business that is not its copy. The
+    // business's own row there is its copy, marked as the move's first step marks it (a step of 6 statements stops
+    // before copying anything).
     table: "bookings",
     hold: async (shop: Shop) => {
+      expect(await moveBusiness(deps, shop.business.id, "eu1", 6)).toMatchObject({ status: "copying", rows_copied: 0 });
       const [business] = await legacyDb.select().from(businesses).where(eq(businesses.id, shop.business.id));
       const [booking] = await legacyDb
         .select()

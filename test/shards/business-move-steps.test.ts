@@ -4,7 +4,7 @@ import { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import { insertMany, runBatch } from "../../src/db/batches";
 import * as schema from "../../src/db/schema";
-import { MOVING_RETRY_AFTER_SECONDS } from "../../src/domain/access/runtime-shard";
+import { MOVING_RETRY_AFTER_SECONDS } from "../../src/domain/access/business-moving";
 import { moveBusiness } from "../../src/domain/operations/business-move";
 import { BUSINESS_ROWS } from "../../src/domain/operations/business-rows";
 import { STEP_STATEMENTS } from "../../src/domain/operations/move-step";
@@ -343,8 +343,9 @@ describe("a move whose target fails in the middle of the copy", async () => {
 
 describe("a move run again after its switch, before its deletion ended", async () => {
   const { business, apiKey } = await createOwnerBusiness({ shard: "legacy" });
-  // Steps of 16 statements: the one that switches deletes the credentials in legacy, and has none left for the rest.
-  const switched = await stepsUntil(business.id, "us1", 16, "deleting");
+  // Steps of 17 statements: the one that switches clears the copy's mark and deletes the credentials in legacy, and
+  // has none left for the rest.
+  const switched = await stepsUntil(business.id, "us1", 17, "deleting");
 
   it("has the business in its new shard, its credentials forwarded there, and refuses moving it back", async () => {
     expect(switched).toMatchObject({ from: "legacy", to: "us1", status: "deleting" });

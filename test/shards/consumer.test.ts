@@ -125,14 +125,14 @@ describe("the consumer, a batch of several shards", () => {
 describe("a delivery of a business being moved", () => {
   it("waits: its message comes back after the move's retry time, nothing is attempted, and it goes once the move ends", async () => {
     const { business, deliveryIds, messages, sent } = await twoDeliveriesIn("us1");
-    await setMoving(business.id, true, "us1");
+    await setMoving(business.id, true);
     expect(await consumeBatch(messages, T0)).toEqual([
       { acked: false, retryDelay: 30 },
       { acked: false, retryDelay: 30 },
     ]);
     expect(await sent()).toBe(0);
     for (const id of deliveryIds) expect(await attemptsIn("us1", id)).toEqual([]);
-    await setMoving(business.id, false, "us1");
+    await setMoving(business.id, false);
     expect(await consumeBatch(messages, T0)).toEqual([
       { acked: true, retryDelay: undefined },
       { acked: true, retryDelay: undefined },

@@ -17,8 +17,8 @@ import { expectServerErrors } from "../helpers/server-errors";
 import { REGIONS, setMoving, shardsHolding } from "../helpers/shards";
 import { subscribe } from "../helpers/webhooks";
 
-// An intake conversation writes in the shard its business is in when it writes, as the directory names it at each
-// call of the runtime, never in one it remembered; its object is in the jurisdiction of that shard (docs/scaling.md,
+// An intake conversation writes in the shard its business is in when it writes, its row checked there at each call of
+// the runtime, never in one the business has left; its object is in the jurisdiction of that shard (docs/scaling.md,
 // Moving a business between shards, and Where an EU business's data lives).
 
 type State = { status: string; response_id: number | null };

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { apiKeys, oauthClients, oauthCodes, oauthGrants, oauthTokens, ownerSessions } from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
-import { businessMoving, MOVING_RETRY_AFTER_SECONDS } from "../../src/domain/access/runtime-shard";
+import { businessMoving, MOVING_RETRY_AFTER_SECONDS } from "../../src/domain/access/business-moving";
 import { SIGN_IN_FAILURE_LIMITS } from "../../src/durable-objects/sign-in-throttle";
 import { sha256Hex } from "../../src/lib/secrets";
 import { businessWithBookings, move, moved } from "../helpers/business-move";
@@ -102,7 +102,7 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
 
   it("refuses the code's exchange, a refresh and a revocation, and stores nothing of them", async () => {
     expectServerErrors();
-    await setMoving(owner.business.id, true, shard);
+    await setMoving(owner.business.id, true);
     await expectOAuthUnavailable(await exchange());
     await expectOAuthUnavailable(await refresh(app.client, app.tokens.refresh_token));
     await expectOAuthUnavailable(await revoke(app.tokens.access_token, app.client.client_id));
@@ -116,13 +116,13 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
     expect(await tokenRow(shard, app.tokens.access_token)).toMatchObject({ revokedAt: null });
     // Reads go on: the access token still answers.
     expect((await me(app.tokens.access_token)).status).toBe(200);
-    await setMoving(owner.business.id, false, shard);
+    await setMoving(owner.business.id, false);
   });
 
   it("refuses the owner's sign-in with the form again, the email kept, and starts no session", async () => {
     expectServerErrors();
     const sessionsBefore = await shardDb(shard).$count(ownerSessions);
-    await setMoving(owner.business.id, true, shard);
+    await setMoving(owner.business.id, true);
     for (const form of ["dashboard", "consent"] as const) {
       const browser = new CookieJar();
       const html = await expectMovingPage(await signInOn(form, browser));
@@ -131,23 +131,23 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
       expect(browser.cookies.has("__Host-owner_session")).toBe(false);
     }
     expect(await shardDb(shard).$count(ownerSessions)).toBe(sessionsBefore);
-    await setMoving(owner.business.id, false, shard);
+    await setMoving(owner.business.id, false);
   });
 
   it("does not count sign-ins refused during the move as failed ones: the owner signs in after it", async () => {
     expectServerErrors();
-    await setMoving(owner.business.id, true, shard);
+    await setMoving(owner.business.id, true);
     for (let i = 0; i < SIGN_IN_FAILURE_LIMITS.email; i++) {
       expect((await signInOn("dashboard")).status).toBe(503);
     }
-    await setMoving(owner.business.id, false, shard);
+    await setMoving(owner.business.id, false);
     expect((await signInOn("dashboard")).status).toBe(303);
   });
 
   it("refuses the consent's approval and a dashboard form with a page, writing nothing", async () => {
     expectServerErrors();
     const keysBefore = await keysOfBusiness();
-    await setMoving(owner.business.id, true, shard);
+    await setMoving(owner.business.id, true);
     const approval = await expectMovingPage(await approve());
     expect(approval).toContain("Please try again in a minute");
     expect(approval).toContain(`href="/oauth/authorize?${consentQuery.replaceAll("&", "&amp;")}"`);
@@ -158,7 +158,7 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
     expect(await keysOfBusiness()).toBe(keysBefore);
     // The owner's pages still show.
     expect((await page(jar, "/dashboard")).status).toBe(200);
-    await setMoving(owner.business.id, false, shard);
+    await setMoving(owner.business.id, false);
   });
 
   it("takes each of them again once the move has ended", async () => {

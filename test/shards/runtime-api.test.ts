@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { actionCalls, events } from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
-import { MOVING_RETRY_AFTER_SECONDS } from "../../src/domain/access/runtime-shard";
+import { MOVING_RETRY_AFTER_SECONDS } from "../../src/domain/access/business-moving";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { registerAction } from "../helpers/actions";
 import { shardDependencies } from "../helpers/dependencies";

@@ -1,9 +1,10 @@
-import { eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { businesses, type Plan } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { forbidden, notFound } from "../../lib/errors";
+import { forbidden } from "../../lib/errors";
 import { isoNow } from "../../lib/time";
 import type { BusinessObject } from "../../schemas/business";
+import { placedHere } from "./runtime-shard";
 
 export type Business = typeof businesses.$inferSelect;
 
@@ -51,12 +52,17 @@ export function assertPlanIncludesApi(business: Business): void {
  * The Secretary runtime API).
  */
 export async function setPlan(deps: Dependencies, businessId: string, plan: { plan: Plan; active: boolean }) {
-  const updated = await deps.db
-    .update(businesses)
-    .set({ plan: plan.plan, planActive: plan.active, updatedAt: isoNow() })
-    .where(eq(businesses.id, businessId))
-    .returning()
-    .get();
-  if (!updated) throw notFound("No business has that id.");
-  return { ...toBusinessObject(updated), plan: updated.plan, plan_active: updated.planActive };
+  const { db } = deps;
+  // One round trip: the update only where the business is unmarked (`placedHere` refuses a marked row before anything
+  // is written), and the row as it then is, to tell which it was.
+  const [[updated], [row]] = await db.batch([
+    db
+      .update(businesses)
+      .set({ plan: plan.plan, planActive: plan.active, updatedAt: isoNow() })
+      .where(and(eq(businesses.id, businessId), isNull(businesses.movingSince)))
+      .returning(),
+    db.select().from(businesses).where(eq(businesses.id, businessId)),
+  ]);
+  const business = placedHere(updated ?? row);
+  return { ...toBusinessObject(business), plan: business.plan, plan_active: business.planActive };
 }

@@ -5,9 +5,9 @@ import type { Dependencies, GlobalDependencies } from "../../dependencies";
 import { verifyPassword } from "../../lib/password";
 import { randomToken, secretsEqual, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
+import { businessMoving } from "./business-moving";
 import type { Business } from "./businesses";
 import { shardOfOwnerEmail } from "./directory";
-import { businessMoving } from "./runtime-shard";
 
 /**
  * Owner sign-in: email and password, PBKDF2 through WebCrypto, sessions as random tokens stored hashed in D1, and a

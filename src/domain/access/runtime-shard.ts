@@ -1,45 +1,94 @@
-import type { GlobalDatabase } from "../../db/client";
+import { eq } from "drizzle-orm";
+import { businesses } from "../../db/schema";
 import type { ShardName } from "../../db/shards";
-import { notFound, unavailable } from "../../lib/errors";
+import type { Dependencies, GlobalDependencies } from "../../dependencies";
+import { ApiError, notFound } from "../../lib/errors";
+import { businessMoving } from "./business-moving";
 import { shardOfBusiness } from "./directory";
-
-/**
- * How long a write refused during a move waits: a move takes minutes (docs/scaling.md, Moving a business between
- * shards), and the core platform and the runtime retry.
- */
-export const MOVING_RETRY_AFTER_SECONDS = 30;
-
-/**
- * The refusal of a write while its business is being moved, for every surface that writes (the runtime API, partner
- * requests, the owner's pages): its rows are being copied from the shard the write would go to, so the write would be
- * left behind.
- */
-export const businessMoving = () =>
-  unavailable(
-    `The business is being moved to another database, and its data cannot change until the move ends: retry in ${MOVING_RETRY_AFTER_SECONDS} seconds.`,
-    MOVING_RETRY_AFTER_SECONDS,
-  );
 
 /** A runtime call only reads the business (its context), or writes it (a report, an action call, a plan change). */
 export type RuntimeAccess = "read" | "write";
 
+const UNKNOWN_BUSINESS = "No business has that id.";
+
 /**
- * The shard a runtime call for `businessId` runs on (the Secretary runtime API, HTTP and RPC): the directory's, in one
- * indexed read of the global database. While the business is being moved its rows are copied from that shard, so a
- * write there would be left behind: writes are refused with 503 and `Retry-After` until the move ends, reads go on
- * (docs/scaling.md, Moving a business between shards). An unknown business reads as legacy, where the call answers its
- * 404 as before sharding; a sandbox business answers the same 404 here.
+ * A runtime call found its business's row absent from the shard it ran on (404), or marked by a move (503 with
+ * `Retry-After`): thrown before the call writes anything. On a shard the directory named, that is the answer; on
+ * one this isolate remembered, the shard may not be the business's home now, and the call runs again where the
+ * directory says (`onRuntimeShard`).
  */
-export async function shardForRuntime(
-  global: GlobalDatabase,
+export class NotPlacedHere extends ApiError {
+  constructor(readonly marked: boolean) {
+    const refusal = marked ? businessMoving() : notFound(UNKNOWN_BUSINESS);
+    super(refusal.code, refusal.message, refusal.options);
+  }
+}
+
+/**
+ * The business's row as a runtime call read it in its shard, checked: present and unmarked, or marked where the call
+ * may read a moving business (`readsMarked`: the directory has just named this shard).
+ */
+export function placedHere<T extends { movingSince: string | null }>(row: T | undefined, readsMarked = false): T {
+  if (!row) throw new NotPlacedHere(false);
+  if (row.movingSince !== null && !readsMarked) throw new NotPlacedHere(true);
+  return row;
+}
+
+/**
+ * The check of a runtime call whose first round trip reads nothing else (an intake's turn, kept in its conversation's
+ * object): the business's row alone, one indexed read.
+ */
+export async function assertPlacedHere(deps: Dependencies, businessId: string, readsMarked: boolean): Promise<void> {
+  const { db } = deps;
+  const [row] = await db
+    .select({ movingSince: businesses.movingSince })
+    .from(businesses)
+    .where(eq(businesses.id, businessId));
+  placedHere(row, readsMarked);
+}
+
+/**
+ * The shard each business was last found in by a runtime call of this isolate. A move cannot make an entry wrong
+ * unnoticed: the shard a business leaves holds its row marked from the move's start until the row is deleted, and
+ * the shard it goes to holds its copy marked until the switch, so a call on a stale entry finds the row absent or
+ * marked and reads the directory (docs/scaling.md, How a request finds its shard). Bounded, oldest entry out first.
+ */
+const knownShards = new Map<string, ShardName>();
+const KNOWN_SHARDS_MAX = 10_000;
+
+function remember(businessId: string, shard: ShardName) {
+  knownShards.delete(businessId);
+  knownShards.set(businessId, shard);
+  if (knownShards.size > KNOWN_SHARDS_MAX) knownShards.delete(knownShards.keys().next().value as string);
+}
+
+/**
+ * Runs a runtime call for `businessId` (the Secretary runtime API, HTTP and RPC) on the business's shard. `run`
+ * checks the business's row with `placedHere` in its first round trip. The shard is this isolate's last finding when
+ * it has one, so a call makes no trip to the global database; when the row says the shard is not, or no longer, the
+ * business's home, the directory is read once and the call runs again there. From the directory, a sandbox business
+ * answers 404 as an unknown one (docs/decisions.md, Sandbox businesses), and a write to a business being moved 503
+ * with `Retry-After`, while reads go on (docs/scaling.md, Moving a business between shards).
+ */
+export async function onRuntimeShard<T>(
+  deps: GlobalDependencies,
   businessId: string,
   access: RuntimeAccess,
-): Promise<ShardName> {
-  const { shard, moving, sandbox } = await shardOfBusiness(global, businessId);
-  // A sandbox business is no business of the core platform's: no real report, plan change or Secretary call reaches it,
-  // so the runtime API answers it as it answers an unknown one (docs/decisions.md, Sandbox businesses). The sandbox's
-  // own operations call the domain directly, never through here.
-  if (sandbox) throw notFound("No business has that id.");
+  run: (deps: Dependencies, readsMarked: boolean) => Promise<T>,
+): Promise<T> {
+  const known = knownShards.get(businessId);
+  if (known !== undefined) {
+    try {
+      return await run(deps.onShard(known), false);
+    } catch (error) {
+      if (!(error instanceof NotPlacedHere)) throw error;
+      knownShards.delete(businessId);
+    }
+  }
+  const { shard, moving, sandbox } = await shardOfBusiness(deps.global, businessId);
+  if (sandbox) throw notFound(UNKNOWN_BUSINESS);
   if (moving && access === "write") throw businessMoving();
-  return shard;
+  const answer = await run(deps.onShard(shard), access === "read");
+  if (!moving) remember(businessId, shard);
+  return answer;
 }

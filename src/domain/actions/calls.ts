@@ -8,6 +8,7 @@ import { signedPost } from "../../lib/outbound";
 import { type Clock, iso } from "../../lib/time";
 import type { Channel } from "../../names-and-limits";
 import type { ActionCallBody } from "../../schemas/runtime";
+import { placedHere } from "../access/runtime-shard";
 import { actionsRunOn } from "../secretary/channels";
 import { signingSecrets } from "../webhooks/secret-rotation";
 import { type Action, approvedVersion } from "./action-object";
@@ -142,7 +143,7 @@ export async function callAction(
   );
 }
 
-/** The runtime's call by action name: the business and the action found in one query. */
+/** The runtime's call by action name: the business (checked where it was found: `placedHere`) and the action found in one query. */
 export async function callActionByName(
   deps: Dependencies,
   businessId: string,
@@ -151,20 +152,23 @@ export async function callActionByName(
   options: CallOptions = {},
 ) {
   const row = await deps.db
-    .select({ business: { id: businesses.id, handle: businesses.handle }, action: actions })
+    .select({
+      business: { id: businesses.id, handle: businesses.handle, movingSince: businesses.movingSince },
+      action: actions,
+    })
     .from(businesses)
     .leftJoin(actions, and(eq(actions.businessId, businesses.id), eq(actions.name, name)))
     .where(eq(businesses.id, businessId))
     .get();
-  if (!row) throw notFound("No business has that id.");
-  if (!row.action) throw notFound(`The business has no action named "${name}".`);
+  const business = placedHere(row?.business);
+  if (!row?.action) throw notFound(`The business has no action named "${name}".`);
   const request = {
     conversationId: body.conversation_id,
     messageId: body.message_id,
     channel: body.channel,
     arguments: body.arguments,
   };
-  return callAction(deps, row.action, row.business, request, options);
+  return callAction(deps, row.action, business, request, options);
 }
 
 /**

@@ -1,8 +1,7 @@
-import type { Dependencies } from "../../dependencies";
 import { fenceText, frameLength, freshBoundary, informationHeader } from "../../lib/information-fence";
 import { characterCount } from "../../lib/text";
 import type { Business } from "../access/businesses";
-import { describeSource, pushedItems } from "./owner-decisions";
+import { describeSource, type PushedItem } from "./owner-decisions";
 
 /*
  * What the Secretary reads of knowledge: the business's settings, then the pushed texts as information inside a fence
@@ -48,10 +47,9 @@ const firstChars = (text: string, count: number) =>
  * the boundary lines of this context, under a header saying it is information from a connected app. At most 16,000
  * characters of rendering in total: the settings and each text's header, boundary lines and content. The text that
  * crosses the budget keeps its header and both boundary lines and loses the end of its content; those after it are left
- * out and counted.
+ * out and counted. `items` are the business's pushed items (`pushedItemRows`).
  */
-export async function secretaryKnowledge(deps: Dependencies, business: Business) {
-  const items = await pushedItems(deps, business.id);
+export function secretaryKnowledge(business: Business, items: PushedItem[]) {
   const boundary = freshBoundary(
     ...items.flatMap(({ item, addedBy }) => [item.content, item.title, describeSource(addedBy)]),
   );

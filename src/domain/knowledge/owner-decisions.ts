@@ -1,4 +1,5 @@
 import { and, asc, desc, eq } from "drizzle-orm";
+import type { ShardDatabase } from "../../db/client";
 import { apiKeys, knowledgeItems, oauthClients, oauthGrants, ownerKnowledgeSources } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { notFound } from "../../lib/errors";
@@ -20,8 +21,8 @@ export type AddedBy =
   | { kind: "oauth_app"; appName: string; disconnected: boolean };
 
 /** Pushed items with the principal that added them, newest change first: one query, two left joins. */
-export async function pushedItems(deps: Dependencies, businessId: string) {
-  const rows = await deps.db
+export const pushedItemRows = (db: ShardDatabase, businessId: string) =>
+  db
     .select({
       item: knowledgeItems,
       keyLabel: apiKeys.label,
@@ -35,13 +36,18 @@ export async function pushedItems(deps: Dependencies, businessId: string) {
     .leftJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
     .where(eq(knowledgeItems.businessId, businessId))
     .orderBy(desc(knowledgeItems.updatedAt), asc(knowledgeItems.key));
-  return rows.map(({ item, keyLabel, keyPrefix, appName, disconnectedAt }) => ({
+
+export type PushedItem = { item: typeof knowledgeItems.$inferSelect; addedBy: AddedBy };
+
+/** Each of `pushedItemRows` with who added it. */
+export const asPushedItems = (rows: Awaited<ReturnType<typeof pushedItemRows>>): PushedItem[] =>
+  rows.map(({ item, keyLabel, keyPrefix, appName, disconnectedAt }) => ({
     item,
-    addedBy: (appName !== null
-      ? { kind: "oauth_app", appName, disconnected: disconnectedAt !== null }
-      : { kind: "api_key", label: keyLabel ?? "API key", keyPrefix: keyPrefix ?? "" }) satisfies AddedBy as AddedBy,
+    addedBy:
+      appName !== null
+        ? { kind: "oauth_app", appName, disconnected: disconnectedAt !== null }
+        : { kind: "api_key", label: keyLabel ?? "API key", keyPrefix: keyPrefix ?? "" },
   }));
-}
 
 export const describeSource = (addedBy: AddedBy) =>
   addedBy.kind === "oauth_app"
@@ -59,7 +65,7 @@ export async function listKnowledgeSources(deps: Dependencies, business: Busines
       .from(ownerKnowledgeSources)
       .where(eq(ownerKnowledgeSources.businessId, business.id))
       .orderBy(asc(ownerKnowledgeSources.id)),
-    pushedItems(deps, business.id),
+    pushedItemRows(deps.db, business.id).then(asPushedItems),
   ]);
   return {
     limit: SOURCE_LIMITS[business.plan],

@@ -11,7 +11,7 @@ import { CODE_VERIFIER_PATTERN, optionalParameter, readParameter, requiredParame
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import type { TokenResponse } from "../../schemas/oauth";
-import { businessMoving } from "../access/runtime-shard";
+import { businessMoving } from "../access/business-moving";
 import type { OAuthClient } from "./clients";
 import { AUTHORIZATION_CODE_PREFIX } from "./token-format";
 import { connectionColumns, previousStatementChangedOneRow, tokenPair } from "./token-issuance";

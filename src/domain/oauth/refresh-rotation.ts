@@ -8,7 +8,7 @@ import { optionalParameter, readParameter, requiredParameter } from "../../lib/o
 import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
-import { businessMoving } from "../access/runtime-shard";
+import { businessMoving } from "../access/business-moving";
 import type { OAuthClient } from "./clients";
 import { revokeTokensOfGrant } from "./revocation";
 import { REFRESH_TOKEN_PREFIX } from "./token-format";

@@ -145,10 +145,22 @@ async function advance(step: MoveStep): Promise<BusinessMoveAnswer> {
       if (outcome === "paused") return paused(step);
       if (outcome !== "done") enter(move, "undoing", outcome);
       else if (move.phase === "copying") enter(move, "verifying");
-      // The switch waits for a step that can also delete the credentials in the shard left, a statement each.
-      else if (!budget.affords(SWITCH_STATEMENTS + CREDENTIALS.length)) return paused(step);
+      // The switch waits for a step that can also clear the copy's mark and delete the credentials in the shard
+      // left, a statement each.
+      else if (!budget.affords(SWITCH_STATEMENTS + 1 + CREDENTIALS.length)) return paused(step);
       else await switchShard(step);
     } else {
+      // The business's copy stays marked until the switch, so that nothing finds it at home there before (a runtime
+      // call on a shard its isolate remembers from an earlier stay: src/domain/access/runtime-shard.ts); every step
+      // of the deletion clears that mark first, so a step that failed after the switch leaves none behind.
+      if (move.phase === "deleting") {
+        await deps
+          .onShard(move.toShard)
+          .db.update(businesses)
+          .set({ movingSince: null })
+          .where(eq(businesses.id, move.businessId));
+        budget.spend(1);
+      }
       const leaving = move.phase === "deleting" ? move.fromShard : move.toShard;
       if ((await deleting(step, deps.onShard(leaving).db)) === "paused") return paused(step);
       if (move.phase === "undoing") return undone(step);

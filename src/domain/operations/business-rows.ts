@@ -53,8 +53,8 @@ const throughParent =
     sql`${column} in (select ${parent.id} from ${parent.id.table} where ${parent.businessId} = ${businessId})`;
 
 export const BUSINESS_ROWS: BusinessRows[] = [
-  // The new shard's row is unmarked: the directory's mark is what refuses writes until the switch.
-  { table: businesses, of: ownedBy(businesses.id), copied: (row) => ({ ...row, movingSince: null }) },
+  // Copied with its mark, which the switch clears (src/domain/operations/business-move.ts).
+  { table: businesses, of: ownedBy(businesses.id) },
   { table: owners, of: ownedBy(owners.businessId) },
   {
     table: ownerSessions,

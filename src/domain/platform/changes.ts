@@ -3,7 +3,7 @@ import { isGuardAbort } from "../../db/errors";
 import { bookings, businesses, orders } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
 import type { Dependencies } from "../../dependencies";
-import { invalid, notFound } from "../../lib/errors";
+import { invalid } from "../../lib/errors";
 import { randomToken } from "../../lib/secrets";
 import { iso } from "../../lib/time";
 import { parseOrThrow } from "../../lib/validation";
@@ -17,6 +17,7 @@ import {
   type OrderChange as OrderChangeInput,
   OTHER_CHANGES,
 } from "../../schemas/platform-changes";
+import { placedHere } from "../access/runtime-shard";
 import { endpointsOf } from "../webhooks/endpoints";
 import { type EmittedEvent, type EventDraft, writeEvents } from "../webhooks/outbox/write";
 import { toBookingObject, toBookingRow } from "./bookings";
@@ -156,7 +157,7 @@ async function applySnapshotChange<
         .where(and(eq(kind.table.businessId, businessId), eq(kind.table.id, object.id))),
       endpointsOf(db, businessId),
     ]);
-    if (!business[0]) throw notFound("No business has that id.");
+    const reporting = placedHere(business[0]);
     const stored = snapshot[0];
     const previous = stored ? kind.toObject(stored as never) : undefined;
     const unchanged =
@@ -180,7 +181,7 @@ async function applySnapshotChange<
             .onConflictDoUpdate({ target: [table.businessId, table.id], set: row as never }),
         ];
     try {
-      const written = await writeEvents(deps, business[0], endpoints, drafts, writes);
+      const written = await writeEvents(deps, reporting, endpoints, drafts, writes);
       deps.enqueue(written.deliveryIds);
       return written.emitted;
     } catch (error) {
@@ -212,8 +213,7 @@ async function emitOther(deps: Dependencies, businessId: string, body: { event: 
     db.select().from(businesses).where(eq(businesses.id, businessId)),
     endpointsOf(db, businessId),
   ]);
-  if (!business[0]) throw notFound("No business has that id.");
-  const written = await writeEvents(deps, business[0], endpoints, [draft]);
+  const written = await writeEvents(deps, placedHere(business[0]), endpoints, [draft]);
   deps.enqueue(written.deliveryIds);
   return written.emitted;
 }

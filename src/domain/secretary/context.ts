@@ -1,13 +1,14 @@
 import { eq } from "drizzle-orm";
 import { businesses } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { notFound } from "../../lib/errors";
 import type { Channel } from "../../names-and-limits";
 import { toBusinessObject } from "../access/businesses";
+import { placedHere } from "../access/runtime-shard";
 import { CALLS_PER_MESSAGE } from "../actions/calls";
-import { actionsForSecretary } from "../actions/for-secretary";
-import { intakesForSecretary } from "../intakes/for-secretary";
+import { actionsForSecretary, enabledActions } from "../actions/for-secretary";
+import { enabledIntakes, intakesForSecretary } from "../intakes/for-secretary";
 import { secretaryKnowledge } from "../knowledge/for-secretary";
+import { asPushedItems, pushedItemRows } from "../knowledge/owner-decisions";
 
 /**
  * Spec, Connected actions ("The Secretary asks the customer for a missing required parameter instead of calling.
@@ -28,22 +29,24 @@ const ACTION_RULES = [
  * The intake conversation). The settings first, then pushed knowledge marked as information, each text its own value
  * and fenced by this context's boundary token, so that no partner's text passes for an instruction (16,000 characters
  * in all: `secretaryKnowledge`; docs/architecture.md, Pushed text stays information); enabled actions where actions
- * run, with the rules of calling them in words; enabled intakes where intakes run.
+ * run, with the rules of calling them in words; enabled intakes where intakes run. One round trip: the business's row,
+ * checked where it was found (`placedHere`; `readsMarked` as there), and all it offers, in one batch.
  */
-export async function secretaryContext(deps: Dependencies, businessId: string, channel: Channel) {
-  const business = await deps.db.select().from(businesses).where(eq(businesses.id, businessId)).get();
-  if (!business) throw notFound("No business has that id.");
-  const [knowledge, actions, intakes] = await Promise.all([
-    secretaryKnowledge(deps, business),
-    actionsForSecretary(deps, businessId, channel),
-    intakesForSecretary(deps, businessId, channel),
+export async function secretaryContext(deps: Dependencies, businessId: string, channel: Channel, readsMarked: boolean) {
+  const { db } = deps;
+  const [[row], pushed, enabled, intakes] = await db.batch([
+    db.select().from(businesses).where(eq(businesses.id, businessId)),
+    pushedItemRows(db, businessId),
+    enabledActions(db, businessId),
+    enabledIntakes(db, businessId),
   ]);
+  const business = placedHere(row, readsMarked);
   return {
     business: toBusinessObject(business),
     channel,
-    knowledge,
-    actions,
+    knowledge: secretaryKnowledge(business, asPushedItems(pushed)),
+    actions: actionsForSecretary(enabled, channel),
     action_rules: ACTION_RULES,
-    intakes,
+    intakes: intakesForSecretary(intakes, channel),
   };
 }

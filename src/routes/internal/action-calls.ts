@@ -1,6 +1,7 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
+import { onRuntimeShard } from "../../domain/access/runtime-shard";
 import { callActionByName } from "../../domain/actions/calls";
 import { rejectInvalid } from "../../lib/validation";
 import { ActionCallBody, ActionCallParams } from "../../schemas/runtime";
@@ -17,6 +18,9 @@ export const actionCallsApi = new Hono<AppEnv>().post(
   zValidator("json", ActionCallBody, rejectInvalid),
   async (c) => {
     const { id, name } = c.req.valid("param");
-    return c.json(await callActionByName(c.var.deps, id, name, c.req.valid("json")), 200);
+    const call = await onRuntimeShard(c.var.globalDeps, id, "write", (deps) =>
+      callActionByName(deps, id, name, c.req.valid("json")),
+    );
+    return c.json(call, 200);
   },
 );

@@ -1,6 +1,7 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
+import { onRuntimeShard } from "../../domain/access/runtime-shard";
 import { secretaryContext } from "../../domain/secretary/context";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam, ContextQuery } from "../../schemas/runtime";
@@ -15,6 +16,10 @@ export const context = new Hono<AppEnv>().get(
   zValidator("query", ContextQuery, rejectInvalid),
   async (c) => {
     const { id } = c.req.valid("param");
-    return c.json(await secretaryContext(c.var.deps, id, c.req.valid("query").channel), 200);
+    const { channel } = c.req.valid("query");
+    const context = await onRuntimeShard(c.var.globalDeps, id, "read", (deps, readsMarked) =>
+      secretaryContext(deps, id, channel, readsMarked),
+    );
+    return c.json(context, 200);
   },
 );

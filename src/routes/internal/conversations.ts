@@ -3,24 +3,22 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../app-env";
-import { conversationObject } from "../../durable-objects/jurisdictions";
-import { unsettle } from "../../lib/settle";
+import type { RuntimeAccess } from "../../domain/access/runtime-shard";
 import { rejectInvalid } from "../../lib/validation";
+import { conversationTurn } from "../../runtime/conversation-turns";
 import { BusinessIdParam, ConversationParam } from "../../schemas/runtime";
 
 const params = zValidator("param", BusinessIdParam.extend(ConversationParam.shape), rejectInvalid);
 // The Durable Object validates the body with its own schema; here it only has to be JSON.
 const jsonBody = zValidator("json", z.unknown(), rejectInvalid);
 
-/**
- * The conversation's object, in the jurisdiction of its business's shard, which the runtime API's middleware has just
- * read from the directory (a write refused while the business moves: docs/scaling.md, Moving a business between
- * shards).
- */
-const conversation = (c: Context<AppEnv>, { id, cid }: { id: string; cid: string }) => {
-  const business = { conversationId: cid, businessId: id, shard: c.var.deps.shard };
-  return { business, object: conversationObject(c.env, business) };
-};
+/** The turn of the conversation in the path (src/runtime/conversation-turns.ts). */
+const inConversation = <T>(
+  c: Context<AppEnv>,
+  { id, cid }: { id: string; cid: string },
+  access: RuntimeAccess,
+  turn: Parameters<typeof conversationTurn<T>>[4],
+) => conversationTurn(c.env, c.var.globalDeps, { businessId: id, conversationId: cid }, access, turn);
 
 /**
  * The HTTP mirror of the IntakeConversation methods (README.md, The Secretary runtime API), for runtimes that are
@@ -28,18 +26,26 @@ const conversation = (c: Context<AppEnv>, { id, cid }: { id: string; cid: string
  */
 export const conversations = new Hono<AppEnv>()
   .post("/businesses/:id/conversations/:cid/intake", params, jsonBody, async (c) => {
-    const { business, object } = conversation(c, c.req.valid("param"));
-    return c.json(unsettle(await object.start(business, c.req.valid("json"))), 201);
+    const body = c.req.valid("json");
+    const value = await inConversation(c, c.req.valid("param"), "write", (object, business) =>
+      object.start(business, body),
+    );
+    return c.json(value, 201);
   })
   .post("/businesses/:id/conversations/:cid/intake/answers", params, jsonBody, async (c) => {
-    const { business, object } = conversation(c, c.req.valid("param"));
-    return c.json(unsettle(await object.answer(business, c.req.valid("json"))), 200);
+    const body = c.req.valid("json");
+    const value = await inConversation(c, c.req.valid("param"), "write", (object, business) =>
+      object.answer(business, body),
+    );
+    return c.json(value, 200);
   })
   .post("/businesses/:id/conversations/:cid/intake/decline", params, async (c) => {
-    const { business, object } = conversation(c, c.req.valid("param"));
-    return c.json(unsettle(await object.decline(business)), 200);
+    const value = await inConversation(c, c.req.valid("param"), "write", (object, business) =>
+      object.decline(business),
+    );
+    return c.json(value, 200);
   })
   .get("/businesses/:id/conversations/:cid/intake", params, async (c) => {
-    const { business, object } = conversation(c, c.req.valid("param"));
-    return c.json(unsettle(await object.state(business)), 200);
+    const value = await inConversation(c, c.req.valid("param"), "read", (object, business) => object.state(business));
+    return c.json(value, 200);
   });

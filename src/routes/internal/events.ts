@@ -2,6 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../app-env";
+import { onRuntimeShard } from "../../domain/access/runtime-shard";
 import { reportChange } from "../../domain/platform/changes";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam } from "../../schemas/runtime";
@@ -15,7 +16,10 @@ export const platformEvents = new Hono<AppEnv>().post(
   zValidator("param", BusinessIdParam, rejectInvalid),
   zValidator("json", z.unknown(), rejectInvalid),
   async (c) => {
-    const events = await reportChange(c.var.deps, c.req.valid("param").id, c.req.valid("json"));
+    const { id } = c.req.valid("param");
+    const events = await onRuntimeShard(c.var.globalDeps, id, "write", (deps) =>
+      reportChange(deps, id, c.req.valid("json")),
+    );
     return c.json({ events }, events.length > 0 ? 201 : 200);
   },
 );

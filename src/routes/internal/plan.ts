@@ -2,6 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
 import { setPlan } from "../../domain/access/businesses";
+import { onRuntimeShard } from "../../domain/access/runtime-shard";
 import { rejectInvalid } from "../../lib/validation";
 import { BusinessIdParam, PlanChange } from "../../schemas/runtime";
 
@@ -14,7 +15,10 @@ export const plan = new Hono<AppEnv>().put(
   zValidator("param", BusinessIdParam, rejectInvalid),
   zValidator("json", PlanChange, rejectInvalid),
   async (c) => {
-    const business = await setPlan(c.var.deps, c.req.valid("param").id, c.req.valid("json"));
+    const { id } = c.req.valid("param");
+    const business = await onRuntimeShard(c.var.globalDeps, id, "write", (deps) =>
+      setPlan(deps, id, c.req.valid("json")),
+    );
     return c.json(business, 200);
   },
 );

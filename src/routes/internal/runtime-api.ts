@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
 import { requireRuntime } from "../../middleware/authenticate-runtime";
-import { runtimeBusinessShard } from "../../middleware/runtime-business-shard";
 import { actionCallsApi } from "./action-calls";
 import { businessMove } from "./business-move";
 import { context } from "./context";
@@ -15,11 +14,10 @@ import { plan } from "./plan";
  */
 export const runtimeApi = new Hono<AppEnv>();
 // The move checks the operator token itself and answers before the runtime token's check, registered after it, is
-// reached; and before the shard middleware, since it works on the directory and its mark must never refuse it
-// (docs/scaling.md, Moving a business between shards).
+// reached. Every other route runs on its business's shard (`onRuntimeShard`), after the runtime token: a caller
+// without it learns nothing of the directory.
 runtimeApi.route("/", businessMove);
 runtimeApi.use("*", requireRuntime);
-runtimeApi.use("/businesses/:id/*", runtimeBusinessShard);
 runtimeApi
   .route("/", plan)
   .route("/", platformEvents)
