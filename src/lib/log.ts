@@ -24,6 +24,19 @@ type Lines = {
     durationMs: number;
     d1RoundTrips: number;
   };
+  delivery_batch: {
+    shard: string;
+    /**
+     * The group's messages, the attempts they made (a message held back by a move, a duplicate or one of a delivery
+     * settled already makes none), and how many delivered: every other attempt has its `delivery_attempt` line.
+     */
+    messages: number;
+    attempts: number;
+    delivered: number;
+    /** From the claim to the record, and the slowest attempt's own duration. */
+    durationMs: number;
+    slowestMs: number;
+  };
   delivery_attempt: {
     deliveryId: number;
     endpointId: number;

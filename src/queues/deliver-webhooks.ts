@@ -1,16 +1,12 @@
 import { LEGACY_SHARD, type ShardName } from "../db/shards";
 import type { Dependencies, DependenciesOfShard } from "../dependencies";
 import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/business-moving";
-import { type Attempt, type AttemptOutcome, recordAttempts } from "../domain/webhooks/attempts";
+import { type Attempt, recordAttempts } from "../domain/webhooks/attempts";
 import { type ClaimedDelivery, claimDeliveries, LEASE_MS } from "../domain/webhooks/delivery-claim";
-import { isListenerUrl } from "../domain/webhooks/listener-endpoints";
-import { signingSecrets } from "../domain/webhooks/secret-rotation";
 import { logLine } from "../lib/log";
 import { loggableError } from "../lib/loggable-error";
-import { type OutboundOutcome, type SignedPost, signedPost } from "../lib/outbound";
-import type { Clock } from "../lib/time";
+import { attempt } from "./delivery-attempt";
 import type { DeliveryMessage } from "./delivery-message";
-import { relayToListener } from "./listener-relay";
 
 /** Spec, Answering a delivery: "Answer with any 2xx within 10 seconds". */
 export const ANSWER_TIMEOUT_MS = 10_000;
@@ -84,6 +80,7 @@ async function deliverGroup(
   { answerTimeoutMs = ANSWER_TIMEOUT_MS }: ConsumerOptions,
 ): Promise<void> {
   const now = deps.clock;
+  const startedAt = now();
   // Claim: D1 round trip 1.
   let claimed: Map<number, ClaimedDelivery>;
   let held: Set<number>;
@@ -112,11 +109,29 @@ async function deliverGroup(
     for (const { message } of sends) message.retry({ delaySeconds: RETRY_AFTER_UNRECORDED_SECONDS });
     return;
   }
+  logBatch(deps, messages.length, attempts, now() - startedAt);
   // Ack or retry, each message by its own delivery's outcome.
   sends.forEach(({ message }, i) => {
     const delaySeconds = retryDelays[i];
     if (delaySeconds === undefined) message.ack();
     else message.retry({ delaySeconds });
+  });
+}
+
+/**
+ * The group's one line (docs/operations.md, Reading the logs): how many attempts it made and how many delivered, of
+ * its messages. An attempt that did not deliver has a line of its own (`attempt`); one that delivered is counted
+ * here only, since its row in D1 is its record: a line per delivery would cost more in Workers Logs than the rest of
+ * the service's lines together, and locally about a fifth of the consumer's CPU (docs/performance.md).
+ */
+function logBatch(deps: Dependencies, messages: number, attempts: Attempt[], durationMs: number) {
+  logLine("delivery_batch", {
+    shard: deps.shard,
+    messages,
+    attempts: attempts.length,
+    delivered: attempts.filter(({ outcome }) => outcome.ok).length,
+    durationMs,
+    slowestMs: Math.max(0, ...attempts.map(({ outcome }) => outcome.durationMs)),
   });
 }
 
@@ -157,81 +172,4 @@ function sendsOf(
     else message.ack();
   }
   return sends;
-}
-
-/**
- * One signed POST, timed on its own, as the attempt the history shows; for a listening session's endpoint, the same
- * request relayed through its socket (docs/decisions.md, Listening from a laptop).
- */
-async function attempt(
-  delivery: ClaimedDelivery,
-  deps: Pick<Dependencies, "outbound" | "listener" | "shard">,
-  now: Clock,
-  answerTimeoutMs: number,
-): Promise<Attempt> {
-  const attemptedAt = now();
-  const call: SignedPost = {
-    kind: "Webhooks",
-    url: delivery.url,
-    body: delivery.envelope,
-    // Spec, Delivery request: the event and the delivery id (the same for every attempt of one delivery).
-    headers: { "X-Service-Event": delivery.event, "X-Service-Delivery": String(delivery.id) },
-    // `webhook-id` (docs/webhooks.md, The request): the envelope's `evt_` id, the same for every attempt.
-    webhookId: delivery.eventId,
-    // During a rotation, the endpoint's previous secret signs too, until it expires at the consumer's clock.
-    secrets: signingSecrets(delivery, attemptedAt),
-    unixSeconds: Math.floor(attemptedAt / 1000),
-    timeoutMs: answerTimeoutMs,
-    // The start of the receiver's answer, for the owner's delivery history (docs/decisions.md, The owner's dashboard).
-    keepExcerpt: true,
-  };
-  const outcome = isListenerUrl(delivery.url)
-    ? await relayToListener(deps, call, delivery)
-    : await signedPost(deps.outbound, call);
-  const recorded = attemptOf(outcome, answerTimeoutMs, Math.max(0, now() - attemptedAt));
-  // One line per attempt, of ids and the outcome's kind, never the URL or the error text (docs/operations.md, Reading
-  // the logs).
-  logLine("delivery_attempt", {
-    deliveryId: delivery.id,
-    endpointId: delivery.endpointId,
-    eventId: delivery.eventId,
-    // The attempt's number on the schedule; 0 for the one attempt asked for outside it (redeliver, recover).
-    attempt: delivery.kind === "extra" ? 0 : delivery.attemptCount + 1,
-    ok: recorded.ok,
-    statusCode: recorded.statusCode,
-    outcome: outcome.kind,
-    durationMs: recorded.durationMs,
-  });
-  return { delivery, attemptedAt, outcome: recorded };
-}
-
-/** The attempt as the endpoint's history shows it (spec: any 2xx is a success; a redirect is a failure). */
-function attemptOf(outcome: OutboundOutcome, timeoutMs: number, durationMs: number): AttemptOutcome {
-  // Only an answer has an excerpt: never a refused or unresolved address, a timeout or a failed connection.
-  const excerpt = "excerpt" in outcome ? (outcome.excerpt ?? null) : null;
-  const failure = (error: string, statusCode: number | null = null): AttemptOutcome => ({
-    ok: false,
-    statusCode,
-    error,
-    durationMs,
-    excerpt,
-  });
-  switch (outcome.kind) {
-    case "delivered":
-      return { ok: true, statusCode: outcome.status, error: null, durationMs, excerpt };
-    case "redirect":
-      return failure("answered with a redirect, which is not followed", outcome.status);
-    case "http_error":
-    case "too_large":
-    case "not_json":
-      return failure(`answered HTTP ${outcome.status}`, outcome.status);
-    case "timeout":
-      return failure(`no answer within ${timeoutMs / 1000} seconds`);
-    case "refused_address":
-      return failure(outcome.reason);
-    case "unresolved":
-      return failure(`the host name could not be resolved: ${outcome.error}`);
-    case "connection_failed":
-      return failure(`the connection failed: ${outcome.error}`);
-  }
 }

@@ -7,12 +7,20 @@ import { moved } from "../helpers/business-move";
 import { countingD1 } from "../helpers/counting-d1";
 import { page, signedIn } from "../helpers/dashboard";
 import { deps } from "../helpers/dependencies";
-import { bookingRow, createApiKey, createBusiness, insertAll, SHARD_D1_BINDING, shardD1 } from "../helpers/fixtures";
+import {
+  bookingRow,
+  createApiKey,
+  createBusiness,
+  DEFAULT_SHARD,
+  insertAll,
+  SHARD_D1_BINDING,
+  shardD1,
+} from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { createOwnerBusiness } from "../helpers/oauth";
 import { bookingObject } from "../helpers/platform";
 import { receiverBox } from "../helpers/receiver";
-import { consume, outboxOnly, subscribe } from "../helpers/webhooks";
+import { consumeBatch, outboxOnly, subscribe } from "../helpers/webhooks";
 
 /** docs/operations.md, Reading the logs; docs/security.md, Logs. A customer whose details travel in bookings, envelopes and arguments, never in a line. */
 const CUSTOMER = { name: "Zelda Quist-Marlowe", email: "zelda.quist@example.org", phone: "+31687654321" };
@@ -148,31 +156,46 @@ describe("structured logs", async () => {
     expectNowhere(owner.owner.email, owner.owner.password);
   });
 
-  it("writes one line per delivery attempt: ids, attempt number, outcome and duration", async () => {
+  it("writes one line per batch group, and one per attempt that did not deliver: ids, outcome and duration", async () => {
     const box = receiverBox("logged-delivery");
     const { secret, id: endpointId } = await subscribe(apiKey, box.url("/ok?token=receiver-own-secret"), [
       "booking.created",
     ]);
+    const failing = await subscribe(apiKey, box.url("/status/500/"), ["booking.created"]);
     const { deliveryIds } = await outboxOnly(business, [
       { event: "booking.created", data: { booking: bookingObject(7001, { client: CUSTOMER }) } },
     ]);
-    const deliveryId = deliveryIds.at(-1) as number;
+    const delivered = deliveryIds.at(-2) as number;
+    const failed = deliveryIds.at(-1) as number;
     log.mockClear();
-    await consume(deliveryId, Date.now());
+    await consumeBatch([delivered, failed, delivered], Date.now());
+    expect(lines("delivery_batch")).toEqual([
+      {
+        level: "info",
+        kind: "delivery_batch",
+        shard: DEFAULT_SHARD,
+        messages: 3,
+        attempts: 2,
+        delivered: 1,
+        durationMs: 0,
+        slowestMs: 0,
+      },
+    ]);
     expect(lines("delivery_attempt")).toEqual([
       {
         level: "info",
         kind: "delivery_attempt",
-        deliveryId,
-        endpointId,
+        deliveryId: failed,
+        endpointId: failing.id,
         eventId: expect.stringMatching(/^evt_/),
         attempt: 1,
-        ok: true,
-        statusCode: 200,
-        outcome: "delivered",
+        ok: false,
+        statusCode: 500,
+        outcome: "http_error",
         durationMs: 0,
       },
     ]);
+    expect(endpointId).not.toBe(failing.id);
     expectNowhere(secret, "receiver-own-secret", box.url(), CUSTOMER.name, CUSTOMER.email, CUSTOMER.phone);
   });
 
