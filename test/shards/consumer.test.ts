@@ -59,7 +59,7 @@ describe("the consumer, a batch of several shards", () => {
     for (const group of [eu, us, legacy]) await expectDeliveredIn(group);
     // Each shard: one batch claims its group, one records it.
     for (const { trips } of Object.values(counted)) {
-      expect(trips).toEqual(["batch of 3", expect.stringMatching(/^batch of \d+$/)]);
+      expect(trips).toEqual(["batch of 4", expect.stringMatching(/^batch of \d+$/)]);
     }
   });
 

@@ -43,10 +43,11 @@ describe("the consumer, a queue batch at a time", () => {
 
     const results = await consumeBatch(ids, T0, { bindings: { [SHARD_D1_BINDING]: d1 } });
 
-    // The claim: the scheduled attempts' lease update, the extra attempts' (none here) and a read; the record: an
+    // The claim: the scheduled attempts' lease update, the extra attempts' (none here), the deliveries' read and their
+    // events' envelopes, once each; the record: an
     // attempt insert and a delivery update per delivery, and the endpoints' health: one statement for the successes,
     // one for the failures (src/domain/webhooks/health.ts).
-    expect(trips).toEqual(["batch of 3", "batch of 22"]);
+    expect(trips).toEqual(["batch of 4", "batch of 22"]);
     expect(results).toEqual([
       ...Array.from({ length: 9 }, () => ({ acked: true, retryDelay: undefined })),
       { acked: false, retryDelay: 60 },

@@ -45,7 +45,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * Else the extra attempt owed outside the schedule (redeliver, recover), by any message of the delivery: its lease is
  * `extra_attempt_at` itself, so that it never holds up the schedule's own attempts. One attempt per delivery and
  * batch. One round trip for a whole queue batch (src/domain/webhooks/README.md): the conditional updates and the
- * reads of what to send run in one D1 batch, so one transaction. Answers the deliveries this call claimed, by id (an
+ * reads of what to send (the deliveries, and their events' envelopes once each) run in one D1 batch, so one
+ * transaction. Answers the deliveries this call claimed, by id (an
  * id given twice is claimed once), and those it holds back because their business is being moved.
  */
 export async function claimDeliveries(
@@ -59,15 +60,18 @@ export async function claimDeliveries(
   // holds as long as a scheduled attempt's.
   const extraLease = iso(now + LEASE_MS + DUE_TOLERANCE_MS);
   const dueBy = iso(now + DUE_TOLERANCE_MS);
-  const [scheduled, extra, rows] = (await runStatements(deps.db, [
+  const [scheduled, extra, rows, eventRows] = (await runStatements(deps.db, [
     leasesTaken({ ids: unique, leaseUntil, dueBy, now: iso(now) }),
     extraLeasesTaken({ ids: unique, extraLease, dueBy, leaseUntil }),
     claimedRows({ ids: unique }),
+    eventsOfClaimed({ ids: unique }),
   ])) as [
     Array<{ id: number }>,
     Array<{ id: number }>,
-    (Omit<ClaimedDelivery, "kind" | "lease"> & { businessMoving: boolean })[],
+    (Omit<ClaimedDelivery, "kind" | "lease" | "event" | "envelope"> & { businessMoving: boolean })[],
+    Array<{ id: string; event: string; envelope: string }>,
   ];
+  const eventsById = new Map(eventRows.map((row) => [row.id, row]));
   const claims = new Map<number, Pick<ClaimedDelivery, "kind" | "lease">>();
   for (const { id } of extra) claims.set(id, { kind: "extra", lease: extraLease });
   for (const { id } of scheduled) claims.set(id, { kind: "scheduled", lease: leaseUntil });
@@ -75,7 +79,8 @@ export async function claimDeliveries(
   const held = new Set<number>();
   for (const { businessMoving, ...row } of rows) {
     const claim = claims.get(row.id);
-    if (claim) claimed.set(row.id, { ...row, ...claim });
+    const event = eventsById.get(row.eventId);
+    if (claim && event) claimed.set(row.id, { ...row, ...claim, event: event.event, envelope: event.envelope });
     else if (businessMoving) held.add(row.id);
   }
   return { claimed, held };
@@ -139,8 +144,6 @@ const claimedRows = statement<{ ids: string }>()((db, { ids }) =>
       endpointId: webhookDeliveries.endpointId,
       eventId: webhookDeliveries.eventId,
       attemptCount: webhookDeliveries.attemptCount,
-      event: events.type,
-      envelope: events.envelope,
       url: webhookEndpoints.url,
       secret: webhookEndpoints.secret,
       previousSecret: webhookEndpoints.previousSecret,
@@ -148,7 +151,25 @@ const claimedRows = statement<{ ids: string }>()((db, { ids }) =>
       businessMoving: sql<boolean>`not ${businessNotMoving}`.mapWith(Boolean),
     })
     .from(webhookDeliveries)
-    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
     .where(inArray(webhookDeliveries.id, idsIn(ids))),
+);
+
+/**
+ * The envelope of each event of `ids`' deliveries, once however many endpoints receive it: read apart from the
+ * deliveries, since an envelope is most of a claim's bytes, and a batch holds each event once per endpoint.
+ */
+const eventsOfClaimed = statement<{ ids: string }>()((db, { ids }) =>
+  db
+    .select({ id: events.id, event: events.type, envelope: events.envelope })
+    .from(events)
+    .where(
+      inArray(
+        events.id,
+        db
+          .select({ id: webhookDeliveries.eventId })
+          .from(webhookDeliveries)
+          .where(inArray(webhookDeliveries.id, idsIn(ids))),
+      ),
+    ),
 );
