@@ -163,11 +163,11 @@ async function answerOf(response: Response, call: SignedPost): Promise<OutboundO
  * Every header of a signed call: Content-Type, User-Agent, the call's own and the signature headers. A listening
  * session's relay sends the same ones through its socket (src/queues/listener-relay.ts).
  */
-export const signedHeaders = (policy: OutboundPolicy, call: Omit<SignedPost, "url" | "timeoutMs">) => ({
+export const signedHeaders = async (policy: OutboundPolicy, call: Omit<SignedPost, "url" | "timeoutMs">) => ({
   "Content-Type": "application/json",
   "User-Agent": `${policy.serviceName}-${call.kind}/1.0 (+${policy.baseUrl})`,
   ...call.headers,
-  ...signatureHeaders(call.secrets, call.webhookId, call.body, call.unixSeconds),
+  ...(await signatureHeaders(call.secrets, call.webhookId, call.body, call.unixSeconds)),
 });
 
 /** An answer the call does not read: its excerpt when the call keeps one, else dropped unread. */
@@ -184,13 +184,15 @@ export async function signedPost(policy: OutboundPolicy, call: SignedPost): Prom
   } catch (error) {
     return { kind: "unresolved", error: String(error) };
   }
-  // The connection is held until the answer is read or dropped; the timeout starts once the request has it.
+  // Signed before it waits for a connection, which it holds until the answer is read or dropped; the timeout starts
+  // once the request has one.
+  const headers = await signedHeaders(policy, call);
   return policy.slots.run(async () => {
     const signal = AbortSignal.timeout(call.timeoutMs);
     try {
       const response = await fetch(call.url, {
         method: "POST",
-        headers: signedHeaders(policy, call),
+        headers,
         body: call.body,
         redirect: "manual",
         signal,

@@ -18,7 +18,7 @@ export async function relayToListener(
       shard: deps.shard,
       deliveryId: delivery.id,
       event: delivery.event,
-      headers: signedHeaders(deps.outbound, call),
+      headers: await signedHeaders(deps.outbound, call),
       body: call.body,
       timeoutMs: call.timeoutMs,
     });

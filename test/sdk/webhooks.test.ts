@@ -165,7 +165,7 @@ describe("verifyWebhook on signed requests of every form", () => {
       "actsec_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcde",
       "whsec_AbCdEf-_0123456789AbCdEfGhIjKlMnOpQrStUvW",
     ]) {
-      const signed = signatureHeaders([secret], "evt_old", '{"event":"ping"}', seconds);
+      const signed = await signatureHeaders([secret], "evt_old", '{"event":"ping"}', seconds);
       expect(await verifySignedRequest('{"event":"ping"}', onlyStandard(signed), secret, { now })).toBe(
         "standard-webhooks",
       );
@@ -177,7 +177,7 @@ describe("verifyWebhook on signed requests of every form", () => {
 
   it("reads Node's header object (lowercase names, a value that is a list) and a verified body that is not JSON", async () => {
     const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2L3tzVyhS+c=";
-    const signed = signatureHeaders([secret], "evt_node", "[1,2]", seconds);
+    const signed = await signatureHeaders([secret], "evt_node", "[1,2]", seconds);
     const node = { ...Object.fromEntries(Object.entries(signed).map(([name, value]) => [name.toLowerCase(), value])) };
     expect(await reasonOf("[1,2]", { ...node, "x-forwarded-for": ["10.0.0.1"] }, secret, now)).toBe("invalid_body");
     expect(await reasonOf("not json", node, secret, now)).toBe("no_matching_signature");
