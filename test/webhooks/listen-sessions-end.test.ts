@@ -192,7 +192,7 @@ describe("the owner's Webhooks page", () => {
     expect(row).toMatch(/Opened with the API key Laptop key sk_live_us1_[\w-]{4}…/);
     expect(row).toMatch(/every event except intake answers, since \d+ \w+ \d{4}, \d\d:\d\d/);
 
-    const end = `/dashboard/webhooks/sessions/${open.session.endpoint_id}/end`;
+    const end = `/dashboard/listening-sessions/${open.session.endpoint_id}/end`;
     expect((await submit(jar, "/dashboard/webhooks", end)).status).toBe(303);
     expect(await open.closedWith()).toEqual(SESSION_CLOSES.endedByOwner);
     expect(await endpointOf(open.session)).toBeUndefined();
@@ -205,7 +205,7 @@ describe("the owner's Webhooks page", () => {
     const { owner, endpointOf } = await ownerWithTwoKeys();
     const other = await ownerWithTwoKeys();
     const open = await listening(owner.apiKey);
-    const end = `/dashboard/webhooks/sessions/${open.session.endpoint_id}/end`;
+    const end = `/dashboard/listening-sessions/${open.session.endpoint_id}/end`;
     expect((await submit(other.jar, "/dashboard/webhooks", end)).status).toBe(404);
     expect((await page(other.jar, "/dashboard/webhooks")).html).not.toContain(`session-${open.session.endpoint_id}`);
     expect(await endpointOf(open.session)).toBeDefined();

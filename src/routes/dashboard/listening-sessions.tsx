@@ -46,7 +46,7 @@ export function ListeningSessions(props: { sessions: OpenSession[]; session: Own
               <td>
                 <ButtonForm
                   session={props.session}
-                  action={`/dashboard/webhooks/sessions/${open.id}/end`}
+                  action={`/dashboard/listening-sessions/${open.id}/end`}
                   label="End session"
                   kind="danger"
                 />

@@ -63,7 +63,7 @@ export const webhookPages = new Hono<DashboardEnv>()
       </Layout>,
     );
   })
-  .post("/webhooks/sessions/:id/end", async (c) => {
+  .post("/listening-sessions/:id/end", async (c) => {
     await endSessionAsOwner(c.var.deps, c.var.session.business.id, idOrNotFound(c.req.param("id"), sessionNotFound));
     return c.redirect("/dashboard/webhooks", 303);
   })
