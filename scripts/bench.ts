@@ -7,12 +7,14 @@
 //   fixed intervals whether or not earlier ones have answered, alternating the two businesses, and each delivery is
 //   timed from its report's scheduled send time, so that a slow service cannot slow the load down and hide its own
 //   delay (closed-loop reporters did, and measured the local queue broker more than the service). The project's
-//   receiver (test/receiver.ts) records when each delivery of booking.created arrives.
+//   receiver (test/receiver.ts) records when each delivery of booking.created arrives. The same ladder runs on the
+//   floor Worker (bench/floor/: the event and its delivery rows in one D1 batch, a consumer that claims a queue batch in
+//   one statement, signs, POSTs and records in one D1 batch), rate by rate after the app.
 // Both Workers run under `wrangler dev` on their own copies of their configuration and their own local state in a
 // temporary folder (scripts/local-worker.ts), removed at the end, on an error and on Ctrl-C alike.
 // Figures from one machine compare the app with the floor and with itself over time, not with production.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
@@ -45,8 +47,8 @@ const USAGE = `Usage: npm run bench [-- options]
   --warmup S            unrecorded wrk run on each Worker before a route's rounds (1)
   --threads N           wrk threads (2)
   --connections N       wrk connections (16)
-  --rates LIST          the ladder of delivery runs, reports a second, comma-separated (5,10,20,30,40,60,80); it stops
-                        after the first rate not sustained
+  --rates LIST          the ladder of delivery runs, reports a second, comma-separated (5,10,20,30,40,60,80), on the
+                        app and on the floor; each stops after its first rate not sustained
   --delivery-seconds S  length of a delivery run (10)
   --endpoints N         webhook endpoints of each business, each receiving every booking.created (10; at most 20)
   --drain-timeout S     how long a delivery run may wait for its last deliveries after its last report (60)
@@ -73,6 +75,12 @@ const BOOKINGS = 150;
 const ORDERS = 60;
 const KNOWLEDGE_ITEMS = 5;
 const RUNTIME_TOKEN = "bench-runtime-token-0123456789abcdef";
+/** The deliveries' target on this machine: 600 a second sustained, 10 endpoints to a report. */
+const DELIVERIES_TARGET = 600;
+/** The consumer settings the floor takes from the app's wrangler.toml, so that both consumers get the same batches. */
+const QUEUE_SETTINGS = ["max_batch_size", "max_batch_timeout", "max_retries", "max_concurrency", "retry_delay"].map(
+  (name) => new RegExp(`^${name} = \\d+$`, "m"),
+);
 
 /** A wrong command line, reported with the usage and exit code 2. */
 class UsageError extends Error {}
@@ -265,6 +273,32 @@ FROM n;`;
   return `${await businessSeedSql(handle, stored, now, country)}\n${bookings}\n\n${orders}\n\n${knowledge}\n`;
 }
 
+/** Where endpoint `e` of a business of `shard` receives, in the app or in the floor: the receiver tells them apart. */
+const endpointUrl = (receiverUrl: string, worker: DeliveryWorker, shard: ShardName, e: number) =>
+  `${receiverUrl}/hooks/${worker}/${shard}/e${e}`;
+
+/**
+ * The floor's webhook endpoints, as the app stores those its API subscribes: `--endpoints` of each business, enabled,
+ * subscribed to booking.created, each with a secret of the app's form (`whsec_` and 32 bytes in base64) and its key.
+ */
+function floorEndpointsSql(options: Options, businesses: BenchBusiness[], receiverUrl: string, now: Date) {
+  const rows = businesses.flatMap(({ businessId, shard }) =>
+    Array.from({ length: options.endpoints }, (_, e) =>
+      [
+        sqlLiteral(businessId),
+        sqlLiteral(endpointUrl(receiverUrl, "floor", shard, e)),
+        sqlLiteral(JSON.stringify(["booking.created"])),
+        "'bench'",
+        sqlLiteral(`whsec_${randomBytes(32).toString("base64")}`),
+        `(SELECT min(id) FROM api_keys WHERE business_id = ${sqlLiteral(businessId)})`,
+        sqlLiteral(now.toISOString()),
+      ].join(", "),
+    ),
+  );
+  return `INSERT INTO webhook_endpoints (business_id, url, events, description, secret, api_key_id, created_at) VALUES
+(${rows.join("),\n(")});\n`;
+}
+
 // ---- Reads.
 async function getJson(url: string, apiKey: string) {
   const response = await fetch(url, { headers: { Authorization: `Bearer ${apiKey}` } });
@@ -412,7 +446,7 @@ const SUSTAINED_MEDIAN_MS = 1000;
  * ones have answered (open loop), alternating `businesses`; then a wait until every endpoint has received every event,
  * or the drain timeout after the last scheduled report. Latencies run from the scheduled time, so that a send the
  * bench itself made late counts against the run rather than vanishing (coordinated omission).
- * @param base the app
+ * @param base the app or the floor
  */
 async function measurePaced(
   options: Options,
@@ -541,31 +575,43 @@ function summary(
     );
   }
   if (deliveries) {
-    const { runs, highest, stoppedAt } = deliveries;
     const shards = deliveries.shards.join(" and ");
+    const ladders = DELIVERY_WORKERS.map((worker) => ({ worker, ...deliveries[worker] }));
     lines.push(
-      `Webhook deliveries, paced: booking.created reports at a fixed rate for ${options.deliverySeconds} s, alternating a business in ${shards}, ${options.endpoints} endpoints each; latency from the report's scheduled send time to the delivery's arrival; sustained: every delivery within ${options.drainTimeout} s and a median ≤ ${SUSTAINED_MEDIAN_MS / 1000} s`,
+      `Webhook deliveries, paced, on the app and on the floor: booking.created reports at a fixed rate for ${options.deliverySeconds} s, alternating a business in ${shards}, ${options.endpoints} endpoints each; latency from the report's scheduled send time to the delivery's arrival; sustained: every delivery within ${options.drainTimeout} s and a median ≤ ${SUSTAINED_MEDIAN_MS / 1000} s`,
       table([
-        ["reports/s", "delivered", "deliveries/s", "p50", "p99", "last after", "send lag", "sustained"],
-        ...runs.map((d) => [
-          d.rate,
-          `${d.deliveries_received}/${d.deliveries_expected}`,
-          d.deliveries_per_s,
-          ms(d.latency_p50_ms),
-          ms(d.latency_p99_ms),
-          `${d.drain_s} s`,
-          ms(d.send_lag_max_ms),
-          d.sustained ? "yes" : `no${d.reports_failed ? ` (${d.reports_failed} reports failed)` : ""}`,
-        ]),
+        ["worker", "reports/s", "delivered", "deliveries/s", "p50", "p99", "last after", "send lag", "sustained"],
+        ...ladders.flatMap(({ worker, runs }) =>
+          runs.map((d) => [
+            worker,
+            d.rate,
+            `${d.deliveries_received}/${d.deliveries_expected}`,
+            d.deliveries_per_s,
+            ms(d.latency_p50_ms),
+            ms(d.latency_p99_ms),
+            `${d.drain_s} s`,
+            ms(d.send_lag_max_ms),
+            d.sustained ? "yes" : `no${d.reports_failed ? ` (${d.reports_failed} reports failed)` : ""}`,
+          ]),
+        ),
       ]),
-      highest
-        ? `Highest rate sustained across ${shards}: ${highest.rate} reports a second, ${highest.deliveries_per_s} deliveries a second (${highest.rate * options.endpoints} offered).`
-        : `No rate sustained across ${shards}: not even ${runs[0]?.rate} reports a second delivered everything at a median ≤ ${SUSTAINED_MEDIAN_MS / 1000} s.`,
-      stoppedAt === null
-        ? "Every rate of the ladder was sustained: the limit is above it (--rates)."
-        : `Stopped climbing at ${stoppedAt} reports a second, the first rate not sustained.`,
     );
-    const failure = runs.find((d) => d.first_failure)?.first_failure;
+    for (const { worker, runs, highest, stoppedAt } of ladders) {
+      const limit =
+        stoppedAt === null
+          ? "every rate of the ladder sustained: the limit is above it (--rates)"
+          : `stopped at ${stoppedAt}, the first rate not sustained`;
+      lines.push(
+        highest
+          ? `${worker}: highest rate sustained ${highest.rate} reports a second, ${highest.deliveries_per_s} deliveries a second (${highest.rate * options.endpoints} offered); ${limit}.`
+          : `${worker}: no rate sustained, not even ${runs[0]?.rate} reports a second.`,
+      );
+    }
+    const ratio = (value: number | null) => (value === null ? "-" : value.toFixed(2));
+    lines.push(
+      `Sustained deliveries a second, app/floor: ${ratio(deliveries.app_per_floor)}; app/target (${deliveries.target_deliveries_per_s} a second): ${ratio(deliveries.app_per_target)}.`,
+    );
+    const failure = ladders.flatMap(({ runs }) => runs).find((d) => d.first_failure)?.first_failure;
     if (failure) lines.push(`First failed report: ${failure}`);
   }
   return lines.join("\n");
@@ -587,12 +633,19 @@ function machine(wrkVersion: string | null) {
 
 // ---- The run.
 /**
- * The app, and the floor when the reads are measured, both seeded with `businesses`: in the app each in its shard,
- * listed in the directory of the global database first, as the seed places a new business (scripts/seed.ts); in the
- * floor, which binds DB only, all in DB. Started at once, and both settled before going on: a failure of one must not
- * leave the other starting unseen.
+ * The app and the floor, both seeded with `businesses`: in the app each in its shard, listed in the directory of the
+ * global database first, as the seed places a new business (scripts/seed.ts); in the floor, which binds DB only, all
+ * in DB, with their webhook endpoints on the receiver at `receiverUrl` (the app's are subscribed through its API, in
+ * `deliveryRuns`). Started at once, and both settled before going on: a failure of one must not leave the other
+ * starting unseen.
  */
-async function startWorkers(options: Options, directory: string, businesses: BenchBusiness[], cleanup: Cleanup) {
+async function startWorkers(
+  options: Options,
+  directory: string,
+  businesses: BenchBusiness[],
+  receiverUrl: string,
+  cleanup: Cleanup,
+) {
   const now = new Date();
   const seeds = await Promise.all(businesses.map((business) => benchSeedSql(business, now)));
   const global = SHARDS[LEGACY_SHARD].binding;
@@ -605,14 +658,17 @@ async function startWorkers(options: Options, directory: string, businesses: Ben
     { binding: global, sql: directorySql(listings, now) },
     ...businesses.map(({ shard }, i) => ({ binding: SHARDS[shard].binding, sql: seeds[i] ?? "" })),
   ];
-  const floorSeeds: SeedFile[] = seeds.map((sql) => ({ binding: global, sql }));
+  const floorSeeds: SeedFile[] = [...seeds, floorEndpointsSql(options, businesses, receiverUrl, now)].map((sql) => ({
+    binding: global,
+    sql,
+  }));
   const { config, originalBudget } = appConfigForLoad();
   log(
     `The app runs on its own copy of wrangler.toml: PRINCIPAL_RATE_LIMIT raised from ${originalBudget} to ${RAISED_REQUEST_BUDGET.toLocaleString("en")} requests a minute for this run only, so that the budget does not shape the figures.`,
   );
-  const withFloor = options.only !== "deliveries";
-  const floorToo = withFloor ? ` and the floor Worker on port ${options.floorPort}` : "";
-  log(`Starting the app on port ${options.port}${floorToo} (state in ${directory})...`);
+  log(
+    `Starting the app on port ${options.port} and the floor Worker on port ${options.floorPort} (state in ${directory})...`,
+  );
   /** One Worker on a bundle of its own in `folder`, its state migrated and seeded, answering `readyPath`. */
   const start = async (
     folder: string,
@@ -638,48 +694,55 @@ async function startWorkers(options: Options, directory: string, businesses: Ben
     });
     return { ...worker, bundle, logFile };
   };
+  // The app's compatibility date and queue consumer settings, whatever the floor's file says, so that both run on the
+  // same behaviour; made before either starts, so that an error here leaves nothing running.
+  const floorConfig = configCopy(
+    join(PROJECT_ROOT, "bench", "floor", "wrangler.toml"),
+    [COMPATIBILITY_DATE, ...QUEUE_SETTINGS].map((setting) => [setting, setting.exec(config)?.[0] ?? ""]),
+  );
   const started = await Promise.allSettled([
     start(join(directory, "app"), config, options.port, "/api/v1/openapi.json", appSeeds, {
       BASE_URL: `http://127.0.0.1:${options.port}`,
       ...LOCAL_ONLY_VARS,
       RUNTIME_TOKEN,
     }),
-    withFloor
-      ? start(
-          join(directory, "floor"),
-          // The app's compatibility date, whatever the floor's file says, so that both run on the same behaviour.
-          configCopy(join(PROJECT_ROOT, "bench", "floor", "wrangler.toml"), [
-            [COMPATIBILITY_DATE, COMPATIBILITY_DATE.exec(config)?.[0] ?? ""],
-          ]),
-          options.floorPort,
-          "/",
-          floorSeeds,
-        )
-      : undefined,
+    start(join(directory, "floor"), floorConfig, options.floorPort, "/", floorSeeds, { RUNTIME_TOKEN }),
   ]);
   const [app, floor] = started.map((outcome) => {
     if (outcome.status === "rejected") throw outcome.reason;
     return outcome.value;
   });
-  if (!app) throw new Error("the app did not start");
+  if (!app || !floor) throw new Error("the app or the floor did not start");
   const placed = businesses.map(({ handle, shard }) => `${handle} in ${shard}`).join(", ");
   log(`Seeded ${placed}: ${BOOKINGS} bookings, ${ORDERS} orders, ${KNOWLEDGE_ITEMS} knowledge items each.`);
   return { app, floor };
 }
 
+/** The Workers whose deliveries are measured, the app first. */
+const DELIVERY_WORKERS = ["app", "floor"] as const;
+type DeliveryWorker = (typeof DELIVERY_WORKERS)[number];
+type PacedRun = Awaited<ReturnType<typeof measurePaced>>;
+
 /**
- * Subscribes the endpoints of each business, warms the path up with an unrecorded run at the lowest rate, then climbs
- * the ladder of rates, stopping after the first rate not sustained: the rates above it would only queue more.
- * @param base the app
+ * Subscribes the app's endpoints of each business through its API (the floor's are seeded), warms each Worker up with
+ * an unrecorded run at the lowest rate, then climbs the ladder of rates on both, rate by rate, the app first, so that
+ * a slow spell of the machine falls on both. Each stops after its first rate not sustained: the rates above it would
+ * only queue more. Answers each ladder, and the app's highest sustained deliveries a second against the floor's and
+ * against the target (0 when it sustained none).
  */
-async function deliveryRuns(options: Options, base: string, businesses: BenchBusiness[], receiverUrl: string) {
+async function deliveryRuns(
+  options: Options,
+  bases: Record<DeliveryWorker, string>,
+  businesses: BenchBusiness[],
+  receiverUrl: string,
+) {
   for (const { shard, apiKey } of businesses) {
     for (let e = 0; e < options.endpoints; e++) {
-      const response = await fetch(`${base}/api/v1/webhooks`, {
+      const response = await fetch(`${bases.app}/api/v1/webhooks`, {
         method: "POST",
         headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" },
         body: JSON.stringify({
-          url: `${receiverUrl}/hooks/${shard}/e${e}`,
+          url: endpointUrl(receiverUrl, "app", shard, e),
           events: ["booking.created"],
           description: "bench",
         }),
@@ -690,23 +753,41 @@ async function deliveryRuns(options: Options, base: string, businesses: BenchBus
     }
   }
   const shards = businesses.map(({ shard }) => shard);
-  log(`Webhook deliveries: ${options.endpoints} endpoints per business on ${receiverUrl}; a warm-up run, then...`);
-  await measurePaced(options, base, businesses, options.rates[0] ?? 1, Math.min(2, options.deliverySeconds));
-  const runs = [];
-  let stoppedAt: number | null = null;
+  log(`Webhook deliveries: ${options.endpoints} endpoints per business on ${receiverUrl}; warm-up runs, then...`);
+  const newLadder = () => ({ runs: [] as PacedRun[], stoppedAt: null as number | null });
+  const ladders = { app: newLadder(), floor: newLadder() };
+  for (const worker of DELIVERY_WORKERS) {
+    await measurePaced(options, bases[worker], businesses, options.rates[0] ?? 1, Math.min(2, options.deliverySeconds));
+  }
   for (const rate of options.rates) {
-    const result = await measurePaced(options, base, businesses, rate, options.deliverySeconds);
-    log(
-      `  ${rate} reports/s: ${result.deliveries_received} of ${result.deliveries_expected} deliveries, median ${result.latency_p50_ms} ms, the last ${result.drain_s} s after the last report${result.sustained ? "" : ": not sustained"}`,
-    );
-    runs.push(result);
-    if (!result.sustained) {
-      stoppedAt = rate;
-      break;
+    for (const worker of DELIVERY_WORKERS) {
+      const ladder = ladders[worker];
+      if (ladder.stoppedAt !== null) continue;
+      const result = await measurePaced(options, bases[worker], businesses, rate, options.deliverySeconds);
+      log(
+        `  ${worker} ${rate} reports/s: ${result.deliveries_received} of ${result.deliveries_expected} deliveries, median ${result.latency_p50_ms} ms, the last ${result.drain_s} s after the last report${result.sustained ? "" : ": not sustained"}`,
+      );
+      ladder.runs.push(result);
+      if (!result.sustained) ladder.stoppedAt = rate;
     }
   }
-  const highest = runs.filter((run) => run.sustained).at(-1) ?? null;
-  return { shards, runs, highest, stoppedAt };
+  const outcome = ({ runs, stoppedAt }: ReturnType<typeof newLadder>) => ({
+    runs,
+    highest: runs.filter((run) => run.sustained).at(-1) ?? null,
+    stoppedAt,
+  });
+  const app = outcome(ladders.app);
+  const floor = outcome(ladders.floor);
+  const sustained = app.highest?.deliveries_per_s ?? 0;
+  const ratio = (to: number) => (to > 0 ? Number((sustained / to).toFixed(3)) : null);
+  return {
+    shards,
+    app,
+    floor,
+    target_deliveries_per_s: DELIVERIES_TARGET,
+    app_per_floor: ratio(floor.highest?.deliveries_per_s ?? 0),
+    app_per_target: ratio(DELIVERIES_TARGET),
+  };
 }
 
 async function bench(options: Options, wrkVersion: string | null, cleanup: Cleanup) {
@@ -720,9 +801,9 @@ async function bench(options: Options, wrkVersion: string | null, cleanup: Clean
   cleanup.add(receiver.close);
 
   const businesses = benchBusinesses();
-  const { app, floor } = await startWorkers(options, directory, businesses, cleanup);
+  const { app, floor } = await startWorkers(options, directory, businesses, receiver.url, cleanup);
   let reads = null;
-  if (floor) {
+  if (options.only !== "deliveries") {
     reads = [];
     for (const business of businesses) {
       log(`Reads of ${business.handle}, in ${business.shard} in the app and in the floor's one database...`);
@@ -731,7 +812,9 @@ async function bench(options: Options, wrkVersion: string | null, cleanup: Clean
     }
   }
   const deliveries =
-    options.only === "reads" ? null : await deliveryRuns(options, app.baseUrl, businesses, receiver.url);
+    options.only === "reads"
+      ? null
+      : await deliveryRuns(options, { app: app.baseUrl, floor: floor.baseUrl }, businesses, receiver.url);
 
   process.stdout.write(`\n${summary(options, reads, deliveries)}\n`);
   const figures = {
