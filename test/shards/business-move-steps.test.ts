@@ -399,3 +399,55 @@ describe("the tables a move copies", () => {
     expect(notCopied.sort()).toEqual(["business_moves", "business_shards", "credential_forwards", "owner_emails"]);
   });
 });
+
+/**
+ * A database whose statements matching `pattern` fail (a crash between two steps of a move); its others, and its
+ * batches, reach the real one.
+ */
+function failingStatements(real: D1Database, pattern: RegExp): D1Database {
+  return new Proxy(real, {
+    get(target, key) {
+      if (key === "prepare") {
+        return (query: string) => {
+          if (pattern.test(query)) throw new Error("injected fault: the statement never ran");
+          return target.prepare(query);
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+describe("a move that fails after its switch, before the new shard's copy loses its mark", async () => {
+  const { business, apiKey } = await createBusiness({ shard: "legacy" });
+  const failing = { SHARD_US1: failingStatements(env.SHARD_US1, /^update "businesses" set "moving_since"/) };
+  expectServerErrors();
+  let failed = await move(business.id, "us1", OPERATOR, failing);
+  while (failed.status === 202) failed = await move(business.id, "us1", OPERATOR, failing);
+
+  it("has switched: the directory names us1, whose copy is still marked, so writes wait with 503", async () => {
+    expect(failed.status).toBe(500);
+    expect(await directoryRowOf(business.id)).toMatchObject({ shard: "us1", movingSince: null });
+    const [copy] = await shardDb("us1").select().from(schema.businesses).where(eq(schema.businesses.id, business.id));
+    expect(copy?.movingSince).toEqual(expect.any(String));
+    expectServerErrors();
+    await expectError(
+      await call("/api/v1/actions", { key: apiKey, method: "POST", body: actionBody("while_marked") }),
+      503,
+      MOVING,
+    );
+    const report = await reportChange(business.id, { booking: bookingObject(5100) });
+    await expectError(report, 503, MOVING);
+  });
+
+  it("loses the mark at the next step, which finishes the move: writes land in us1", async () => {
+    expect(await moved(business.id, "us1")).toMatchObject({ from: "legacy", to: "us1", status: "moved" });
+    const [copy] = await shardDb("us1").select().from(schema.businesses).where(eq(schema.businesses.id, business.id));
+    expect(copy?.movingSince).toBeNull();
+    expect(
+      (await call("/api/v1/actions", { key: apiKey, method: "POST", body: actionBody("after_mark") })).status,
+    ).toBe(201);
+    expect((await reportChange(business.id, { booking: bookingObject(5101) })).status).toBe(201);
+  });
+});
