@@ -24,17 +24,14 @@ import { conversationTurn } from "./conversation-turns";
  * `/internal/v1` and calls the same domain function, so the two cannot drift apart.
  */
 export class RuntimeApi extends WorkerEntrypoint<Env> {
-  /**
-   * Runs this call's domain work for `businessId` on the business's shard (`onRuntimeShard`, a write refused while the
-   * business moves): its deliveries are enqueued after its answer.
-   */
+  /** What this call's domain work uses before it knows the shard: its deliveries are enqueued after its answer. */
+  private get deps() {
+    return globalDependencies(this.env, (work) => this.ctx.waitUntil(work));
+  }
+
+  /** Runs this call's domain work on the business's shard (`onRuntimeShard`, a write refused while it moves). */
   private onShard<T>(businessId: string, access: RuntimeAccess, run: Parameters<typeof onRuntimeShard<T>>[3]) {
-    return onRuntimeShard(
-      globalDependencies(this.env, (work) => this.ctx.waitUntil(work)),
-      businessId,
-      access,
-      run,
-    );
+    return onRuntimeShard(this.deps, businessId, access, run);
   }
 
   setPlan(businessId: string, change: { plan: string; active: boolean }) {
@@ -84,8 +81,7 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
         { id: businessId, cid: conversationId },
         "param",
       );
-      const deps = globalDependencies(this.env, (work) => this.ctx.waitUntil(work));
-      return conversationTurn(this.env, deps, { businessId: id, conversationId: cid }, access, turn);
+      return conversationTurn(this.env, this.deps, { businessId: id, conversationId: cid }, access, turn);
     });
   }
 

@@ -9,6 +9,7 @@ import { listOrders } from "../../src/domain/platform/orders";
 import { randomToken, sha256Hex } from "../../src/lib/secrets";
 import { deps } from "../helpers/dependencies";
 import { bookingRow, createApiKey, createBusiness, insertAll, orderRow, shardD1 } from "../helpers/fixtures";
+import { queryPlan } from "../helpers/query-plan";
 import { runAlone } from "../helpers/statements";
 
 async function rowsRead(query: { toSQL(): { sql: string; params: unknown[] } }) {
@@ -116,11 +117,7 @@ describe("hot paths: D1 round trips and rows read", async () => {
     const statement = listAppointments(business.id, filters).statements[0];
     if (!statement) throw new Error("No statement in the read.");
     const { sql, params } = statement.prepared(db).query;
-    const plan = await shardD1
-      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-      .bind(...fillPlaceholders(params, statement.values))
-      .all<{ detail: string }>();
-    const details = plan.results.map((step) => step.detail);
+    const details = await queryPlan(shardD1, sql, fillPlaceholders(params, statement.values));
     expect(details).toContain(`SEARCH bookings USING INDEX ${index}`);
     expect(details.includes("USE TEMP B-TREE FOR ORDER BY")).toBe(sorted);
   });

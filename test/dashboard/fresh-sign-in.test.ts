@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import { apiKeys, oauthGrants } from "../../src/db/schema";
 import { FRESH_SIGN_IN_MS } from "../../src/domain/access/fresh-sign-in";
 import { SIGN_IN_FAILURE_LIMITS } from "../../src/durable-objects/sign-in-throttle";
-import { page, post, signedIn, submit, testIdText } from "../helpers/dashboard";
+import { page, post, signedIn, signInAttempt, submit, testIdText } from "../helpers/dashboard";
 import { createApiKey, db } from "../helpers/fixtures";
-import { browse, CookieJar, connectApp, createOwnerBusiness, csrfTokenOf, me } from "../helpers/oauth";
+import { CookieJar, connectApp, createOwnerBusiness, csrfTokenOf, me } from "../helpers/oauth";
 import { timePasses } from "../helpers/owner-sessions";
 
 // docs/security.md, Owner sessions and refresh tokens: creating an API key and disconnecting an app ask for the
@@ -89,14 +89,7 @@ describe("creating an API key", () => {
     expect(await keysOf(shop.business.id)).toBe(before);
 
     // The same count as the sign-in page's: the owner's email is locked there too.
-    const browser = new CookieJar();
-    const signInPage = await browse(browser, "/dashboard/sign-in");
-    const signIn = await post(browser, "/dashboard/sign-in", {
-      csrf_token: csrfTokenOf(await signInPage.text()),
-      email: shop.owner.email,
-      password: shop.owner.password,
-    });
-    expect(signIn.status).toBe(429);
+    expect((await signInAttempt(new CookieJar(), shop)).status).toBe(429);
   });
 
   it("does not ask before revoking a key, which only takes access away", async () => {

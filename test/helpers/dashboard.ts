@@ -6,15 +6,20 @@ import { browse, CookieJar, csrfTokenOf, type OwnerBusiness } from "./oauth";
 export const post = (jar: CookieJar, path: string, form: Record<string, string | undefined> = {}, origin = BASE) =>
   browse(jar, path, { method: "POST", form, headers: { Origin: origin } });
 
+/** The owner's sign-in on the dashboard's own page, its form posted with the page's CSRF token: its answer. */
+export async function signInAttempt(jar: CookieJar, { owner }: OwnerBusiness) {
+  const page = await browse(jar, "/dashboard/sign-in");
+  return post(jar, "/dashboard/sign-in", {
+    csrf_token: csrfTokenOf(await page.text()),
+    email: owner.email,
+    password: owner.password,
+  });
+}
+
 /** Signs the owner in on the dashboard's own sign-in page; answers the jar that holds the session. */
 export async function signedIn(owner: OwnerBusiness) {
   const jar = new CookieJar();
-  const page = await browse(jar, "/dashboard/sign-in");
-  const posted = await post(jar, "/dashboard/sign-in", {
-    csrf_token: csrfTokenOf(await page.text()),
-    email: owner.owner.email,
-    password: owner.owner.password,
-  });
+  const posted = await signInAttempt(jar, owner);
   expect(posted.status).toBe(303);
   expect(posted.headers.get("Location")).toBe("/dashboard");
   return jar;

@@ -21,6 +21,7 @@ import {
   registerClient,
   validAuthorizationParams,
 } from "../helpers/oauth";
+import { queryPlan } from "../helpers/query-plan";
 
 /**
  * docs/architecture.md, OAuth: clients never approved within 24 hours are removed, by the cron in bounded chunks. The
@@ -135,10 +136,7 @@ describe("clients no owner approved within 24 hours are removed (docs/architectu
 
   it("finds its candidates by a range scan of the index of unapproved clients", async () => {
     const { sql, params } = unapprovedClientsRemoval(deps, Date.now(), CLIENT_CLEANUP_LIMIT).toSQL();
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
-      .bind(...params)
-      .all<{ detail: string }>();
-    const details = plan.results.map((row) => row.detail);
+    const details = await queryPlan(env.DB, sql, params);
     expect(details).toContain("SEARCH oauth_clients USING INDEX oauth_clients_unapproved (created_at<?)");
     expect(details.filter((detail) => /SCAN oauth_clients\b/.test(detail))).toEqual([]);
   });

@@ -6,6 +6,7 @@ import { UNAPPROVED_CLIENTS_PER_HOUR } from "../../src/domain/oauth/clients";
 import { globalDb } from "../helpers/fixtures";
 import { call, expectError } from "../helpers/http";
 import { REDIRECT_URI, register } from "../helpers/oauth";
+import { queryPlan } from "../helpers/query-plan";
 import { recordingDatabases } from "../helpers/recording-databases";
 
 // docs/guides/oauth.md, 1. Register once: at most UNAPPROVED_CLIENTS_PER_HOUR clients not yet approved registered in an
@@ -60,10 +61,7 @@ describe("the ceiling on unapproved clients an hour", () => {
     const ceiling = seen.legacy.find((statement) => /^delete from "oauth_clients"/.test(statement));
     if (!ceiling) throw new Error("the registration ran no statement of the ceiling");
     const unbound = Array.from(ceiling.matchAll(/\?/g), () => null);
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${ceiling}`)
-      .bind(...unbound)
-      .all<{ detail: string }>();
-    const details = plan.results.map((row) => row.detail);
+    const details = await queryPlan(env.DB, ceiling, unbound);
     expect(details).toContain("SEARCH oauth_clients USING INDEX oauth_clients_unapproved (created_at>?)");
     expect(details.filter((detail) => /SCAN oauth_clients\b/.test(detail))).toEqual([]);
   });

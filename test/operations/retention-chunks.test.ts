@@ -20,6 +20,7 @@ import { runScheduled } from "../helpers/cron";
 import { deps } from "../helpers/dependencies";
 import { createBusiness, db, shardD1 } from "../helpers/fixtures";
 import { createOwnerBusiness } from "../helpers/oauth";
+import { queryPlan } from "../helpers/query-plan";
 import {
   actionWithCalls,
   ago,
@@ -136,11 +137,7 @@ describe("what retention keeps and how it finds what it deletes", () => {
     const plans: Record<string, string[]> = {};
     for (const [kind, statement] of Object.entries(retentionDeletions(deps, Date.now()))) {
       const { sql, params } = statement.toSQL();
-      const plan = await shardD1
-        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-        .bind(...params)
-        .all<{ detail: string }>();
-      plans[kind] = plan.results.map((row) => row.detail);
+      plans[kind] = await queryPlan(shardD1, sql, params);
     }
     expect(plans).toEqual({
       events: expect.arrayContaining(["SEARCH events USING COVERING INDEX events_created (created_at<?)"]),

@@ -14,6 +14,7 @@ import { bookingRow, createBusiness, DEFAULT_SHARD, db, insertAll, orderRow, sha
 import { call, expectError, json } from "../helpers/http";
 import { reportChange as reportOverHttp } from "../helpers/platform";
 import { newBooking, newOrder } from "../helpers/platform-changes";
+import { queryPlan } from "../helpers/query-plan";
 import { roundTrips } from "../helpers/round-trips";
 
 // docs/decisions.md, Paging and sync: GET /appointments and GET /orders page newest created first with starting_after
@@ -313,11 +314,7 @@ describe("the statements of paging and sync: their plans and bound parameters", 
   async function plan(statement: Bound<unknown> | undefined) {
     if (!statement) throw new Error("No statement in the read.");
     const { sql, params } = statement.prepared(db).query;
-    const steps = await shardD1
-      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-      .bind(...fillPlaceholders(params, statement.values))
-      .all<{ detail: string }>();
-    return steps.results.map((step) => step.detail);
+    return queryPlan(shardD1, sql, fillPlaceholders(params, statement.values));
   }
 
   it.each([

@@ -21,6 +21,7 @@ import {
 import { createApiKey, createBusiness, db, shardD1 } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "../helpers/http";
 import { apiKeyPrincipal } from "../helpers/principals";
+import { queryPlan } from "../helpers/query-plan";
 import { awayFromWindowEdge } from "../helpers/rate-limit-window";
 import { receiverBox } from "../helpers/receiver";
 import { roundTrips } from "../helpers/round-trips";
@@ -260,11 +261,7 @@ describe("POST /webhooks/{id}/recover", async () => {
     const plans = await Promise.all(
       recoverWrites(principal, endpoint.id, iso(Date.now() - HOUR), Date.now()).map(async (write) => {
         const { sql, params } = write.prepared(db).query;
-        const plan = await shardD1
-          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-          .bind(...fillPlaceholders(params, write.values))
-          .all<{ detail: string }>();
-        return plan.results.map((step) => step.detail).join("; ");
+        return (await queryPlan(shardD1, sql, fillPlaceholders(params, write.values))).join("; ");
       }),
     );
     // One range of (endpoint_id, status[, completed_at]) each: never the index of every business's due deliveries.
