@@ -19,30 +19,31 @@ const WHOLE_DATABASE = [
   "test/oauth/registration-ceiling.test.ts",
 ];
 
+/** Tests of code that runs in Node, not in the Worker: the CLI of @secretary/cli. */
+const NODE_TESTS = ["test/cli/**/*.test.ts"];
+
 // Tests run inside workerd with the real bindings of wrangler.toml: local D1 (migrated by test/setup.ts), Durable
 // Objects and Queues. Outbound calls go to the real HTTP receiver that test/global-setup.ts starts.
+const workerd = cloudflareTest(async ({ inject }) => ({
+  main: "./src/index.ts",
+  wrangler: { configPath: "./wrangler.toml" },
+  miniflare: {
+    bindings: {
+      TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+      RECEIVER_URL: inject("receiverUrl"),
+      DOH_RESOLVER_URL: `${inject("receiverUrl")}/__dns`,
+      BASE_URL: "http://localhost:8787",
+      ALLOW_LOOPBACK_URLS: "true",
+      LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",
+      RUNTIME_TOKEN: "test-runtime-token-0123456789abcdef",
+      OPERATOR_TOKEN: "test-operator-token-0123456789abcdef",
+    },
+  },
+}));
+
 export default defineConfig({
-  plugins: [
-    cloudflareTest(async ({ inject }) => ({
-      main: "./src/index.ts",
-      wrangler: { configPath: "./wrangler.toml" },
-      miniflare: {
-        bindings: {
-          TEST_MIGRATIONS: await readD1Migrations("./migrations"),
-          RECEIVER_URL: inject("receiverUrl"),
-          DOH_RESOLVER_URL: `${inject("receiverUrl")}/__dns`,
-          BASE_URL: "http://localhost:8787",
-          ALLOW_LOOPBACK_URLS: "true",
-          LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",
-          RUNTIME_TOKEN: "test-runtime-token-0123456789abcdef",
-          OPERATOR_TOKEN: "test-operator-token-0123456789abcdef",
-        },
-      },
-    })),
-  ],
   test: {
     globalSetup: ["./test/global-setup.ts"],
-    setupFiles: ["./test/setup.ts"],
     // One pool worker per core, not vitest's default of one fewer: a worker here is a workerd process that runs the
     // tests, and vitest's own process only relays modules and results, so the default left one of two cores idle.
     maxWorkers: availableParallelism(),
@@ -51,9 +52,22 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "shared-runtime", include: ["test/**/*.test.ts"], exclude: WHOLE_DATABASE, isolate: false },
+        plugins: [workerd],
+        test: {
+          setupFiles: ["./test/setup.ts"],
+          name: "shared-runtime",
+          include: ["test/**/*.test.ts"],
+          exclude: [...WHOLE_DATABASE, ...NODE_TESTS],
+          isolate: false,
+        },
       },
-      { extends: true, test: { name: "own-runtime", include: WHOLE_DATABASE, isolate: true } },
+      {
+        extends: true,
+        plugins: [workerd],
+        test: { setupFiles: ["./test/setup.ts"], name: "own-runtime", include: WHOLE_DATABASE, isolate: true },
+      },
+      // Node's own code (the CLI's command line) runs in Node, as partners run it, outside workerd.
+      { extends: true, test: { name: "node", include: NODE_TESTS, environment: "node" } },
     ],
   },
 });

@@ -32,11 +32,15 @@ async function startLocalServer() {
   return { server, received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks` };
 }
 
-/** The CLI as `npx secretary …` runs it (package.json "bin"), with its output kept. */
-function secretary(args: string[], apiKey: string) {
-  const child = spawn(process.execPath, ["cli/secretary.ts", ...args, "--api-base", BASE, "--api-key", apiKey], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+/** The CLI as `npx secretary …` runs it (its package's "bin", built by `npm install`), with its output kept. */
+function secretary(args: string[], apiKey: string, apiBase = BASE) {
+  const child = spawn(
+    process.execPath,
+    ["cli/dist/secretary.js", ...args, "--api-base", apiBase, "--api-key", apiKey],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const output = { stdout: "", stderr: "" };
   child.stdout.on("data", (chunk: Buffer) => {
     output.stdout += chunk.toString();
@@ -72,7 +76,7 @@ afterAll(async () => {
 describe("secretary listen and trigger", () => {
   it("keeps its connection with pings, forwards a triggered event to the local server, signed, and stops when the CLI stops", async () => {
     // A ping every 0.2 s: without the session's pong the CLI would give the connection up after three, 0.8 s.
-    const listen = secretary(["listen", "--forward-to", local.url, "--keepalive", "0.2"], apiKey);
+    const listen = secretary(["listen", "--forward-to", local.url, "--keepalive", "0.2", "--print-secret"], apiKey);
     listener = listen.child;
     await eventually(async () => listen.output.stdout.includes("Ready."), 20_000);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -135,5 +139,18 @@ describe("secretary listen and trigger", () => {
     const wrongKey = secretary(["trigger", "booking.created"], "sk_live_wrong");
     expect(await wrongKey.exited).toBe(1);
     expect(wrongKey.output.stderr).toMatch(/API key/);
+  });
+
+  it("names the address it could not reach and what to do, when nothing answers there", async () => {
+    const closed = createServer();
+    closed.listen(0, "127.0.0.1");
+    await once(closed, "listening");
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const nowhere = secretary(["trigger", "booking.created"], apiKey, `http://127.0.0.1:${port}`);
+    expect(await nowhere.exited).toBe(1);
+    expect(nowhere.output.stderr.trim()).toBe(
+      `Could not connect to the API at http://127.0.0.1:${port} (ECONNREFUSED). Start the service (npm start in the project), or give its address with --api-base <url> or SECRETARY_API_BASE.`,
+    );
   });
 });

@@ -2,7 +2,7 @@
 // signed exactly as a webhook delivery, with the action's secret; its `webhook-id` and `X-Service-Call` are the call
 // id (docs/webhooks.md, Action calls). The OpenAPI document describes /api/v1, not this request, so its body's type
 // is written here, after the body src/domain/actions/calls.ts sends (test/sdk/actions.test.ts compares them).
-import { type HeadersLike, parseVerifiedBody, type VerifyOptions, verifySignedRequest } from "./signatures.ts";
+import { type HeadersLike, parseVerifiedBody, type VerifyOptions, verifySignedRequest } from "./signatures.js";
 
 /** Where the customer writes from; `dashboard_test` for the owner's Test button. Actions never run on phone calls. */
 export type ActionCallChannel =

@@ -1,8 +1,9 @@
 // The typed client of the Secretary Partner API (docs/openapi.md): openapi-fetch over the types openapi-typescript
-// generates from openapi.json (partner-api.d.ts, written by `npm run openapi`), an error class for the one error body
-// of the API (docs/errors.md), and an iterator over the pages of the lists (docs/syncing.md).
+// generates from openapi.json (partner-api.d.ts, written by `npm run openapi`), sending through requests.ts, and an
+// error class for the one error body of the API (docs/errors.md).
 import createClient, { type Client } from "openapi-fetch";
-import type { components, paths } from "./partner-api";
+import type { components, paths } from "./partner-api.js";
+import { type Fetch, type RetryOptions, sendingWith } from "./requests.js";
 
 /** The production address of `/api/v1` (the document's `servers`). */
 export const DEFAULT_BASE_URL = "https://partners.secretary.example/api/v1";
@@ -13,9 +14,11 @@ export type PartnerClientOptions = {
   /** `/api/v1` of another deployment, e.g. `http://localhost:8787/api/v1`. */
   baseUrl?: string;
   /** The fetch to send requests with (a test's, a Worker's service binding); the global `fetch` by default. */
-  fetch?: (request: Request) => Promise<Response>;
-  /** More headers for every request, e.g. a `User-Agent` of your own. */
+  fetch?: Fetch;
+  /** More headers for every request, e.g. a `User-Agent` of your own instead of the SDK's. */
   headers?: Record<string, string>;
+  /** How 429s, 5xx answers and failed connections are retried (README.md, Retries and idempotency). */
+  retries?: RetryOptions;
 };
 
 /** A client for one credential: an API key (`sk_live_…`, `sk_test_…`) or an OAuth access token (`at_live_…`). */
@@ -23,7 +26,8 @@ export function createPartnerClient(credential: string, options: PartnerClientOp
   return createClient<paths>({
     baseUrl: options.baseUrl ?? DEFAULT_BASE_URL,
     headers: { ...options.headers, Authorization: `Bearer ${credential}` },
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    // The global fetch is looked up per request, so that one replaced after the client was made (a test's) is used.
+    fetch: sendingWith(options.fetch ?? ((request) => fetch(request)), options.retries),
   });
 }
 
@@ -73,42 +77,4 @@ export async function unwrap<Answer extends Outcome>(pending: Promise<Answer> | 
     throw new PartnerApiError(response.status, error, response.headers.get("X-Request-Id"));
   }
   return data as DataOf<Answer>;
-}
-
-/** The lists that page by `starting_after` and `has_more` (docs/syncing.md). */
-export type PagedPath = "/appointments" | "/orders" | "/events";
-type ListOperation<Path extends PagedPath> = paths[Path]["get"];
-/** A list's query, but for `starting_after`, which the iterator sets. */
-export type PageQuery<Path extends PagedPath> = Omit<
-  NonNullable<ListOperation<Path>["parameters"]["query"]>,
-  "starting_after"
->;
-type Page<Path extends PagedPath> = ListOperation<Path>["responses"][200]["content"]["application/json"];
-/** A list's item: a booking, an order, an event envelope. */
-export type PageItem<Path extends PagedPath> = Page<Path>["data"][number];
-
-/**
- * Every item of a list, page after page, as an async iterator: `for await (const booking of paginate(client,
- * "/appointments", { status: "confirmed" }))`. A page starts after the last id of the one before, while `has_more`
- * says more follow (docs/syncing.md, Reading everything once). A refused page throws `PartnerApiError`.
- */
-export async function* paginate<Path extends PagedPath>(
-  client: PartnerClient,
-  path: Path,
-  query: PageQuery<Path> = {} as PageQuery<Path>,
-): AsyncGenerator<PageItem<Path>, void, undefined> {
-  // openapi-fetch types each path's call apart; over the union of three paths, the call is made through this one
-  // signature, and what it answers is typed again by `Page<Path>`.
-  const get = client.GET as unknown as (
-    path: PagedPath,
-    init: { params: { query: Record<string, unknown> } },
-  ) => Promise<{ data?: Page<Path>; error?: unknown; response: Response }>;
-  let startingAfter: PageItem<Path>["id"] | undefined;
-  for (;;) {
-    const params = { query: startingAfter === undefined ? query : { ...query, starting_after: startingAfter } };
-    const page = await unwrap(get(path, { params }));
-    yield* page.data as PageItem<Path>[];
-    startingAfter = page.data.at(-1)?.id;
-    if (!page.has_more || startingAfter === undefined) return;
-  }
 }

@@ -1,7 +1,7 @@
 // Receiving webhooks (docs/webhooks.md): a delivery is verified over its raw body with the endpoint's secret, then
 // answered as the document's event type, so that `switch (event.event)` types each event's `data`.
-import type { webhooks } from "./partner-api";
-import { type HeadersLike, parseVerifiedBody, type VerifyOptions, verifySignedRequest } from "./signatures.ts";
+import type { webhooks } from "./partner-api.js";
+import { type HeadersLike, parseVerifiedBody, type VerifyOptions, verifySignedRequest } from "./signatures.js";
 
 /** An event's envelope as delivered: the request body of the document's `webhooks` entry of that name. */
 export type EventOf<Name extends keyof webhooks> = NonNullable<

@@ -29,7 +29,7 @@ export function offeredToken(request: Request): string {
   return protocol === LISTEN_SUBPROTOCOL ? (token ?? "") : "";
 }
 
-/** The keepalive messages, exactly as the CLI sends and expects them (cli/listen.ts). */
+/** The keepalive messages, exactly as the CLI sends and expects them (cli/src/listen.ts). */
 export const KEEPALIVE_PING = '{"type":"ping"}';
 export const KEEPALIVE_PONG = '{"type":"pong"}';
 

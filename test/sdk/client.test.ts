@@ -101,6 +101,7 @@ describe("the SDK's client", async () => {
 
   it("names an answer that is not the API's error body unexpected_answer", async () => {
     const proxied = createPartnerClient(apiKey, {
+      retries: { maxRetries: 0 },
       baseUrl: `${BASE}/api/v1`,
       fetch: async () =>
         new Response("<h1>Bad gateway</h1>", { status: 502, headers: { "X-Request-Id": "req_proxy" } }),

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-import { parseCommand, USAGE, UsageError } from "./arguments.ts";
-import { listen } from "./listen.ts";
-import { trigger } from "./trigger.ts";
+import { parseCommand, USAGE, UsageError } from "./arguments.js";
+import { listen } from "./listen.js";
+import { trigger } from "./trigger.js";
 
 /*
  * `npx secretary …` (package.json "bin"): webhooks on a laptop without a public URL (docs/guides/webhooks.md,
- * Listening from a laptop). TypeScript run directly by Node (22.18 and later strip the types).
+ * Listening from a laptop), built to dist/secretary.js by the package's build.
  */
 
 async function main(): Promise<number> {

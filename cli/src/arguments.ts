@@ -9,17 +9,19 @@ import { parseArgs } from "node:util";
 const DEFAULT_API_BASE = "http://localhost:8787";
 
 export const USAGE = `Usage:
-  secretary listen --forward-to <url> [--events booking.created,order.created] [--keepalive <seconds>]
+  secretary listen --forward-to <url> [--events booking.created,order.created] [--print-secret]
+                   [--keepalive <seconds>]
   secretary trigger <event>
 
 Options:
   --api-base <url>   The API's address (env SECRETARY_API_BASE; default ${DEFAULT_API_BASE})
   --api-key <key>    Your API key (env SECRETARY_API_KEY); trigger takes a test key (sk_test_…)
+  --print-secret     listen: print the session's webhook signing secret, to verify the forwarded deliveries
   --keepalive <s>    listen: how often the connection is checked, in seconds (default 30; shorter for a network
                      that closes quiet connections sooner)`;
 
 export type Command =
-  | { command: "listen"; api: Api; forwardTo: string; events?: string[]; keepaliveMs?: number }
+  | { command: "listen"; api: Api; forwardTo: string; events?: string[]; printSecret: boolean; keepaliveMs?: number }
   | { command: "trigger"; api: Api; event: string }
   | { command: "help" };
 
@@ -58,7 +60,8 @@ export function parseCommand(argv: string[], environment: NodeJS.ProcessEnv): Co
     if (keepalive !== undefined && !(keepalive > 0 && keepalive <= MAX_KEEPALIVE_SECONDS)) {
       throw new UsageError(`--keepalive is a number of seconds above 0, at most ${MAX_KEEPALIVE_SECONDS}.`);
     }
-    return { command: "listen", api, forwardTo, events, keepaliveMs: keepalive && keepalive * 1000 };
+    const printSecret = values["print-secret"] ?? false;
+    return { command: "listen", api, forwardTo, events, printSecret, keepaliveMs: keepalive && keepalive * 1000 };
   }
   if (command === "trigger") {
     const [event] = rest;
@@ -76,31 +79,9 @@ const parse = (argv: string[]) =>
       "forward-to": { type: "string" },
       events: { type: "string" },
       keepalive: { type: "string" },
+      "print-secret": { type: "boolean" },
       "api-base": { type: "string" },
       "api-key": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
-
-/** A partner API call with the key as the bearer; a body goes as JSON. */
-export const callApi = (api: Api, path: string, body?: unknown) =>
-  fetch(`${api.base}/api/v1${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    headers: {
-      Authorization: `Bearer ${api.key}`,
-      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-
-/** The API's error sentence (docs/errors.md: `{ error, code, … }`), or the status when the body is none. */
-export async function errorSentence(response: Response): Promise<string> {
-  const text = await response.text();
-  try {
-    const { error } = JSON.parse(text) as { error?: unknown };
-    if (typeof error === "string") return error;
-  } catch {
-    // Not JSON: a proxy's page, or nothing.
-  }
-  return `HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ""}`;
-}

@@ -1,5 +1,6 @@
-import type { components } from "../sdk/src/partner-api.d.ts";
-import { type Api, callApi, errorSentence } from "./arguments.ts";
+import { type paths, unwrap } from "@secretary/partner-sdk";
+import { clientOf, failureSentence } from "./api.js";
+import type { Api } from "./arguments.js";
 
 /*
  * `secretary listen --forward-to <url>` (docs/decisions.md, Listening from a laptop): starts a listening session, opens
@@ -21,21 +22,29 @@ const KEEPALIVE_MISSES = 3;
 const PING = '{"type":"ping"}';
 const PONG = '{"type":"pong"}';
 
-/** The 201 of `POST /api/v1/listen-sessions`, as the OpenAPI document describes it. */
-type Session = components["schemas"]["ListenSession"];
 type Delivery = { type: "delivery"; delivery_id: number; event: string; headers: Record<string, string>; body: string };
 type Forwarded = { status: number; excerpt: string; error?: string };
 
-export type ListenOptions = { api: Api; forwardTo: string; events?: string[]; keepaliveMs?: number };
+export type ListenOptions = {
+  api: Api;
+  forwardTo: string;
+  events?: string[];
+  printSecret?: boolean;
+  keepaliveMs?: number;
+};
+
+/** The events a session may listen to; the names given on the command line are the service's to check. */
+type ListenedEvents = NonNullable<
+  NonNullable<paths["/listen-sessions"]["post"]["requestBody"]>["content"]["application/json"]["events"]
+>;
 
 /** Runs until the socket closes; answers the exit status: 0 after ^C, 1 when the session could not start or ended. */
 export async function listen(options: ListenOptions, print = console.log, printError = console.error) {
-  const response = await callApi(options.api, "/listen-sessions", options.events ? { events: options.events } : {});
-  if (response.status !== 201) {
-    printError(await errorSentence(response));
-    return 1;
-  }
-  const session = (await response.json()) as Session;
+  const body = options.events ? { events: options.events as ListenedEvents } : {};
+  const session = await unwrap(clientOf(options.api).POST("/listen-sessions", { body })).catch((error: unknown) => {
+    printError(failureSentence(error, options.api));
+  });
+  if (!session) return 1;
   // The connect token travels as a subprotocol after secretary-listen, never in the URL (docs/webhooks.md, Listening
   // sessions end).
   const socket = new WebSocket(session.socket_url, ["secretary-listen", session.connect_token]);
@@ -61,7 +70,11 @@ export async function listen(options: ListenOptions, print = console.log, printE
       resolve(status);
     };
     socket.addEventListener("open", () => {
-      print(`Ready. Your webhook signing secret is ${session.secret} (^C to quit)`);
+      print(
+        options.printSecret
+          ? `Ready. Your webhook signing secret is ${session.secret} (^C to quit)`
+          : "Ready. (^C to quit; --print-secret shows the signing secret to verify deliveries with)",
+      );
       print(`Forwarding to ${options.forwardTo}; deliveries at GET /api/v1/webhooks/${session.endpoint_id}/deliveries`);
       keepalive = setInterval(() => {
         if (unanswered < KEEPALIVE_MISSES) {
