@@ -4582,7 +4582,9 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description The arguments, as the Secretary would send them */
-                    arguments?: Record<string, never>;
+                    arguments?: {
+                        [key: string]: unknown;
+                    };
                     /** @description The id of the customer message the call belongs to: at most 2 calls per message, as for the Secretary; a new one when left out */
                     message?: string;
                 };

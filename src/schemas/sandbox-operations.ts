@@ -45,6 +45,9 @@ export const SandboxConversation = EVENT_DATA["intake.completed"].openapi("Sandb
 export const SandboxActionCallBody = z.strictObject({
   arguments: ActionArguments.default({}).openapi({
     type: "object",
+    // Any member: the call checks each against the action's parameters, and a value that does not fit is a rejected
+    // call, as in a conversation (docs/guides/sandbox.md).
+    additionalProperties: true,
     description: "The arguments, as the Secretary would send them",
   }),
   message: z.string().min(1).max(200).optional().openapi({

@@ -1,0 +1,196 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyStandardWebhook, verifyWebhookSignature } from "../test/helpers/verify-signature.ts";
+import { eventually, startWorker } from "./local-worker.ts";
+
+// The SDK and the CLI as a stranger gets them (sdk/README.md, cli/README.md): both packed, the tarballs installed into
+// an empty project (no link to this repository), a small program type-checked with `tsc --strict` (nodenext, and
+// bundler) and run with plain `node` against a real `wrangler dev`; then `npx secretary listen` and `trigger` run
+// from that project.
+
+const PORT = 8793;
+const BASE = `http://localhost:${PORT}`;
+const ROOT = resolve(import.meta.dirname, "..");
+const TSC = join(ROOT, "node_modules", ".bin", "tsc");
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+/** A command to its end, its output kept. */
+async function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const output = { stdout: "", stderr: "" };
+  child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk));
+  child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk));
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, ...output };
+}
+
+/** A command left running in a process group of its own (as in a terminal, where ^C reaches npx and the CLI). */
+function started(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(command, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true,
+  });
+  const output = { stdout: "", stderr: "" };
+  child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk));
+  child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk));
+  const exited = once(child, "exit").then(
+    ([code, signal]) => ({ code, signal }) as { code: number | null; signal: string | null },
+  );
+  return { child, output, exited };
+}
+
+/** The owner switches an action on in the dashboard, as a browser would post its forms. */
+async function switchOn(actionId: number, owner: { email: string; password: string }) {
+  let cookies = "";
+  const keep = (response: Response) => {
+    const set = response.headers.getSetCookie().map((cookie) => cookie.split(";")[0]);
+    cookies = [...cookies.split("; ").filter(Boolean), ...set].join("; ");
+    return response;
+  };
+  const tokenOf = async (response: Response) => /name="csrf_token" value="([^"]+)"/.exec(await response.text())?.[1];
+  const form = (fields: Record<string, string>) => ({
+    method: "POST",
+    redirect: "manual" as const,
+    headers: { Cookie: cookies, Origin: BASE, "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(fields),
+  });
+  const signInToken = await tokenOf(keep(await fetch(`${BASE}/dashboard/sign-in`)));
+  const signedIn = keep(await fetch(`${BASE}/dashboard/sign-in`, form({ ...owner, csrf_token: signInToken ?? "" })));
+  expect(signedIn.status).toBe(303);
+  const page = await (await fetch(`${BASE}/dashboard/actions/${actionId}`, { headers: { Cookie: cookies } })).text();
+  const token = /name="csrf_token" value="([^"]+)"/.exec(page)?.[1] ?? "";
+  const reviewed = /name="reviewed" value="([^"]+)"/.exec(page)?.[1] ?? "";
+  const on = await fetch(`${BASE}/dashboard/actions/${actionId}/on`, form({ csrf_token: token, reviewed }));
+  expect(on.status).toBe(303);
+}
+
+let stopWorker: (() => Promise<void>) | undefined;
+let project: string;
+let sandbox: { api_key: string; owner_email: string; owner_password: string };
+let listener: ChildProcess | undefined;
+let forwarded: Server | undefined;
+
+beforeAll(async () => {
+  stopWorker = await startWorker(PORT);
+  project = mkdtempSync(join(tmpdir(), "secretary-stranger-"));
+  for (const name of ["sdk", "cli"]) {
+    const packed = await run("npm", ["pack", "--silent", "--pack-destination", project], join(ROOT, name));
+    expect(packed.code, packed.stderr).toBe(0);
+  }
+  const tarballs = readdirSync(project).filter((file) => file.endsWith(".tgz"));
+  expect(tarballs).toHaveLength(2);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "stranger", private: true, type: "module" }));
+  for (const file of ["program.ts", "tsconfig.json", "tsconfig.bundler.json"]) {
+    copyFileSync(join(ROOT, "test-e2e", "stranger", file), join(project, file));
+  }
+  const installed = await run(
+    "npm",
+    [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      "--prefer-offline",
+      ...tarballs.map((file) => `./${file}`),
+      "@types/node@24",
+    ],
+    project,
+  );
+  expect(installed.code, installed.stderr).toBe(0);
+  const created = await fetch(`${BASE}/api/sandbox/businesses`, { method: "POST" });
+  expect(created.status).toBe(201);
+  sandbox = (await created.json()) as typeof sandbox;
+}, 240_000);
+
+afterAll(async () => {
+  if (listener?.pid && listener.exitCode === null && listener.signalCode === null)
+    process.kill(-listener.pid, "SIGKILL");
+  await new Promise((done) => (forwarded ? forwarded.close(done) : done(undefined)));
+  await stopWorker?.();
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+describe("the packages as a stranger installs them", () => {
+  it("installs without a link to this repository: the SDK is the tarball's, built JavaScript", async () => {
+    const listed = await run("npm", ["ls", "--all", "--json"], project);
+    const tree = JSON.parse(listed.stdout) as {
+      dependencies: Record<string, { resolved?: string; dependencies?: object }>;
+    };
+    expect(tree.dependencies["@secretary/partner-sdk"]?.resolved).toMatch(
+      /^file:.*secretary-partner-sdk-0\.2\.0\.tgz$/,
+    );
+    expect(tree.dependencies["@secretary/cli"]?.resolved).toMatch(/^file:.*secretary-cli-0\.1\.0\.tgz$/);
+    const files = readdirSync(join(project, "node_modules", "@secretary", "partner-sdk", "dist"));
+    expect(files).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "partner-api.d.ts"]));
+    expect(files.filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))).toEqual([]);
+  });
+
+  it("type-checks a program under tsc --strict, nodenext and bundler, against @types/node alone", async () => {
+    for (const config of ["tsconfig.json", "tsconfig.bundler.json"]) {
+      const checked = await run(TSC, ["-p", config], project);
+      expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    }
+  });
+
+  it("runs it with plain node: a typed call, paging to the end, a delivery under both schemes, an action call", async () => {
+    const program = started(process.execPath, ["program.ts"], project, { API_BASE: BASE, API_KEY: sandbox.api_key });
+    await eventually(async () => /switch on action (\d+)/.test(program.output.stdout), 30_000);
+    const actionId = Number(/switch on action (\d+)/.exec(program.output.stdout)?.[1]);
+    await switchOn(actionId, { email: sandbox.owner_email, password: sandbox.owner_password });
+    program.child.stdin.end("switched on\n");
+    expect(await program.exited, program.output.stderr).toEqual({ code: 0, signal: null });
+    expect(program.output.stdout).toMatch(/^ok me \S+$/m);
+    expect(program.output.stdout).toMatch(/^ok paged \d+$/m);
+    expect(program.output.stdout).toMatch(/^ok delivery \d+ standard-webhooks x-service-signature$/m);
+    expect(program.output.stdout).toMatch(/^ok action check_stock SH-200$/m);
+  });
+
+  it("runs npx secretary listen and trigger from the project, forwarding a signed delivery", {
+    timeout: 120_000,
+  }, async () => {
+    const received: Array<{ headers: Record<string, string>; body: string }> = [];
+    forwarded = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        const headers = Object.fromEntries(
+          Object.entries(request.headers).map(([name, value]) => [name, String(value)]),
+        );
+        received.push({ headers, body: Buffer.concat(chunks).toString("utf8") });
+        response.writeHead(200).end("ok");
+      });
+    });
+    forwarded.listen(0, "127.0.0.1");
+    await once(forwarded, "listening");
+    const url = `http://127.0.0.1:${(forwarded.address() as AddressInfo).port}/hooks`;
+    const env = { SECRETARY_API_KEY: sandbox.api_key, SECRETARY_API_BASE: BASE };
+    const listen = started("npx", ["secretary", "listen", "--forward-to", url, "--print-secret"], project, env);
+    listener = listen.child;
+    await eventually(async () => listen.output.stdout.includes("Ready."), 30_000).catch(() => {});
+    expect(listen.output.stdout, listen.output.stderr).toContain("Ready.");
+    const secret = /signing secret is (whsec_\S+)/.exec(listen.output.stdout)?.[1] ?? "";
+    const trigger = await run("npx", ["secretary", "trigger", "booking.created"], project, env);
+    expect(trigger.code, trigger.stderr).toBe(0);
+    await eventually(async () => received.length === 1, 30_000).catch(() => {});
+    expect(received, JSON.stringify(listen.output)).toHaveLength(1);
+    const [delivery] = received;
+    expect(
+      await verifyWebhookSignature(delivery?.body ?? "", delivery?.headers["x-service-signature"] ?? "", secret),
+    ).toBe(true);
+    expect(await verifyStandardWebhook(delivery?.body ?? "", new Headers(delivery?.headers), secret)).toBe(true);
+    // ^C in a terminal: the whole group, npx and the CLI under it.
+    process.kill(-(listen.child.pid ?? 0), "SIGINT");
+    expect([
+      { code: 0, signal: null },
+      { code: null, signal: "SIGINT" },
+    ]).toContainEqual(await listen.exited);
+  });
+});
