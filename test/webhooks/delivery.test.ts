@@ -8,7 +8,12 @@ import { oauthClients, webhookDeliveries } from "../../src/db/schema";
 import { UNAPPROVED_CLIENT_LIFETIME_MS } from "../../src/domain/oauth/client-cleanup";
 import { RETRY_DELAYS_SECONDS } from "../../src/domain/webhooks/attempts";
 import { endpointDeliveries } from "../../src/domain/webhooks/delivery-log";
-import { STUCK_AFTER_MS, sweepOutbox, UNENQUEUED_AFTER_MS } from "../../src/domain/webhooks/outbox/sweep";
+import {
+  deliveriesToSweep,
+  STUCK_AFTER_MS,
+  sweepOutbox,
+  UNENQUEUED_AFTER_MS,
+} from "../../src/domain/webhooks/outbox/sweep";
 import { sendPing } from "../../src/domain/webhooks/test-events";
 import { ANSWER_TIMEOUT_MS } from "../../src/queues/deliver-webhooks";
 import { runScheduled } from "../helpers/cron";
@@ -240,6 +245,21 @@ describe("the consumer: attempts, the retry schedule and idempotence", async () 
     expect(await consume(id, T0 + 5000)).toEqual({ acked: true, retryDelay: undefined });
     expect(await box.recorded()).toHaveLength(1);
     expect(await attemptsOf(id)).toHaveLength(1);
+  });
+
+  it("marks a delivery enqueued at its first claim, which the sweep then leaves to its schedule", async () => {
+    const box = receiverBox("claimed");
+    const id = await deliveryTo(box.url("/status/500"));
+    expect((await deliveryRow(id))?.enqueuedAt).toBeNull();
+    expect((await consume(id, T0)).retryDelay).toBe(RETRY_DELAYS_SECONDS[0]);
+    expect((await deliveryRow(id))?.enqueuedAt).toBe(new Date(T0).toISOString());
+    // Written long ago and pending again, but claimed: not a delivery whose message never reached the queue.
+    const written = new Date(Date.now() - UNENQUEUED_AFTER_MS - 1000).toISOString();
+    await db.update(webhookDeliveries).set({ createdAt: written }).where(eq(webhookDeliveries.id, id));
+    expect((await deliveriesToSweep(deps, Date.now(), 500)).lost).not.toContain(id);
+    // A second message for it (the sweep's, for a backlog) sends nothing before the schedule's time.
+    expect(await consume(id, T0 + 1000)).toEqual({ acked: true, retryDelay: undefined });
+    expect(await box.recorded()).toHaveLength(1);
   });
 
   it("sends nothing for a pending delivery once its endpoint is deleted", async () => {

@@ -84,7 +84,10 @@ export const webhookDeliveries = sqliteTable(
     attemptCount: integer("attempt_count").notNull().default(0),
     /** When the next attempt is due; the cron sweep re-enqueues pending rows whose time has long passed. */
     nextAttemptAt: timestamp("next_attempt_at").notNull(),
-    /** Set once the message is on the queue; a pending row without it was never enqueued (the sweep sends it). */
+    /**
+     * Set by the first claim of its message, or by the sweep when it sends one: a pending row without it a minute after
+     * it was written has no message known to have reached the queue (the sweep sends it).
+     */
     enqueuedAt: timestamp("enqueued_at"),
     /** While an attempt is under way: no second consumer attempts the same delivery (duplicate messages). */
     leaseUntil: timestamp("lease_until"),

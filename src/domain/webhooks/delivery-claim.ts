@@ -98,7 +98,9 @@ const leasesTaken = statement<{ ids: string; leaseUntil: string; dueBy: string; 
   (db, { ids, leaseUntil, dueBy, now }) =>
     db
       .update(webhookDeliveries)
-      .set({ leaseUntil: sql`${leaseUntil}` })
+      // A claim is the proof that the delivery's message reached the queue: the request path marks nothing after
+      // its send (docs/architecture.md, The outbox), and the sweep leaves a claimed delivery to its schedule.
+      .set({ leaseUntil: sql`${leaseUntil}`, enqueuedAt: sql`coalesce(${webhookDeliveries.enqueuedAt}, ${now})` })
       .where(
         and(
           inArray(webhookDeliveries.id, idsIn(ids)),

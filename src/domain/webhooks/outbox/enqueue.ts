@@ -1,11 +1,6 @@
-import { inArray, sql } from "drizzle-orm";
-import { webhookDeliveries } from "../../../db/schema";
-import { idsIn, runStatements, statement } from "../../../db/statements";
 import type { Dependencies } from "../../../dependencies";
 
-/* The outbox's second step (write.ts says the three): the delivery ids on the queue, then marked enqueued. */
-
-const iso = (ms: number) => new Date(ms).toISOString();
+/* The outbox's second step (write.ts says the three): the delivery ids on the queue. */
 
 /** Cloudflare Queues takes at most 100 messages in one `sendBatch`. */
 const QUEUE_BATCH_LIMIT = 100;
@@ -25,29 +20,17 @@ export async function sendDeliveries(deps: Dependencies, ids: number[]): Promise
   await deps.queue.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId, shard: deps.shard } })));
 }
 
-const enqueuedMark = statement<{ ids: string; now: string }>()((db, { ids, now }) =>
-  db
-    .update(webhookDeliveries)
-    .set({ enqueuedAt: sql`${now}` })
-    .where(inArray(webhookDeliveries.id, idsIn(ids))),
-);
-
-/** After a send on the request path: enqueued, so that the sweep leaves these rows alone. One statement, any count. */
-export async function markEnqueued(deps: Dependencies, ids: number[], now: number): Promise<void> {
-  await runStatements(deps.db, [enqueuedMark({ ids: JSON.stringify(ids), now: iso(now) })]);
-}
-
 /**
- * Puts deliveries on the queue (ids only), then marks them enqueued, chunk by chunk. Nothing here is thrown: the rows
- * are already in the outbox, so a failed send is left to the sweep on the cron trigger (docs/architecture.md, The
- * outbox), and a failed mark after a send only means the sweep sends that chunk once more, which the consumer's claim
- * makes harmless. The caller's answer (the report's 201) therefore never depends on the queue.
+ * Puts deliveries on the queue (ids only), chunk by chunk. Nothing here is thrown: the rows are already in the outbox,
+ * so a failed send is left to the sweep on the cron trigger (docs/architecture.md, The outbox). Nothing is marked
+ * after a send: the consumer's claim marks a delivery enqueued, so the request path writes to D1 once; a message still
+ * waiting on the queue a minute later gets one more from the sweep, which the claim makes harmless. The caller's
+ * answer (the report's 201) therefore never depends on the queue.
  */
 export async function enqueueDeliveries(deps: Dependencies, deliveryIds: number[]): Promise<void> {
   for (const ids of queueBatches(deliveryIds)) {
     try {
       await sendDeliveries(deps, ids);
-      await markEnqueued(deps, ids, deps.clock());
     } catch (error) {
       console.warn(
         JSON.stringify({

@@ -8,7 +8,10 @@ import { queueBatches, sendDeliveries } from "./enqueue";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Never enqueued (the send failed) for this long: the sweep sends it. */
+/**
+ * Never claimed nor swept for this long (the send failed, or its message waits behind a backlog): the sweep sends
+ * it, and a second message is harmless.
+ */
 export const UNENQUEUED_AFTER_MS = 60_000;
 /** Due this long ago and still pending: its message was lost; the sweep sends it again. */
 export const STUCK_AFTER_MS = 15 * 60_000;
