@@ -12,7 +12,8 @@ import {
   type SessionClose,
 } from "../domain/webhooks/listener-endpoints";
 import { excerptText, failedAnswer, type OutboundOutcome } from "../lib/outbound";
-import { secretsEqual, sha256Hex } from "../lib/secrets";
+import { secretsEqual } from "../lib/secret-comparison";
+import { sha256Hex } from "../lib/secrets";
 
 const SESSION_KEY = "session";
 

@@ -23,13 +23,3 @@ export function sha256Hex(value: string): string {
 export async function sha256HexNative(value: string): Promise<string> {
   return encodeHexLowerCase(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value))));
 }
-
-/**
- * Compares two secrets without leaking through timing where they differ, by the runtime's constant-time comparison.
- * Of different lengths, a secret is compared with itself, so that the time taken is that of a comparison too.
- */
-export function secretsEqual(a: string, b: string): boolean {
-  const [left, right] = [encoder.encode(a), encoder.encode(b)];
-  if (left.byteLength !== right.byteLength) return !crypto.subtle.timingSafeEqual(left, left);
-  return crypto.subtle.timingSafeEqual(left, right);
-}

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { unauthorized } from "../lib/errors";
-import { secretsEqual } from "../lib/secrets";
+import { secretsEqual } from "../lib/secret-comparison";
 
 /** A secret's value, or during its rotation the one before it. */
 export type TokenPresented = "current" | "previous";

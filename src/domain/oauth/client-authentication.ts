@@ -3,7 +3,8 @@ import { LEGACY_SHARD } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { invalidClient, invalidRequest } from "../../lib/oauth-errors";
 import { optionalParameter } from "../../lib/oauth-parameters";
-import { secretsEqual, sha256Hex } from "../../lib/secrets";
+import { secretsEqual } from "../../lib/secret-comparison";
+import { sha256Hex } from "../../lib/secrets";
 import { clientRead, findClient, isClientIdShape, type OAuthClient } from "./clients";
 
 /** Client authentication at the token endpoint (RFC 6749 §2.3, §3.2.1), and identification at the revocation one. */
