@@ -14,9 +14,11 @@ import { asPushedItems, pushedItemRows } from "../knowledge/owner-decisions";
  * Spec, Connected actions ("The Secretary asks the customer for a missing required parameter instead of calling.
  * Actions are not considered on routine replies such as just a name, a phone number or a yes"), Limits and What the
  * service does, as the runtime is to follow them (docs/decisions.md, Calls). On every channel, so that a phone call's
- * context says why it has no actions.
+ * context says why it has no actions. Actions are lookups: none submits, reserves or cancels anything
+ * (docs/guides/connected-actions.md), so the Secretary never promises a customer that one did.
  */
 const ACTION_RULES = [
+  "Actions only look things up: use them to read information, never to change anything. No action submits, reserves, books, orders or cancels, so never tell the customer that an action did.",
   "Consider an action only when the customer asks for something its description covers; never on routine replies such as just a name, a phone number or a yes.",
   "When a required parameter is missing, ask the customer for it instead of calling: a call without it is refused (422) and nothing is sent.",
   `Make at most ${CALLS_PER_MESSAGE} action calls for one customer message.`,
