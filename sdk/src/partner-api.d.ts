@@ -536,6 +536,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/businesses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a sandbox business
+         * @description A sandbox business with demo bookings, orders and knowledge, its test key (sk_test_…) and its owner's dashboard sign-in, shown once. No credential; at most 10 a minute from one network, 250 in use at once ([the sandbox guide](/docs/guides/sandbox)).
+         */
+        post: operations["createSandboxBusiness"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "booking.created": {
@@ -974,6 +994,7 @@ export interface components {
             sandbox?: true;
         };
         Booking: {
+            /** Format: int64 */
             id: number;
             /** @enum {string} */
             status: "pending" | "confirmed" | "completed" | "cancelled" | "no_show";
@@ -1191,6 +1212,7 @@ export interface components {
             sandbox?: true;
         };
         Order: {
+            /** Format: int64 */
             id: number;
             /** @enum {string} */
             status: "pending" | "confirmed" | "preparing" | "ready_for_pickup" | "out_for_delivery" | "fulfilled" | "cancelled";
@@ -1581,11 +1603,15 @@ export interface components {
             };
             data: {
                 intake: {
+                    /** Format: int64 */
                     id: number;
                     name: string;
                     title: string;
                 };
-                /** @description Equal to response_id in the intake.completed event */
+                /**
+                 * Format: int64
+                 * @description Equal to response_id in the intake.completed event
+                 */
                 response_id: number;
                 conversation: {
                     id: string;
@@ -1661,6 +1687,7 @@ export interface components {
             sandbox?: true;
         };
         Action: {
+            /** Format: int64 */
             id: number;
             name: string;
             title: string;
@@ -1838,6 +1865,7 @@ export interface components {
             sandbox?: true;
         };
         Intake: {
+            /** Format: int64 */
             id: number;
             name: string;
             title: string;
@@ -1941,7 +1969,6 @@ export interface components {
              *     - `invalid_content_type` (400): The body was not sent as `application/json`.
              *     - `parameter_missing` (400): A required parameter or field is absent; `param` names it.
              *     - `parameter_invalid` (400): A parameter, field or header has the wrong type, format or value; `param` names it.
-             *     - `parameter_unknown` (400): The body has a member the endpoint does not take; `param` names it.
              *     - `invalid_request` (400): The request cannot be done as sent, though no one input is at fault (the sentence says why).
              *     - `authentication_required` (401): No credential was sent: send `Authorization: Bearer <key>`.
              *     - `invalid_credential` (401): The key or token is malformed, unknown, revoked or expired; an access token is refreshed.
@@ -1963,14 +1990,14 @@ export interface components {
              * @example parameter_invalid
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_content_type" | "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "invalid_request" | "authentication_required" | "invalid_credential" | "plan_required" | "limit_reached" | "forbidden" | "not_found" | "route_not_found" | "method_not_allowed" | "concurrent_change" | "invalid_state" | "idempotency_key_in_use" | "body_too_large" | "content_too_long" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "temporarily_unavailable";
+            code: "invalid_json" | "invalid_content_type" | "parameter_missing" | "parameter_invalid" | "invalid_request" | "authentication_required" | "invalid_credential" | "plan_required" | "limit_reached" | "forbidden" | "not_found" | "route_not_found" | "method_not_allowed" | "concurrent_change" | "invalid_state" | "idempotency_key_in_use" | "body_too_large" | "content_too_long" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "temporarily_unavailable";
             /**
              * @description The one input at fault, when one is: a query or path parameter, a header, or a body member in index notation (`fields[1].options`)
              * @example limit
              */
             param?: string;
-            /** @description Intake validation only: the offending member, e.g. `fields[1].options` (as `param`) */
-            field?: string;
+            /** @description `/intakes` only, on every 400: the offending member, e.g. `fields[1].options` (as `param`), or null when the body as a whole is at fault */
+            field?: string | null;
             /**
              * @description The request's id, also in the `X-Request-Id` header of every answer: quote it when asking for help
              * @example 9f1c2a4e-5b7d-4c1e-8a3f-2d6b0e4c7a91
@@ -1988,6 +2015,7 @@ export interface components {
             has_more: boolean;
         };
         WebhookEndpoint: {
+            /** Format: int64 */
             id: number;
             url: string;
             events: string[];
@@ -2141,7 +2169,10 @@ export interface components {
             next_before: number | null;
         };
         IntakeResponse: {
-            /** @description Equal to response_id in the intake.completed event */
+            /**
+             * Format: int64
+             * @description Equal to response_id in the intake.completed event
+             */
             id: number;
             conversation: {
                 id: string;
@@ -2178,6 +2209,7 @@ export interface components {
             calls: components["schemas"]["ActionCall"][];
         };
         ActionCall: {
+            /** Format: int64 */
             id: number;
             /** @enum {string} */
             status: "success" | "timeout" | "error" | "rejected";
@@ -2245,7 +2277,10 @@ export interface components {
             has_more: boolean;
         };
         Delivery: {
-            /** @description The X-Service-Delivery header of its requests */
+            /**
+             * Format: int64
+             * @description The X-Service-Delivery header of its requests
+             */
             id: number;
             event_id: string;
             event: string;
@@ -2278,7 +2313,10 @@ export interface components {
             duration_ms: number;
         };
         Redelivery: {
-            /** @description The delivery redelivered (its X-Service-Delivery): the attempt shows among its attempts */
+            /**
+             * Format: int64
+             * @description The delivery redelivered (its X-Service-Delivery): the attempt shows among its attempts
+             */
             delivery_id: number;
             /** @description The envelope id of the delivery's event */
             event_id: string;
@@ -2333,11 +2371,15 @@ export interface components {
         };
         SandboxConversation: {
             intake: {
+                /** Format: int64 */
                 id: number;
                 name: string;
                 title: string;
             };
-            /** @description Equal to response_id in the intake.completed event */
+            /**
+             * Format: int64
+             * @description Equal to response_id in the intake.completed event
+             */
             response_id: number;
             conversation: {
                 id: string;
@@ -2364,7 +2406,10 @@ export interface components {
         ListenSession: {
             /** @example ls_q3Jx0cRk1mT9wZpL2vYb4A */
             session_id: string;
-            /** @description The session's endpoint: not listed by GET /webhooks, but its deliveries are at GET /webhooks/{id}/deliveries while the session lasts */
+            /**
+             * Format: int64
+             * @description The session's endpoint: not listed by GET /webhooks, but its deliveries are at GET /webhooks/{id}/deliveries while the session lasts
+             */
             endpoint_id: number;
             /**
              * @description The session's signing secret (shown once)
@@ -2387,6 +2432,25 @@ export interface components {
         CreateListenSession: {
             /** @description Omitted means ["*"], as for an endpoint */
             events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled")[];
+        };
+        CreatedSandboxBusiness: {
+            /** Format: uuid */
+            business_id: string;
+            /** @description The business's test key (sk_test_…), shown only here */
+            api_key: string;
+            /** @description The dashboard's sign-in of the business's owner */
+            owner_email: string;
+            /** @description Its password, shown only here */
+            owner_password: string;
+            /** @description The database that holds the business */
+            shard: string;
+            /** Format: uri */
+            dashboard_url: string;
+        };
+        CreateSandboxBusiness: {
+            name?: string;
+            /** @default NL */
+            country: string;
         };
     };
     responses: never;
@@ -2703,6 +2767,8 @@ export interface operations {
             /** @description The endpoint, with its signing secret (shown once) */
             201: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -2872,6 +2938,8 @@ export interface operations {
             /** @description The endpoint as it now is */
             200: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2974,6 +3042,8 @@ export interface operations {
             /** @description Replaced (or unchanged) */
             200: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2983,6 +3053,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3142,6 +3214,8 @@ export interface operations {
             /** @description Registered, enabled false */
             201: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -3311,6 +3385,8 @@ export interface operations {
             /** @description The intake as stored */
             200: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3484,6 +3560,8 @@ export interface operations {
             /** @description The action, with its signing secret (shown once) */
             201: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -3653,6 +3731,8 @@ export interface operations {
             /** @description The action as it now is */
             200: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3975,6 +4055,8 @@ export interface operations {
             /** @description Queued */
             202: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -4069,6 +4151,8 @@ export interface operations {
             /** @description Queued */
             202: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -4235,6 +4319,8 @@ export interface operations {
             /** @description The new secret (shown once) */
             200: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -4320,6 +4406,8 @@ export interface operations {
             /** @description The new secret (shown once) */
             200: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -4410,6 +4498,8 @@ export interface operations {
             /** @description The events emitted and delivered */
             201: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -4502,6 +4592,8 @@ export interface operations {
             /** @description The response, as stored and delivered */
             201: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -4594,6 +4686,8 @@ export interface operations {
             /** @description The call's record and the answer */
             200: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -4677,6 +4771,8 @@ export interface operations {
             /** @description The session, its signing secret (shown once) and its socket */
             201: {
                 headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
                     /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
@@ -4723,6 +4819,50 @@ export interface operations {
             };
             /** @description This Idempotency-Key was already used with another request (method, path or body) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSandboxBusiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateSandboxBusiness"];
+            };
+        };
+        responses: {
+            /** @description The business, its test key and its owner's sign-in */
+            201: {
+                headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedSandboxBusiness"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many creations from this network, or the sandbox is full */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

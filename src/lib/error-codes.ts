@@ -13,7 +13,6 @@ export const ERROR_CODES = {
     status: 400,
     meaning: "A parameter, field or header has the wrong type, format or value; `param` names it.",
   },
-  parameter_unknown: { status: 400, meaning: "The body has a member the endpoint does not take; `param` names it." },
   invalid_request: {
     status: 400,
     meaning: "The request cannot be done as sent, though no one input is at fault (the sentence says why).",

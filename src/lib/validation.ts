@@ -40,8 +40,8 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 
 /**
  * The 400 of a validation problem (spec: Errors; docs/errors.md): the sentence naming the input, and the input's
- * path as `param`. An unknown member is named itself (its parent's path, then its key); a member absent from the input
- * is `parameter_missing`; anything else about it, `parameter_invalid`. `field`: the routes whose errors the spec gives
+ * path as `param`. A member absent from the input is `parameter_missing`; anything else about it, `parameter_invalid`
+ * (an unknown member of the internal API's strict bodies is named itself: its parent's path, then its key). `field`: the routes whose errors the spec gives
  * a `field` (spec: Intakes) name it so too. A problem of the body as a whole has no `param`.
  */
 function issueError(target: string, issue: Issue | undefined, input: unknown, options: { field: boolean }): ApiError {
@@ -52,11 +52,7 @@ function issueError(target: string, issue: Issue | undefined, input: unknown, op
   const param = unknownKey === undefined ? field : fieldPath([...issue.path, unknownKey]);
   if (param === undefined) return invalid(message);
   const code: ErrorCode =
-    unknownKey !== undefined
-      ? "parameter_unknown"
-      : valueAt(input, issue.path) === undefined
-        ? "parameter_missing"
-        : "parameter_invalid";
+    unknownKey === undefined && valueAt(input, issue.path) === undefined ? "parameter_missing" : "parameter_invalid";
   return options.field ? invalidField(message, param, code) : invalid(message, param, code);
 }
 
@@ -176,8 +172,14 @@ export function queryId(record: string, description: string) {
     .refine((value) => numericId(value) !== undefined, { error: `must be ${record} id: a whole number from 1` })
     .transform(Number)
     .optional()
-    .openapi({ type: "integer", minimum: 1, description });
+    .openapi({ type: "integer", format: "int64", minimum: 1, description });
 }
+
+/**
+ * A record's id in a body: a whole number that the document marks `int64`, so that generators for Java, Go or C#
+ * give it 64 bits (ids are numbered in slots per shard and outgrow 32: docs/openapi.md).
+ */
+export const recordId = z.number().int().openapi({ format: "int64" });
 
 /**
  * A numeric resource id from a path, documented as the integer the bodies carry, so that a generated client takes
@@ -186,7 +188,7 @@ export function queryId(record: string, description: string) {
  * not exist for this credential" (spec: Errors).
  */
 export const numericPathId = (name: string) =>
-  z.string().openapi({ param: { name, in: "path" }, type: "integer", minimum: 1, example: 12 });
+  z.string().openapi({ param: { name, in: "path" }, type: "integer", format: "int64", minimum: 1, example: 12 });
 
 export const pathId = numericPathId("id");
 

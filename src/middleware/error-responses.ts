@@ -37,7 +37,7 @@ function errorBody(
   c: Context,
   code: ErrorCode,
   error: string,
-  { param, field }: { param?: string | undefined; field?: string | undefined } = {},
+  { param, field }: { param?: string | undefined; field?: string | null | undefined } = {},
 ) {
   const body = {
     error,
@@ -63,20 +63,35 @@ function setErrorHeaders(c: Context, headers: [name: string, value: string][] = 
  * The JSON API's mapping (spec: Errors): every failure leaves as the one error body with the spec's status. Unexpected errors are logged with the request id and answered 500 without any detail: no stack
  * trace, message or secret ever reaches a response.
  */
-export const respondToError: ErrorHandler<AppEnv> = (err, c) => {
+export const respondToError: ErrorHandler<AppEnv> = (err, c) => answerError(err, c, undefined);
+
+/**
+ * `/intakes`: every 400 carries `field`, the member at fault or null when the body as a whole is (not JSON, not an
+ * object, not sent as JSON), as intake errors are `{ error, field }` (docs/guides/intakes.md, Registering an intake).
+ */
+export const respondToIntakeError: ErrorHandler<AppEnv> = (err, c) => answerError(err, c, null);
+
+/** `bodyField`: the `field` of a 400 that names no member. */
+function answerError(err: Error, c: Context<AppEnv>, bodyField: null | undefined) {
+  const fieldOf = (code: ErrorCode, field?: string) =>
+    field ?? (ERROR_CODES[code].status === 400 ? bodyField : undefined);
   if (err instanceof ApiError) {
     setErrorHeaders(c, err.options.headers);
-    return errorBody(c, err.code, err.message, err.options);
+    return errorBody(c, err.code, err.message, {
+      param: err.options.param,
+      field: fieldOf(err.code, err.options.field),
+    });
   }
   if (err instanceof HTTPException && err.status < 500) {
-    const answer = FRAMEWORK_ANSWERS[err.status];
-    return answer
-      ? errorBody(c, answer.code, answer.error)
-      : errorBody(c, "invalid_request", "The request cannot be processed.");
+    const { code, error } = FRAMEWORK_ANSWERS[err.status] ?? {
+      code: "invalid_request",
+      error: "The request cannot be processed.",
+    };
+    return errorBody(c, code, error, { field: fieldOf(code) });
   }
   logUnexpected(c, err);
   return errorBody(c, "internal_error", "Something failed on our side; retry with a short backoff.");
-};
+}
 
 /** An unexpected error's one log line: its name and message (never a query's values), with the request id. */
 function logUnexpected(c: Context, err: Error) {

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { FAVICON, setPageHeaders } from "../pages/page-shell";
 import { partnerApi } from "./partner-api";
+import { SANDBOX_CREATION_PATH } from "./sandbox-businesses";
 import { serveStaticFile } from "./static-file";
 
 /** The tags of the document, in the order the reference shows them, each with what it groups. */
@@ -42,7 +43,7 @@ Every error is \`{ "error", "code", "param"?, "request_id" }\`: a sentence for p
  * openapi.json at the repository root is this document for the production BASE_URL (`npm run openapi`, docs/openapi.md).
  */
 export function openApiDocument(baseUrl: string) {
-  return partnerApi.getOpenAPI31Document({
+  const document = partnerApi.getOpenAPI31Document({
     openapi: "3.1.0",
     info: {
       title: "Secretary Partner API",
@@ -53,6 +54,9 @@ export function openApiDocument(baseUrl: string) {
     servers: [{ url: `${baseUrl}/api/v1` }],
     tags: TAGS,
   });
+  const creation = document.paths?.[SANDBOX_CREATION_PATH]?.post;
+  if (creation) creation.servers = [{ url: `${baseUrl}/api` }];
+  return document;
 }
 
 /**

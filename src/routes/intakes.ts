@@ -10,6 +10,7 @@ import {
 import { intakeNotFound, MAX_INTAKES_PER_BUSINESS } from "../domain/intakes/registration";
 import { RESPONSES_PER_PAGE } from "../domain/intakes/responses";
 import { idOrNotFound, pathId, rejectInvalidNamingField } from "../lib/validation";
+import { respondToIntakeError } from "../middleware/error-responses";
 import { errorResponses } from "../schemas/errors";
 import { CreateIntakeBody, PatchIntakeBody } from "../schemas/intake-bodies";
 import { ResponsesPage, ResponsesQuery } from "../schemas/intake-responses";
@@ -99,7 +100,10 @@ const responsesRoute = partnerRoute({
   },
 });
 
-/** Spec, Intakes. Validation failures name the member (`field`), as the spec requires of intake errors. */
+/**
+ * Intakes: validation failures name the member (`field`), and every other 400 of these routes carries `field` too,
+ * null for the body as a whole (docs/guides/intakes.md, Registering an intake).
+ */
 export const intakes = createPartnerRouter(rejectInvalidNamingField)
   .openapi(listRoute, (c) => runOperation(c, listIntakesOperation, NO_INPUT, (data) => c.json({ data }, 200)))
   .openapi(createRoute, (c) =>
@@ -141,4 +145,5 @@ export const intakes = createPartnerRouter(rejectInvalidNamingField)
       () => ({ id: intakeId(c.req.valid("param").id), before: c.req.valid("query").before }),
       (page) => c.json(page, 200),
     ),
-  );
+  )
+  .onError(respondToIntakeError);

@@ -8,6 +8,7 @@ import { assertPlanIncludesApi } from "../domain/access/businesses";
 import { recordUse, useToRecord } from "../domain/access/last-use";
 import type { PartnerOperation } from "../domain/access/partner-operation";
 import { authenticateWith, type Principal, readCredential } from "../domain/access/principals";
+import { announceIgnored } from "../lib/ignored-members";
 import { loggableError } from "../lib/loggable-error";
 import { claimIdempotencyKey } from "../middleware/idempotency";
 import { spendRequestBudget } from "../middleware/principal-rate-limit";
@@ -108,11 +109,16 @@ export async function runOperation<Input, Loaded, Output, Answer>(
 /**
  * A validation hook for partner routes: a request the schema refuses is refused once its credential is admitted
  * (validation runs before the handler, which admits the credential of every valid request through `runOperation`).
+ * A valid JSON body's members the schema does not know are ignored, and named in the answer (docs/guides/errors.md).
  */
 export const admittedFirst =
-  <R extends { success: boolean }>(hook: (result: R, c: Context) => undefined) =>
+  <R extends { success: boolean; target: string; data?: unknown }>(hook: (result: R, c: Context) => undefined) =>
   async (result: R, c: Context<AppEnv>): Promise<Response | undefined> => {
-    if (result.success) return undefined;
+    if (result.success) {
+      // The body as sent (a POST without one validates `{}`): hono keeps its text, so this parses it again.
+      if (result.target === "json") announceIgnored(c, await c.req.json().catch(() => undefined), result.data);
+      return undefined;
+    }
     return (await admitAlone(c)) ?? hook(result, c);
   };
 

@@ -9,6 +9,7 @@ import { me } from "./me";
 import { orders } from "./orders";
 import { createPartnerRouter } from "./partner-router";
 import { sandbox } from "./sandbox";
+import { registerSandboxCreation } from "./sandbox-businesses";
 import { secretRotation } from "./secret-rotation";
 import { webhookOperations } from "./webhooks/deliveries";
 import { webhooks } from "./webhooks/endpoints";
@@ -37,3 +38,4 @@ partnerApi.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
   description: "An API key (`sk_live_...`, or a sandbox business's test key `sk_test_...`) or an OAuth access token",
 });
 registerWebhookEvents(partnerApi.openAPIRegistry);
+registerSandboxCreation(partnerApi.openAPIRegistry);

@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env";
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, WAIT_MS } from "../domain/access/idempotency";
+import { IGNORED_MEMBERS_HEADER } from "../lib/ignored-members";
 import { rejectInvalid } from "../lib/validation";
 import { idempotency } from "../middleware/idempotency";
 import { ErrorBody } from "../schemas/errors";
@@ -28,24 +29,14 @@ const STILL_RUNNING = `A request with the same ${IDEMPOTENCY_HEADER} is still ru
  * 400 comes after the credential's admission, like every request check.
  */
 function withIdempotency(responses: Responses): Responses {
-  const documented: Responses = {};
-  for (const [status, response] of Object.entries(responses)) {
-    documented[status] =
-      status.startsWith("2") && !("$ref" in response)
-        ? {
-            ...response,
-            headers: {
-              [REPLAYED_HEADER]: {
-                description: `\`true\` when this is the kept answer of an earlier request with the same ${IDEMPOTENCY_HEADER}`,
-                schema: { type: "string", enum: ["true"] },
-              },
-            },
-          }
-        : response;
-  }
   const ownConflict = responses[409];
   return {
-    ...documented,
+    ...withHeaders(responses, {
+      [REPLAYED_HEADER]: {
+        description: `\`true\` when this is the kept answer of an earlier request with the same ${IDEMPOTENCY_HEADER}`,
+        schema: { type: "string", enum: ["true"] },
+      },
+    }),
     409: {
       description:
         ownConflict && "description" in ownConflict
@@ -59,6 +50,27 @@ function withIdempotency(responses: Responses): Responses {
     },
   };
 }
+
+/** `headers` added to every 2xx answer of `responses`. */
+function withHeaders(responses: Responses, headers: Record<string, object>): Responses {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => [
+      status,
+      status.startsWith("2") && !("$ref" in response)
+        ? { ...response, headers: { ...response.headers, ...headers } }
+        : response,
+    ]),
+  );
+}
+
+/** What every operation with a JSON body documents of the members it ignored (docs/guides/errors.md, Unknown members). */
+export const IGNORED_MEMBERS = {
+  [IGNORED_MEMBERS_HEADER]: {
+    description:
+      "The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name",
+    schema: { type: "string" as const },
+  },
+};
 
 const IDEMPOTENCY_PARAMETER: ParameterObject = {
   name: IDEMPOTENCY_HEADER,
@@ -77,11 +89,14 @@ const IDEMPOTENCY_PARAMETER: ParameterObject = {
  * its 404 and 405 answers. Every POST takes `Idempotency-Key`, claimed at the admission.
  */
 export function partnerRoute<const Config extends Omit<RouteConfig, "middleware" | "security">>(config: Config) {
-  // The handler's typed answers stay those the route declares; the document adds the key's header and answers.
-  const documented =
+  // The handler's typed answers stay those the route declares; the document adds the key's header and answers, and
+  // the header naming a body's ignored members.
+  const responses = config.request?.body ? withHeaders(config.responses, IGNORED_MEMBERS) : config.responses;
+  const documented = (
     config.method === "post"
-      ? ({ ...config, parameters: [IDEMPOTENCY_PARAMETER], responses: withIdempotency(config.responses) } as Config)
-      : config;
+      ? { ...config, parameters: [IDEMPOTENCY_PARAMETER], responses: withIdempotency(responses) }
+      : { ...config, responses }
+  ) as Config;
   return createRoute({
     ...documented,
     security: [{ bearerAuth: [] }],

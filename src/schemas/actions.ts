@@ -1,39 +1,55 @@
 import { z } from "@hono/zod-openapi";
 import { ACTION_CALL_STATUSES } from "../db/schema";
 import { characterCount } from "../lib/text";
-import { isNotDataName, notDataNameRule, timestamp, visibleText } from "../lib/validation";
+import { isNotDataName, notDataNameRule, recordId, timestamp, visibleText } from "../lib/validation";
 
 /** Spec, Limits: "Action parameters: 8, flat; types string, number, integer, boolean". */
 export const MAX_PARAMETERS = 8;
 const PARAMETER_TYPES = ["string", "number", "integer", "boolean"] as const;
 
-/** One parameter: flat, so a definition with `properties` or `items` (nesting) is refused as an unknown key. */
-const ParameterDefinition = z
-  .strictObject({
-    type: z.enum(PARAMETER_TYPES),
-    description: z
-      .string()
-      .min(1)
-      .max(300)
-      .superRefine(visibleText({ lines: true })),
-    enum: z
-      .array(z.union([z.string(), z.number(), z.boolean()]))
-      .min(1)
-      .max(50)
-      .optional(),
-  })
-  .superRefine((definition, ctx) => {
-    const fits = (value: unknown) =>
-      definition.type === "string"
-        ? typeof value === "string"
-        : definition.type === "boolean"
-          ? typeof value === "boolean"
-          : typeof value === "number" && (definition.type === "number" || Number.isInteger(value));
-    definition.enum?.forEach((value, index) => {
-      if (!fits(value))
-        ctx.addIssue({ code: "custom", path: ["enum", index], message: `must be of type ${definition.type}` });
-    });
-  });
+/**
+ * One parameter: flat, so a definition with `properties` or `items` (nesting) is refused, as is a name every object
+ * inherits (`__proto__`), checked on the object as sent; its other unknown keys are ignored, as every body's are
+ * (docs/guides/errors.md, Unknown members).
+ */
+const ParameterDefinition = z.preprocess(
+  (definition, ctx) => {
+    if (typeof definition !== "object" || definition === null) return definition;
+    for (const key of Object.keys(definition)) {
+      const rule = ["properties", "items"].includes(key)
+        ? "nests parameters, and parameters are flat"
+        : isNotDataName(key) && `is ${NOT_DATA}`;
+      if (rule) ctx.addIssue({ code: "custom", path: [key], message: rule, input: definition });
+    }
+    return definition;
+  },
+  z
+    .object({
+      type: z.enum(PARAMETER_TYPES),
+      description: z
+        .string()
+        .min(1)
+        .max(300)
+        .superRefine(visibleText({ lines: true })),
+      enum: z
+        .array(z.union([z.string(), z.number(), z.boolean()]))
+        .min(1)
+        .max(50)
+        .optional(),
+    })
+    .superRefine((definition, ctx) => {
+      const fits = (value: unknown) =>
+        definition.type === "string"
+          ? typeof value === "string"
+          : definition.type === "boolean"
+            ? typeof value === "boolean"
+            : typeof value === "number" && (definition.type === "number" || Number.isInteger(value));
+      definition.enum?.forEach((value, index) => {
+        if (!fits(value))
+          ctx.addIssue({ code: "custom", path: ["enum", index], message: `must be of type ${definition.type}` });
+      });
+    }),
+);
 
 const NOT_DATA = notDataNameRule("a parameter");
 
@@ -143,7 +159,7 @@ export const PatchActionBody = z
 /** Spec, Connected action: the fields of the table, exactly. */
 export const ActionObject = z
   .object({
-    id: z.number().int(),
+    id: recordId,
     name: z.string(),
     title: z.string(),
     description: z.string(),
@@ -187,7 +203,7 @@ export const ActionArguments = z.custom<Record<string, unknown>>(
  */
 export const ActionCallObject = z
   .object({
-    id: z.number().int(),
+    id: recordId,
     status: z.enum(ACTION_CALL_STATUSES).exclude(["pending"]),
     arguments: z.record(z.string(), z.unknown()),
     http_status: z.number().int().nullable(),

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { BOOKING_STATUSES } from "../db/schema";
-import { clockTime, isoDate, timestamp } from "../lib/validation";
+import { clockTime, isoDate, recordId, timestamp } from "../lib/validation";
 
 /** The customer's contact details on bookings and orders: each may be null. */
 export const ClientContact = z.object({
@@ -11,7 +11,7 @@ export const ClientContact = z.object({
 
 /** The members of the spec's Booking object (Resources, Booking object) that the core platform reports. */
 const bookingMembers = {
-  id: z.number().int(),
+  id: recordId,
   status: z.enum(BOOKING_STATUSES),
   date: isoDate.openapi({ description: "The appointment's date, business time zone (what `since` filters on)" }),
   time: clockTime.openapi({ description: "Business time zone" }),

@@ -22,10 +22,10 @@ export const ErrorBody = z
         "The one input at fault, when one is: a query or path parameter, a header, or a body member in index notation (`fields[1].options`)",
       example: "limit",
     }),
-    field: z
-      .string()
-      .optional()
-      .openapi({ description: "Intake validation only: the offending member, e.g. `fields[1].options` (as `param`)" }),
+    field: z.string().nullable().optional().openapi({
+      description:
+        "`/intakes` only, on every 400: the offending member, e.g. `fields[1].options` (as `param`), or null when the body as a whole is at fault",
+    }),
     request_id: z.string().openapi({
       description: "The request's id, also in the `X-Request-Id` header of every answer: quote it when asking for help",
       example: "9f1c2a4e-5b7d-4c1e-8a3f-2d6b0e4c7a91",

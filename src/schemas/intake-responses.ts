@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { queryId, timestamp } from "../lib/validation";
+import { queryId, recordId, timestamp } from "../lib/validation";
 import { INTAKE_FIELD_TYPES } from "./intake-fields";
 
 /** Spec: Resources, Answer. */
@@ -19,7 +19,7 @@ export const AnswerObject = z
 /** Spec: Resources, Intake response. */
 export const IntakeResponseObject = z
   .object({
-    id: z.number().int().openapi({ description: "Equal to response_id in the intake.completed event" }),
+    id: recordId.openapi({ description: "Equal to response_id in the intake.completed event" }),
     conversation: z.object({ id: z.string(), channel: z.string() }),
     answers: z.array(AnswerObject),
     status: z.enum(["completed"]),

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { timestamp } from "../lib/validation";
+import { recordId, timestamp } from "../lib/validation";
 import { INTAKE_FIELD_TYPES } from "./intake-fields";
 
 /** A question as the API answers it: `required` always, `options` only on `select`, `help` only when given. */
@@ -17,7 +17,7 @@ export const IntakeFieldObject = z
 /** Spec: Resources, Intake. */
 export const IntakeObject = z
   .object({
-    id: z.number().int(),
+    id: recordId,
     name: z.string(),
     title: z.string(),
     description: z.string(),

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { recordId } from "../lib/validation";
 import { EndpointEvents } from "./webhooks";
 
 /*
@@ -13,7 +14,7 @@ export const CreateListenSessionBody = z
 export const ListenSession = z
   .object({
     session_id: z.string().openapi({ example: "ls_q3Jx0cRk1mT9wZpL2vYb4A" }),
-    endpoint_id: z.number().int().openapi({
+    endpoint_id: recordId.openapi({
       description:
         "The session's endpoint: not listed by GET /webhooks, but its deliveries are at GET /webhooks/{id}/deliveries while the session lasts",
     }),

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { FULFILLMENT_TYPES, ORDER_STATUSES } from "../db/schema";
-import { timestamp } from "../lib/validation";
+import { recordId, timestamp } from "../lib/validation";
 import { ClientContact, serviceUpdatedAt } from "./booking";
 
 /** The members of the spec's Order object (Resources, Order object) that the core platform reports. */
 const orderMembers = {
-  id: z.number().int(),
+  id: recordId,
   status: z.enum(ORDER_STATUSES),
   items: z.array(z.object({ service_id: z.string(), name: z.string(), qty: z.number().int(), unit_price: z.number() })),
   total: z.number(),

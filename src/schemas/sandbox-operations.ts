@@ -10,7 +10,7 @@ import { OneEventName } from "./webhook-operations";
  * Secretary's call of an action.
  */
 
-export const SandboxEventBody = z.strictObject({
+export const SandboxEventBody = z.object({
   event: OneEventName.openapi({
     description:
       "An event the core platform causes: booking.*, order.*, payment.received, lead.created, review.created",
@@ -28,7 +28,7 @@ export const SandboxEvents = z
   })
   .openapi("SandboxEvents");
 
-export const SandboxConversationBody = z.strictObject({
+export const SandboxConversationBody = z.object({
   answers: z.record(z.string().max(40), z.union([z.string().max(10_000), z.number(), z.boolean()])).openapi({
     description: "The customer's answers by question id, as a customer would write them",
     example: { full_name: "Noor Haddad", email: "noor@example.com" },
@@ -42,7 +42,7 @@ export const SandboxConversationBody = z.strictObject({
 /** The response as stored and delivered in `intake.completed`. */
 export const SandboxConversation = EVENT_DATA["intake.completed"].openapi("SandboxConversation");
 
-export const SandboxActionCallBody = z.strictObject({
+export const SandboxActionCallBody = z.object({
   arguments: ActionArguments.default({}).openapi({
     type: "object",
     // Any member: the call checks each against the action's parameters, and a value that does not fit is a rejected

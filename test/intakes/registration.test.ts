@@ -284,12 +284,12 @@ describe("POST /api/v1/intakes", async () => {
     ["an array", []],
     ["a string", '"intake"'],
     ["null", "null"],
-  ])("refuses a body that is %s with 400 and no field", async (_case, body) => {
-    await expectInvalid(await postIntake(apiKey, body), undefined, /^The request body must be an object\.$/);
+  ])("refuses a body that is %s with 400 and field null", async (_case, body) => {
+    await expectInvalid(await postIntake(apiKey, body), null, /^The request body must be an object\.$/);
   });
 
   it("refuses malformed JSON with 400", async () => {
-    await expectInvalid(await postIntake(apiKey, "{not json"), undefined, /not valid JSON/, "invalid_json");
+    await expectInvalid(await postIntake(apiKey, "{not json"), null, /not valid JSON/, "invalid_json");
   });
 
   it("refuses a name already used in the business, by any key, with 400 naming it; other businesses may reuse it", async () => {

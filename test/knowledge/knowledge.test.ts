@@ -86,6 +86,14 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
     expect(await db.select().from(knowledgeItems).where(itemOfThisBusiness("too-long")).get()).toBeUndefined();
   });
 
+  it("says 1 character, in the singular", async () => {
+    const one = await push("one-character", apiKey, { title: "t", content: "x" });
+    expect(one.status).toBe(400);
+    expect((await json(one)).error).toBe(
+      'The field "content" is 1 character long; knowledge content must be at least 20.',
+    );
+  });
+
   it.each([
     [{ content: TEXT }, 'The field "title" is required.', "parameter_missing", "title"],
     [

@@ -84,7 +84,7 @@ describe("access tokens work like API keys on /api/v1 (spec: Partner sign-in)", 
   it("does not take a refresh token as a bearer credential", async () => {
     const response = await call("/api/v1/me", { key: appA.tokens.refresh_token });
     expect(response.status).toBe(401);
-    expect((await json(response)).error).toMatch(/malformed/);
+    expect((await json(response)).error).toBe("The API key is not recognised.");
   });
 
   it("answers 403 when the plan lapses, and 200 again once it is active", async () => {

@@ -21,6 +21,7 @@ import { consume, deliveryRow, subscribe } from "../helpers/webhooks";
 type Endpoint = components["schemas"]["WebhookEndpoint"];
 
 const HOOK = "https://partner.example/hooks/secretary";
+const CHANGE_ONE = "The request body must change at least one of url, events, description.";
 
 const path = (id: number | string) => `/api/v1/webhooks/${id}`;
 const get = (key: string, id: number | string) => call(path(id), { key });
@@ -249,7 +250,7 @@ describe("PATCH /api/v1/webhooks/{id}: refusals change nothing", async () => {
   const originalRow = await storedRow(endpoint.id);
 
   it.each([
-    ["an empty body", {}, "The request body must change at least one of url, events, description."],
+    ["an empty body", {}, CHANGE_ONE],
     ["http", { url: "http://partner.example/hooks" }, 'The field "url" must use https.'],
     [
       "a private address",
@@ -269,9 +270,9 @@ describe("PATCH /api/v1/webhooks/{id}: refusals change nothing", async () => {
       { description: "d".repeat(501) },
       'The field "description" must be at most 500 characters long.',
     ],
-    ["an unknown member", { url: `${HOOK}/x`, event: ["order.created"] }, 'The request body has unknown key "event".'],
-    ["the status", { status: "enabled" }, 'The request body has unknown key "status".'],
-    ["the secret", { secret: "whsec_mine" }, 'The request body has unknown key "secret".'],
+    ["only an unknown member", { event: ["order.created"] }, CHANGE_ONE],
+    ["only the status", { status: "enabled" }, CHANGE_ONE],
+    ["only the secret", { secret: "whsec_mine" }, CHANGE_ONE],
   ])("answers 400 for %s, and stores nothing", async (_case, body, sentence) => {
     await expectError(await patch(shop.apiKey, endpoint.id, body), 400, sentence);
     expect(await record(shop.apiKey, endpoint.id)).toEqual(original);

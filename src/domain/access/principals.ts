@@ -46,16 +46,22 @@ export async function readCredential(authorization: string | undefined): Promise
       "authentication_required",
     );
   }
-  const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
-  const credential = match?.[1] ?? "";
+  // RFC 6750 §2.1: the scheme, then one b64token. A header of that form carries a credential, which is recognised or
+  // not (a shape the service never issues is not recognised); only another form is malformed.
+  const credential = /^Bearer +([\w\-.~+/]+=*)$/i.exec(authorization.trim())?.[1];
+  if (!credential) {
+    throw unauthorized(
+      "The Authorization header is malformed: it must be Bearer followed by an API key or an access token.",
+    );
+  }
   const tokenShard = shardOfSecret(ACCESS_TOKEN_PREFIX, credential);
   if (tokenShard) return { kind: "access_token", hash: await sha256HexNative(credential), shard: tokenShard };
   const liveShard = shardOfSecret(API_KEY_PREFIX, credential);
   const keyShard = liveShard ?? shardOfSecret(TEST_API_KEY_PREFIX, credential);
   if (!keyShard) {
-    throw unauthorized(
-      "The Authorization header is malformed: it must be Bearer followed by an API key or an access token.",
-    );
+    throw credential.startsWith(ACCESS_TOKEN_PREFIX)
+      ? invalidToken("The access token is not recognised.")
+      : unauthorized("The API key is not recognised.");
   }
   return { kind: "api_key", hash: await sha256HexNative(credential), shard: keyShard, test: !liveShard };
 }

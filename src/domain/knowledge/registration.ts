@@ -66,15 +66,16 @@ export const storedItem = (reach: Reach, key: string): Read<KnowledgeItem | unde
 /** Spec, Knowledge item: "content is plain text of 20 to 8,000 characters"; Errors: longer than 8,000 → 413. */
 export function checkContentLength(content: string): void {
   const chars = characterCount(content);
+  const length = `${chars} character${chars === 1 ? "" : "s"} long`;
   if (chars > 8000) {
     throw new ApiError(
       "content_too_long",
-      `The field "content" is ${chars} characters long; knowledge content can be at most 8,000.`,
+      `The field "content" is ${length}; knowledge content can be at most 8,000.`,
       { param: "content" },
     );
   }
   if (chars < 20) {
-    throw invalid(`The field "content" is ${chars} characters long; knowledge content must be at least 20.`, "content");
+    throw invalid(`The field "content" is ${length}; knowledge content must be at least 20.`, "content");
   }
 }
 
