@@ -19,8 +19,8 @@ const WHOLE_DATABASE = [
   "test/oauth/registration-ceiling.test.ts",
 ];
 
-/** Tests of code that runs in Node, not in the Worker: the CLI of @secretary/cli. */
-const NODE_TESTS = ["test/cli/**/*.test.ts"];
+/** Tests of code that runs in Node, not in the Worker: the CLI, and the webhooks guide's node:http receiver. */
+const NODE_TESTS = ["test/cli/**/*.test.ts", "test/sdk/node-receiver.test.ts"];
 
 // Tests run inside workerd with the real bindings of wrangler.toml: local D1 (migrated by test/setup.ts), Durable
 // Objects and Queues. Outbound calls go to the real HTTP receiver that test/global-setup.ts starts.
