@@ -148,7 +148,7 @@ function parseOptions(argv: string[]) {
 type Options = ReturnType<typeof parseOptions>;
 
 // ---- wrk.
-/** wrk's version line, or an error that says how to install it (TOOLCHAIN.md, Load: a Debian package). */
+/** wrk's version line, or an error that says how to install it (docs/toolchain.md, Debian packages). */
 function requireWrk() {
   const probe = spawnSync("wrk", ["-v"], { encoding: "utf8" });
   if (probe.error) {

@@ -51,7 +51,7 @@ export async function startReceiver() {
 }
 
 /**
- * Debian's Chromium (TOOLCHAIN.md, Browser tests), headless, with the background networking that a closed network
+ * Debian's Chromium (docs/toolchain.md, Debian packages), headless, with the background networking that a closed network
  * would refuse switched off.
  */
 export function launchChromium() {
