@@ -5,7 +5,7 @@ import { actions, apiKeys, intakes, webhookEndpoints } from "../../db/schema";
 import { oneOff } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { conflict, forbidden, notFound } from "../../lib/errors";
-import { isoNow } from "../../lib/time";
+import { iso } from "../../lib/time";
 import { type Action, toActionObject } from "../actions/action-object";
 import { switchSideActionsOff } from "../actions/owner-decisions";
 import { type IntakeRow, intakeOwner, toIntakeObject } from "../intakes/registration";
@@ -99,7 +99,7 @@ export async function revokeApiKey(
   const { db } = deps;
   for (let attempt = 1; attempt <= REVOCATION_ATTEMPTS; attempt++) {
     const { record, ...target } = await readForSwitch(deps, businessId, revocationOf(deps, businessId, id));
-    const now = isoNow();
+    const now = iso(deps.clock());
     const revokedAt = record.revokedAt ?? now;
     const lastActiveKey = record.otherActiveKeys === 0;
     const endpointsDeleted = lastActiveKey ? target.endpoints.filter((endpoint) => endpoint.oauthGrantId === null) : [];
@@ -222,7 +222,7 @@ export async function createApiKey(deps: Dependencies, business: { id: string; s
       keyHash,
       displayPrefix,
       label: label.trim() || "API key",
-      createdAt: isoNow(),
+      createdAt: iso(deps.clock()),
     },
     MAX_ACTIVE_KEYS,
     activeKeys,

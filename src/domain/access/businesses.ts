@@ -2,7 +2,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { businesses, type Plan } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { forbidden } from "../../lib/errors";
-import { isoNow } from "../../lib/time";
+import { iso } from "../../lib/time";
 import type { BusinessObject } from "../../schemas/business";
 import { placedHere } from "./runtime-shard";
 
@@ -58,7 +58,7 @@ export async function setPlan(deps: Dependencies, businessId: string, plan: { pl
   const [[updated], [row]] = await db.batch([
     db
       .update(businesses)
-      .set({ plan: plan.plan, planActive: plan.active, updatedAt: isoNow() })
+      .set({ plan: plan.plan, planActive: plan.active, updatedAt: iso(deps.clock()) })
       .where(and(eq(businesses.id, businessId), isNull(businesses.movingSince)))
       .returning(),
     db.select().from(businesses).where(eq(businesses.id, businessId)),

@@ -2,7 +2,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { actions } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { conflict } from "../../lib/errors";
-import { isoNow } from "../../lib/time";
+import { iso } from "../../lib/time";
 import {
   actionChangeAccepted,
   actionSwitched,
@@ -54,7 +54,7 @@ export async function writeAction(
   changes: Partial<Action>,
   event: LifecycleReason | "change_accepted",
 ) {
-  const written = { ...action, ...changes, updatedAt: isoNow() };
+  const written = { ...action, ...changes, updatedAt: iso(deps.clock()) };
   const object = toActionObject(written);
   const drafts =
     event === "change_accepted"

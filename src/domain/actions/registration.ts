@@ -5,7 +5,7 @@ import type { Dependencies } from "../../dependencies";
 import { forbidden, invalid } from "../../lib/errors";
 import { assertRegistrableUrl } from "../../lib/public-address";
 import { newSigningSecret } from "../../lib/signing";
-import { isoNow } from "../../lib/time";
+import { iso } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { type Principal, principalRef } from "../access/principals";
 import type { SqlReach } from "../access/scope";
@@ -32,7 +32,7 @@ export async function createAction(
 ) {
   assertRegistrableUrl(deps.outbound, input.url);
   if (input.parameters) assertNoContactParameters(input.parameters);
-  const now = isoNow();
+  const now = iso(deps.clock());
   const secret = newSigningSecret();
   let action: Action | undefined;
   try {

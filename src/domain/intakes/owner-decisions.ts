@@ -4,7 +4,7 @@ import { apiKeys, intakes, oauthGrants } from "../../db/schema";
 import { statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { conflict, forbidden } from "../../lib/errors";
-import { isoNow } from "../../lib/time";
+import { iso } from "../../lib/time";
 import { changedRows, intakeSwitched, readForSwitch, writeSwitch } from "../webhooks/lifecycle";
 import { changeList } from "./change-list";
 import { contactDetailsOf, identityQuestionsOf } from "./question-detection";
@@ -81,7 +81,7 @@ export async function switchIntakeOn(
     if (reviewed !== intake.version) throw changedSinceReview();
     if (intake.enabled) return toIntakeObject(intake);
     const approval = { approvedVersion: intake.version, approvedContent: contentOf(intake) };
-    const switched = { ...intake, ...approval, enabled: true, updatedAt: isoNow() };
+    const switched = { ...intake, ...approval, enabled: true, updatedAt: iso(deps.clock()) };
     const update = deps.db
       .update(intakes)
       .set({ ...approval, enabled: true, updatedAt: switched.updatedAt })
@@ -111,7 +111,7 @@ export async function switchIntakeOff(deps: Dependencies, businessId: string, in
     const { record, ...target } = await readForSwitch(deps, businessId, businessIntake(businessId, intakeId));
     const { intake } = record;
     if (!intake.enabled) return toIntakeObject(intake);
-    const switched = { ...intake, enabled: false, updatedAt: isoNow() };
+    const switched = { ...intake, enabled: false, updatedAt: iso(deps.clock()) };
     const update = deps.db
       .update(intakes)
       .set({ enabled: false, updatedAt: switched.updatedAt })

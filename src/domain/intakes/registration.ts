@@ -6,7 +6,7 @@ import { type IntakeContent, type IntakeField, intakes } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { conflict, forbidden, invalidField, notFound } from "../../lib/errors";
-import { isoNow } from "../../lib/time";
+import { iso } from "../../lib/time";
 import type { CreateIntakeInput, PatchIntakeInput } from "../../schemas/intake-bodies";
 import type { IntakeFieldInput } from "../../schemas/intake-fields";
 import type { IntakeObject } from "../../schemas/intakes";
@@ -106,7 +106,7 @@ export function ownedIntakeRow(reach: Side, id: number): Read<IntakeRow> {
  * name store one.
  */
 export async function createIntake(deps: Dependencies, principal: Principal, input: CreateIntakeInput) {
-  const now = isoNow();
+  const now = iso(deps.clock());
   let row: IntakeRow | undefined;
   try {
     row = await insertWithinLimit(
@@ -204,7 +204,7 @@ export async function patchIntake(
       fields: (input.fields ?? row.fields).map(normalizeField),
     });
     if (sameContent(next, contentOf(row))) return toIntakeObject(row);
-    const changed = { ...row, ...next, version: row.version + 1, enabled: false, updatedAt: isoNow() };
+    const changed = { ...row, ...next, version: row.version + 1, enabled: false, updatedAt: iso(deps.clock()) };
     const drafts = row.enabled ? [intakeSwitched(toIntakeObject(changed), intakeOwner(row), "changed")] : [];
     const update = db
       .update(intakes)

@@ -8,7 +8,7 @@ import type { Dependencies } from "../../dependencies";
 import { ApiError, forbidden, invalid, notFound, tooManyRequests } from "../../lib/errors";
 import { budgetUse } from "../../lib/rate-limit-fields";
 import { characterCount } from "../../lib/text";
-import { HOUR_MS, isoNow } from "../../lib/time";
+import { HOUR_MS, iso } from "../../lib/time";
 import type { Business } from "../access/businesses";
 import { type Principal, principalRef } from "../access/principals";
 import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
@@ -111,7 +111,7 @@ async function storeKnowledge(
 ): Promise<{ created: boolean; item: ReturnType<typeof toKnowledgeObject> & { unchanged: boolean } }> {
   const { db } = deps;
   const { business } = principal;
-  const now = isoNow();
+  const now = iso(deps.clock());
   if (existing) {
     if (existing.title === input.title && existing.content === input.content) {
       return { created: false, item: { ...toKnowledgeObject(existing), unchanged: true } };

@@ -12,7 +12,7 @@ import {
 import { isShardName, SANDBOX_SHARD, SHARD_NAMES } from "../../db/shards";
 import type { GlobalDependencies } from "../../dependencies";
 import { conflict, invalid, notFound } from "../../lib/errors";
-import { isoNow } from "../../lib/time";
+import { iso } from "../../lib/time";
 import type { BusinessMoveAnswer } from "../../schemas/runtime";
 import { movedTo, movingMarkCleared, shardOfBusiness } from "../access/directory";
 import { CREDENTIALS } from "./business-rows";
@@ -58,7 +58,7 @@ async function switchShard({ deps, move, budget }: MoveStep) {
   const target = deps.onShard(to).db;
   await deps.onShard(from).db.run(
     sql`insert into ${credentialForwards} (credential_hash, shard, created_at)
-        select credential_hash, ${to}, ${isoNow()} from (${credentialHashes(businessId)}) where true
+        select credential_hash, ${to}, ${iso(deps.clock())} from (${credentialHashes(businessId)}) where true
         on conflict (credential_hash) do update set shard = excluded.shard`,
   );
   await target

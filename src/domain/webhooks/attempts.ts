@@ -3,6 +3,7 @@ import { selectedRowsIds } from "../../db/ids";
 import { deliveryAttempts, webhookDeliveries } from "../../db/schema";
 import { runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
+import { iso } from "../../lib/time";
 import type { ClaimedDelivery } from "./delivery-claim";
 import { healthRecords } from "./health";
 
@@ -27,8 +28,6 @@ export type AttemptOutcome = {
 
 /** One attempt as the consumer made it: the delivery it claimed, when it sent it, and what came back. */
 export type Attempt = { delivery: ClaimedDelivery; attemptedAt: number; outcome: AttemptOutcome };
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * The delay before the attempt after this one, or undefined when this one finishes the delivery, or is an extra one:

@@ -2,6 +2,7 @@ import { and, eq, inArray, isNull, lte, ne, or, sql } from "drizzle-orm";
 import { businesses, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import { idsIn, runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
+import { iso } from "../../lib/time";
 
 // The claim step of the delivery pipeline (src/domain/webhooks/README.md): which deliveries of a queue batch the
 // consumer attempts, each under a lease. What the attempts did is recorded in attempts.ts.
@@ -35,8 +36,6 @@ export type ClaimedDelivery = {
   previousSecret: string | null;
   previousSecretExpiresAt: string | null;
 };
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * Takes a lease on every delivery of `ids` that has an attempt to make now, so that a duplicate message, or a message

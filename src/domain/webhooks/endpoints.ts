@@ -8,7 +8,7 @@ import type { Dependencies } from "../../dependencies";
 import { forbidden, notFound } from "../../lib/errors";
 import { assertRegistrableUrl } from "../../lib/public-address";
 import { newSigningSecret } from "../../lib/signing";
-import { isoNow } from "../../lib/time";
+import { iso } from "../../lib/time";
 import { ALL_EVENTS } from "../../names-and-limits";
 import { type Principal, principalRef } from "../access/principals";
 import { type Reach, reachArgument, reached, type SqlReach } from "../access/scope";
@@ -61,7 +61,7 @@ export async function createEndpoint(
       description: input.description ?? "",
       secret,
       ...principalRef(principal),
-      createdAt: isoNow(),
+      createdAt: iso(deps.clock()),
     },
     limit,
     // Listening sessions' endpoints are temporary and have their own limit (src/domain/webhooks/listener-endpoints.ts).

@@ -2,11 +2,10 @@ import { and, eq, inArray, isNotNull, lte, sql } from "drizzle-orm";
 import { runBatch, statementsThatFit } from "../../../db/batches";
 import { webhookDeliveries } from "../../../db/schema";
 import type { Dependencies } from "../../../dependencies";
+import { iso } from "../../../lib/time";
 import { queueBatches, sendDeliveries } from "./enqueue";
 
 /* The outbox's third step (write.ts says the three): on the cron trigger, what the request path could not enqueue. */
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * Never claimed nor swept for this long (the send failed, or its message waits behind a backlog): the sweep sends

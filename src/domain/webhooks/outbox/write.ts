@@ -5,6 +5,7 @@ import { events, webhookDeliveries, webhookEndpoints } from "../../../db/schema"
 import { idsIn, oneOff, type Preparable, runStatements, statement } from "../../../db/statements";
 import type { Dependencies } from "../../../dependencies";
 import { randomToken } from "../../../lib/secrets";
+import { iso } from "../../../lib/time";
 import type { EventName } from "../../../names-and-limits";
 import type { Business } from "../../access/businesses";
 import { audienceOf, reaches } from "../audience";
@@ -68,7 +69,7 @@ export async function writeEvents(
   statements: Preparable<unknown>[] = [],
 ) {
   const { db } = deps;
-  const now = new Date().toISOString();
+  const now = iso(deps.clock());
   const envelopes = drafts.map((draft) => ({ draft, envelope: envelope(business, draft, now) }));
   const eventRows = envelopes.map(({ draft, envelope }) => ({
     id: envelope.id,
