@@ -4,7 +4,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import guide from "../../docs/guides/webhooks.md?raw";
 import { newSigningSecret, signatureHeaders } from "../../src/lib/signing";
 
@@ -28,6 +28,8 @@ const envelope = JSON.stringify({
 
 let server: Server;
 let url: string;
+/** The guide's handler logs each event it accepts: kept here, to be asserted rather than printed. */
+const logged = vi.spyOn(console, "log").mockImplementation(() => {});
 
 beforeAll(async () => {
   expect(block, "docs/guides/webhooks.md has a node:http receiver").toBeDefined();
@@ -43,7 +45,10 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
 });
 
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(async () => {
+  logged.mockRestore();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
 
 async function deliver(body: string, headers: Record<string, string>) {
   const response = await fetch(url, {
@@ -59,7 +64,9 @@ const now = () => Math.floor(Date.now() / 1000);
 describe("the guide's node:http receiver", () => {
   it("answers 204 to a delivery signed with its secret, read as raw bytes", async () => {
     const headers = await signatureHeaders([secret], "evt_node_receiver", envelope, now());
+    logged.mockClear();
     expect(await deliver(envelope, headers)).toEqual({ status: 204, text: "" });
+    expect(logged).toHaveBeenCalledWith("received booking.created evt_node_receiver");
   });
 
   it("answers 204 during a rotation, with the new and the previous secret's signatures", async () => {
