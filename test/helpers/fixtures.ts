@@ -58,7 +58,11 @@ export async function createBusiness(
   const shard = options.shard ?? (options.sandbox ? SANDBOX_SHARD : DEFAULT_SHARD);
   // A sandbox business is always listed, even in legacy: the runtime API refuses it by its directory row.
   if (shard !== LEGACY_SHARD || options.sandbox) {
-    await listBusiness(globalDb, { businessId: id, shard, ownerEmail: options.ownerEmail, sandbox: options.sandbox });
+    await listBusiness(
+      globalDb,
+      { businessId: id, shard, ownerEmail: options.ownerEmail, sandbox: options.sandbox },
+      Date.now(),
+    );
   }
   const [business] = await shardDb(shard)
     .insert(businesses)

@@ -2,7 +2,7 @@ import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import type { GlobalDatabase } from "../../db/client";
 import { businessShards, ownerEmails } from "../../db/schema";
 import { isShardName, LEGACY_SHARD, SANDBOX_SHARD, type ShardName } from "../../db/shards";
-import { isoNow } from "../../lib/time";
+import { type EpochMs, iso } from "../../lib/time";
 
 /*
  * The directory of businesses (docs/scaling.md, Regional shards): which shard holds each, read in the global database
@@ -46,8 +46,9 @@ export async function shardOfOwnerEmail(global: GlobalDatabase, email: string): 
 export async function listBusiness(
   global: GlobalDatabase,
   entry: { businessId: string; shard: ShardName; ownerEmail?: string; sandbox?: boolean },
+  now: EpochMs,
 ): Promise<void> {
-  const createdAt = isoNow();
+  const createdAt = iso(now);
   const directory = global
     .insert(businessShards)
     .values({ businessId: entry.businessId, shard: entry.shard, createdAt, sandbox: entry.sandbox ?? false });
@@ -71,8 +72,9 @@ export async function listSandboxWithin(
   global: GlobalDatabase,
   entry: { businessId: string; ownerEmail: string },
   cap: number,
+  now: EpochMs,
 ): Promise<boolean> {
-  const createdAt = isoNow();
+  const createdAt = iso(now);
   const listed = sql`(select count(*) from ${businessShards} where ${businessShards.sandbox} = 1)`;
   const [, removed] = await global.batch([
     global
@@ -125,11 +127,20 @@ export const movingMarkCleared = (global: GlobalDatabase, businessId: string) =>
  * The statements that switch a moved business to `shard`, its mark cleared, and list its owner's email for sign-in
  * (an owner from before sharding had none), for a batch of the global database.
  */
-export const movedTo = (global: GlobalDatabase, businessId: string, shard: ShardName, ownerEmail?: string) => [
+export const movedTo = (
+  global: GlobalDatabase,
+  businessId: string,
+  shard: ShardName,
+  ownerEmail: string | undefined,
+  now: EpochMs,
+) => [
   global.update(businessShards).set({ shard, movingSince: null }).where(eq(businessShards.businessId, businessId)),
   ...(ownerEmail === undefined
     ? []
     : [
-        global.insert(ownerEmails).values({ email: ownerEmail, businessId, createdAt: isoNow() }).onConflictDoNothing(),
+        global
+          .insert(ownerEmails)
+          .values({ email: ownerEmail, businessId, createdAt: iso(now) })
+          .onConflictDoNothing(),
       ]),
 ];

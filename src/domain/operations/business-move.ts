@@ -67,7 +67,7 @@ async function switchShard({ deps, move, budget }: MoveStep) {
   const [owner] = await target.select({ email: owners.email }).from(owners).where(eq(owners.businessId, businessId));
   const { global } = deps;
   enter(move, "deleting");
-  await runBatch(global, [...movedTo(global, businessId, to, owner?.email), moveRecorded(global, move)]);
+  await runBatch(global, [...movedTo(global, businessId, to, owner?.email, deps.clock()), moveRecorded(global, move)]);
   budget.spend(SWITCH_STATEMENTS);
 }
 
@@ -215,7 +215,7 @@ export async function moveBusiness(
   budget.spend(3);
   if (!underway) {
     if (to === shard) throw invalid(`The business is already in shard ${to}.`, "to");
-    const move = await startMove(deps.global, businessId, shard, to);
+    const move = await startMove(deps.global, businessId, shard, to, deps.clock());
     budget.spend(2);
     return advance({ deps, move, budget });
   }

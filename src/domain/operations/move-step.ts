@@ -3,7 +3,7 @@ import type { GlobalDatabase } from "../../db/client";
 import { businessMoves, type MoveAbort, type MovePhase } from "../../db/schema";
 import type { ShardName } from "../../db/shards";
 import type { GlobalDependencies } from "../../dependencies";
-import { isoNow } from "../../lib/time";
+import { type EpochMs, iso } from "../../lib/time";
 import { markedMoving } from "../access/directory";
 import { BUSINESS_ROWS, DELETION_ORDER, nameOf } from "./business-rows";
 
@@ -90,8 +90,9 @@ export async function startMove(
   businessId: string,
   from: ShardName,
   to: ShardName,
+  at: EpochMs,
 ): Promise<Move> {
-  const now = isoNow();
+  const now = iso(at);
   const move: Move = {
     businessId,
     fromShard: from,

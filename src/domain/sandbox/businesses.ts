@@ -112,7 +112,7 @@ export async function createSandboxBusiness(deps: Dependencies, input: SandboxBu
   const key = newApiKey(shard, { test: true });
   const at = iso(now);
 
-  if (!(await listSandboxWithin(deps.global, { businessId, ownerEmail }, MAX_LIVE_SANDBOXES))) {
+  if (!(await listSandboxWithin(deps.global, { businessId, ownerEmail }, MAX_LIVE_SANDBOXES, deps.clock()))) {
     throw tooManyRequests(
       `The sandbox is full: ${MAX_LIVE_SANDBOXES} sandbox businesses are in use. Try again in an hour, or keep using one you made.`,
       { policy: "live_sandboxes", quota: MAX_LIVE_SANDBOXES, windowSeconds: 3600, remaining: 0, resetInSeconds: 3600 },
