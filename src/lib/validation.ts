@@ -39,10 +39,10 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /**
- * The 400 of a validation problem (spec: Errors; docs/errors.md): the sentence naming the input, and the input's
- * path as `param`. A member absent from the input is `parameter_missing`; anything else about it, `parameter_invalid`
- * (an unknown member of the internal API's strict bodies is named itself: its parent's path, then its key). `field`: the routes whose errors the spec gives
- * a `field` (spec: Intakes) name it so too. A problem of the body as a whole has no `param`.
+ * The 400 of a validation problem (docs/errors.md): the sentence naming the input, and the input's path as `param`.
+ * A member absent from the input is `parameter_missing`; anything else about it, `parameter_invalid` (an unknown
+ * member of the internal API's strict bodies is named itself: its parent's path, then its key). The intake routes
+ * name it as `field` too (docs/guides/intakes.md). A problem of the body as a whole has no `param`.
  */
 function issueError(target: string, issue: Issue | undefined, input: unknown, options: { field: boolean }): ApiError {
   if (!issue) return invalid("The request is not valid.");
@@ -69,8 +69,8 @@ export function rejectInvalid(result: ValidationResult, _c: Context): undefined 
 }
 
 /**
- * The same, plus `field` with the offending member in index notation, for the routes whose errors the spec gives a
- * `field` (spec: Intakes, "Invalid input returns 400 with { error, field }").
+ * The same, plus `field` with the offending member in index notation, for the intake routes, whose errors are
+ * `{ error, field }` (docs/guides/intakes.md).
  */
 export function rejectInvalidNamingField(result: ValidationResult, _c: Context): undefined {
   if (result.success) return;
