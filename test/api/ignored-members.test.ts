@@ -85,6 +85,20 @@ describe("unknown body members: ignored, and named in Ignored-Members", async ()
     expect(ignored(response)).toBe("plan");
   });
 
+  it("cuts the list at 1,000 characters, however many members were ignored", async () => {
+    const unknown = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`unknown_member_${i}`, i]));
+    const response = await call("/api/v1/webhooks", {
+      key: apiKey,
+      method: "POST",
+      body: { url: HOOK, ...unknown },
+    });
+    expect(response.status).toBe(201);
+    const header = ignored(response) ?? "";
+    expect(header).toHaveLength(1000);
+    expect(header.startsWith("unknown_member_0, unknown_member_1, ")).toBe(true);
+    expect(header.endsWith("...")).toBe(true);
+  });
+
   it("sends no header when every member was known, or when there is no body", async () => {
     const endpoint = await subscribe(apiKey, HOOK);
     const known = await call(`/api/v1/webhooks/${endpoint.id}/test`, {

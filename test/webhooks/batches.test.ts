@@ -179,5 +179,12 @@ describe("throughput through the real queue", async () => {
     expect(seconds, `200 deliveries in ${seconds.toFixed(2)} s: ${Math.round(200 / seconds)} a second`).toBeLessThan(
       20,
     );
+    // Nothing marked them enqueued but their claims (docs/architecture.md, The outbox): every one of the 200 is.
+    const rows = await db
+      .select({ enqueuedAt: webhookDeliveries.enqueuedAt })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.businessId, business.id));
+    expect(rows.filter((row) => row.enqueuedAt === null)).toEqual([]);
+    expect(rows.length).toBeGreaterThanOrEqual(200);
   });
 });
