@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyStandardWebhook, verifyWebhookSignature } from "../test/helpers/verify-signature.ts";
-import { callApi, eventually, seed, startWorker } from "./local-worker.ts";
+import { callApi, eventually, seed, spawned, startWorker } from "./local-worker.ts";
 
 // docs/guides/webhooks.md, Listening from a laptop: `secretary listen --forward-to` and `secretary trigger`, run as a
 // partner runs them, against a real `wrangler dev`, forwarding to a local HTTP server (docs/decisions.md, Listening
@@ -33,24 +33,8 @@ async function startLocalServer() {
 }
 
 /** The CLI as `npx secretary …` runs it (its package's "bin", built by `npm install`), with its output kept. */
-function secretary(args: string[], apiKey: string, apiBase = BASE) {
-  const child = spawn(
-    process.execPath,
-    ["cli/dist/secretary.js", ...args, "--api-base", apiBase, "--api-key", apiKey],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  const output = { stdout: "", stderr: "" };
-  child.stdout.on("data", (chunk: Buffer) => {
-    output.stdout += chunk.toString();
-  });
-  child.stderr.on("data", (chunk: Buffer) => {
-    output.stderr += chunk.toString();
-  });
-  const exited = once(child, "exit").then(([code]) => code as number | null);
-  return { child, output, exited };
-}
+const secretary = (args: string[], apiKey: string, apiBase = BASE) =>
+  spawned(process.execPath, ["cli/dist/secretary.js", ...args, "--api-base", apiBase, "--api-key", apiKey]);
 
 let stopWorker: (() => Promise<void>) | undefined;
 let local: Awaited<ReturnType<typeof startLocalServer>>;

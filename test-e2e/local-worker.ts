@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -107,6 +109,33 @@ export function workerAndBrowser(port: number): { browser: () => Browser } {
 
 /** A short random suffix for names that must be unique in a file's local state. */
 export const unique = () => Math.random().toString(36).slice(2, 8);
+
+/**
+ * A process of the test's (the CLI, npm, a partner's program), its output kept as it comes; `exited` answers its exit
+ * code, null when a signal ended it. `detached` puts it in a process group of its own, so that a signal can reach
+ * the whole group, as ^C in a terminal reaches npx and the command under it.
+ */
+export function spawned(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; detached?: boolean } = {},
+) {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: options.detached,
+  });
+  const output = { stdout: "", stderr: "" };
+  child.stdout.on("data", (chunk: Buffer) => {
+    output.stdout += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    output.stderr += chunk.toString();
+  });
+  const exited = once(child, "exit").then(([code]) => code as number | null);
+  return { child, output, exited };
+}
 
 /** Polls `check` until it holds: work the Worker finishes after its answer (a delivery, an action call). */
 export async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000) {

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyStandardWebhook, verifyWebhookSignature } from "../test/helpers/verify-signature.ts";
-import { eventually, startWorker } from "./local-worker.ts";
+import { eventually, spawned, startWorker } from "./local-worker.ts";
 
 // The SDK and the CLI as a stranger gets them (sdk/README.md, cli/README.md): both packed, the tarballs installed into
 // an empty project (no link to this repository), a small program type-checked with `tsc --strict` (nodenext, and
@@ -32,33 +32,10 @@ const RUNTIMES: Record<string, string[]> = {
   Deno: ["node_modules/@deno/linux-x64-glibc/deno", "run", "--allow-net", "--allow-env", "--allow-read"],
 };
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
-/** A command to its end, its output kept. */
-async function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  const output = { stdout: "", stderr: "" };
-  child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk));
-  child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk));
-  const [code] = (await once(child, "exit")) as [number | null];
-  return { code, ...output };
-}
-
-/** A command left running in a process group of its own (as in a terminal, where ^C reaches npx and the CLI). */
-function started(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) {
-  const child = spawn(command, args, {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
-  });
-  const output = { stdout: "", stderr: "" };
-  child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk));
-  child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk));
-  const exited = once(child, "exit").then(
-    ([code, signal]) => ({ code, signal }) as { code: number | null; signal: string | null },
-  );
-  return { child, output, exited };
+/** A command run to its end in `cwd`: its exit code and output. */
+async function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
+  const { exited, output } = spawned(command, args, { cwd, env });
+  return { code: await exited, ...output };
 }
 
 /** The owner switches an action on in the dashboard, as a browser would post its forms. */
@@ -155,12 +132,15 @@ describe("the packages as a stranger installs them", () => {
   });
 
   it("runs it with plain node: a typed call, paging to the end, a delivery under both schemes, an action call", async () => {
-    const program = started(process.execPath, ["program.ts"], project, { API_BASE: BASE, API_KEY: sandbox.api_key });
+    const program = spawned(process.execPath, ["program.ts"], {
+      cwd: project,
+      env: { API_BASE: BASE, API_KEY: sandbox.api_key },
+    });
     await eventually(async () => /switch on action (\d+)/.test(program.output.stdout), 30_000);
     const actionId = Number(/switch on action (\d+)/.exec(program.output.stdout)?.[1]);
     await switchOn(actionId, { email: sandbox.owner_email, password: sandbox.owner_password });
     program.child.stdin.end("switched on\n");
-    expect(await program.exited, program.output.stderr).toEqual({ code: 0, signal: null });
+    expect(await program.exited, program.output.stderr).toBe(0);
     expect(program.output.stdout).toMatch(/^ok me \S+$/m);
     expect(program.output.stdout).toMatch(/^ok paged \d+$/m);
     expect(program.output.stdout).toMatch(/^ok delivery \d+ standard-webhooks x-service-signature$/m);
@@ -195,7 +175,11 @@ describe("the packages as a stranger installs them", () => {
     await once(forwarded, "listening");
     const url = `http://127.0.0.1:${(forwarded.address() as AddressInfo).port}/hooks`;
     const env = { SECRETARY_API_KEY: sandbox.api_key, SECRETARY_API_BASE: BASE };
-    const listen = started("npx", ["secretary", "listen", "--forward-to", url, "--print-secret"], project, env);
+    const listen = spawned("npx", ["secretary", "listen", "--forward-to", url, "--print-secret"], {
+      cwd: project,
+      env,
+      detached: true,
+    });
     listener = listen.child;
     await eventually(async () => listen.output.stdout.includes("Ready."), 30_000).catch(() => {});
     expect(listen.output.stdout, listen.output.stderr).toContain("Ready.");
@@ -211,9 +195,8 @@ describe("the packages as a stranger installs them", () => {
     expect(await verifyStandardWebhook(delivery?.body ?? "", new Headers(delivery?.headers), secret)).toBe(true);
     // ^C in a terminal: the whole group, npx and the CLI under it.
     process.kill(-(listen.child.pid ?? 0), "SIGINT");
-    expect([
-      { code: 0, signal: null },
-      { code: null, signal: "SIGINT" },
-    ]).toContainEqual(await listen.exited);
+    // npx itself ends by the signal; the CLI under it closes its session and exits 0.
+    const code = await listen.exited;
+    expect(code === 0 || listen.child.signalCode === "SIGINT", `${code} ${listen.child.signalCode}`).toBe(true);
   });
 });
