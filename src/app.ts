@@ -4,7 +4,7 @@ import { createMiddleware } from "hono/factory";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { requestId } from "hono/request-id";
 import type { AppEnv } from "./app-env";
-import { ApiError, invalid } from "./lib/errors";
+import { ApiError, invalid } from "./lib/api-error";
 import { requireRuntime } from "./middleware/authenticate-runtime";
 import {
   JSON_CONTENT_TYPE,
@@ -16,13 +16,13 @@ import {
 import { requestLog } from "./middleware/request-log";
 import { responseHeaders } from "./middleware/response-headers";
 import { apiDocs } from "./routes/api-docs";
+import { partnerApi } from "./routes/api-v1";
 import { dashboard } from "./routes/dashboard";
 import { guides } from "./routes/guides";
 import { runtimeApi } from "./routes/internal/runtime-api";
 import { listenSocket } from "./routes/listen-sessions";
 import { oauthApi } from "./routes/oauth-api";
 import { oauthAuthorize } from "./routes/oauth-authorize";
-import { partnerApi } from "./routes/partner-api";
 import { sandboxBusinesses } from "./routes/sandbox-businesses";
 import { wellKnown } from "./routes/well-known";
 

@@ -1,6 +1,6 @@
 import { and, eq, lt, lte, or, type Placeholder, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { invalid } from "../lib/errors";
+import { invalid } from "../lib/api-error";
 import type { ShardDatabase } from "./client";
 import { type Read, read, readTwo } from "./reads";
 import type { Bound } from "./statements";

@@ -16,7 +16,7 @@ import {
   thankYou,
   UNFINISHED_AFTER_MS,
 } from "../domain/intakes/conversation";
-import { conflict, notFound } from "../lib/errors";
+import { conflict, notFound } from "../lib/api-error";
 import { settle } from "../lib/settle";
 import { parseOrThrow } from "../lib/validation";
 import { IntakeAnswersBody, StartIntakeBody } from "../schemas/runtime";

@@ -1,5 +1,5 @@
+import { invalid } from "./api-error";
 import type { ConnectionSlots } from "./connection-slots";
-import { invalid } from "./errors";
 
 /**
  * Outbound calls (webhook deliveries, action calls, Test buttons) go only to public addresses, so that no partner can

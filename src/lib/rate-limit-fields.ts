@@ -37,8 +37,8 @@ export const budgetUse = (
 
 /**
  * Counts one use of `key` against a per-minute Rate Limiting binding (`[[ratelimits]]` in wrangler.toml), which says
- * only yes or no. Refused, it answers the use a 429 states (`tooManyRequests`, src/lib/errors.ts): nothing left, back
- * within the minute; admitted, undefined. The caller throws, since src/lib/errors.ts builds on this module.
+ * only yes or no. Refused, it answers the use a 429 states (`tooManyRequests`, src/lib/api-error.ts): nothing left, back
+ * within the minute; admitted, undefined. The caller throws, since src/lib/api-error.ts builds on this module.
  */
 export async function refusedPerMinute(
   limiter: RateLimit,

@@ -1,5 +1,5 @@
+import { ApiError } from "./api-error";
 import type { ErrorCode } from "./error-codes";
-import { ApiError } from "./errors";
 
 /**
  * What an RPC method answers: the value, or the refusal its HTTP mirror would answer (status, code and sentence). Errors

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { type ApiError, invalid, invalidField } from "./api-error";
 import type { ErrorCode } from "./error-codes";
-import { type ApiError, invalid, invalidField } from "./errors";
 import { hiddenCharacterProblem } from "./text";
 
 type Issue = z.core.$ZodIssue;

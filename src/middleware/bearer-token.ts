@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { unauthorized } from "../lib/errors";
+import { unauthorized } from "../lib/api-error";
 import { secretsEqual } from "../lib/secret-comparison";
 
 /** A secret's value, or during its rotation the one before it. */

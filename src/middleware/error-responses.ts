@@ -2,8 +2,8 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../app-env";
+import { ApiError } from "../lib/api-error";
 import { ERROR_CODES, type ErrorCode } from "../lib/error-codes";
-import { ApiError } from "../lib/errors";
 import { loggableError } from "../lib/loggable-error";
 import { OAuthError } from "../lib/oauth-errors";
 

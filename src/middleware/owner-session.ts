@@ -17,8 +17,8 @@ import {
 } from "../domain/access/owner-sign-in";
 import type { AttemptOutcome, ThrottledKey } from "../durable-objects/sign-in-throttle";
 import type { Env } from "../env";
+import { ApiError } from "../lib/api-error";
 import { clientAddressOf } from "../lib/client-address";
-import { ApiError } from "../lib/errors";
 import { loggableError } from "../lib/loggable-error";
 import { useShard } from "./request-dependencies";
 

@@ -1,11 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import { NO_INPUT, runOperation } from "../admission/partner-admission";
 import {
   createActionOperation,
   deleteActionOperation,
   getActionOperation,
   listActionsOperation,
   updateActionOperation,
-} from "../domain/actions/partner-api";
+} from "../domain/actions/action-operations";
 import { actionNotFound } from "../domain/actions/reads";
 import { idOrNotFound, pathId } from "../lib/validation";
 import {
@@ -15,8 +16,7 @@ import {
   CreatedActionObject,
   PatchActionBody,
 } from "../schemas/actions";
-import { ErrorBody, errorResponses } from "../schemas/errors";
-import { NO_INPUT, runOperation } from "./operation-runner";
+import { ErrorBody, errorResponses } from "../schemas/error-body";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /** The path id as the domain takes it, or the action's 404 (spec: another business's id is the same 404). */

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { FAVICON, setPageHeaders } from "../pages/page-shell";
-import { partnerApi } from "./partner-api";
+import { partnerApi } from "./api-v1";
 import { SANDBOX_CREATION_PATH } from "./sandbox-businesses";
 import { serveStaticFile } from "./static-file";
 

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { runOperation } from "../admission/partner-admission";
 import { BOOKING_STATUSES } from "../db/schema";
+import { getAppointmentOperation, listAppointmentsOperation } from "../domain/platform/booking-and-order-operations";
 import { bookingNotFound } from "../domain/platform/bookings";
-import { getAppointmentOperation, listAppointmentsOperation } from "../domain/platform/partner-api";
 import { idOrNotFound, isoDate, pathId, queryId, queryInteger, timestamp } from "../lib/validation";
 import { BookingObject, BookingsPage } from "../schemas/booking";
-import { errorResponses } from "../schemas/errors";
-import { runOperation } from "./operation-runner";
+import { errorResponses } from "../schemas/error-body";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /**

@@ -1,10 +1,10 @@
 import type { z } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
+import { runOperation } from "../admission/partner-admission";
 import type { AppEnv } from "../app-env";
-import { getEventOperation, listEventsOperation } from "../domain/webhooks/partner-api";
-import { errorResponses } from "../schemas/errors";
+import { getEventOperation, listEventsOperation } from "../domain/webhooks/webhook-operations";
+import { errorResponses } from "../schemas/error-body";
 import { EnvelopeObject, EventPath, EventsPage, EventsQuery } from "../schemas/webhook-operations";
-import { runOperation } from "./operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 const listRoute = partnerRoute({

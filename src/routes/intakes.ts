@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { NO_INPUT, runOperation } from "../admission/partner-admission";
 import {
   createIntakeOperation,
   deleteIntakeOperation,
@@ -6,16 +7,15 @@ import {
   listIntakeResponsesOperation,
   listIntakesOperation,
   updateIntakeOperation,
-} from "../domain/intakes/partner-api";
+} from "../domain/intakes/intake-operations";
 import { intakeNotFound, MAX_INTAKES_PER_BUSINESS } from "../domain/intakes/registration";
 import { RESPONSES_PER_PAGE } from "../domain/intakes/responses";
 import { idOrNotFound, pathId, rejectInvalidNamingField } from "../lib/validation";
 import { respondToIntakeError } from "../middleware/error-responses";
-import { errorResponses } from "../schemas/errors";
+import { errorResponses } from "../schemas/error-body";
 import { CreateIntakeBody, PatchIntakeBody } from "../schemas/intake-bodies";
 import { ResponsesPage, ResponsesQuery } from "../schemas/intake-responses";
 import { IntakeObject } from "../schemas/intakes";
-import { NO_INPUT, runOperation } from "./operation-runner";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 /** The path id as the domain takes it, or the intake's 404. */

@@ -1,13 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import { announceBudgets, NO_INPUT, runOperation } from "../admission/partner-admission";
 import {
   deleteKnowledgeOperation,
   listKnowledgeOperation,
   putKnowledgeOperation,
-} from "../domain/knowledge/partner-api";
-import { announceBudgets } from "../middleware/principal-rate-limit";
-import { errorResponses } from "../schemas/errors";
+} from "../domain/knowledge/knowledge-operations";
+import { errorResponses } from "../schemas/error-body";
 import { KnowledgeItemObject, KnowledgeKey, PushedKnowledgeObject, PushKnowledgeBody } from "../schemas/knowledge";
-import { NO_INPUT, runOperation } from "./operation-runner";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 const listRoute = partnerRoute({

@@ -1,11 +1,11 @@
 import { type Context, Hono } from "hono";
+import { runOperation } from "../admission/partner-admission";
 import type { AppEnv } from "../app-env";
 import { createListeningSessionOperation } from "../domain/webhooks/listening-sessions";
 import { jurisdictionOfSession, sessionObject } from "../durable-objects/jurisdictions";
-import { invalid, notFound, unauthorized } from "../lib/errors";
-import { errorResponses } from "../schemas/errors";
+import { invalid, notFound, unauthorized } from "../lib/api-error";
+import { errorResponses } from "../schemas/error-body";
 import { CreateListenSessionBody, ListenSession } from "../schemas/listen-sessions";
-import { runOperation } from "./operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /*

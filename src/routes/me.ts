@@ -1,8 +1,8 @@
+import { NO_INPUT, runOperation } from "../admission/partner-admission";
+import { getBusinessOperation } from "../domain/access/business-operations";
 import { toBusinessObject } from "../domain/access/businesses";
-import { getBusinessOperation } from "../domain/access/partner-api";
 import { BusinessObject } from "../schemas/business";
-import { errorResponses } from "../schemas/errors";
-import { NO_INPUT, runOperation } from "./operation-runner";
+import { errorResponses } from "../schemas/error-body";
 import { createPartnerRouter, partnerRoute } from "./partner-router";
 
 const getMe = partnerRoute({

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { runOperation } from "../admission/partner-admission";
 import { ORDER_STATUSES } from "../db/schema";
+import { getOrderOperation, listOrdersOperation } from "../domain/platform/booking-and-order-operations";
 import { orderNotFound } from "../domain/platform/orders";
-import { getOrderOperation, listOrdersOperation } from "../domain/platform/partner-api";
 import { idOrNotFound, pathId, queryId, queryInteger, timestamp } from "../lib/validation";
-import { errorResponses } from "../schemas/errors";
+import { errorResponses } from "../schemas/error-body";
 import { OrderObject, OrdersPage } from "../schemas/order";
-import { runOperation } from "./operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /**

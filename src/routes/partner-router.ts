@@ -1,11 +1,10 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import { IDEMPOTENCY_HEADER, idempotency, REPLAYED_HEADER, WAIT_MS } from "../admission/idempotency";
+import { admittedFirst, partnerCredential } from "../admission/partner-admission";
 import type { AppEnv } from "../app-env";
-import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, WAIT_MS } from "../domain/access/idempotency";
 import { IGNORED_MEMBERS_HEADER } from "../lib/ignored-members";
 import { rejectInvalid } from "../lib/validation";
-import { idempotency } from "../middleware/idempotency";
-import { ErrorBody } from "../schemas/errors";
-import { admittedFirst, partnerCredential } from "./operation-runner";
+import { ErrorBody } from "../schemas/error-body";
 
 /**
  * A router of the partner API: its routes are validated by their zod schemas (`hook` says how a failure reads) and
@@ -84,7 +83,7 @@ const IDEMPOTENCY_PARAMETER: ParameterObject = {
 /**
  * A partner route (spec: Endpoints, "All need Authorization: Bearer <API_KEY or ACCESS_TOKEN>"), and the document
  * states the bearer requirement. The credential's shape is checked first; its handler runs one partner operation
- * (src/routes/operation-runner.ts), which admits the credential (lookup, plan, request budget) before anything else.
+ * (src/admission/partner-admission.ts), which admits the credential (lookup, plan, request budget) before anything else.
  * Declared per route rather than on `/api/v1/*`, so that a public path under `/api/v1` (the OpenAPI document) keeps
  * its 404 and 405 answers. Every POST takes `Idempotency-Key`, claimed at the admission.
  */

@@ -8,13 +8,13 @@ import {
   MAX_LIVE_SANDBOXES,
   SANDBOX_CREATIONS_PER_MINUTE,
 } from "../domain/sandbox/businesses";
+import { invalid } from "../lib/api-error";
 import { creatorNetworkOf } from "../lib/client-address";
-import { invalid } from "../lib/errors";
 import { announceIgnored } from "../lib/ignored-members";
 import { parseOrThrow } from "../lib/validation";
 import { JSON_CONTENT_TYPE, NOT_JSON_BODY, NOT_VALID_JSON } from "../middleware/error-responses";
 import { useShard } from "../middleware/request-dependencies";
-import { ErrorBody, errorResponses } from "../schemas/errors";
+import { ErrorBody, errorResponses } from "../schemas/error-body";
 import { CreatedSandboxBusiness, SandboxBusinessBody } from "../schemas/sandbox";
 import { IGNORED_MEMBERS, json } from "./partner-router";
 

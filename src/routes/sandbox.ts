@@ -1,14 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { runOperation } from "../admission/partner-admission";
 import type { Principal } from "../domain/access/principals";
 import {
   assertSandboxKey,
   callSandboxActionOperation,
   emitSandboxEventOperation,
   runSandboxIntakeOperation,
-} from "../domain/sandbox/partner-api";
+} from "../domain/sandbox/sandbox-operations";
 import { pathId, rejectInvalid } from "../lib/validation";
-import { ErrorBody, errorResponses } from "../schemas/errors";
+import { ErrorBody, errorResponses } from "../schemas/error-body";
 import {
   SandboxActionCall,
   SandboxActionCallBody,
@@ -17,13 +18,12 @@ import {
   SandboxEventBody,
   SandboxEvents,
 } from "../schemas/sandbox-operations";
-import { runOperation } from "./operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /*
  * `/api/v1/sandbox`: what a test key of a sandbox business can cause (docs/decisions.md, Sandbox operations;
  * docs/guides/sandbox.md). Any other credential is refused with 403 `forbidden` by the operations themselves
- * (src/domain/sandbox/partner-api.ts), and before a body's own 400 by this router's validation hook.
+ * (src/domain/sandbox/sandbox-operations.ts), and before a body's own 400 by this router's validation hook.
  */
 
 const ONLY = "Only with a test key (sk_test_…) of a sandbox business; any other credential gets 403 `forbidden`.";

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { runOperation } from "../admission/partner-admission";
 import { actionNotFound } from "../domain/actions/reads";
 import { endpointNotFound } from "../domain/webhooks/endpoints";
-import { rotateActionSecretOperation, rotateEndpointSecretOperation } from "../domain/webhooks/partner-api";
+import { rotateActionSecretOperation, rotateEndpointSecretOperation } from "../domain/webhooks/webhook-operations";
 import { idOrNotFound, pathId } from "../lib/validation";
-import { errorResponses } from "../schemas/errors";
+import { errorResponses } from "../schemas/error-body";
 import { RotatedSecret, RotateSecretBody } from "../schemas/secret-rotation";
-import { runOperation } from "./operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /** The body may be left out: `expires_in` then takes its default. */

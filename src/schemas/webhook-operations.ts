@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES } from "../db/schema";
 import { numericPathId, pathId, queryId, queryInteger, recordId, timestamp } from "../lib/validation";
 import { EVENT_NAMES } from "../names-and-limits";
-import { ErrorBody } from "./errors";
+import { ErrorBody } from "./error-body";
 
 /*
  * What a partner operates its integration with (docs/webhooks.md, Operating your integration): events, the

@@ -144,7 +144,9 @@ describe("sign-in throttling over HTTP (docs/architecture.md, Sign-in)", () => {
     await expectLocked(await form.submit(owner), form.jar);
   });
 
-  it("50 failures from one client address, across different email addresses, lock that address", async () => {
+  it("50 failures from one client address, across different email addresses, lock that address", {
+    timeout: 20_000,
+  }, async () => {
     const { owner } = await createOwnerBusiness();
     const address = freshAddress();
     const attacker = await signInForm("dashboard", address);

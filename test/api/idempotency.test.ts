@@ -1,10 +1,10 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { ABANDONED_AFTER_MS, claimKey, fingerprintOf, KEPT_MS, WAIT_MS } from "../../src/admission/idempotency";
 import { actions, idempotencyKeys, webhookEndpoints } from "../../src/db/schema";
 import { shardBinding } from "../../src/db/shard-bindings";
 import { SHARDS, type ShardName } from "../../src/db/shards";
-import { ABANDONED_AFTER_MS, claimKey, fingerprintOf, KEPT_MS, WAIT_MS } from "../../src/domain/access/idempotency";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import worker from "../../src/index";

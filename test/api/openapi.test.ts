@@ -2,7 +2,7 @@ import { encodeBase64 } from "@oslojs/encoding";
 import { describe, expect, it } from "vitest";
 import { SAMPLE_DATA } from "../../src/domain/webhooks/samples";
 import { EVENT_NAMES } from "../../src/names-and-limits";
-import { partnerApi } from "../../src/routes/partner-api";
+import { partnerApi } from "../../src/routes/api-v1";
 import { EVENT_DATA } from "../../src/schemas/events";
 import { call, json } from "../helpers/http";
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { REQUESTS_PER_MINUTE } from "../../src/admission/partner-admission";
 import { PUSHES_PER_HOUR } from "../../src/domain/knowledge/registration";
 import { SENDS_PER_HOUR, TEST_EVENTS_PER_HOUR } from "../../src/domain/webhooks/endpoint-budgets";
-import { REQUESTS_PER_MINUTE } from "../../src/middleware/principal-rate-limit";
 import { createBusiness } from "../helpers/fixtures";
 import { call, expectError } from "../helpers/http";
 import { receiverBox } from "../helpers/receiver";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { REQUESTS_PER_MINUTE } from "../../src/middleware/principal-rate-limit";
+import { REQUESTS_PER_MINUTE } from "../../src/admission/partner-admission";
 import { createApiKey, createBusiness } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import { awayFromWindowEdge } from "../helpers/rate-limit-window";

@@ -8,7 +8,7 @@ import { changeList } from "../../src/domain/intakes/change-list";
 import { approvalSummary, switchIntakeOff, switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { contactDetailsOf, identityQuestionsOf } from "../../src/domain/intakes/question-detection";
 import { intakeNotFound, patchIntake as patchIntakeDirectly } from "../../src/domain/intakes/registration";
-import { ApiError } from "../../src/lib/errors";
+import { ApiError } from "../../src/lib/api-error";
 import { idOrNotFound } from "../../src/lib/validation";
 import { deps, testDependencies } from "../helpers/dependencies";
 import { createApiKey, createBusiness, DEFAULT_SHARD, db, shardD1 } from "../helpers/fixtures";

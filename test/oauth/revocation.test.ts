@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { actions, intakes, knowledgeItems, oauthGrants, oauthTokens } from "../../src/db/schema";
 import { connectionNotFound, disconnectApp, listConnections } from "../../src/domain/access/app-connections";
 import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
-import { ApiError } from "../../src/lib/errors";
+import { ApiError } from "../../src/lib/api-error";
 import { idOrNotFound } from "../../src/lib/validation";
 import { deps } from "../helpers/dependencies";
 import { db } from "../helpers/fixtures";

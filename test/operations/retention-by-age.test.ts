@@ -1,5 +1,6 @@
 import { eq, inArray, like } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../../src/admission/idempotency";
 import {
   actionCalls,
   deliveryAttempts,
@@ -12,7 +13,6 @@ import {
   webhookEndpoints,
 } from "../../src/db/schema";
 import { SANDBOX_SHARD } from "../../src/db/shards";
-import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../../src/domain/access/idempotency";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { RECENT_CALLS } from "../../src/domain/actions/reads";
 import {

@@ -320,6 +320,8 @@ describe("a move at the maxima: 20 endpoints, 10 actions, 5 intakes with respons
       expect(await partnerCounts(apiKey, intakeIds)).toEqual(counts);
       expect(await partnerCounts(app.tokens.access_token, [])).toMatchObject({ endpoints: 0, appointments: 2_005 });
     },
+    // Over 2,000 rows copied, verified and deleted step by step: seconds by nature.
+    20_000,
   );
 });
 

@@ -243,7 +243,9 @@ async function succeedAt(deliveries: (count: number) => Promise<number[]>, at: n
 }
 
 describe("an endpoint whose every delivery fails for 3 days", () => {
-  it("is disabled once 3 days have passed since its last success with at least 10 failed deliveries, not before", async () => {
+  it("is disabled once 3 days have passed since its last success with at least 10 failed deliveries, not before", {
+    timeout: 20_000,
+  }, async () => {
     const { apiKey, endpoint, deliveries } = await slowEndpoint("three-days");
     await succeedAt(deliveries, T0);
     const lastSuccess = (await listed(apiKey, endpoint.id)).last_success_at;
@@ -274,7 +276,7 @@ describe("an endpoint whose every delivery fails for 3 days", () => {
     expect(await listed(apiKey, endpoint.id)).toMatchObject({ status: "enabled", disabled_reason: null });
   });
 
-  it("is not disabled when one delivery succeeded within the 3 days", async () => {
+  it("is not disabled when one delivery succeeded within the 3 days", { timeout: 20_000 }, async () => {
     const { apiKey, endpoint, deliveries } = await slowEndpoint("one-success");
     await succeedAt(deliveries, T0);
     await failEveryAttempt(await deliveries(10), T0 + DAY);

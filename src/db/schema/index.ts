@@ -2,7 +2,7 @@ export * from "./actions";
 export * from "./businesses";
 export * from "./commerce";
 export * from "./directory";
-export * from "./idempotency";
+export * from "./idempotency-keys";
 export * from "./intakes";
 export * from "./knowledge";
 export * from "./oauth";

@@ -4,7 +4,7 @@ import type { Read } from "../../db/reads";
 import { actions, apiKeys, intakes, webhookEndpoints } from "../../db/schema";
 import { oneOff } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { conflict, forbidden, notFound } from "../../lib/errors";
+import { conflict, forbidden, notFound } from "../../lib/api-error";
 import { iso } from "../../lib/time";
 import { type Action, toActionObject } from "../actions/action-object";
 import { switchSideActionsOff } from "../actions/owner-decisions";

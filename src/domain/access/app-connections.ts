@@ -9,7 +9,7 @@ import {
   webhookEndpoints,
 } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { notFound } from "../../lib/errors";
+import { notFound } from "../../lib/api-error";
 import { type EpochMs, iso } from "../../lib/time";
 import { switchSideActionsOff } from "../actions/owner-decisions";
 import { closeListeningSessions } from "../webhooks/listening-sessions";

@@ -1,4 +1,4 @@
-import { unavailable } from "../../lib/errors";
+import { unavailable } from "../../lib/api-error";
 
 /**
  * How long a write refused during a move waits: a move takes minutes (docs/scaling.md, Moving a business between

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { businesses, type Plan } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { forbidden } from "../../lib/errors";
+import { forbidden } from "../../lib/api-error";
 import { iso } from "../../lib/time";
 import type { BusinessObject } from "../../schemas/business";
 import { placedHere } from "./runtime-shard";

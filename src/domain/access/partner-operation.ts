@@ -6,7 +6,7 @@ import type { CredentialSide } from "./scope";
 /**
  * A partner request as the domain states it (docs/architecture.md, One way through a partner request): what it reads
  * in the same D1 batch as the credential's lookup (one round trip), and what it writes once the credential is
- * admitted (one more at most). `src/routes/operation-runner.ts` runs every one the same way: the credential with the
+ * admitted (one more at most). `src/admission/partner-admission.ts` runs every one the same way: the credential with the
  * read, admission (plan, budget), the idempotency claim, the write; the deliveries the write emits are enqueued after
  * the answer (`Dependencies.enqueue`). Without `write`, the read is the answer.
  */

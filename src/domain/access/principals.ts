@@ -4,7 +4,7 @@ import { apiKeys, businesses, oauthGrants, oauthTokens } from "../../db/schema";
 import { type ShardName, shardOfSecret } from "../../db/shards";
 import { type Bound, runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { ApiError, unauthorized } from "../../lib/errors";
+import { ApiError, unauthorized } from "../../lib/api-error";
 import { sha256HexNative } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { ACCESS_TOKEN_PREFIX } from "../oauth/token-format";

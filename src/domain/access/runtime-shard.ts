@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { businesses } from "../../db/schema";
 import type { ShardName } from "../../db/shards";
 import type { Dependencies, GlobalDependencies } from "../../dependencies";
-import { ApiError, notFound } from "../../lib/errors";
+import { ApiError, notFound } from "../../lib/api-error";
 import { businessMoving } from "./business-moving";
 import { shardOfBusiness } from "./directory";
 

@@ -1,5 +1,5 @@
 import type { ActionParameters } from "../../db/schema";
-import { ApiError } from "../../lib/errors";
+import { ApiError } from "../../lib/api-error";
 import { contactArgumentProblem } from "./contact-details";
 
 /*

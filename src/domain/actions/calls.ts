@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { actionCalls, actions, businesses } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { ApiError, conflict, notFound } from "../../lib/errors";
+import { ApiError, conflict, notFound } from "../../lib/api-error";
 import { logLine } from "../../lib/log";
 import { signedPost } from "../../lib/outbound";
 import { type Clock, iso } from "../../lib/time";

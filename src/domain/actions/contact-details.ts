@@ -1,5 +1,5 @@
 import type { ActionParameters } from "../../db/schema";
-import { invalid } from "../../lib/errors";
+import { invalid } from "../../lib/api-error";
 import { checkAnswer } from "../intakes/answers";
 import { type ContactKind, contactAskedFor } from "../intakes/question-detection";
 

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { actions } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { conflict } from "../../lib/errors";
+import { conflict } from "../../lib/api-error";
 import { iso } from "../../lib/time";
 import {
   actionChangeAccepted,

@@ -1,7 +1,7 @@
 import { and, asc, eq, type SQL } from "drizzle-orm";
 import { actions } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { conflict } from "../../lib/errors";
+import { conflict } from "../../lib/api-error";
 import { sha256Hex } from "../../lib/secrets";
 import { type Creator, creatorColumns, creatorOf, withCreator } from "../access/creators";
 import { readForSwitch } from "../webhooks/lifecycle";

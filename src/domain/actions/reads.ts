@@ -3,7 +3,7 @@ import { type Read, read, readTwo, runRead } from "../../db/reads";
 import { actionCalls, actions } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { notFound } from "../../lib/errors";
+import { notFound } from "../../lib/api-error";
 import type { EpochMs } from "../../lib/time";
 import { type Reach, reachArgument, reached, type SqlReach } from "../access/scope";
 import { type Action, toActionObject } from "./action-object";

@@ -1,8 +1,8 @@
-import { isUniqueViolation } from "../../db/errors";
+import { isUniqueViolation } from "../../db/d1-failures";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { type ActionParameters, actions } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { forbidden, invalid } from "../../lib/errors";
+import { forbidden, invalid } from "../../lib/api-error";
 import { assertRegistrableUrl } from "../../lib/public-address";
 import { newSigningSecret } from "../../lib/signing";
 import { iso } from "../../lib/time";

@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import { isGuardAbort } from "../../db/errors";
+import { isGuardAbort } from "../../db/d1-failures";
 import { type Answer, businesses, intakeResponses, intakes } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { endpointsOf } from "../webhooks/endpoints";

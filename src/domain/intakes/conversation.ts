@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { type Answer, businesses, type IntakeContent, type IntakeField, intakes } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { ApiError, conflict, notFound } from "../../lib/errors";
+import { ApiError, conflict, notFound } from "../../lib/api-error";
 import { randomToken } from "../../lib/secrets";
 import type { Channel } from "../../names-and-limits";
 import { intakesRunOn } from "../secretary/channels";

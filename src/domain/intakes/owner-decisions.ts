@@ -3,7 +3,7 @@ import { read, runRead } from "../../db/reads";
 import { apiKeys, intakes, oauthGrants } from "../../db/schema";
 import { statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { conflict, forbidden } from "../../lib/errors";
+import { conflict, forbidden } from "../../lib/api-error";
 import { iso } from "../../lib/time";
 import { changedRows, intakeSwitched, readForSwitch, writeSwitch } from "../webhooks/lifecycle";
 import { changeList } from "./change-list";

@@ -1,11 +1,11 @@
 import { and, asc, eq, isNull, type Placeholder, type SQL } from "drizzle-orm";
-import { isUniqueViolation } from "../../db/errors";
+import { isUniqueViolation } from "../../db/d1-failures";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { mapRead, type Read, read, runRead } from "../../db/reads";
 import { type IntakeContent, type IntakeField, intakes } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { conflict, forbidden, invalidField, notFound } from "../../lib/errors";
+import { conflict, forbidden, invalidField, notFound } from "../../lib/api-error";
 import { iso } from "../../lib/time";
 import type { CreateIntakeInput, PatchIntakeInput } from "../../schemas/intake-bodies";
 import type { IntakeFieldInput } from "../../schemas/intake-fields";

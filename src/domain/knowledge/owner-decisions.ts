@@ -2,7 +2,7 @@ import { and, asc, desc, eq } from "drizzle-orm";
 import type { ShardDatabase } from "../../db/client";
 import { apiKeys, knowledgeItems, oauthClients, oauthGrants, ownerKnowledgeSources } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { notFound } from "../../lib/errors";
+import { notFound } from "../../lib/api-error";
 import type { Business } from "../access/businesses";
 import { deleteKnowledge, SOURCE_LIMITS } from "./registration";
 

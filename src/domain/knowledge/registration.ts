@@ -1,11 +1,11 @@
 import { and, asc, eq, sql } from "drizzle-orm";
-import { isUniqueViolation } from "../../db/errors";
+import { isUniqueViolation } from "../../db/d1-failures";
 import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { type Read, read, runRead } from "../../db/reads";
 import { knowledgeItems, ownerKnowledgeSources } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { ApiError, forbidden, invalid, notFound, tooManyRequests } from "../../lib/errors";
+import { ApiError, forbidden, invalid, notFound, tooManyRequests } from "../../lib/api-error";
 import { budgetUse } from "../../lib/rate-limit-fields";
 import { characterCount } from "../../lib/text";
 import { HOUR_MS, iso } from "../../lib/time";

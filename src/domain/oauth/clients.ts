@@ -3,7 +3,7 @@ import type { Database } from "../../db/client";
 import { insertWithinLimit } from "../../db/insert-within-limit";
 import { oauthClients } from "../../db/schema";
 import type { GlobalDependencies } from "../../dependencies";
-import { tooManyRequests } from "../../lib/errors";
+import { tooManyRequests } from "../../lib/api-error";
 import { OAuthError } from "../../lib/oauth-errors";
 import { refusedPerMinute } from "../../lib/rate-limit-fields";
 import { randomToken, sha256Hex } from "../../lib/secrets";

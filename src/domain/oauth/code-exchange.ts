@@ -2,7 +2,7 @@ import { sha256 } from "@oslojs/crypto/sha2";
 import { constantTimeEqual } from "@oslojs/crypto/subtle";
 import { encodeBase64urlNoPadding } from "@oslojs/encoding";
 import { and, eq, isNull } from "drizzle-orm";
-import { isGuardAbort } from "../../db/errors";
+import { isGuardAbort } from "../../db/d1-failures";
 import { oauthCodes, oauthGrants, oauthTokens } from "../../db/schema";
 import { shardOfSecret } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";

@@ -1,5 +1,5 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
-import { isGuardAbort } from "../../db/errors";
+import { isGuardAbort } from "../../db/d1-failures";
 import { oauthGrants, oauthTokens } from "../../db/schema";
 import { shardOfSecret } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";

@@ -11,7 +11,7 @@ import {
 } from "../../db/schema";
 import { isShardName, SANDBOX_SHARD, SHARD_NAMES } from "../../db/shards";
 import type { GlobalDependencies } from "../../dependencies";
-import { conflict, invalid, notFound } from "../../lib/errors";
+import { conflict, invalid, notFound } from "../../lib/api-error";
 import { iso } from "../../lib/time";
 import type { BusinessMoveAnswer } from "../../schemas/runtime";
 import { movedTo, movingMarkCleared, shardOfBusiness } from "../access/directory";

@@ -1,10 +1,10 @@
 import { and, lt, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../../admission/idempotency";
 import { actionCalls, events, idempotencyKeys, oauthCodes, oauthTokens, ownerSessions } from "../../db/schema";
 import { SANDBOX_SHARD } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
 import { type EpochMs, iso } from "../../lib/time";
-import { KEPT_MS as IDEMPOTENCY_KEPT_MS } from "../access/idempotency";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -85,7 +85,7 @@ export function retentionDeletions(deps: Dependencies, now: EpochMs, limit = RET
     ),
     oauthCodes: chunkDeletion(deps, oauthCodes, lt(oauthCodes.expiresAt, expiredBefore), limit),
     ownerSessions: chunkDeletion(deps, ownerSessions, lt(ownerSessions.expiresAt, expiredBefore), limit),
-    // A record counts as absent 24 hours after its creation (src/domain/access/idempotency.ts): that is when it expires.
+    // A record counts as absent 24 hours after its creation (src/admission/idempotency.ts): that is when it expires.
     idempotencyKeys: chunkDeletion(
       deps,
       idempotencyKeys,

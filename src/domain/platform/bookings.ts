@@ -3,7 +3,7 @@ import { afterRow, type Page, readPage } from "../../db/pages";
 import { type Read, read } from "../../db/reads";
 import { bookings } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
-import { notFound } from "../../lib/errors";
+import { notFound } from "../../lib/api-error";
 import type { BookingObject, ReportedBooking } from "../../schemas/booking";
 import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
 import type { PageFilters } from "./paging";

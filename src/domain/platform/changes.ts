@@ -1,9 +1,9 @@
 import { and, eq, sql } from "drizzle-orm";
-import { isGuardAbort } from "../../db/errors";
+import { isGuardAbort } from "../../db/d1-failures";
 import { bookings, businesses, orders } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
 import type { Dependencies } from "../../dependencies";
-import { invalid } from "../../lib/errors";
+import { invalid } from "../../lib/api-error";
 import { randomToken } from "../../lib/secrets";
 import { iso } from "../../lib/time";
 import { parseOrThrow } from "../../lib/validation";

@@ -1,6 +1,6 @@
 import type { Read } from "../../db/reads";
 import type { Dependencies } from "../../dependencies";
-import { conflict } from "../../lib/errors";
+import { conflict } from "../../lib/api-error";
 import { randomToken } from "../../lib/secrets";
 import { idOrNotFound } from "../../lib/validation";
 import type { Business } from "../access/businesses";

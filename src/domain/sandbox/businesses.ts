@@ -4,7 +4,7 @@ import { insertMany, runBatch } from "../../db/batches";
 import { apiKeys, bookings, businesses, knowledgeItems, orders, owners } from "../../db/schema";
 import type { ShardName } from "../../db/shards";
 import type { Dependencies } from "../../dependencies";
-import { tooManyRequests } from "../../lib/errors";
+import { tooManyRequests } from "../../lib/api-error";
 import { hashPassword } from "../../lib/password";
 import { refusedPerMinute } from "../../lib/rate-limit-fields";
 import { randomToken } from "../../lib/secrets";

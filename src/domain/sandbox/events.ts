@@ -3,7 +3,7 @@ import type { Read } from "../../db/reads";
 import { bookings, ORDER_STATUSES, orders } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { invalid } from "../../lib/errors";
+import { invalid } from "../../lib/api-error";
 import { randomToken } from "../../lib/secrets";
 import { iso } from "../../lib/time";
 import { EVENT_NAMES, type EventName } from "../../names-and-limits";

@@ -3,7 +3,7 @@ import type { IntakeField } from "../../db/schema";
 import type { ShardName } from "../../db/shards";
 import type { IntakeConversation } from "../../durable-objects/intake-conversation";
 import { conversationObject, type JurisdictionSwitch } from "../../durable-objects/jurisdictions";
-import { ApiError, conflict } from "../../lib/errors";
+import { ApiError, conflict } from "../../lib/api-error";
 import { randomToken } from "../../lib/secrets";
 import { unsettle } from "../../lib/settle";
 import { idOrNotFound } from "../../lib/validation";

@@ -1,6 +1,6 @@
 import type { Dependencies } from "../../dependencies";
 import type { WindowUse } from "../../durable-objects/business-limits";
-import { tooManyRequests } from "../../lib/errors";
+import { tooManyRequests } from "../../lib/api-error";
 import { type BudgetUse, budgetUse } from "../../lib/rate-limit-fields";
 import { HOUR_MS } from "../../lib/time";
 import type { Business } from "../access/businesses";

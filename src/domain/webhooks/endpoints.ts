@@ -5,7 +5,7 @@ import { mapRead, type Read, read } from "../../db/reads";
 import { webhookEndpoints } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { forbidden, notFound } from "../../lib/errors";
+import { forbidden, notFound } from "../../lib/api-error";
 import { assertRegistrableUrl } from "../../lib/public-address";
 import { newSigningSecret } from "../../lib/signing";
 import { iso } from "../../lib/time";

@@ -3,7 +3,7 @@ import { afterRow, type Page, readPage } from "../../db/pages";
 import { type Read, read } from "../../db/reads";
 import { events } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
-import { notFound } from "../../lib/errors";
+import { notFound } from "../../lib/api-error";
 import { type EpochMs, iso } from "../../lib/time";
 import type { EventName } from "../../names-and-limits";
 import { type Side, type SqlSide, sideArgument } from "../access/scope";

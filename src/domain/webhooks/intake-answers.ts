@@ -1,7 +1,7 @@
 import { and, eq, exists, isNull, ne, not, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { apiKeys, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
-import { forbidden } from "../../lib/errors";
+import { forbidden } from "../../lib/api-error";
 import { isSqlSide, type SqlReach } from "../access/scope";
 import { receivableBy } from "./audience";
 

@@ -1,11 +1,11 @@
 import { eq, sql } from "drizzle-orm";
-import { isGuardAbort } from "../../db/errors";
+import { isGuardAbort } from "../../db/d1-failures";
 import type { Read } from "../../db/reads";
 import { businesses } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
 import { type Preparable, runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { notFound } from "../../lib/errors";
+import { notFound } from "../../lib/api-error";
 import type { ActionObject } from "../../schemas/actions";
 import type { LifecycleReason } from "../../schemas/events";
 import type { IntakeObject } from "../../schemas/intakes";

@@ -2,7 +2,7 @@ import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit"
 import { webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { sessionIdPrefix } from "../../durable-objects/jurisdictions";
-import { forbidden } from "../../lib/errors";
+import { forbidden } from "../../lib/api-error";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { newSigningSecret } from "../../lib/signing";
 import { iso } from "../../lib/time";

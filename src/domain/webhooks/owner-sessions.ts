@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { apiKeys, webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { notFound } from "../../lib/errors";
+import { notFound } from "../../lib/api-error";
 import { creatorColumns, withCreator } from "../access/creators";
 import { isListenerEndpoint } from "./listener-endpoints";
 import { closeListeningSessions } from "./listening-sessions";

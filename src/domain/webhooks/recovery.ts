@@ -3,7 +3,7 @@ import type { Database } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
 import { type Placeheld, runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { invalid } from "../../lib/errors";
+import { invalid } from "../../lib/api-error";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Principal } from "../access/principals";
 import { reachArgument, sideOf } from "../access/scope";

@@ -3,7 +3,7 @@ import { type Read, readTwo } from "../../db/reads";
 import { webhookDeliveries } from "../../db/schema";
 import { type Bound, runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { notFound } from "../../lib/errors";
+import { notFound } from "../../lib/api-error";
 import { type EpochMs, iso } from "../../lib/time";
 import type { Principal } from "../access/principals";
 import { type Reach, reachArgument, sideOf } from "../access/scope";

@@ -3,7 +3,7 @@ import type { Database } from "../../db/client";
 import { type Read, read } from "../../db/reads";
 import { webhookEndpoints } from "../../db/schema";
 import { type Placeheld, type ShapedArgument, statement } from "../../db/statements";
-import { conflict } from "../../lib/errors";
+import { conflict } from "../../lib/api-error";
 import { type Reach, reachArgument, reached, type SqlReach } from "../access/scope";
 import { endpointNotFound, type WebhookEndpoint } from "./endpoints";
 

@@ -12,7 +12,7 @@ import {
 } from "../../domain/actions/owner-decisions";
 import { actionNotFound, findAction, getAction } from "../../domain/actions/reads";
 import { deleteAction } from "../../domain/actions/registration";
-import { ApiError } from "../../lib/errors";
+import { ApiError } from "../../lib/api-error";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
 import { ActionPage } from "./action-page";

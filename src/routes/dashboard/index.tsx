@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { csrf } from "hono/csrf";
 import { createMiddleware } from "hono/factory";
 import { csrfTokenMatches, signOutOwner } from "../../domain/access/owner-sign-in";
-import { ApiError } from "../../lib/errors";
+import { ApiError } from "../../lib/api-error";
 import { respondToPageError } from "../../middleware/error-responses";
 import {
   endOwnerSession,

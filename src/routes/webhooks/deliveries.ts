@@ -1,15 +1,15 @@
 import { z } from "@hono/zod-openapi";
+import { announceBudgets, runOperation } from "../../admission/partner-admission";
 import { endpointNotFound } from "../../domain/webhooks/endpoints";
+import { deliveryNotFound } from "../../domain/webhooks/redelivery";
 import {
   listDeliveriesOperation,
   recoverOperation,
   redeliverOperation,
   testEventOperation,
-} from "../../domain/webhooks/partner-api";
-import { deliveryNotFound } from "../../domain/webhooks/redelivery";
+} from "../../domain/webhooks/webhook-operations";
 import { idOrNotFound, pathId } from "../../lib/validation";
-import { announceBudgets } from "../../middleware/principal-rate-limit";
-import { errorResponses } from "../../schemas/errors";
+import { errorResponses } from "../../schemas/error-body";
 import {
   DeliveriesPage,
   DeliveriesQuery,
@@ -21,7 +21,6 @@ import {
   TestEvent,
   TestEventBody,
 } from "../../schemas/webhook-operations";
-import { runOperation } from "../operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "../partner-router";
 
 const byEndpoint = { params: z.object({ id: pathId }) };

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { NO_INPUT, runOperation } from "../../admission/partner-admission";
 import { endpointNotFound } from "../../domain/webhooks/endpoints";
 import {
   createEndpointOperation,
@@ -6,17 +7,16 @@ import {
   getEndpointOperation,
   listEndpointsOperation,
   updateEndpointOperation,
-} from "../../domain/webhooks/partner-api";
+} from "../../domain/webhooks/webhook-operations";
 import { idOrNotFound, pathId } from "../../lib/validation";
 import { EVENT_NAMES } from "../../names-and-limits";
-import { errorResponses } from "../../schemas/errors";
+import { errorResponses } from "../../schemas/error-body";
 import {
   CreatedWebhookEndpoint,
   CreateWebhookEndpointBody,
   PatchWebhookEndpointBody,
   WebhookEndpointObject,
 } from "../../schemas/webhooks";
-import { NO_INPUT, runOperation } from "../operation-runner";
 import { createPartnerRouter, json, partnerRoute } from "../partner-router";
 
 /** The path id as the domain takes it, or the endpoint's 404: an id that is not one names nothing. */

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
+import { runOperation } from "../../admission/partner-admission";
 import { endpointNotFound } from "../../domain/webhooks/endpoints";
-import { enableEndpointOperation } from "../../domain/webhooks/partner-api";
+import { enableEndpointOperation } from "../../domain/webhooks/webhook-operations";
 import { idOrNotFound, pathId } from "../../lib/validation";
-import { errorResponses } from "../../schemas/errors";
+import { errorResponses } from "../../schemas/error-body";
 import { WebhookEndpointObject } from "../../schemas/webhooks";
-import { runOperation } from "../operation-runner";
 import { createPartnerRouter, partnerRoute } from "../partner-router";
 
 const enableRoute = partnerRoute({

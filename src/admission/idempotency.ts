@@ -1,10 +1,14 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
-import { idempotencyKeys } from "../../db/schema";
-import type { Dependencies } from "../../dependencies";
-import { ApiError, conflict, invalid } from "../../lib/errors";
-import { sha256HexNative } from "../../lib/secrets";
-import { type Clock, type EpochMs, iso } from "../../lib/time";
-import type { Principal } from "./principals";
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { ContentfulStatusCode, StatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "../app-env";
+import { idempotencyKeys } from "../db/schema";
+import type { Dependencies } from "../dependencies";
+import type { Principal } from "../domain/access/principals";
+import { ApiError, conflict, invalid } from "../lib/api-error";
+import { sha256HexNative } from "../lib/secrets";
+import { type Clock, type EpochMs, iso } from "../lib/time";
 
 /**
  * Idempotency-Key (docs/idempotency.md, The contract): the first completed answer of a POST is kept 24 hours per
@@ -28,16 +32,16 @@ export const WAIT_MS = 5_000;
 export const ABANDONED_AFTER_MS = 2 * 60 * 1000;
 
 /** The headers of an answer a replay repeats: what describes the body and where it is, never per-request ones. */
-export const REPLAYED_HEADERS = ["Content-Type", "Location"] as const;
+const REPLAYED_HEADERS = ["Content-Type", "Location"] as const;
 
 /** 1 to 255 printable ASCII characters (space to tilde). */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
-export type Claim = { businessId: string; principal: string; key: string; fingerprint: string };
-export type Answer = { status: number; headers: Record<string, string>; body: string };
+type Claim = { businessId: string; principal: string; key: string; fingerprint: string };
+type Answer = { status: number; headers: Record<string, string>; body: string };
 
 /** The key as the request sent it, refused (400) unless 1 to 255 printable ASCII characters. */
-export function readKey(header: string): string {
+function readKey(header: string): string {
   if (!KEY_PATTERN.test(header)) {
     throw invalid(`The header ${IDEMPOTENCY_HEADER} must be 1 to 255 printable ASCII characters.`, IDEMPOTENCY_HEADER);
   }
@@ -52,7 +56,7 @@ export const fingerprintOf = (method: string, path: string, body: string) =>
  * Keys are kept per principal, an API key or an app connection, not per owner side: the same key from another of the
  * business's API keys is another request (docs/idempotency.md, The contract).
  */
-export const principalOf = (principal: Principal) =>
+const principalOf = (principal: Principal) =>
   principal.kind === "api_key" ? `key:${principal.apiKeyId}` : `app:${principal.grantId}`;
 
 type Outcome = { kind: "claimed"; id: number } | { kind: "replay"; answer: Answer } | { kind: "running" };
@@ -127,11 +131,76 @@ export async function claimKey(
 }
 
 /** The first completed answer, kept for replays (one round trip). */
-export async function keepAnswer(deps: Dependencies, id: number, answer: Answer): Promise<void> {
+async function keepAnswer(deps: Dependencies, id: number, answer: Answer): Promise<void> {
   await deps.db.update(idempotencyKeys).set(answer).where(eq(idempotencyKeys.id, id));
 }
 
 /** A request that failed on our side: the key is released, so that a retry runs (one round trip). */
-export async function releaseKey(deps: Dependencies, id: number): Promise<void> {
+async function releaseKey(deps: Dependencies, id: number): Promise<void> {
   await deps.db.delete(idempotencyKeys).where(eq(idempotencyKeys.id, id));
 }
+
+/** A POST's key as sent, the fingerprint of its request, and, once claimed, its record: per request, private here. */
+type KeyedRequest = { header: string; fingerprint: string; claimed?: number };
+const keyedRequests = new WeakMap<Context, KeyedRequest>();
+
+/**
+ * Called by the admission (partner-admission.ts) once the principal is known and admitted, so that a
+ * refused credential, plan or budget never touches a key, and a key is the principal's own: the same key sent by
+ * another API key or app is not a replay (docs/idempotency.md, The contract). The key is read (400), then claimed,
+ * refused as used with another request (422) or still running (409), or replayed: the kept answer is returned, and
+ * answered in place of the request.
+ */
+export async function claimIdempotencyKey(c: Context<AppEnv>, principal: Principal): Promise<Response | undefined> {
+  const request = keyedRequests.get(c);
+  if (!request || request.claimed !== undefined) return;
+  const claim = {
+    businessId: principal.business.id,
+    principal: principalOf(principal),
+    key: readKey(request.header),
+    fingerprint: request.fingerprint,
+  };
+  const outcome = await claimKey(c.var.deps, claim);
+  if (outcome.kind === "replay") {
+    const { status, headers, body } = outcome.answer;
+    // Built by the context, so that the request's own headers (its id, the rate limit's policy) are its own; a kept
+    // answer without a body (a 204) is rebuilt without one.
+    const replayed = { ...headers, [REPLAYED_HEADER]: "true" };
+    return body === ""
+      ? c.body(null, status as StatusCode, replayed)
+      : c.body(body, status as ContentfulStatusCode, replayed);
+  }
+  request.claimed = outcome.id;
+  return undefined;
+}
+
+async function answerOf(response: Response): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = response.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  return { status: response.status, headers, body: await response.clone().text() };
+}
+
+/**
+ * Every partner POST (docs/idempotency.md); on other methods, which are idempotent or reads, the header is ignored.
+ * Without the header the request makes no extra round trip. With it: the claim at admission (one round trip, or one
+ * per poll while a first request runs), then the answer is kept before it is sent (one more), so that a retry right
+ * after it is a replay. A 5xx is not kept: the key is released, so that a retry runs; a 2xx or 4xx of the handler is
+ * a completed answer and is kept.
+ */
+export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
+  const header = c.req.header(IDEMPOTENCY_HEADER);
+  if (header === undefined || c.req.method !== "POST") return next();
+  const request: KeyedRequest = {
+    header,
+    fingerprint: await fingerprintOf(c.req.method, c.req.path, await c.req.text()),
+  };
+  keyedRequests.set(c, request);
+  await next();
+  // Nothing claimed: a replay (answered as kept), or a request refused before its claim.
+  if (request.claimed === undefined) return;
+  if (c.res.status >= 500) await releaseKey(c.var.deps, request.claimed);
+  else await keepAnswer(c.var.deps, request.claimed, await answerOf(c.res));
+});

@@ -4,7 +4,7 @@ import { withEndpoints } from "../webhooks/lifecycle";
 import { actionRow, getAction, listActions } from "./reads";
 import { createAction, deleteAction, patchAction } from "./registration";
 
-/* What the partner API's action routes run (src/routes/actions.ts, through src/routes/operation-runner.ts). */
+/* What the partner API's action routes run (src/routes/actions.ts, through src/admission/partner-admission.ts). */
 
 type ActionChanges = Parameters<typeof patchAction>[3];
 

@@ -3,7 +3,7 @@ import { withEndpoints } from "../webhooks/lifecycle";
 import { createIntake, deleteIntake, getIntake, listIntakes, ownedIntakeRow, patchIntake } from "./registration";
 import { listResponses } from "./responses";
 
-/* What the partner API's intake routes run (src/routes/intakes.ts, through src/routes/operation-runner.ts). */
+/* What the partner API's intake routes run (src/routes/intakes.ts, through src/admission/partner-admission.ts). */
 
 type IntakeChanges = Parameters<typeof patchIntake>[3];
 

@@ -2,7 +2,7 @@ import { nothingMore, type Read } from "../../db/reads";
 import type { Dependencies } from "../../dependencies";
 import type { IntakeConversation } from "../../durable-objects/intake-conversation";
 import type { JurisdictionSwitch } from "../../durable-objects/jurisdictions";
-import { forbidden } from "../../lib/errors";
+import { forbidden } from "../../lib/api-error";
 import type { EventName } from "../../names-and-limits";
 import type { PartnerOperation } from "../access/partner-operation";
 import type { Principal } from "../access/principals";
@@ -38,7 +38,7 @@ type Operation<Input, Loaded, Output> = {
 
 /**
  * A sandbox operation: `assertSandboxKey` once the credential is admitted (after the plan, as every refusal of a
- * partner credential: src/routes/operation-runner.ts), and before anything the request itself may be refused for. The
+ * partner credential: src/admission/partner-admission.ts), and before anything the request itself may be refused for. The
  * read still goes in the credential's batch (one round trip), but its answer (a 404, say), and a path id that names
  * nothing, wait until the rule has passed, so that a live key learns only that it may not. Then the sandbox's hourly
  * `budget` (src/domain/sandbox/budgets.ts): after the 404 and 409, so that a mistyped id spends nothing.

@@ -1,7 +1,7 @@
 import { partnerRead, partnerWrite } from "../access/partner-operation";
 import { deleteKnowledge, listKnowledge, pushKnowledge, storedItem } from "./registration";
 
-/* What the partner API's knowledge routes run (src/routes/knowledge.ts, through src/routes/operation-runner.ts). */
+/* What the partner API's knowledge routes run (src/routes/knowledge.ts, through src/admission/partner-admission.ts). */
 
 type Push = { key: string; item: Parameters<typeof pushKnowledge>[3] };
 

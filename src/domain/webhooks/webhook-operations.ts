@@ -21,7 +21,7 @@ import { sendTestEvent } from "./test-events";
 
 /*
  * What the partner API's webhook routes run (src/routes/webhooks/, src/routes/events.ts and the actions' secret
- * rotation; through src/routes/operation-runner.ts): endpoints, their deliveries, test events and the Events API.
+ * rotation; through src/admission/partner-admission.ts): endpoints, their deliveries, test events and the Events API.
  */
 
 type OneRecord = { id: number };
