@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { EpochMs } from "../lib/time";
 
 /** The answer of a counted use: whether it was allowed, and what the RateLimit fields and `Retry-After` say. */
 export type WindowUse = {
@@ -32,7 +33,7 @@ export class BusinessLimits extends DurableObject {
   }
 
   /** Counts one use of `name`, unless `limit` uses were already counted in the window of `windowMs` holding `now`. */
-  async take(name: string, limit: number, windowMs: number, now: number = Date.now()): Promise<WindowUse> {
+  async take(name: string, limit: number, windowMs: number, now: EpochMs): Promise<WindowUse> {
     const [use] = await this.takeEach([{ name, limit }], windowMs, now);
     return use as WindowUse;
   }
@@ -45,7 +46,7 @@ export class BusinessLimits extends DurableObject {
   async takeEach(
     budgets: ReadonlyArray<{ name: string; limit: number }>,
     windowMs: number,
-    now: number = Date.now(),
+    now: EpochMs,
   ): Promise<WindowUse[]> {
     const sql = this.ctx.storage.sql;
     const resetAt = now - (now % windowMs) + windowMs;

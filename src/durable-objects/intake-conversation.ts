@@ -18,6 +18,7 @@ import {
 } from "../domain/intakes/conversation";
 import { conflict, notFound } from "../lib/api-error";
 import { settle } from "../lib/settle";
+import { iso } from "../lib/time";
 import { parseOrThrow } from "../lib/validation";
 import { IntakeAnswersBody, StartIntakeBody } from "../schemas/runtime";
 import { type ConversationBusiness, JURISDICTIONS, jurisdictionOf, objectIn } from "./jurisdictions";
@@ -150,7 +151,7 @@ export class IntakeConversation extends DurableObject {
   }
 
   private async complete(business: ConversationBusiness, run: IntakeRun, now: number) {
-    const completedAt = new Date(now).toISOString();
+    const completedAt = iso(now);
     const completion = await completeRun(this.dependencies(business), {
       runId: run.runId,
       businessId: run.businessId,
@@ -175,7 +176,7 @@ export class IntakeConversation extends DurableObject {
   decline(business: ConversationBusiness, now = Date.now()) {
     return settle(async () => {
       const run = await this.running(business);
-      const stopped: IntakeRun = { ...run, status: "stopped", endedAt: new Date(now).toISOString() };
+      const stopped: IntakeRun = { ...run, status: "stopped", endedAt: iso(now) };
       await this.save(stopped);
       await this.ctx.storage.deleteAlarm();
       return stateOf(stopped);
@@ -198,7 +199,7 @@ export class IntakeConversation extends DurableObject {
   }
 
   private async drop(run: IntakeRun, now: number): Promise<IntakeRun> {
-    const dropped: IntakeRun = { ...run, status: "dropped", endedAt: new Date(now).toISOString() };
+    const dropped: IntakeRun = { ...run, status: "dropped", endedAt: iso(now) };
     await this.save(dropped);
     await this.ctx.storage.deleteAlarm();
     return dropped;

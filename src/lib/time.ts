@@ -1,7 +1,6 @@
 /**
- * Time as the service injects it: milliseconds since the epoch, as `Date.now()` answers. A function whose rules
- * depend on the time takes `now: EpochMs = Date.now()`, so that tests pass another instant instead of waiting; the
- * queue consumer, which also measures how long an attempt took, takes a `Clock` answering the same unit.
+ * Time as the service injects it: milliseconds since the epoch, from the unit of work's `deps.clock` (src/dependencies.ts).
+ * A rule that depends on the time takes `now` from its caller, so that tests drive the clock instead of waiting.
  */
 export type EpochMs = number;
 export type Clock = () => EpochMs;

@@ -517,7 +517,7 @@ describe("the Secretary calls a connected action", async () => {
       const underWay = await pendingCall(action, message, 5_000);
       expect((await callIt(action, { message_id: message })).status).toBe(200);
       expect((await callIt(action, { message_id: message })).status).toBe(429);
-      const now = await runRead(db, getAction(action.business.id, action.id));
+      const now = await runRead(db, getAction(action.business.id, action.id, Date.now()));
       expect(now.calls.map((c) => c.id)).not.toContain(underWay);
       expect(now.calls.map((c) => c.status)).toEqual(["success"]);
       const later = await runRead(db, getAction(action.business.id, action.id, Date.now() + 30_000));

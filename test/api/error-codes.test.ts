@@ -32,7 +32,7 @@ const disabled = await subscribe(apiKey, "https://partner.example/disabled");
 await db.update(webhookEndpoints).set({ status: "disabled" }).where(eq(webhookEndpoints.id, disabled.id));
 const pushed = await createBusiness();
 const limits = env.BUSINESS_LIMITS.get(env.BUSINESS_LIMITS.idFromName(pushed.business.id));
-for (let i = 0; i < PUSHES_PER_HOUR; i++) await limits.take("knowledge_push", PUSHES_PER_HOUR, 3_600_000);
+for (let i = 0; i < PUSHES_PER_HOUR; i++) await limits.take("knowledge_push", PUSHES_PER_HOUR, 3_600_000, Date.now());
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   call(`/api/v1${path}`, { key: apiKey, method: "POST", body, headers });

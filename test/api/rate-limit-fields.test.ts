@@ -61,7 +61,7 @@ describe("the RateLimit fields of every answer", () => {
   it("answer the push past the hour's budget 429, with Retry-After the RateLimit's own reset", async () => {
     const { business, apiKey } = await createBusiness();
     const limits = env.BUSINESS_LIMITS.get(env.BUSINESS_LIMITS.idFromName(business.id));
-    for (let i = 0; i < PUSHES_PER_HOUR; i++) await limits.take("knowledge_push", PUSHES_PER_HOUR, 3_600_000);
+    for (let i = 0; i < PUSHES_PER_HOUR; i++) await limits.take("knowledge_push", PUSHES_PER_HOUR, 3_600_000, Date.now());
     const refused = await call("/api/v1/knowledge/hours", { key: apiKey, method: "PUT", body: knowledge });
     await expectError(refused, 429, /at most 120 knowledge pushes an hour/, { code: "rate_limited" });
     expect(refused.headers.get("RateLimit-Policy")).toBe(`${REQUESTS}, ${PUSHES}`);

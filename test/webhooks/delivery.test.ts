@@ -367,7 +367,7 @@ describe("who receives what", async () => {
       { timeout: 10_000 },
     );
     await vi.waitFor(async () => {
-      const history = await runRead(db, endpointDeliveries(business.id, endpoints.ordersOnly.id, { limit: 50 }));
+      const history = await runRead(db, endpointDeliveries(business.id, endpoints.ordersOnly.id, { limit: 50 }, Date.now()));
       expect(history.deliveries[0]).toMatchObject({
         id: deliveryId,
         event: "ping",
@@ -380,7 +380,7 @@ describe("who receives what", async () => {
   it("keeps one business's endpoints out of another's history and pings", async () => {
     const other = await createBusiness();
     await expect(
-      runRead(db, endpointDeliveries(other.business.id, endpoints.everything.id, { limit: 50 })),
+      runRead(db, endpointDeliveries(other.business.id, endpoints.everything.id, { limit: 50 }, Date.now())),
     ).rejects.toThrow(/No webhook endpoint/);
     await expect(sendPing(deps, other.business, endpoints.everything.id)).rejects.toThrow(/No webhook endpoint/);
   });

@@ -64,7 +64,7 @@ export async function disconnectApp(
   options: { switchActionsOff?: boolean; now?: EpochMs } = {},
 ) {
   const { db } = deps;
-  const at = iso(options.now ?? Date.now());
+  const at = iso(options.now ?? deps.clock());
   const ofThisBusiness = sql`exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${id} and ${oauthGrants.businessId} = ${businessId})`;
   const [disconnected, , , switchedOff, endpointsDeleted, actionsOff] = await db.batch([
     db

@@ -64,7 +64,7 @@ const recentCalls = statement<OneAction & { cutOff: string }>()((db, { reach, id
 );
 
 /** The action and its 10 most recent calls, read together; calls still under way are not listed yet. */
-export function getAction(reach: Reach, id: number, now: EpochMs = Date.now()) {
+export function getAction(reach: Reach, id: number, now: EpochMs) {
   const argument = reachArgument(reach);
   return readTwo(
     actionWithin({ reach: argument, id }),

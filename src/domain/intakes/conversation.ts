@@ -3,6 +3,7 @@ import { type Answer, businesses, type IntakeContent, type IntakeField, intakes 
 import type { Dependencies } from "../../dependencies";
 import { ApiError, conflict, notFound } from "../../lib/api-error";
 import { randomToken } from "../../lib/secrets";
+import { iso } from "../../lib/time";
 import type { Channel } from "../../names-and-limits";
 import { intakesRunOn } from "../secretary/channels";
 import { checkAnswer, type ProvenIdentity, proofOf } from "./answers";
@@ -109,7 +110,7 @@ export async function startRun(
     snapshot: { title: intake.title, description: intake.description, fields: intake.fields },
     answers: {},
     skipped: [],
-    startedAt: new Date(now).toISOString(),
+    startedAt: iso(now),
     endedAt: null,
     responseId: null,
   };

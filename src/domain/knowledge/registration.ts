@@ -38,7 +38,7 @@ export function toKnowledgeObject(item: KnowledgeItem) {
 export async function takeKnowledgePush(deps: Dependencies, businessId: string) {
   const { limits: namespace } = deps;
   const limits = namespace.get(namespace.idFromName(businessId));
-  const use = await limits.take("knowledge_push", PUSHES_PER_HOUR, HOUR_MS);
+  const use = await limits.take("knowledge_push", PUSHES_PER_HOUR, HOUR_MS, deps.clock());
   const budget = budgetUse("knowledge_pushes", PUSHES_PER_HOUR, HOUR_MS / 1000, use);
   if (!use.allowed) {
     throw tooManyRequests(

@@ -112,7 +112,7 @@ async function undone({ deps, move }: MoveStep): Promise<BusinessMoveAnswer> {
  * (30 s) after the mark (docs/scaling.md, Moving a business between shards).
  */
 async function sendsUnderWay({ deps, move, budget }: MoveStep): Promise<boolean> {
-  const now = new Date(deps.clock()).toISOString();
+  const now = iso(deps.clock());
   const [leased] = await deps
     .onShard(move.fromShard)
     .db.select({ id: webhookDeliveries.id })

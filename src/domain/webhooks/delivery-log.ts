@@ -135,7 +135,7 @@ export function endpointDeliveries(
   reach: Reach,
   endpointId: number,
   { limit, status, startingAfter }: DeliveryFilters,
-  now: EpochMs = Date.now(),
+  now: EpochMs,
 ): Read<DeliveryPage> {
   const endpoint = { reach: reachArgument(reach), endpoint: endpointId };
   // One more than the page, to say whether there is another.

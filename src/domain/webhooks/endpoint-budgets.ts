@@ -39,6 +39,7 @@ export async function takeHourly(deps: Dependencies, businessId: string, budgets
   const uses = await limits.takeEach(
     budgets.map(({ name, limit }) => ({ name, limit })),
     HOUR_MS,
+    deps.clock(),
   );
   const answers = budgets.map(({ policy, limit, refusal }, i) => {
     const use = uses[i] as WindowUse;

@@ -67,7 +67,7 @@ export type EventFilters = { limit: number; type?: EventName; startingAfter?: st
  * cursor that is not an event this principal can list (unknown, another business's, not receivable, older than 30 days)
  * is a 400 naming the parameter rather than a 404, since the path names no such event: the page has no place to start.
  */
-export function listEvents(reach: Side, filters: EventFilters, now: EpochMs = Date.now()): Read<Page<string>> {
+export function listEvents(reach: Side, filters: EventFilters, now: EpochMs): Read<Page<string>> {
   const scope = { side: sideArgument(reach), kept: keptSince(now) };
   const { limit, type, startingAfter } = filters;
   // One more than the page, to say whether there is another.
@@ -85,7 +85,7 @@ export function listEvents(reach: Side, filters: EventFilters, now: EpochMs = Da
 }
 
 /** `GET /events/{id}`: the envelope as delivered, or the 404. */
-export function getEvent(reach: Side, id: string, now: EpochMs = Date.now()): Read<string> {
+export function getEvent(reach: Side, id: string, now: EpochMs): Read<string> {
   return read(eventWithin({ side: sideArgument(reach), kept: keptSince(now), id }), ([row]) => {
     if (!row) throw eventNotFound();
     return row.envelope;

@@ -64,7 +64,7 @@ export async function ownerDeliveryHistory(
   businessId: string,
   endpointId: number,
   cursor: HistoryCursor,
-  now: EpochMs = Date.now(),
+  now: EpochMs,
 ): Promise<OwnerHistory> {
   const { db } = deps;
   const limit = OWNER_HISTORY_PAGE;

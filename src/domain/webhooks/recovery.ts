@@ -17,7 +17,7 @@ import { type EndpointArguments, sendableEndpointId } from "./sendable-endpoint"
  * (docs/webhooks.md, Deliveries, redelivery and recovery). Checked while the request is read, so the 400 comes before
  * any other check of the request.
  */
-export function assertRecoverableSince(since: string, now: EpochMs = Date.now()): void {
+export function assertRecoverableSince(since: string, now: EpochMs): void {
   const at = Date.parse(since);
   if (at > now)
     throw invalid('The field "since" is in the future: it must be a time within the last 30 days.', "since");

@@ -72,7 +72,7 @@ export function deliveryToSendAgain(
   reach: Reach,
   endpointId: number,
   deliveryId: number,
-  now: EpochMs = Date.now(),
+  now: EpochMs,
 ): Read<{ endpoint: WebhookEndpoint; deliveryId: number }> {
   const endpoint = { reach: reachArgument(reach), endpoint: endpointId };
   return readTwo(

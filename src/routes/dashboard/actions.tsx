@@ -34,7 +34,7 @@ function refusalShownInPlace(error: unknown, status: 409 | 422): string {
 /** The action, the change of it waiting for the owner, and who registered it, read together (the action's page). */
 async function actionWithCreator(deps: Dependencies, businessId: string, id: number) {
   const [action, row, creator] = await Promise.all([
-    runRead(deps.db, getAction(businessId, id)),
+    runRead(deps.db, getAction(businessId, id, deps.clock())),
     findAction(deps, businessId, id),
     actionCreator(deps, businessId, id),
   ]);

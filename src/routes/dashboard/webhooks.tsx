@@ -77,7 +77,7 @@ export const webhookPages = new Hono<DashboardEnv>()
     const cursor = newer !== undefined ? { newer } : older !== undefined ? { older } : {};
     const [endpoint, history] = await Promise.all([
       endpointForOwner(c.var.deps, session.business.id, id),
-      ownerDeliveryHistory(c.var.deps, session.business.id, id, cursor),
+      ownerDeliveryHistory(c.var.deps, session.business.id, id, cursor, c.var.deps.clock()),
     ]);
     // Nothing is sent to a disabled endpoint, a test or a Send again included (a ping would write no delivery, a Send
     // again is refused with a 409), so its page offers to switch it back on instead.
