@@ -120,7 +120,7 @@ function parseOptions(argv: string[]) {
   if (rates.some((n) => !Number.isFinite(n) || n <= 0))
     throw new UsageError("--rates lists reports a second, above 0.");
   const endpoints = number("endpoints");
-  // Spec, Limits: 20 webhook endpoints per business.
+  // At most 20 webhook endpoints per business (docs/guides/webhooks.md, Subscribing).
   if (!Number.isInteger(endpoints) || endpoints < 1 || endpoints > 20) throw new UsageError("--endpoints is 1 to 20.");
   const only = values.only ?? null;
   if (only !== null && only !== "reads" && only !== "deliveries") {

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // The repository explains itself: every path a comment or a document names exists, every section a comment or a
 // document cites ("docs/architecture.md, The outbox") is a heading of that document, and nothing points outside the
-// repository (a design file a clone does not have, an issue tracker's numbers). No dependencies; Node 22.18 or newer
-// runs it as TypeScript (npm run check:references, on the project's Node 24).
+// repository (a design file a clone does not have, the partner contract by a name of its own, an issue tracker's
+// numbers). No dependencies; Node 22.18 or newer runs it as TypeScript (npm run check:references, on Node 24).
 //
-//   node scripts/check-references.ts      prints `path:line: message` per problem and exits 1, or a summary and 0
+//   node scripts/check-references.ts              prints `path:line: message` per problem and exits 1, or a summary
+//   node scripts/check-references.ts --self-test  only the checks of FIXTURES, which also run before every check
 //
-// What is read: src/**/*.{ts,tsx,md}, test/**/*.ts, test-e2e/**/*.ts, scripts/**/*.{ts,mjs}, bench/**/*.md, README.md,
-// docs/**/*.md. Paths, section citations, citations outside the repository (OUTSIDE) and issue numbers are looked for
-// wherever they are written (a test's title too); `#N` only in comments and documents, since in code `#333` is a colour.
+// What is read: src/**/*.{ts,tsx,md}, test/**/*.ts, test-e2e/**/*.ts, scripts/**/*.{ts,mjs}, sdk, cli, bench/**/*.md,
+// README.md, docs/**/*.md. Paths, section citations and citations outside the repository (OUTSIDE) are looked for
+// wherever they are written (a test's title too); `#N`, file names without their top folder and the contract cited
+// as "the spec" only in comments and documents (in code, `#333` is a colour and a string may name a file to create).
 
 type Problem = { file: string; line: number; message: string };
 
@@ -52,7 +54,33 @@ const OUTSIDE = [
     commentsOnly: true,
     message: "names an issue number (#N); say the rule, or cite a docs/ section",
   },
+  // The partner contract cited by a name of its own ("the spec", "Spec, Limits", "(spec: Errors)", "the spec's 5 s"):
+  // a clone holds no such document. Not `specifier`, `inspector`, `x.spec.ts`, `spec-limits`.
+  {
+    pattern: /(?<!OpenAPI )(?<![\w./-])spec(?:['’]s)?(?![\w-]|\.\w)/gi,
+    commentsOnly: true,
+    message: 'cites "the spec", which the repository does not hold; cite the docs/ section that states the rule',
+  },
+  // …and in code, where `spec` may be a name, its citing forms: a test's title "(spec: Errors)", "the spec's fields".
+  {
+    pattern: /\bthe spec\b|\(spec[:;]|(?<![\w./-])spec['’]s\b/gi,
+    codeOnly: true,
+    message: 'cites "the spec", which the repository does not hold; cite the docs/ section that states the rule',
+  },
+  {
+    pattern: /OpenAPI spec(?![\w-])/gi,
+    commentsOnly: true,
+    message: 'says "OpenAPI spec"; say "the OpenAPI document" (docs/openapi.md)',
+  },
 ];
+/**
+ * A file named without its top folder: `lib/zod-messages.ts` (some file's path ends with it) or `business-rows.ts`
+ * (some file has that name). Paths from a top folder are PATH's; a name inside a URL or a longer path is not one.
+ */
+const FILE_NAME =
+  /(?<![\w@$./\\<>-])(?:\.\.?\/)*((?:[\w.-]+\/)*\w[\w.-]*\.(?:ts|tsx|mjs|js|md|sql|json|css|svg|toml))(?![\w/(-]|\.\w)/g;
+/** Names that are not files of the repository: the local secrets file, products spelt like files, build output. */
+const NOT_FILES = /^(?:\.dev\.vars|Node\.js|Next\.js|dist\/.*)$/;
 
 function filesUnder(dir: string, match: RegExp, found: string[] = []): string[] {
   const full = join(ROOT, dir);
@@ -66,6 +94,21 @@ function filesUnder(dir: string, match: RegExp, found: string[] = []): string[] 
     }
   }
   return found;
+}
+
+/** Every file of the repository, for FILE_NAME: its paths, its names without their folder, and its packages. */
+function repositoryFiles() {
+  const paths = filesUnder(".", /(?:)/).map((path) => path.slice(2));
+  const { dependencies = {}, devDependencies = {} } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+  const packages = Object.keys({ ...dependencies, ...devDependencies });
+  return { paths, names: new Set(paths.map((path) => path.slice(path.lastIndexOf("/") + 1))), packages };
+}
+
+/** Whether a file named without its top folder is in the repository, or in a package it uses (`drizzle-orm/x.js`). */
+function fileExists(name: string, files: RepositoryFiles) {
+  if (!name.includes("/")) return files.names.has(name);
+  if (files.packages.some((pkg: string) => name.startsWith(`${pkg}/`))) return true;
+  return files.paths.some((path) => path === name || path.endsWith(`/${name}`));
 }
 
 /**
@@ -149,6 +192,19 @@ function commentsOnly(text: string) {
   return out.join("");
 }
 
+/**
+ * A document's lines as FILE_NAME reads them: code blocks and commands (`node connect.mjs`) blanked, since the files
+ * they name are the reader's own.
+ */
+function documentProse(lines: string[]) {
+  let fenced = false;
+  return lines.map((line) => {
+    const fence = /^\s*```/.test(line);
+    if (fence) fenced = !fenced;
+    return fence || fenced ? "" : line.replace(/`[^`]*`/g, (span) => (span.includes(" ") ? "" : span));
+  });
+}
+
 /** Heading text, and list items' bold labels (`- **Token budget**: …`), as they are compared: lower case, bare. */
 function normalise(name: string) {
   return name
@@ -201,15 +257,134 @@ function sectionName(rest: string) {
 /** The text of the next line without its comment or list markers, to continue a citation broken over two lines. */
 const continuation = (line: string | undefined) => (line ?? "").replace(/^\s*(?:\/\/+|\/?\*+\/?|#+|[-*>])?\s*/, "");
 
+type RepositoryFiles = ReturnType<typeof repositoryFiles>;
+
+/** Checks one file's text; answers how many references it checked. */
+function check(file: string, text: string, files: RepositoryFiles, report: (line: number, message: string) => void) {
+  let checked = 0;
+  const isCode = /\.(?:ts|tsx|mjs)$/.test(file);
+  const lines = text.split("\n");
+  const commentLines = isCode ? commentsOnly(text).split("\n") : lines;
+  const proseLines = isCode ? commentLines : documentProse(lines);
+
+  lines.forEach((line, index) => {
+    const at = index + 1;
+
+    // (a) repository paths and folders
+    for (const m of line.matchAll(PATH)) {
+      const before = line.slice(0, m.index);
+      if (/\/$/.test(before) && !/(?:^|[^\w.-])\.\.?\/$/.test(before)) continue; // inside a longer foreign path
+      if (/\$\{[^}]*$/.test(before) || /^\$\{/.test(line.slice(m.index + m[0].length))) continue;
+      checked++;
+      const relativeToFile = /\.\.?\/$/.test(before)
+        ? resolve(ROOT, dirname(file), (before.match(/(?:\.\.?\/)+$/) ?? [""])[0], m[0])
+        : null;
+      if (!existsSync(join(ROOT, m[0])) && !(relativeToFile && existsSync(relativeToFile))) {
+        report(at, `${m[0]} does not exist`);
+      }
+    }
+    for (const m of line.matchAll(FOLDER)) {
+      const before = line.slice(0, m.index);
+      if (/\/$/.test(before)) continue;
+      checked++;
+      const full = join(ROOT, m[0]);
+      if (!existsSync(full) || !statSync(full).isDirectory()) report(at, `folder ${m[0]} does not exist`);
+    }
+
+    // (b) section citations
+    for (const m of line.matchAll(CITATION)) {
+      const doc = m[1];
+      if (!existsSync(join(ROOT, doc))) continue; // reported by (a)
+      const after = line.slice(m.index + m[0].length);
+      let cited = sectionName(after);
+      if (cited && !cited.complete)
+        cited = sectionName(`${after.trimEnd()} ${continuation(lines[index + 1])}`) ?? cited;
+      if (!cited) continue;
+      checked++;
+      const sections = sectionsOf(doc);
+      const wanted = normalise(cited.name);
+      if (sections.has(wanted)) continue;
+      // A sentence may go on after the section's name without punctuation, and one citation may name several
+      // sections ("docs/intakes.md (Contact details, Identity questions)").
+      const startsWithSection = [...sections].some(
+        (s) => wanted.startsWith(s) && /^[\s,—–-]/.test(wanted.slice(s.length)),
+      );
+      // …and a heading may carry a qualifier the citation leaves out ("OAuth: RFC 9700", "… (for contributors)").
+      const qualified = [...sections].some((s) => s.startsWith(`${wanted}:`) || s.startsWith(`${wanted} (`));
+      const everyPart =
+        wanted.includes(", ") && wanted.split(", ").every((part: string) => sections.has(normalise(part)));
+      if (startsWithSection || qualified || everyPart) continue;
+      report(at, `${doc} has no section "${cited.name.trim()}"`);
+    }
+
+    // (c) file names without their top folder, in comments and documents
+    for (const m of (proseLines[index] ?? "").matchAll(FILE_NAME)) {
+      const name = m[1] ?? "";
+      if (new RegExp(`^${ROOTS}/`).test(name) || NOT_FILES.test(name)) continue;
+      checked++;
+      if (!fileExists(name, files)) report(at, `${name} names no file of the repository`);
+    }
+
+    // (d) nothing outside the repository
+    for (const { pattern, message, commentsOnly: inComments, codeOnly } of OUTSIDE) {
+      const comments = commentLines[index] ?? "";
+      const code = isCode ? [...line].map((c, i) => (comments[i] === " " ? c : " ")).join("") : "";
+      const scanned = inComments ? comments : codeOnly ? code : line;
+      for (const _ of scanned.matchAll(pattern)) report(at, message);
+    }
+  });
+  return checked;
+}
+
+/** Texts with what the checks must say of them, run before every check of the repository. */
+const FIXTURES: { file: string; text: string; expect: string[] }[] = [
+  {
+    file: "src/a.ts",
+    text: "// Spec, Limits: 20.\n/** (spec: Errors) */\n// the spec's 5 s",
+    expect: ["spec", "spec", "spec"],
+  },
+  { file: "src/a.ts", text: "// an import specifier, the inspector, *.spec.ts, spec-limits", expect: [] },
+  { file: "src/a.ts", text: "// the OpenAPI spec", expect: ["OpenAPI document"] },
+  { file: "src/a.ts", text: 'const a = "the spec"; // made in b.ts', expect: ["b.ts names no file", "spec"] },
+  { file: "src/a.ts", text: "const spec = document; f(spec, spec.paths);", expect: [] },
+  { file: "src/a.ts", text: "// lib/zod-messages.ts, partner-admission.ts, drizzle-orm/table.js", expect: [] },
+  { file: "src/a.ts", text: "// lib/nowhere-at-all.ts and gone-for-good.ts", expect: ["lib/nowhere", "gone-for-good"] },
+  {
+    file: "docs/a.md",
+    text: "Run `node connect.mjs`.\n```ts\n// server.ts\n```\nSee missing.md",
+    expect: ["missing.md"],
+  },
+  {
+    file: "src/a.ts",
+    text: "// docs/errors.md, Codes; docs/errors.md, No such heading",
+    expect: ['no section "No such'],
+  },
+];
+
+function selfTest(files: RepositoryFiles) {
+  const failures = FIXTURES.flatMap(({ file, text, expect }) => {
+    const said: string[] = [];
+    check(file, text, files, (_, message) => said.push(message));
+    const fits = said.length === expect.length && expect.every((part, i) => said[i]?.includes(part));
+    return fits
+      ? []
+      : [`self-test: ${JSON.stringify(text)} gave ${JSON.stringify(said)}, not ${JSON.stringify(expect)}`];
+  });
+  for (const failure of failures) console.log(failure);
+  return failures.length === 0;
+}
+
 function main() {
-  const files = [...SINGLE_FILES.filter((f) => existsSync(join(ROOT, f)))];
-  for (const { dir, match } of SOURCES) files.push(...filesUnder(dir, match));
+  const sources = [...SINGLE_FILES.filter((f) => existsSync(join(ROOT, f)))];
+  for (const { dir, match } of SOURCES) sources.push(...filesUnder(dir, match));
+  const files = repositoryFiles();
+  if (!selfTest(files)) process.exit(1);
+  if (process.argv.includes("--self-test")) return console.log(`references: self-test of ${FIXTURES.length} passed`);
 
   const problems: Problem[] = [];
   let checked = 0;
-  const report = (file: string, line: number, message: string) => problems.push({ file, line, message });
 
-  for (const file of files) {
+  for (const file of sources) {
     if (file === SELF) continue; // its own comments show the forms it looks for
     let text: string;
     try {
@@ -217,66 +392,7 @@ function main() {
     } catch {
       continue; // removed while the check ran
     }
-    const isCode = /\.(?:ts|tsx|mjs)$/.test(file);
-    const lines = text.split("\n");
-    const commentLines = isCode ? commentsOnly(text).split("\n") : lines;
-
-    lines.forEach((line, index) => {
-      const at = index + 1;
-
-      // (a) repository paths and folders
-      for (const m of line.matchAll(PATH)) {
-        const before = line.slice(0, m.index);
-        if (/\/$/.test(before) && !/(?:^|[^\w.-])\.\.?\/$/.test(before)) continue; // inside a longer foreign path
-        if (/\$\{[^}]*$/.test(before) || /^\$\{/.test(line.slice(m.index + m[0].length))) continue;
-        checked++;
-        const relativeToFile = /\.\.?\/$/.test(before)
-          ? resolve(ROOT, dirname(file), (before.match(/(?:\.\.?\/)+$/) ?? [""])[0], m[0])
-          : null;
-        if (!existsSync(join(ROOT, m[0])) && !(relativeToFile && existsSync(relativeToFile))) {
-          report(file, at, `${m[0]} does not exist`);
-        }
-      }
-      for (const m of line.matchAll(FOLDER)) {
-        const before = line.slice(0, m.index);
-        if (/\/$/.test(before)) continue;
-        checked++;
-        const full = join(ROOT, m[0]);
-        if (!existsSync(full) || !statSync(full).isDirectory()) report(file, at, `folder ${m[0]} does not exist`);
-      }
-
-      // (b) section citations
-      for (const m of line.matchAll(CITATION)) {
-        const doc = m[1];
-        if (!existsSync(join(ROOT, doc))) continue; // reported by (a)
-        const after = line.slice(m.index + m[0].length);
-        let cited = sectionName(after);
-        if (cited && !cited.complete)
-          cited = sectionName(`${after.trimEnd()} ${continuation(lines[index + 1])}`) ?? cited;
-        if (!cited) continue;
-        checked++;
-        const sections = sectionsOf(doc);
-        const wanted = normalise(cited.name);
-        if (sections.has(wanted)) continue;
-        // A sentence may go on after the section's name without punctuation, and one citation may name several
-        // sections ("docs/intakes.md (Contact details, Identity questions)").
-        const startsWithSection = [...sections].some(
-          (s) => wanted.startsWith(s) && /^[\s,—–-]/.test(wanted.slice(s.length)),
-        );
-        // …and a heading may carry a qualifier the citation leaves out ("OAuth: RFC 9700", "… (for contributors)").
-        const qualified = [...sections].some((s) => s.startsWith(`${wanted}:`) || s.startsWith(`${wanted} (`));
-        const everyPart =
-          wanted.includes(", ") && wanted.split(", ").every((part: string) => sections.has(normalise(part)));
-        if (startsWithSection || qualified || everyPart) continue;
-        report(file, at, `${doc} has no section "${cited.name.trim()}"`);
-      }
-
-      // (c) nothing outside the repository
-      for (const { pattern, message, commentsOnly: inComments } of OUTSIDE) {
-        const scanned = inComments ? (commentLines[index] ?? "") : line;
-        for (const _ of scanned.matchAll(pattern)) report(file, at, message);
-      }
-    });
+    checked += check(file, text, files, (line, message) => problems.push({ file, line, message }));
   }
 
   const byFile = (a: Problem, b: Problem) => a.file.localeCompare(b.file) || a.line - b.line;

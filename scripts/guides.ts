@@ -18,7 +18,10 @@ export type ErrorCodes = Record<string, { status: number; meaning: string; runti
 const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => ENTITIES[char] ?? char);
 
-/** Where a link may point: a page of this service. A guide's source names another as `name.md`, as the repository does. */
+/**
+ * Where a link may point: a page of this service. A guide's source names another as `<name>.md`, as the repository
+ * does.
+ */
 const SERVICE_PAGES = new Set(["/", "/docs", "/docs/guides", "/dashboard"]);
 
 type Page = { name: string; ids: Set<string>; links: string[] };

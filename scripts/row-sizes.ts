@@ -210,7 +210,9 @@ function bytesInUse(state: string) {
 
 const thousands = (value: number) => value.toLocaleString("en-US");
 
-/** The worst an event takes with it: a delivery to each of 20 endpoints (spec), each with its 6 attempts. */
+/**
+ * The worst an event takes with it: a delivery to each of a business's 20 endpoints at most, each with its 6 attempts.
+ */
 const CASCADE = { endpoints: 20, attempts: 6 };
 
 /**

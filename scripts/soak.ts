@@ -70,11 +70,14 @@ const BASE = `http://127.0.0.1:${PORT}`;
 const ENDPOINTS_PER_BUSINESS = 20;
 /** The countries the businesses take in turn: one in the EU (shard eu1), one elsewhere (us1). */
 const COUNTRIES = ["NL", "US"];
-/** Below the 120 knowledge pushes a business may make in a clock hour (spec: Limits). */
+/** Below the 120 knowledge pushes a business may make in a clock hour (docs/guides/knowledge.md, Limits). */
 const PUSHES_PER_BUSINESS = 100;
 /** How long the deliveries may take to drain after the load; the sweep runs every 20 s meanwhile. */
 const DRAIN_MS = 240_000;
-/** A retry comes at least a minute after the attempt it repeats (spec: retries after 1, 5, 30... minutes). */
+/**
+ * A retry comes at least a minute after the attempt it repeats (docs/guides/webhooks.md, Answering, retries and the
+ * schedule).
+ */
 const RETRY_GAP_MS = 55_000;
 const RUNTIME_TOKEN = "soak-runtime-token-0123456789abcdef";
 /** The move's credential (docs/operations.md, Moving a business), which the Worker has in production too. */

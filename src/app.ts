@@ -34,11 +34,9 @@ import { wellKnown } from "./routes/well-known";
 export const MAX_BODY_BYTES = 128 * 1024;
 
 /**
- * `/internal/v1` takes JSON bodies only (spec: Conventions), and a body of another type is a 400 naming
- * application/json, as the spec's error table has no 415 (docs/decisions.md, Errors; Exactly as the spec says). Its
- * validators (@hono/zod-validator) would read such a body as `{}` and answer about a missing field; the partner routes
- * get the same 400 from their own media-type check (error-responses.ts). The runtime token is judged first: a caller
- * without it learns nothing of the body rules.
+ * `/internal/v1` takes JSON bodies only: another type is a 400 naming application/json, as on the partner routes
+ * (docs/decisions.md, Errors; Exactly as the contract says), where its validators would read `{}` and answer about a
+ * missing field. The runtime token is judged first: a caller without it learns nothing of the body rules.
  */
 const internalBodiesAreJson = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.raw.body === null || JSON_CONTENT_TYPE.test(c.req.header("Content-Type") ?? "")) return next();

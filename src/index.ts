@@ -10,7 +10,7 @@ import { phraseZodMessages } from "./lib/zod-messages";
 import { deliverWebhooks } from "./queues/deliver-webhooks";
 import type { DeliveryMessage } from "./queues/delivery-message";
 
-// Every 400 a zod schema produces reads as a sentence of the spec (lib/zod-messages.ts), on every surface.
+// Every 400 a zod schema produces reads as one sentence naming the input (lib/zod-messages.ts; docs/errors.md).
 phraseZodMessages();
 
 export { BusinessLimits } from "./durable-objects/business-limits";

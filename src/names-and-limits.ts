@@ -4,7 +4,7 @@
  * (docs/architecture.md, Layout).
  */
 
-/** Spec, Events and their data: every event name a webhook endpoint can name. */
+/** Every event name a webhook endpoint can name (docs/guides/webhooks.md, The events). */
 export const EVENT_NAMES = [
   "booking.created",
   "booking.rescheduled",
@@ -31,13 +31,13 @@ export const EVENT_NAMES = [
 
 export type EventName = (typeof EVENT_NAMES)[number];
 
-/** The subscription to every event but the opt-in ones (spec: `events` omitted or `["*"]`). */
+/** Every event but the opt-in ones: `events` omitted or `["*"]` (docs/guides/webhooks.md, Subscribing). */
 export const ALL_EVENTS = "*";
 
 /**
- * The channels a Secretary conversation runs on. Spec, What the service does: intakes run on the eight chat
- * channels, not on phone calls nor through AI assistants connected to the business (MCP); connected actions work on
- * the text channels and not on phone calls.
+ * The channels a Secretary conversation runs on. Intakes run on the eight chat channels, never on phone calls nor
+ * through assistants connected over MCP (docs/guides/intakes.md, How a conversation runs); actions on every channel
+ * but phone calls (docs/guides/connected-actions.md, Registering an action).
  */
 export const CHAT_CHANNELS = [
   "chat_page",

@@ -9,7 +9,10 @@ import type { Api } from "./arguments.js";
  * attempt's. Ends on ^C, closing the socket, which ends the session: nothing more is delivered through it.
  */
 
-/** Spec, Answering a delivery: the service waits 10 seconds; the forward gets the same. */
+/**
+ * The service waits 10 seconds for an answer (docs/guides/webhooks.md, Answering, retries and the schedule); the
+ * forward gets the same.
+ */
 const FORWARD_TIMEOUT_MS = 10_000;
 /** How much of the local answer goes back with the status: enough to read an error. */
 const EXCERPT_CHARS = 200;

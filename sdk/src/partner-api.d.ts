@@ -2256,7 +2256,7 @@ export interface components {
                 handle: string;
                 name: string;
             };
-            /** @description Per event: the spec's Events and their data */
+            /** @description Per event: the event's own members */
             data: {
                 [key: string]: unknown;
             };

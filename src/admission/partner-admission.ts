@@ -17,7 +17,7 @@ import { claimIdempotencyKey } from "./idempotency";
 
 /*
  * The one way through a partner request (docs/architecture.md, One way through a partner request). Every `/api/v1`
- * call, in this order (spec: Authentication, and "When the plan lapses, calls return 403"): the credential (401), the
+ * call, in this order (docs/guides/getting-started.md, A credential): the credential (401), the
  * plan rule (403), the request budget (429); then a POST's `Idempotency-Key` is claimed, before anything is written
  * (docs/idempotency.md), and a replay is answered in place of the request; only then the request's own checks (400,
  * 404) and its write.
@@ -109,12 +109,10 @@ async function admitAlone(c: Context<AppEnv>): Promise<Response | undefined> {
 }
 
 /**
- * Runs `operation` for the request: the credential's lookup and the operation's read in ONE D1 batch (a partner
- * read's one round trip), admission, then the write (a write's second and last round trip: docs/architecture.md,
- * Performance budget), and `answer` shapes the result. The read's answer is computed only once the principal is
- * admitted, so a refused credential gets its 401 (or 403, 429) and never the read's 404. `input` is taken inside the
- * same guard: a path id that is not one is answered after the credential alone. A replay is the route's own earlier
- * answer, kept byte for byte, so it stands for the route's typed answer.
+ * Runs `operation`: the credential's lookup and the operation's read in ONE D1 batch, admission, then the write
+ * (docs/architecture.md, Performance budget), and `answer` shapes the result. The read's answer and `input` are
+ * computed only once the principal is admitted, so a refused credential gets its 401 (or 403, 429), never a 404 or a
+ * 400. A replay is the route's earlier answer, byte for byte, standing for its typed answer.
  */
 export async function runOperation<Input, Loaded, Output, Answer>(
   c: Context<AppEnv>,

@@ -2,14 +2,10 @@ import { type SQL, sql } from "drizzle-orm";
 import { SHARDS, type ShardName } from "./shards";
 
 /*
- * Row ids that never collide across shards, whatever moves happen (docs/scaling.md, Ids unique across shards). A row
- * keeps its id when its business moves, so a shard holds rows numbered by other shards; SQLite's AUTOINCREMENT would
- * then number after the highest of them, inside another shard's ids. So no id comes from AUTOINCREMENT: each shard
- * numbers its rows itself, from its `id_sequences` table (migrations/0018_ids_per_shard.sql), with
+ * Row ids that never collide across shards (docs/scaling.md, Ids unique across shards): a row keeps its id when its
+ * business moves, where AUTOINCREMENT would number after another shard's ids. Each shard numbers its rows from its
+ * `id_sequences` (migrations/0018_ids_per_shard.sql), for the k-th row of a statement:
  *   id = max(the table's next id, (milliseconds since ID_EPOCH) × 4096 + the shard's slot) + 16 × k
- * for the k-th row of a statement. Every id of a shard is its slot modulo 16, so two shards never hand out the same
- * id; a trigger advances `next` past each row of the shard's own slot only, so a row copied in from another shard never
- * moves it; and ids grow with time, so a business's rows keep their order after a move.
  */
 
 /** Ids of one shard differ from another's modulo this: at most 16 shards (src/db/shards.ts, `idSlot`). */

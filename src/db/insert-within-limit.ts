@@ -9,13 +9,10 @@ export const rowsOfBusiness = (table: BusinessTable, businessId: string, where?:
   sql`(select count(*) from ${table} where ${table.businessId} = ${businessId}${where ? sql` and ${where}` : sql``})`;
 
 /**
- * Inserts a row unless the business is at its limit, atomically, so that concurrent creates never exceed a limit
- * (docs/architecture.md, Principals and owner sides). The insert, and a delete of that same row (by rowid) when the
- * count went over the limit, run in one D1 batch, which is one transaction: however many creates race, at most
- * `limit` rows survive.
- * `used` is what counts toward the limit, by default the business's rows of the same table (a table without a
- * business, such as the OAuth clients, names its own).
- * Answers the stored row, or undefined when the limit was reached; a unique-key conflict rejects as usual.
+ * Inserts a row unless the business is at its limit (docs/architecture.md, Principals and owner sides): the insert,
+ * and a delete of that row when the count went over, are one D1 batch, one transaction, so however many creates race,
+ * at most `limit` rows survive. `used` is what counts (the business's rows of the table by default). Answers the
+ * stored row, or undefined at the limit; a unique-key conflict rejects as usual.
  */
 export async function insertWithinLimit<Table extends SQLiteTable>(
   db: Database,

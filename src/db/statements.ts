@@ -114,19 +114,10 @@ export type Placeheld<A> = {
 export type Bound<T> = { prepared: (db: ShardDatabase) => Shape; values: Record<string, unknown>; rows?: T };
 
 /**
- * A statement whose SQL is rendered once per shape and isolate, not once per request: drizzle spends about 100 µs
- * building a lookup's SQL, more than the rest of a read's own work (docs/decisions.md, Performance: one round trip
- * per read). Placeholder values are bound as they are (no column mapping): give them as stored (strings and numbers).
- *
- * The rule that makes the cache safe: a statement's SQL depends only on its shape, never on a value. It holds by
- * construction, not by care:
- * - `build` is given `Placeheld<A>`, a placeholder for every plain value (`undefined` for one left out), so reading
- *   a value to choose the SQL is a type error; which values are given is part of the shape key.
- * - A `ShapedArgument` is the one argument whose kind chooses SQL (a business id, a key's side, a credential's
- *   sub-selects). It comes only from an `argumentShape` declaration, whose builder also sees placeholders only, and
- *   whose identity is the argument's part of the key: two uses of one key render the same SQL.
- * - The placeholder names of a shape are checked once, when it is first rendered: two arguments binding one name
- *   would give one of them the other's value.
+ * A statement whose SQL is rendered once per shape and isolate, not per request, and whose values are bound as given
+ * (as stored). Safe because its SQL depends only on its shape, by construction: `build` sees placeholders, never
+ * values, a `ShapedArgument` comes only from an `argumentShape`, and a shape's placeholder names are checked once
+ * (docs/decisions.md, Performance: one round trip per read).
  */
 export const statement =
   <A extends Record<string, unknown>>() =>

@@ -14,13 +14,9 @@ export type WindowUse = {
 
 /**
  * One per business (`idFromName(businessId)`; docs/architecture.md, Shape): the per-business counters that must be
- * exact, such as "120 knowledge pushes per hour per business" (spec: Limits). Counts live in the object's own SQLite
- * storage, so they survive eviction; a window is aligned to the clock (a clock hour for pushes), and windows that
- * have ended are deleted on every use and by an alarm at the end of the window, so storage holds only current
- * windows.
- *
- * `take` runs its reads and writes synchronously, before any await: the object's input gate makes each use atomic,
- * however many requests arrive together.
+ * exact, such as 120 knowledge pushes a clock hour (docs/decisions.md, Knowledge and limits). Counts live in its
+ * SQLite storage, surviving eviction; ended windows are deleted on use and by an alarm. `take` reads and writes before
+ * any await, so the input gate makes each use atomic, however many requests arrive together.
  */
 export class BusinessLimits extends DurableObject {
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {

@@ -26,15 +26,10 @@ import { type ConversationBusiness, JURISDICTIONS, jurisdictionOf, objectIn } fr
 const RUN_KEY = "run";
 
 /**
- * One per Secretary conversation, in the jurisdiction of its business's shard (`conversationObject`; docs/architecture.md,
- * Shape): the intake running in it, its answers, the alarm that drops it after 24 hours, and its exactly-once
- * completion. Every method validates its input with the same zod schema as its HTTP mirror under
- * `/internal/v1/businesses/{id}/conversations/{cid}/intake`, and answers a `RuntimeResult` (a refusal is a value, with
- * the status the HTTP mirror answers).
- *
- * Completion happens once per run, behind the guards named in src/domain/intakes/completion-guards.ts: here the
- * ended run (`endedRun`) and the completion under way (`waitingCompletion`); in D1, one response per run and the
- * intake's version (src/domain/intakes/completion.ts).
+ * One per Secretary conversation, in its business's jurisdiction (docs/intakes.md, The conversation): the intake
+ * running in it, its answers, the alarm that drops it after 24 hours, and its completion, once per run behind the
+ * guards of src/domain/intakes/completion-guards.ts. Each method validates its input with the schema of its HTTP
+ * mirror under `/internal/v1`, and answers a `RuntimeResult`: a refusal is a value, with the mirror's status.
  */
 export class IntakeConversation extends DurableObject {
   /** `waitingCompletion`: a call that arrives while the run completes joins that completion. */
@@ -124,9 +119,9 @@ export class IntakeConversation extends DurableObject {
   }
 
   /**
-   * Takes answers; completes the intake in the call that leaves every required question with a valid answer (spec,
-   * How an intake conversation runs, 4). A run started 24 hours ago or more is dropped instead, even if its alarm has
-   * not run yet: nothing is sent.
+   * Takes answers; completes the intake in the call that leaves every required question with a valid answer
+   * (docs/guides/intakes.md, How a conversation runs). A run started 24 hours ago or more is dropped instead, even if
+   * its alarm has not run yet: nothing is sent.
    */
   answer(business: ConversationBusiness, input: unknown, now = Date.now()) {
     return settle(async () => {
@@ -172,7 +167,7 @@ export class IntakeConversation extends DurableObject {
     return { ...stateOf(ended), reply: completion.sent ? thankYou(ended) : APOLOGY };
   }
 
-  /** Spec: "A customer who says they do not want to go on stops it, and nothing is sent." */
+  /** A customer who declines stops the run, and nothing is sent (docs/guides/intakes.md, How a conversation runs). */
   decline(business: ConversationBusiness, now = Date.now()) {
     return settle(async () => {
       const run = await this.running(business);
@@ -192,7 +187,7 @@ export class IntakeConversation extends DurableObject {
     });
   }
 
-  /** Spec: "An intake left unfinished for 24 hours is dropped." Nothing is sent. */
+  /** A run left unfinished for 24 hours is dropped, and nothing is sent (docs/intakes.md, The conversation). */
   override async alarm() {
     const run = await this.run();
     if (run?.status === "started") await this.drop(run, Date.now());

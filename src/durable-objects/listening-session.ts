@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
+import { globalDatabase, shardDatabase } from "../db/client";
+import { shardBinding } from "../db/shard-bindings";
 import type { ShardName } from "../db/shards";
-import { globalDependencies } from "../dependencies-from-env";
 import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/business-moving";
 import { shardOfBusiness } from "../domain/access/directory";
 import {
@@ -112,11 +113,6 @@ export class ListeningSession extends DurableObject {
     return this.ctx.storage.get<ListeningSessionRecord>(SESSION_KEY);
   }
 
-  /** What this call's work uses (src/dependencies.ts), built as every entry builds it; a shard's once it is known. */
-  private dependencies() {
-    return globalDependencies(this.env, (work) => this.ctx.waitUntil(work));
-  }
-
   /** Called by `POST /api/v1/listen-sessions` once the endpoint is stored: the session starts waiting for its socket. */
   async open(record: Omit<ListeningSessionRecord, "connected">): Promise<void> {
     await this.ctx.storage.put(SESSION_KEY, { ...record, connected: false });
@@ -132,13 +128,12 @@ export class ListeningSession extends DurableObject {
     const session = await this.record();
     if (!session) return new Response(null, { status: 404 });
     const token = offeredToken(request);
-    const now = this.dependencies().clock();
     const valid =
-      !session.connected && now < session.tokenExpiresAt && secretsEqual(sha256Hex(token), session.tokenHash);
+      !session.connected && Date.now() < session.tokenExpiresAt && secretsEqual(sha256Hex(token), session.tokenHash);
     if (!valid) return new Response(null, { status: 401 });
     await this.ctx.storage.put(SESSION_KEY, { ...session, connected: true });
     // From now on the one alarm of the session is the end of its life.
-    await this.ctx.storage.setAlarm(session.endsAt ?? now + SESSION_LIFETIME_MS);
+    await this.ctx.storage.setAlarm(session.endsAt ?? Date.now() + SESSION_LIFETIME_MS);
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server);
     return new Response(null, {
@@ -159,7 +154,7 @@ export class ListeningSession extends DurableObject {
     if (!socket || !session) return { kind: "connection_failed", error: "the listening session is not connected" };
     const { shard, deliveryId, event, headers, body, timeoutMs } = delivery;
     // A delivery claimed before the access ended, or relayed before the close reaches this object, goes no further.
-    if (!(await listenerEndpointStored(this.dependencies().onShard(shard).db, session))) {
+    if (!(await listenerEndpointStored(shardDatabase(shardBinding(this.env, shard)), session))) {
       return { kind: "connection_failed", error: "the listening session ended" };
     }
     return new Promise<OutboundOutcome>((resolve) => {
@@ -243,14 +238,13 @@ export class ListeningSession extends DurableObject {
     }
     const session = await this.record();
     if (!session) return;
-    const deps = this.dependencies();
-    const { shard, moving } = await shardOfBusiness(deps.global, session.businessId);
+    const { shard, moving } = await shardOfBusiness(globalDatabase(this.env.DB), session.businessId);
     if (moving) {
       await this.ctx.storage.put(SESSION_KEY, { ...session, ended: true });
-      await this.ctx.storage.setAlarm(deps.clock() + MOVING_RETRY_AFTER_SECONDS * 1000);
+      await this.ctx.storage.setAlarm(Date.now() + MOVING_RETRY_AFTER_SECONDS * 1000);
       return;
     }
-    await deleteListenerEndpoint(deps.onShard(shard).db, session);
+    await deleteListenerEndpoint(shardDatabase(shardBinding(this.env, shard)), session);
     await this.ctx.storage.deleteAll();
   }
 }

@@ -19,18 +19,10 @@ export type SignInAttempt = { allowed: true; attemptId: string } | { allowed: fa
 export type AttemptOutcome = "failed" | "succeeded" | "unchecked";
 
 /**
- * One per email address and one per client address (`idFromName("email:…")`, `idFromName("address:…")`), so no
- * object is shared by every sign-in in the world. Failures of the last 15 minutes are rows of the object's own
- * SQLite storage: a sliding window (10 failures at 14:59 and 10 more at 15:00 are 20 in two minutes, which a clock
- * window would allow).
- *
- * An attempt counts before its password is checked, as pending until its outcome is reported: counting only after
- * PBKDF2 would let a burst of simultaneous guesses all pass a count of 9. Pending attempts are kept in memory, so a
- * success writes nothing (sign-ins succeed far more often than they fail, and every sign-in pays this object's
- * round trips); one never reported within a minute becomes a failure. A failure reported to a fresh instance (the
- * object was evicted meanwhile) is still stored. Each method runs synchronously up to its first storage await, so
- * the object's input gate makes every decision atomic, however many requests arrive together. An alarm removes the
- * object's storage once its last failure has left the window.
+ * One per email address and one per client address (docs/oauth.md, Sign-in throttling). Failures of the last 15
+ * minutes are rows of its storage: a sliding window, which 10 failures at 14:59 and 10 at 15:00 cannot pass. An attempt
+ * counts, pending in memory, before its password is checked, so simultaneous guesses cannot all pass; a success writes
+ * nothing, and one unreported for a minute is a failure. Decisions run before the first await, so they are atomic.
  */
 export class SignInThrottle extends DurableObject {
   /** Attempts let through whose outcome is not known yet: id → when it was let through. */

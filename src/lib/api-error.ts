@@ -3,8 +3,8 @@ import { ERROR_CODES, type ErrorCode } from "./error-codes";
 import { type BudgetUse, rateLimitHeaders } from "./rate-limit-fields";
 
 /**
- * The one exception class of the service. Domain functions throw it; `app.onError` turns it into the spec's status
- * and body (spec: Errors): the sentence under `error`, the stable `code` (src/lib/error-codes.ts), `param` where one
+ * The one exception class of the service. Domain functions throw it; `app.onError` turns it into its status and
+ * body (docs/errors.md): the sentence under `error`, the stable `code` (src/lib/error-codes.ts), `param` where one
  * input is at fault, and `field` for intake validation errors.
  */
 export class ApiError extends Error {
@@ -25,7 +25,7 @@ export class ApiError extends Error {
 export const invalid = (message: string, param?: string, code?: ErrorCode) =>
   new ApiError(code ?? (param === undefined ? "invalid_request" : "parameter_invalid"), message, { param });
 
-/** A 400 of intake validation: the spec names the offending member `field` (spec: Intakes); `param` says it too. */
+/** A 400 of intake validation: `field` names the member at fault, and `param` too (docs/intakes.md, Validation). */
 export const invalidField = (message: string, field: string, code: ErrorCode = "parameter_invalid") =>
   new ApiError(code, message, { param: field, field });
 
@@ -38,7 +38,7 @@ export const notFound = (message: string) => new ApiError("not_found", message);
 
 export const conflict = (message: string, code: ErrorCode = "concurrent_change") => new ApiError(code, message);
 
-/** A budget is spent (spec: Errors, 429): `Retry-After` says when it comes back, the RateLimit fields which policy. */
+/** A budget is spent: 429, `Retry-After` says when it comes back, RateLimit which policy (docs/rate-limits.md). */
 export const tooManyRequests = (message: string, use: BudgetUse) =>
   new ApiError("rate_limited", message, {
     headers: [["Retry-After", String(use.resetInSeconds)], ...rateLimitHeaders(use)],

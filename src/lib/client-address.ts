@@ -2,13 +2,10 @@ import type { Context } from "hono";
 import { parseIPv6 } from "./public-address";
 
 /**
- * The client's address as Cloudflare reports it in `CF-Connecting-IP` (set on every request from the internet,
- * replacing any value the client sent), or undefined without one: a test or a service binding, not a browser.
- *
- * An IPv6 client counts as a network, since one host usually holds a whole /64 and may pick any address in it
- * (RFC 7421): a /64 for budgets a client spends in its normal use (sign-in, the token endpoint), and a /48, the
- * usual allocation of one site (RFC 6177), for what anyone may create without a credential (sandbox businesses, OAuth
- * clients), where stepping through the 65,536 /64s of a /48 would otherwise pass any per-address limit.
+ * The client's address from `CF-Connecting-IP` (Cloudflare sets it on every request from the internet), or undefined
+ * without one: a test or a service binding. An IPv6 host may use any address of its /64 (RFC 7421), so budgets spent
+ * in normal use (sign-in, tokens) count its /64, and what anyone may create without a credential (sandboxes, OAuth
+ * clients) its /48, a site's usual allocation (RFC 6177), which stepping through /64s cannot pass.
  */
 export function clientAddressOf(c: Context, ipv6Prefix: 48 | 64 = 64): string | undefined {
   const reported = c.req.header("CF-Connecting-IP")?.trim();

@@ -1,10 +1,8 @@
 /**
- * Cloudflare lets one Worker invocation wait on at most 6 outbound connections at once (Workers limits, "Simultaneous
- * open connections"); a seventh fetch waits unseen for one of them to end. So the service queues its own outbound
- * requests (DNS-over-HTTPS lookups and signed POSTs) through these slots, one set per invocation, and starts a
- * request's timeout only once it holds a slot: a request waiting behind slow receivers is never timed out for a wait
- * that is not its receiver's (docs/architecture.md, Outbound calls). `wrangler dev` enforces no such limit, which is
- * why the service keeps it itself, where a test can count it.
+ * A Worker invocation waits on at most 6 outbound connections at once, and a seventh fetch waits unseen. So lookups
+ * and signed POSTs take one of these slots first and start their timeout only once they hold it: none times out for a
+ * wait that is not its receiver's (docs/architecture.md, Outbound calls). Kept here, where a test can count it, since
+ * `wrangler dev` enforces no such limit.
  */
 export const OPEN_CONNECTIONS = 6;
 

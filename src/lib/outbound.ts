@@ -3,12 +3,10 @@ import { type OutboundPolicy as AddressPolicy, unreachableReason } from "./publi
 import { type SigningSecrets, signatureHeaders } from "./signing";
 
 /**
- * The one outbound signed call (docs/architecture.md, Outbound calls): webhook deliveries, action calls and the
- * owner's Test buttons all leave the Worker through `signedPost`, as named steps: the public-address check (the URL
- * rules, then DNS-over-HTTPS) → the POST, signed with a fresh timestamp (`X-Service-Signature` and the Standard
- * Webhooks headers, under every secret a rotation keeps live: lib/signing.ts) → a timeout → `redirect: "manual"` (a
- * redirect is a failure, and cannot lead the request to a private address) → a bounded read of the answer → a typed
- * outcome. Callers word the outcome for their own records (delivery attempts, action calls).
+ * The one outbound signed call (docs/architecture.md, Outbound calls): deliveries, action calls and the owner's Test
+ * buttons all go through `signedPost`: the public-address check → the POST, freshly signed under every live secret
+ * (lib/signing.ts) → a timeout → no redirect followed (one could lead to a private address) → a bounded read → a
+ * typed outcome, which each caller words for its own records.
  */
 
 /**
@@ -18,7 +16,7 @@ import { type SigningSecrets, signatureHeaders } from "./signing";
 export type OutboundPolicy = Required<AddressPolicy> & {
   /** DNS-over-HTTPS resolver (JSON API) for the address check; configuration, so tests point it at their own. */
   resolverUrl: string;
-  /** `User-Agent: <serviceName>-<Kind>/1.0 (+<baseUrl>)` (spec, Delivery request; docs/decisions.md, Calls). */
+  /** `User-Agent: <serviceName>-<Kind>/1.0 (+<baseUrl>)` (docs/webhooks.md, The request; docs/decisions.md, Calls). */
   serviceName: string;
   baseUrl: string;
 };
@@ -49,7 +47,7 @@ export type SignedPost = {
   webhookId: string;
   /** The current secret, and the previous one while a rotation lets it sign too (lib/signing.ts). */
   secrets: SigningSecrets;
-  /** The signature's `t` and `webhook-timestamp`: fresh for every attempt (spec: Signatures). */
+  /** The signature's `t` and `webhook-timestamp`: fresh for every attempt (docs/webhooks.md, The signatures). */
   unixSeconds: number;
   timeoutMs: number;
   /** Read the answer, at most this many bytes, and require JSON (action calls). Without it the answer is dropped. */

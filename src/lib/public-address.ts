@@ -167,7 +167,8 @@ export function outboundUrlProblem(raw: string, policy: OutboundPolicy): string 
 }
 
 /**
- * Registration of a webhook endpoint or an action (spec: "url must be a public https address"): the 400 naming the
+ * Registration of a webhook endpoint or an action, whose `url` is a public https address (docs/guides/webhooks.md,
+ * Subscribing; docs/guides/connected-actions.md, Registering an action): the 400 naming the
  * field when the URL may not be called under the Worker's policy.
  */
 export function assertRegistrableUrl(policy: OutboundPolicy, url: string): void {

@@ -1,5 +1,5 @@
 /**
- * Redirect URI rules of OAuth clients (spec: Partner sign-in, "https only, http allowed for localhost"; RFC 9700
+ * Redirect URI rules of OAuth clients (docs/guides/oauth.md, 1. Register once: https, or http on loopback; RFC 9700
  * §4.1.3 and OAuth 2.1: exact string matching; RFC 8252 §7.3: only a loopback URI's port may vary).
  */
 

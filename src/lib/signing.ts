@@ -29,14 +29,10 @@ export function standardWebhooksKey(secret: string): Uint8Array {
 export type SigningSecrets = readonly [current: string] | readonly [current: string, previous: string];
 
 /**
- * The signature headers of a webhook delivery or an action call, one signature per secret (docs/webhooks.md, The
- * signatures):
- * - `X-Service-Signature`: `t=<unix seconds>,v1=<lowercase hex>[,v1=…]`, HMAC-SHA256 keyed by the secret string as
- *   UTF-8 over `${t}.${rawBody}`. Byte for byte the scheme stripe-node's `webhooks.constructEventAsync` verifies,
- *   accepting any one of several `v1` (test/webhooks/standard-webhooks.test.ts).
- * - Standard Webhooks: `webhook-id`, `webhook-timestamp` (the same seconds as `t`), and `webhook-signature`:
- *   `v1,<base64>[ v1,<base64>]`, space separated as that specification has it, HMAC-SHA256 keyed by
- *   `standardWebhooksKey` over `${id}.${t}.${rawBody}`.
+ * The signature headers of a delivery or an action call, one signature per secret (docs/webhooks.md, The signatures):
+ * `X-Service-Signature` `t=<unix seconds>,v1=<hex>[,v1=…]`, HMAC-SHA256 keyed by the secret's UTF-8 over
+ * `${t}.${rawBody}`, as stripe-node verifies it; and the Standard Webhooks headers, `webhook-signature`
+ * `v1,<base64>[ v1,<base64>]` keyed by `standardWebhooksKey` over `${id}.${t}.${rawBody}`.
  */
 export async function signatureHeaders(
   secrets: SigningSecrets,

@@ -1,13 +1,11 @@
-/** Characters as the spec counts them: code points, so "é" and "😀" are one each, whatever their UTF-8 size. */
+/** Characters as the API counts them: code points, "é" and "😀" one each (docs/intakes.md, Validation). */
 export const characterCount = (text: string) => [...text].length;
 
 /**
- * Characters that change what a reader sees without being seen, refused in every partner text an owner reads
- * (docs/security.md, "Partner text"): every format (Cf) and control (Cc) character, which covers the direction
- * controls U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C, the zero-width U+200B–U+200D, U+2060–U+2064,
- * U+FEFF, U+180E, the soft hyphen U+00AD and the tag characters U+E0001, U+E0020–U+E007F; plus the characters that
- * print nothing although they are letters or marks (the combining grapheme joiner, the Hangul and Khmer fillers),
- * the variation selectors, the unassigned tags and the line and paragraph separators U+2028 and U+2029.
+ * Characters that change what a reader sees without being seen, refused in every partner text an owner reads: every
+ * format (Cf) and control (Cc) character (direction controls, zero-width characters, the soft hyphen, tags), and the
+ * letters and marks that print nothing, the variation selectors and the line and paragraph separators. The full list
+ * and its reasons: docs/security.md, "Partner text".
  */
 const FORMAT_OR_CONTROL = /[\p{Cf}\p{Cc}]/u;
 const OTHER_HIDDEN: ReadonlyArray<readonly [number, number]> = [

@@ -5,7 +5,7 @@
 export type EpochMs = number;
 export type Clock = () => EpochMs;
 
-/** Timestamps of the API: ISO 8601 UTC with milliseconds (spec: Conventions). */
+/** Timestamps of the API: ISO 8601 UTC with milliseconds (docs/guides/getting-started.md, Where to send requests). */
 export const iso = (at: EpochMs): string => new Date(at).toISOString();
 
 export const isoNow = (): string => iso(Date.now());

@@ -13,7 +13,7 @@ const SUBJECTS: Record<string, string> = {
   header: "header",
 };
 
-/** `["fields", 1, "options"]` → `fields[1].options`, the index notation of the spec's intake errors. */
+/** `["fields", 1, "options"]` → `fields[1].options`, the index notation of `param` and `field` (docs/errors.md). */
 export function fieldPath(path: readonly PropertyKey[]): string {
   return path.reduce<string>((text, part) => {
     if (typeof part === "number") return `${text}[${part}]`;
@@ -62,7 +62,7 @@ type ValidationResult = { target: string; data?: unknown } & (
   | { success: false; error: z.core.$ZodError }
 );
 
-/** The hook every zod-validated route uses: the first problem becomes the 400 (spec: Errors). */
+/** The hook every zod-validated route uses: the first problem becomes the 400 (docs/errors.md, Codes). */
 export function rejectInvalid(result: ValidationResult, _c: Context): undefined {
   if (result.success) return;
   throw issueError(result.target, result.error.issues[0], result.data, { field: false });
@@ -129,12 +129,9 @@ function isRealDateTime(value: string): boolean {
 }
 
 /**
- * A timestamp. The API writes them as ISO 8601 UTC strings with milliseconds (spec: Conventions). One the core
- * platform reports (booking and order `created_at`, order `ready_at` and `estimated_ready_at`, lead `created_at`,
- * review `submitted_at`) must name an instant: an ISO 8601 date-time with its zone, stored and sent on normalised to
- * UTC with milliseconds, so that it reads and sorts like ours (docs/decisions.md, Data model). The checks are
- * refinements, not a pattern, so that the OpenAPI document describes every timestamp alike: a `date-time`, without a
- * pattern.
+ * A timestamp: the API writes ISO 8601 UTC with milliseconds. One the core platform reports must name an instant (a
+ * date-time with its zone), and is normalised to UTC with milliseconds so that it reads and sorts like ours
+ * (docs/decisions.md, Data model). Refinements, not a pattern, so that the OpenAPI document shows a plain `date-time`.
  */
 export const timestamp = z
   .string()
@@ -185,7 +182,7 @@ export const recordId = z.number().int().openapi({ format: "int64" });
  * A numeric resource id from a path, documented as the integer the bodies carry, so that a generated client takes
  * the `id` it received (docs/openapi.md). The URL is text: validated here as a string, so that anything that is not
  * an id names nothing and gets the resource's 404 rather than a 400: `/webhooks/abc` and `/webhooks/999` both "do
- * not exist for this credential" (spec: Errors).
+ * not exist for this credential" (docs/errors.md, Which answers carry which).
  */
 export const numericPathId = (name: string) =>
   z.string().openapi({ param: { name, in: "path" }, type: "integer", format: "int64", minimum: 1, example: 12 });
@@ -207,12 +204,10 @@ export function numericId(text: string): number | undefined {
 }
 
 /**
- * Names that are not names of data: every name a plain object answers without owning it, taken from Object.prototype
- * itself (so none is forgotten: `constructor`, `toString`, `__proto__`, `hasOwnProperty`, ...), and `prototype`, the
- * other half of the `constructor.prototype` path. A name the partner gives to data (an action parameter, an intake
- * question id) becomes a key of the objects that carry values (arguments, answers); named so, it would reach an
- * object's machinery wherever a name is read without `Object.hasOwn`. One list for every such name
- * (docs/security.md, "Partner text").
+ * Names that are not names of data: every name a plain object answers without owning it, from Object.prototype
+ * itself (`constructor`, `toString`, `__proto__`, ...), and `prototype`. A partner's name for data (an action
+ * parameter, a question id) becomes a key of the objects carrying values, where it would reach an object's machinery
+ * wherever a name is read without `Object.hasOwn` (docs/intakes.md, Validation).
  */
 const NAMES_THAT_ARE_NOT_DATA: ReadonlySet<string> = new Set([
   ...Object.getOwnPropertyNames(Object.prototype),

@@ -4,7 +4,7 @@ type RawIssue = z.core.$ZodRawIssue;
 
 /**
  * Zod's messages are phrased once here as predicates ("must be at most 100"), so that every 400 reads
- * `<The field "x"> <predicate>.` (spec: Errors, "The message says which"). Schemas that need a sharper rule write
+ * `<The field "x"> <predicate>.`, naming the input (docs/errors.md). Schemas that need a sharper rule write
  * their own predicate with `{ error: "..." }`.
  */
 function predicate(issue: RawIssue): string | undefined {

@@ -7,7 +7,7 @@ import { ERROR_CODES, type ErrorCode } from "../lib/error-codes";
 import { loggableError } from "../lib/loggable-error";
 import { OAuthError } from "../lib/oauth-errors";
 
-/** Spec, Conventions: "JSON is used for all bodies" of the API; the sentence of a body of another type. */
+/** Bodies are JSON (docs/guides/getting-started.md, Where to send requests): the sentence of another type. */
 export const NOT_JSON_BODY = "The request body must be sent as application/json.";
 
 /** The sentence of a body sent as JSON that does not parse. */
@@ -17,10 +17,9 @@ export const NOT_VALID_JSON = "The request body is not valid JSON.";
 export const JSON_CONTENT_TYPE = /^\s*application\/([\w.-]+\+)?json\s*(;|$)/i;
 
 /**
- * How the API answers what Hono's own middleware raises (validators, body limit): the spec's status and a sentence
- * in the API's voice. The media-type check of the partner routes' validators (@hono/zod-openapi) raises 415, which
- * the spec's Errors table does not have: a body of the wrong content type is a 400 naming the type
- * (docs/decisions.md, Errors).
+ * How the API answers what Hono's own middleware raises (validators, body limit): the status and a sentence in the
+ * API's voice (docs/errors.md, Codes). The partner validators' media-type check raises 415: a body of the wrong
+ * content type is answered 400 naming the type instead (docs/decisions.md, Errors).
  */
 const FRAMEWORK_ANSWERS: Partial<Record<number, { code: ErrorCode; error: string }>> = {
   400: { code: "invalid_json", error: NOT_VALID_JSON },
@@ -29,7 +28,7 @@ const FRAMEWORK_ANSWERS: Partial<Record<number, { code: ErrorCode; error: string
 };
 
 /**
- * Every error body of the JSON API (spec: Errors; docs/errors.md): the sentence, its stable `code`, `param` where one
+ * Every error body of the JSON API (docs/errors.md): the sentence, its stable `code`, `param` where one
  * input is at fault, `field` for intake validation, and the request's id, which the `X-Request-Id` header and the
  * request's log line carry too, so that a partner who quotes it points at the one line that tells what happened.
  */
@@ -55,13 +54,14 @@ function setErrorHeaders(c: Context, headers: [name: string, value: string][] = 
 }
 
 /**
- * The error mappings of the service, one per surface, each chosen by the error's class: the JSON API (spec: Errors),
+ * The error mappings of the service, one per surface, each chosen by the error's class: the JSON API (docs/errors.md),
  * the OAuth endpoints (RFC 6749 errors) and the owner's HTML pages.
  */
 
 /**
- * The JSON API's mapping (spec: Errors): every failure leaves as the one error body with the spec's status. Unexpected errors are logged with the request id and answered 500 without any detail: no stack
- * trace, message or secret ever reaches a response.
+ * The JSON API's mapping (docs/errors.md): every failure leaves as the one error body with its code's status.
+ * Unexpected errors are logged with the request id and answered 500 without any detail: no stack trace, message or
+ * secret ever reaches a response.
  */
 export const respondToError: ErrorHandler<AppEnv> = (err, c) => answerError(err, c, undefined);
 

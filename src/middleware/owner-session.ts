@@ -43,13 +43,10 @@ const cookieOptions = (maxAge: number) =>
 export const sessionTokenOf = (c: AnyContext) => getCookie(c, SESSION_COOKIE, "host");
 
 /**
- * The owner's live session, or undefined. Its token names the shard of the session and its business (src/db/shards.ts):
- * the rest of the request works on that database, so every page of a signed-in owner runs on their business's shard
- * (docs/scaling.md, How a request finds its shard). A token that names none of ours is no session and costs no query.
- * While the business moves, a form that would change it is refused with 503 (the session's query read the mark):
- * its rows are being copied to another shard (docs/scaling.md, Moving a business between shards); pages still show.
- * The session's use is recorded after the answer, at most every few minutes, for its idle timeout (owner-sign-in.ts);
- * not while the business moves, when the write would be left behind.
+ * The owner's live session, or undefined. Its token names its shard, where the rest of the request runs
+ * (docs/scaling.md, How a request finds its shard); one naming none of ours costs no query. While the business moves,
+ * a form that would change it is a 503 (docs/scaling.md, Moving a business between shards). Its use is recorded after
+ * the answer, at most every few minutes, for the idle timeout (owner-sign-in.ts), and not during a move.
  */
 export async function ownerSessionOf(c: AnyContext) {
   const token = sessionTokenOf(c);

@@ -6,8 +6,7 @@ import { eventEnvelope, pascalCase } from "../schemas/events";
 /*
  * The document's `webhooks` (OpenAPI 3.1): what a partner's endpoint receives, one entry per event name, so that typed
  * event handlers come from the same file as the typed client (docs/decisions.md, The contract in a partner's tools).
- * The request follows the spec's Events: Delivery request (docs/webhooks.md, The request); the answer, the spec's
- * Answering a delivery.
+ * The request, and the answer expected, are those of docs/webhooks.md, The request.
  */
 
 const deliveryHeaders = (event: EventName) =>
@@ -31,9 +30,9 @@ const deliveryHeaders = (event: EventName) =>
   });
 
 /**
- * Who receives the event (spec, intake.completed: opt-in and only to the intake's owner; docs/architecture.md,
- * Lifecycle events: only to the owner side concerned; src/domain/webhooks/test-events.ts: `ping` to the one endpoint
- * tested), and what a receiver does first. Any event also comes as a sample, marked `test`, from
+ * Who receives the event (docs/guides/intakes.md, intake.completed: opt-in, only to the intake's owner;
+ * docs/architecture.md, Lifecycle events: only to the owner side concerned; src/domain/webhooks/test-events.ts: `ping`
+ * to the one endpoint tested), and what a receiver does first. Any event also comes as a sample, marked `test`, from
  * `POST /webhooks/{id}/test`.
  */
 function description(event: EventName) {

@@ -8,7 +8,7 @@ import { loggableError } from "../lib/loggable-error";
 import { attempt } from "./delivery-attempt";
 import type { DeliveryMessage } from "./delivery-message";
 
-/** Spec, Answering a delivery: "Answer with any 2xx within 10 seconds". */
+/** A receiver answers a 2xx within 10 seconds (docs/guides/webhooks.md, Answering, retries and the schedule). */
 export const ANSWER_TIMEOUT_MS = 10_000;
 
 /**
@@ -24,7 +24,7 @@ const RETRY_AFTER_UNRECORDED_SECONDS = LEASE_MS / 1000;
  */
 export const RETRY_AFTER_FAILED_CLAIM_SECONDS = 30;
 
-/** What tests drive instead of waiting: the clock, and the answer time (the spec's 10 s unless shortened). */
+/** What tests drive instead of waiting: the clock, and the answer time (10 s unless shortened). */
 export type ConsumerOptions = { answerTimeoutMs?: number };
 
 type Send = { message: Message<DeliveryMessage>; delivery: ClaimedDelivery };
@@ -64,15 +64,10 @@ function messagesByShard(messages: readonly Message<DeliveryMessage>[]) {
 }
 
 /**
- * One shard's messages, in two D1 round trips, not two per delivery (docs/architecture.md, Performance budget), as
- * named steps: claim every message's delivery in one D1 batch → send the claimed ones signed, concurrently
- * (lib/outbound.ts: address check, POST, timeout) → record every attempt in one D1 batch → ack each message, or
- * retry it after its delivery's delay of the schedule.
- *
- * A message is a delivery id and nothing more, whatever it is sent for: the attempt it makes is decided by the row
- * (src/domain/webhooks/delivery-claim.ts, `claimDeliveries`): the scheduled one when it is due, else the extra one a
- * partner asked for (redeliver, recover), if one is owed. Only a scheduled attempt's message is retried on the
- * schedule; the message of an extra attempt is acked, so that a delivery never has two schedules.
+ * One shard's messages in two D1 round trips, not two per delivery (docs/architecture.md, The outbox): claim every
+ * delivery in one batch → send the claimed ones signed, concurrently → record every attempt in one batch → ack or retry
+ * each message. A message is a delivery id: the row decides its attempt (`claimDeliveries`), the scheduled one when
+ * due, else an extra one owed; only a scheduled attempt's message is retried, so no delivery has two schedules.
  */
 async function deliverGroup(
   messages: Message<DeliveryMessage>[],

@@ -23,7 +23,7 @@ export async function attempt(
     kind: "Webhooks",
     url: delivery.url,
     body: delivery.envelope,
-    // Spec, Delivery request: the event and the delivery id (the same for every attempt of one delivery).
+    // The event, and the delivery id, the same for every attempt of one delivery (docs/webhooks.md, The request).
     headers: { "X-Service-Event": delivery.event, "X-Service-Delivery": String(delivery.id) },
     // `webhook-id` (docs/webhooks.md, The request): the envelope's `evt_` id, the same for every attempt.
     webhookId: delivery.eventId,
@@ -55,7 +55,9 @@ export async function attempt(
   return { delivery, attemptedAt, outcome: recorded };
 }
 
-/** The attempt as the endpoint's history shows it (spec: any 2xx is a success; a redirect is a failure). */
+/**
+ * The attempt as the endpoint's history shows it: any 2xx succeeds, a redirect fails (docs/webhooks.md, The request).
+ */
 function attemptOf(outcome: OutboundOutcome, timeoutMs: number, durationMs: number): AttemptOutcome {
   // Only an answer has an excerpt: never a refused or unresolved address, a timeout or a failed connection.
   const excerpt = "excerpt" in outcome ? (outcome.excerpt ?? null) : null;

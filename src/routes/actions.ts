@@ -19,7 +19,10 @@ import {
 import { ErrorBody, errorResponses } from "../schemas/error-body";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
-/** The path id as the domain takes it, or the action's 404 (spec: another business's id is the same 404). */
+/**
+ * The path id as the domain takes it, or the action's 404, as for an id out of reach (docs/errors.md, Which answers
+ * carry which).
+ */
 const actionId = (text: string) => idOrNotFound(text, actionNotFound);
 
 const byId = { params: z.object({ id: pathId }) };

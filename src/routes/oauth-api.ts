@@ -23,15 +23,18 @@ const mediaTypeOf = (c: Context) => (c.req.header("Content-Type") ?? "").split("
  */
 const formParameters = async (c: Context) => new URLSearchParams(new TextDecoder().decode(await c.req.arrayBuffer()));
 
-/** The token endpoint takes `application/x-www-form-urlencoded` only (RFC 6749 §3.2; spec: Conventions). */
+/**
+ * The token endpoint takes `application/x-www-form-urlencoded` only (RFC 6749 §3.2; docs/guides/oauth.md, 3. Exchange
+ * the code).
+ */
 async function formBody(c: Context): Promise<URLSearchParams> {
   if (mediaTypeOf(c) !== FORM) throw invalidRequest(`The request body must be sent as ${FORM}.`);
   return formParameters(c);
 }
 
 /**
- * The revocation endpoint takes the form encoding (RFC 7009 §2.1) and JSON (spec: Conventions, JSON for every body
- * but the token endpoint's; docs/oauth.md, 6. Revoke). A JSON body becomes the parameters a form would carry:
+ * The revocation endpoint takes the form encoding (RFC 7009 §2.1) and JSON, as every body but the token endpoint's
+ * (docs/oauth.md, 6. Revoke). A JSON body becomes the parameters a form would carry:
  * each of `names` must be a string when present; null counts as absent, as an empty form value does (RFC 6749
  * §3.1); other members are ignored like unknown parameters (RFC 6749 §3.2).
  */

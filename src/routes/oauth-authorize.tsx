@@ -27,17 +27,10 @@ import { ConsentPage, ErrorPage, PlanPage, SignInPage } from "../pages/oauth-pag
 import { renderPage } from "../pages/page-shell";
 
 /**
- * The authorization page (spec: Partner sign-in, steps 2 and 3; RFC 6749 §4.1): the owner signs in, sees what the
- * app may do, and approves or refuses. Server-rendered, no script. The rules live in the domain modules; this file
- * reads the request, picks the page and sets the cookies.
- *
- * - `GET  /oauth/authorize?…`           the sign-in page, or the consent page when signed in
- * - `POST /oauth/authorize/sign-in?…`   email + password → session cookie, 303 back to the GET
- * - `POST /oauth/authorize?…`           approve or refuse → 303 to the app's redirect URI
- * - `POST /oauth/authorize/sign-out?…`  ends the session, 303 back to the GET
- *
- * Every POST carries the authorization request in its query and checks it again from scratch; the consent POST must
- * come from our own page (`sameOriginForm`).
+ * The authorization page (RFC 6749 §4.1; docs/guides/oauth.md, 2. Send the owner to the authorization page): GET
+ * shows sign-in or consent; POST `/sign-in` sets the session, POST approves or refuses (303 to the app), POST
+ * `/sign-out` ends the session. Server-rendered, no script; the rules live in the domain. Every POST checks the
+ * request in its query again; the consent POST must come from our own page (`sameOriginForm`).
  */
 
 /**

@@ -13,7 +13,10 @@ import { ErrorBody } from "../schemas/error-body";
 export const createPartnerRouter = (hook: typeof rejectInvalid = rejectInvalid) =>
   new OpenAPIHono<AppEnv>({ defaultHook: admittedFirst(hook) });
 
-/** The content of a body the route takes or answers: JSON with `schema` (spec, Conventions: JSON for all bodies). */
+/**
+ * The content of a body the route takes or answers: JSON with `schema` (docs/guides/getting-started.md, Where to send
+ * requests).
+ */
 export const json = <Schema>(schema: Schema) => ({ "application/json": { schema } });
 
 type Responses = RouteConfig["responses"];
@@ -81,8 +84,8 @@ const IDEMPOTENCY_PARAMETER: ParameterObject = {
 };
 
 /**
- * A partner route (spec: Endpoints, "All need Authorization: Bearer <API_KEY or ACCESS_TOKEN>"), and the document
- * states the bearer requirement. The credential's shape is checked first; its handler runs one partner operation
+ * A partner route, which needs `Authorization: Bearer <key or token>` (docs/guides/getting-started.md, A credential),
+ * as the document states. The credential's shape is checked first; its handler runs one partner operation
  * (src/admission/partner-admission.ts), which admits the credential (lookup, plan, request budget) before anything else.
  * Declared per route rather than on `/api/v1/*`, so that a public path under `/api/v1` (the OpenAPI document) keeps
  * its 404 and 405 answers. Every POST takes `Idempotency-Key`, claimed at the admission.

@@ -18,7 +18,10 @@ import { ErrorBody, errorResponses } from "../schemas/error-body";
 import { CreatedSandboxBusiness, SandboxBusinessBody } from "../schemas/sandbox";
 import { IGNORED_MEMBERS, json } from "./partner-router";
 
-/** The body, when there is one, as JSON (spec: Conventions); no body, or an empty one, is `{}`: every member is optional. */
+/**
+ * The body, when there is one, as JSON; no body, or an empty one, is `{}`: every member is optional
+ * (docs/guides/sandbox.md, Creating one).
+ */
 async function optionalJsonBody(c: Context<AppEnv>): Promise<unknown> {
   const text = await c.req.text();
   if (text.trim() === "") return {};

@@ -3,7 +3,7 @@ import { ACTION_CALL_STATUSES } from "../db/schema";
 import { characterCount } from "../lib/text";
 import { isNotDataName, notDataNameRule, recordId, timestamp, visibleText } from "../lib/validation";
 
-/** Spec, Limits: "Action parameters: 8, flat; types string, number, integer, boolean". */
+/** At most 8 parameters, flat, of four types (docs/guides/connected-actions.md, Registering an action). */
 export const MAX_PARAMETERS = 8;
 const PARAMETER_TYPES = ["string", "number", "integer", "boolean"] as const;
 
@@ -76,7 +76,7 @@ const ParameterNames = z.preprocess(
   ),
 );
 
-/** Spec, Connected action: `parameters` is a flat object schema of at most 8 parameters. */
+/** `parameters`: a flat object schema of at most 8 (docs/guides/connected-actions.md, Registering an action). */
 export const ActionParameters = z
   .object({
     type: z.literal("object", { error: 'must be "object"' }),
@@ -131,8 +131,8 @@ const Title = z
   .superRefine(visibleText({ lines: false }));
 
 /**
- * Spec, Connected actions: the registration body. `name` is 1 to 64 of `a-z 0-9 _` starting with a letter, unique per
- * business; `title` 1 to 80 characters (docs/decisions.md, Registration). Other keys are ignored.
+ * The registration body (docs/guides/connected-actions.md, Registering an action): `name` 1 to 64 of `a-z 0-9 _`
+ * starting with a letter, unique per business; `title` 1 to 80 characters. Other keys are ignored.
  */
 export const CreateActionBody = z
   .object({
@@ -146,7 +146,10 @@ export const CreateActionBody = z
   })
   .openapi("CreateAction");
 
-/** Spec, Connected actions: PATCH accepts any of `title`, `description`, `parameters`, `url`. */
+/**
+ * PATCH takes any of `title`, `description`, `parameters`, `url` (docs/guides/connected-actions.md, Changing an
+ * action).
+ */
 export const PatchActionBody = z
   .object({
     title: Title.optional(),
@@ -156,7 +159,7 @@ export const PatchActionBody = z
   })
   .openapi("PatchAction");
 
-/** Spec, Connected action: the fields of the table, exactly. */
+/** The action, exactly these members (docs/guides/connected-actions.md, Registering an action). */
 export const ActionObject = z
   .object({
     id: recordId,
@@ -198,8 +201,8 @@ export const ActionArguments = z.custom<Record<string, unknown>>(
 );
 
 /**
- * An action call as the spec's call history shows it: never `pending`, since a call cut off mid-way is shown as an
- * error after 30 s (docs/decisions.md, Calls).
+ * An action call as its history shows it (docs/guides/connected-actions.md, The call history): never `pending`, since
+ * a call cut off mid-way is shown as an error after 30 s (docs/decisions.md, Calls).
  */
 export const ActionCallObject = z
   .object({

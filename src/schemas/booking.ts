@@ -9,7 +9,7 @@ export const ClientContact = z.object({
   phone: z.string().nullable(),
 });
 
-/** The members of the spec's Booking object (Resources, Booking object) that the core platform reports. */
+/** The members of a booking that the core platform reports (docs/guides/syncing.md, Booking and order objects). */
 const bookingMembers = {
   id: recordId,
   status: z.enum(BOOKING_STATUSES),
@@ -52,7 +52,7 @@ export const serviceUpdatedAt = timestamp.openapi({
   description: "When the service stored the latest change of this object: what `updated_since` filters on",
 });
 
-/** Spec: Resources, Booking object, as partners read it and events carry it. */
+/** A booking as partners read it and events carry it (docs/guides/syncing.md, Booking and order objects). */
 export const BookingObject = z.object({ ...bookingMembers, updated_at: serviceUpdatedAt }).openapi("Booking");
 
 export type BookingObject = z.infer<typeof BookingObject>;

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 
-/** Spec: Resources, Business (`GET /me`). */
+/** The business of `GET /me` (docs/guides/getting-started.md, The first call). */
 export const BusinessObject = z
   .object({
     id: z.string().openapi({ format: "uuid" }),

@@ -6,7 +6,7 @@ const CODE_TABLE = PARTNER_ERROR_CODES.map(
   (code) => `- \`${code}\` (${ERROR_CODES[code].status}): ${ERROR_CODES[code].meaning}`,
 ).join("\n");
 
-/** Spec: Errors, `{ "error": <one sentence> }`, with what a program reads beside it (docs/errors.md). */
+/** The one error body: the sentence under `error`, and what a program reads beside it (docs/errors.md). */
 export const ErrorBody = z
   .object({
     error: z.string().openapi({
@@ -43,7 +43,7 @@ const DESCRIPTIONS = {
   429: "Too many requests; see Retry-After",
 } as const;
 
-/** The error responses a route documents, each with the one error body of the API (spec: Errors). */
+/** The error responses a route documents, each with the one error body of the API (docs/errors.md). */
 export function errorResponses<Status extends keyof typeof DESCRIPTIONS>(...statuses: Status[]) {
   const responses = {} as Record<
     Status,

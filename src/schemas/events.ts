@@ -10,8 +10,8 @@ import { BookingChange, OrderChange, OTHER_CHANGES, PaymentReceivedData } from "
 import { EnvelopeObject } from "./webhook-operations";
 
 /*
- * Each event's `data` as it is delivered (spec, Events and their data; docs/decisions.md, The contract in a partner's
- * tools), built from the schemas the service itself validates and answers with, so that the document's
+ * Each event's `data` as it is delivered (docs/guides/webhooks.md, The events; docs/decisions.md, The contract in a
+ * partner's tools), built from the schemas the service itself validates and answers with, so that the document's
  * `webhooks` section cannot drift from them. src/domain/webhooks/samples.ts holds one sample of each; a test parses
  * every sample with these schemas.
  */
@@ -35,7 +35,7 @@ const lifecycleReason = z.enum(LIFECYCLE_REASONS).openapi({
     "owner: switched in the dashboard; changed: a PATCH switched it off; credential_revoked: its key was revoked",
 });
 
-/** Spec, intake.completed. */
+/** docs/guides/intakes.md, intake.completed. */
 const IntakeCompleted = z.object({
   intake: IntakeObject.pick({ id: true, name: true, title: true }),
   response_id: IntakeResponseObject.shape.id,
@@ -82,7 +82,7 @@ export type EventData<E extends EventName> = EventDataMap[E];
 export const pascalCase = (event: EventName) =>
   event.replace(/(^|[._])([a-z])/g, (_, __, letter: string) => letter.toUpperCase());
 
-/** The envelope of one event (spec, Envelope), its `event` and `data` narrowed to that event's. */
+/** The envelope of one event (docs/guides/webhooks.md, The request), `event` and `data` narrowed to that event's. */
 export const eventEnvelope = (event: EventName) =>
   z
     .object({ ...EnvelopeObject.shape, event: z.literal(event), data: EVENT_DATA[event] })

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { IntakeFields } from "./intake-fields";
 import { identifier, text } from "./intake-text";
 
-// The bodies a partner sends to create and change an intake (spec: Intakes); its questions' rules are intake-fields.ts.
+// The bodies a partner sends to create and change an intake (docs/intakes.md); its questions' rules: intake-fields.ts.
 
 const IntakeTexts = {
   title: text(3, 80, { lines: false }).openapi({
@@ -16,7 +16,7 @@ const IntakeTexts = {
   fields: IntakeFields,
 };
 
-/** Spec, Intakes: `POST /intakes` body. */
+/** The `POST /intakes` body (docs/guides/intakes.md, Registering an intake). */
 export const CreateIntakeBody = z
   .object({
     name: identifier(3, 40).openapi({
@@ -30,8 +30,8 @@ export const CreateIntakeBody = z
 export type CreateIntakeInput = z.output<typeof CreateIntakeBody>;
 
 /**
- * Spec, Intakes: `PATCH /intakes/{id}` accepts `title`, `description`, `fields` (the whole list); `name` and
- * `enabled` may be sent back unchanged (the domain compares them with the stored values).
+ * `PATCH /intakes/{id}` takes `title`, `description`, `fields` (the whole list); `name` and `enabled` may be sent
+ * back unchanged, which the domain compares with the stored values (docs/intakes.md, PATCH).
  */
 export const PatchIntakeBody = z
   .object({

@@ -5,13 +5,12 @@ import { isNotDataName, notDataNameRule } from "../lib/validation";
 import { IDENTIFIER, IDENTIFIER_RULE, text } from "./intake-text";
 
 /*
- * Spec: Resources, Intake field, and the intake's `fields`. Every rule is a zod check whose issue carries the member's
- * path, so that `rejectInvalidNamingField` answers 400 `{ error, field }` with the index notation
- * (`fields[1].options`); the intake bodies' rules too (intake-bodies.ts). The first problem in body order is the one
- * reported. Rules the spec leaves open are in docs/intakes.md.
+ * An intake's questions (docs/intakes.md, Validation). Every rule is a zod check whose issue carries the member's
+ * path, so that `rejectInvalidNamingField` answers 400 `{ error, field }` in index notation (`fields[1].options`),
+ * the first problem in body order.
  */
 
-/** Spec, Intake field `type` and "Accepted answers by type": the seven types, each with what it accepts. */
+/** The seven question types, each with what it accepts (docs/guides/intakes.md, Answers). */
 export const ACCEPTED_ANSWERS: Record<IntakeField["type"], string> = {
   text: "A short answer",
   textarea: "A longer answer",
@@ -37,7 +36,7 @@ const questionId = z
   .refine((id) => !isNotDataName(id), { error: `is ${notDataNameRule("a question id")}` })
   .regex(IDENTIFIER, { error: IDENTIFIER_RULE });
 
-/** Spec, Intake field `options`: "2 to 20 different choices, each up to 80 characters". */
+/** `options`: 2 to 20 different choices, each up to 80 characters (docs/intakes.md, Validation). */
 export const MIN_OPTIONS = 2;
 export const MAX_OPTIONS = 20;
 const OPTION_CHARS = 80;
@@ -104,7 +103,9 @@ function checkOptions(field: { type: string; options?: string[] | null }, ctx: z
   });
 }
 
-/** Spec, Intake field. Keys the API does not know are dropped (zod strips them), never stored. */
+/**
+ * One question. Keys the API does not know are dropped (zod strips them), never stored (docs/intakes.md, Validation).
+ */
 export const IntakeFieldInput = z
   .object({
     id: questionId.openapi({
@@ -140,7 +141,7 @@ export const IntakeFieldInput = z
 
 export type IntakeFieldInput = z.output<typeof IntakeFieldInput>;
 
-/** Spec, Intake `fields`: 1 to 12 questions, ids unique within the intake, at least one required. */
+/** `fields`: 1 to 12 questions, ids unique within the intake, at least one required (docs/intakes.md, Validation). */
 export const MAX_FIELDS = 12;
 
 export const IntakeFields = z

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { queryId, recordId, timestamp } from "../lib/validation";
 import { INTAKE_FIELD_TYPES } from "./intake-fields";
 
-/** Spec: Resources, Answer. */
+/** One answer: `proof` only on `email` and `phone` answers (docs/guides/intakes.md, Proof). */
 export const AnswerObject = z
   .object({
     id: z.string().openapi({ description: "The intake field id" }),
@@ -16,7 +16,7 @@ export const AnswerObject = z
   })
   .openapi("Answer");
 
-/** Spec: Resources, Intake response. */
+/** One stored response (docs/guides/intakes.md, Reading responses). */
 export const IntakeResponseObject = z
   .object({
     id: recordId.openapi({ description: "Equal to response_id in the intake.completed event" }),
@@ -30,7 +30,7 @@ export const IntakeResponseObject = z
 
 export type IntakeResponseObject = z.infer<typeof IntakeResponseObject>;
 
-/** Spec, `GET /intakes/{id}/responses`: `before` is a response id; the page holds responses older than it. */
+/** `before` is a response id; the page holds responses older than it (docs/intakes.md, Responses). */
 export const ResponsesQuery = z.object({
   before: queryId("a response", "A response id; the page holds the responses older than it"),
 });

@@ -2,9 +2,9 @@ import { z } from "@hono/zod-openapi";
 import { characterCount, hiddenCharacterProblem } from "../lib/text";
 
 // The text rules an intake's members share (its name, title and description, and its questions' ids, labels and
-// help): the spec's identifiers, and text counted as the spec counts it. Rules the spec leaves open: docs/intakes.md.
+// help): identifiers, and text counted in code points (docs/intakes.md, Validation).
 
-/** Spec, Intake `name` and Intake field `id`: "lower-case letters, digits, underscores, starting with a letter". */
+/** An intake's `name` and a question's `id`: `a-z 0-9 _`, starting with a letter (docs/intakes.md, Validation). */
 export const IDENTIFIER = /^[a-z][a-z0-9_]*$/;
 export const IDENTIFIER_RULE = "must be lower-case letters, digits and underscores, starting with a letter";
 
@@ -12,7 +12,7 @@ export const identifier = (min: number, max: number) =>
   z.string().min(min).max(max).regex(IDENTIFIER, { error: IDENTIFIER_RULE });
 
 /**
- * Text of `min` to `max` characters, counted as the spec counts them (code points: "é" and "😀" are one each), that
+ * Text of `min` to `max` characters, counted in code points ("é" and "😀" are one each), that
  * is not only white space and hides nothing from the owner who approves it (no invisible or direction-changing
  * character; `lines`: line breaks and tabs allowed; docs/intakes.md). The issues are zod's own
  * `too_small`/`too_big`, so they read like every other length rule.

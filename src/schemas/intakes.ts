@@ -14,7 +14,7 @@ export const IntakeFieldObject = z
   })
   .openapi("IntakeField");
 
-/** Spec: Resources, Intake. */
+/** The intake, exactly these members (docs/intakes.md, The intake object). */
 export const IntakeObject = z
   .object({
     id: recordId,

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { timestamp, visibleText } from "../lib/validation";
 
-/** Spec, Knowledge item: key 1..80 of letters, digits, `.` `_` `:` `-`, starting with a letter or digit. */
+/** A key: 1 to 80 of letters, digits, `.` `_` `:` `-`, starting with a letter or digit (docs/guides/knowledge.md). */
 export const KnowledgeKey = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,79}$/, {
@@ -11,11 +11,9 @@ export const KnowledgeKey = z
   .openapi({ param: { name: "key", in: "path" }, example: "menu:winter-2026" });
 
 /**
- * Spec, Knowledge: `{ title, content }`, title up to 200, content plain text of 20 to 8,000 characters. The length
- * of `content` is checked by the domain (characters, not bytes; over 8,000 is a 413, not a 400). The title is shown
- * to the owner, so it is one line with nothing hidden; `content` is read by the Secretary alone, inside its
- * information fence, and is taken as sent: text pasted from web pages carries soft hyphens and zero-width spaces
- * (docs/security.md, "Partner text").
+ * `{ title, content }` (docs/guides/knowledge.md, Pushing a text); the domain checks `content`'s length in characters
+ * (over 8,000 is a 413). The title is shown to the owner: one line, nothing hidden. `content` is read by the
+ * Secretary alone, fenced, and taken as sent (docs/security.md, "Partner text").
  */
 export const PushKnowledgeBody = z
   .object({

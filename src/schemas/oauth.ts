@@ -3,12 +3,12 @@ import { TOKEN_ENDPOINT_AUTH_METHODS } from "../db/schema";
 import { redirectUriProblem } from "../lib/redirect-uris";
 import { visibleText } from "../lib/validation";
 
-/** The only scope (spec: Partner sign-in, "The only scope is api"). */
+/** The only scope (docs/guides/oauth.md, Endpoints). */
 export const API_SCOPE = "api";
 
 export const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
 
-/** Spec: Limits, "OAuth redirect URIs: 5 per client". */
+/** At most 5 redirect URIs per client (docs/guides/oauth.md, 1. Register once). */
 export const MAX_REDIRECT_URIS = 5;
 /**
  * Registration is open and each client is a row of the global database, so every member stored is bounded
@@ -29,7 +29,7 @@ const redirectUri = z
   });
 
 /**
- * RFC 7591 §2 client metadata, as far as this service uses it (spec: Partner sign-in, step 1). Other members are
+ * RFC 7591 §2 client metadata, as far as this service uses it (docs/guides/oauth.md, 1. Register once). Others are
  * ignored, as RFC 7591 §2 allows ("The authorization server ... MAY ignore" values it does not understand).
  * `token_endpoint_auth_method` defaults to `client_secret_basic`, RFC 7591 §2's default.
  */
@@ -78,7 +78,7 @@ export type ClientInformation = {
   scope: typeof API_SCOPE;
 };
 
-/** RFC 6749 §5.1 (spec: Partner sign-in, step 4). */
+/** RFC 6749 §5.1 (docs/guides/oauth.md, 3. Exchange the code). */
 export type TokenResponse = {
   access_token: string;
   token_type: "Bearer";

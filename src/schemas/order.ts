@@ -3,7 +3,7 @@ import { FULFILLMENT_TYPES, ORDER_STATUSES } from "../db/schema";
 import { recordId, timestamp } from "../lib/validation";
 import { ClientContact, serviceUpdatedAt } from "./booking";
 
-/** The members of the spec's Order object (Resources, Order object) that the core platform reports. */
+/** The members of an order that the core platform reports (docs/guides/syncing.md, Booking and order objects). */
 const orderMembers = {
   id: recordId,
   status: z.enum(ORDER_STATUSES),
@@ -25,7 +25,7 @@ const orderMembers = {
   created_at: timestamp,
 };
 
-/** Spec: Resources, Order object, as partners read it and events carry it; `updated_at` as for bookings. */
+/** An order as partners read it and events carry it; `updated_at` as for bookings (docs/guides/syncing.md). */
 export const OrderObject = z.object({ ...orderMembers, updated_at: serviceUpdatedAt }).openapi("Order");
 
 export type OrderObject = z.infer<typeof OrderObject>;

@@ -5,8 +5,8 @@ import { OrderObject, ReportedOrder } from "./order";
 
 /**
  * What the core platform reports on `POST /internal/v1/businesses/{id}/events` (docs/decisions.md, Events from the
- * core platform). Objects are the spec's Booking and Order objects, without the service's own `updated_at`; event data
- * as the spec's Events table.
+ * core platform). Objects are bookings and orders without the service's own `updated_at`, and event data as
+ * partners receive it (docs/guides/webhooks.md, The events).
  */
 export const BookingChange = z.object({
   booking: ReportedBooking,

@@ -18,20 +18,20 @@ export const OneEventName = z.enum(EVENT_NAMES, {
       : "must be an event name",
 });
 
-/** Spec, Envelope: `evt_` followed by an opaque part (ours: base64url). */
+/** An event id: `evt_` and an opaque part, ours base64url (docs/guides/webhooks.md, The request). */
 const EVENT_ID = /^evt_[A-Za-z0-9_-]{1,64}$/;
 
 const limit = queryInteger({ min: 1, max: 100, default: 25 });
 
-/** Spec, Envelope, `test` on a test event (docs/webhooks.md, Test events), `sandbox` on a sandbox business's. */
+/** The envelope (docs/guides/webhooks.md, The request): `test` on a test event, `sandbox` on a sandbox business's. */
 export const EnvelopeObject = z
   .object({
     id: z.string().openapi({ description: "evt_ and an opaque part; drop duplicates by it", example: "evt_3kTfQ9x" }),
     event: z.enum(EVENT_NAMES),
     created_at: timestamp,
     business: z.object({ id: z.string(), handle: z.string(), name: z.string() }),
-    // Any JSON value per member: the shape is the event's (spec, Events and their data).
-    data: z.record(z.string(), z.any()).openapi({ description: "Per event: the spec's Events and their data" }),
+    // Any JSON value per member: the shape is the event's (docs/guides/webhooks.md, The events).
+    data: z.record(z.string(), z.any()).openapi({ description: "Per event: the event's own members" }),
     test: z.literal(true).optional().openapi({ description: "Only on a sample sent by POST /webhooks/{id}/test" }),
     sandbox: z
       .literal(true)

@@ -25,7 +25,7 @@ const EndpointDescription = z
   .max(500)
   .superRefine(visibleText({ lines: true }));
 
-/** Spec, Webhooks: `POST /webhooks` body. Other keys are ignored. */
+/** The `POST /webhooks` body (docs/guides/webhooks.md, Subscribing). Other keys are ignored. */
 export const CreateWebhookEndpointBody = z
   .object({
     url: EndpointUrl,

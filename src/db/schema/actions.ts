@@ -29,9 +29,9 @@ export const actions = sqliteTable(
     ...previousSecretColumns(),
     enabled: flag("enabled").notNull().default(false),
     /**
-     * Why an action that was on is off: the owner switched it off, or a partner's PATCH with a new url did (spec:
-     * Connected action `enabled`). Null while on, and for an action never switched on. The owner's overview lists
-     * the second kind and the never-approved ones, not the first.
+     * Why an action that was on is off: the owner switched it off, or a partner's PATCH with a new url did
+     * (docs/guides/connected-actions.md, Changing an action). Null while on, and for an action never switched on. The
+     * owner's overview lists the second kind and the never-approved ones, not the first.
      */
     offReason: text("off_reason", { enum: ["owner", "changed"] }),
     /**
@@ -56,7 +56,10 @@ export const actions = sqliteTable(
   ],
 );
 
-/** `pending` while a call is under way; then one of the outcomes of the spec's call history table. */
+/**
+ * `pending` while a call is under way; then an outcome of its history (docs/guides/connected-actions.md, The call
+ * history).
+ */
 export const ACTION_CALL_STATUSES = ["pending", "success", "timeout", "error", "rejected"] as const;
 
 export const actionCalls = sqliteTable(
@@ -77,14 +80,16 @@ export const actionCalls = sqliteTable(
     durationMs: integer("duration_ms"),
     createdAt: createdAt(),
     /**
-     * Set once the call is no longer among its action's 10 most recent (spec: `GET /actions/{id}`), by the trigger
-     * `action_calls_supersede` of migration 0008 as each newer call is inserted; only such calls may go after 30 days.
+     * Set once the call is no longer among its action's 10 most recent (`GET /actions/{id}` shows those), by the
+     * trigger `action_calls_supersede` of migration 0008 as each newer call is inserted; only such calls may go after
+     * 30 days.
      */
     superseded: flag("superseded").notNull().default(false),
   },
   (t) => [
     index("action_calls_action").on(t.actionId, t.id),
-    // At most 2 calls per customer message (spec: Limits) is counted with this index.
+    // At most 2 calls per customer message (docs/guides/connected-actions.md, The answer rules), counted with this
+    // index.
     index("action_calls_business_message").on(t.businessId, t.messageId),
     // Retention (docs/decisions.md, Operations): the superseded calls past 30 days are one range. The calls kept as
     // their action's 10 most recent are not in it, so no run reads them however long their action stays idle.

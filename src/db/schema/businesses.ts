@@ -100,7 +100,7 @@ export const apiKeys = sqliteTable(
     businessId: text("business_id")
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),
-    /** SHA-256 (hex) of the whole key; keys are looked up by it (spec: Authentication, API key). */
+    /** SHA-256 (hex) of the whole key; keys are looked up by it (docs/architecture.md, Principals and owner sides). */
     keyHash: text("key_hash").notNull(),
     /** The first characters of the key, so that the owner can tell keys apart in the dashboard. */
     displayPrefix: text("display_prefix").notNull(),

@@ -1,7 +1,10 @@
 import { integer, text } from "drizzle-orm/sqlite-core";
 import { nextId } from "../ids";
 
-/** Timestamps are stored as the spec writes them: ISO 8601 UTC strings with milliseconds (sortable as text). */
+/**
+ * Timestamps are stored as the API writes them: ISO 8601 UTC with milliseconds, sortable as text (docs/decisions.md,
+ * Data model).
+ */
 export const timestamp = (name: string) => text(name);
 
 export const createdAt = () => timestamp("created_at").notNull();

@@ -18,10 +18,10 @@ const snapshotColumns = () => ({
   updatedAt: timestamp("updated_at").notNull().$defaultFn(isoNow),
 });
 
-/** The booking statuses of the core platform (spec: Booking statuses: "confirmed, completed, cancelled, no_show and similar"). */
+/** The booking statuses the core platform sends, a closed list (docs/decisions.md, Reading bookings and orders). */
 export const BOOKING_STATUSES = ["pending", "confirmed", "completed", "cancelled", "no_show"] as const;
 
-/** Spec: States and transitions, Order statuses. */
+/** The seven order statuses (docs/guides/syncing.md, Booking and order objects). */
 export const ORDER_STATUSES = [
   "pending",
   "confirmed",

@@ -11,7 +11,7 @@ export type IntakeField = {
   help?: string;
 };
 
-/** What the owner approves: compared question by question after a PATCH (spec: Intake `enabled`). */
+/** What the owner approves: compared question by question after a PATCH (docs/intakes.md, The change list). */
 export type IntakeContent = { title: string; description: string; fields: IntakeField[] };
 
 export const intakes = sqliteTable(
@@ -30,7 +30,7 @@ export const intakes = sqliteTable(
     version: integer("version").notNull().default(1),
     approvedVersion: integer("approved_version"),
     approvedContent: text("approved_content", { mode: "json" }).$type<IntakeContent>(),
-    /** The owning principal: intakes are never shared between keys or apps (spec: Intakes). */
+    /** The owning principal: intakes are never shared between keys or apps (docs/intakes.md, Ownership). */
     ...principalColumns(),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at").notNull(),

@@ -2,7 +2,9 @@ import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlit
 import { businesses } from "./businesses";
 import { createdAt, principalColumns, shardId, timestamp } from "./columns";
 
-/** Texts pushed with `PUT /knowledge/{key}`; each key counts as one knowledge source (spec: Limits). */
+/**
+ * Texts pushed with `PUT /knowledge/{key}`; each key counts as one knowledge source (docs/guides/knowledge.md, Limits).
+ */
 export const knowledgeItems = sqliteTable(
   "knowledge_items",
   {
@@ -12,7 +14,9 @@ export const knowledgeItems = sqliteTable(
     key: text("key").notNull(),
     title: text("title").notNull(),
     content: text("content").notNull(),
-    /** Length of `content` in characters (code points), as the spec's `chars`. */
+    /**
+     * Length of `content` in characters (code points), answered as `chars` (docs/guides/knowledge.md, Pushing a text).
+     */
     chars: integer("chars").notNull(),
     ...principalColumns(),
     createdAt: createdAt(),

@@ -13,7 +13,7 @@ export const webhookEndpoints = sqliteTable(
       .notNull()
       .references(() => businesses.id, { onDelete: "cascade" }),
     url: text("url").notNull(),
-    /** Event names as subscribed; `["*"]` means every event except opt-in ones (spec: Webhooks). */
+    /** Event names as subscribed; `["*"]` means every event but opt-in ones (docs/guides/webhooks.md, Subscribing). */
     events: text("events", { mode: "json" }).$type<string[]>().notNull(),
     description: text("description").notNull(),
     /** Kept in clear: it keys the HMAC of every delivery. Shown to the partner once, in the 201. */

@@ -81,7 +81,7 @@ function touchedRecords(deps: Dependencies, businessId: string, touched: Touched
 
 /**
  * Before revoking the API key `id` (docs/architecture.md, What happens when access ends): its own intakes are switched
- * off (spec); when it is the business's last active key, the endpoints created with API keys are deleted with their
+ * off; when it is the business's last active key, the endpoints created with API keys are deleted with their
  * pending deliveries, else they keep receiving through the other keys; the actions created with API keys and the texts
  * this key pushed remain, and the owner chooses whether those actions are switched off (docs/decisions.md, When access
  * ends). `endpoints` is therefore empty unless this revocation deletes them. The 404 for a key of another business.
@@ -129,7 +129,7 @@ export async function keyRevocationPreview(deps: Dependencies, businessId: strin
 
 /**
  * Before disconnecting the app connection `id` (docs/architecture.md, What happens when access ends): its tokens stop
- * at once and its intakes are switched off (spec); its webhook endpoints are deleted with their pending deliveries;
+ * at once and its intakes are switched off; its webhook endpoints are deleted with their pending deliveries;
  * its actions and knowledge remain, marked as coming from a disconnected app, and the owner chooses whether those
  * actions are switched off (docs/decisions.md, When access ends). The 404 for a connection of another business.
  */

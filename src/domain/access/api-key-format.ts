@@ -18,7 +18,7 @@ export const API_KEY_PREFIX = "sk_live_";
  */
 export const TEST_API_KEY_PREFIX = "sk_test_";
 
-/** Spec, Authentication: "At most 10 active keys per business." */
+/** At most 10 active keys per business (docs/guides/getting-started.md, A credential). */
 export const MAX_ACTIVE_KEYS = 10;
 
 /**

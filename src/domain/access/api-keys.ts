@@ -76,19 +76,11 @@ function revocationOf(
 const REVOCATION_ATTEMPTS = 3;
 
 /**
- * The owner revokes an API key (spec: Authentication, "A missing, malformed or revoked key returns 401"; "Revoking a
- * key switches that key's intakes off"). The revocation and the switch-off are one D1 batch, one transaction: there is
- * no moment at which the key is revoked and one of its intakes still on. Each intake switched off tells the key's
- * endpoints with `intake.disabled`, reason `credential_revoked` (docs/architecture.md, Lifecycle events), in the same
- * batch. When it was the business's last active key, the API-key side's webhook endpoints are deleted in the same
- * batch, and nothing is told: no endpoint of that side is left to receive it, nor any key to list it. With
- * `switchActionsOff`, the owner's choice on the confirmation page, the API keys' actions that are on are switched off
- * in the same batch (docs/decisions.md, When access ends), each told with `action.disabled`, reason
- * `credential_revoked`, to the endpoints that remain. Revoking a revoked key keeps its first revocation time. A key of
- * another business, or an id that is not one, is a 404. The batch is guarded by what it was decided on (the key, the
- * other active keys, the intakes that are on, the endpoints to delete, the actions to switch off), so its answer is
- * exact: the key's id, when it was revoked, how many intakes and actions this call switched off and how many endpoints
- * it deleted.
+ * The owner revokes an API key: a 401 from then on, and its intakes switched off in the same D1 batch, each telling
+ * the key's endpoints `intake.disabled` (docs/architecture.md, What happens when access ends). The last active key
+ * also takes the API keys' endpoints; `switchActionsOff` is the owner's choice for their actions (docs/decisions.md,
+ * When access ends). The batch is guarded by what it was decided on, so the counts it answers are exact. Another
+ * business's key is a 404; a second revocation keeps the first time.
  */
 export async function revokeApiKey(
   deps: Dependencies,
@@ -205,10 +197,10 @@ export async function listApiKeys(deps: Dependencies, businessId: string) {
 }
 
 /**
- * The owner creates a key (spec: "The owner creates keys in the dashboard"): `sk_live_` + 32 random bytes, shown
- * once in the answer, stored as its SHA-256 (docs/decisions.md, Data model); a sandbox business's is a test key
- * (`sk_test_`). The count of active keys and the insert are one transaction, so the 11th is refused however many are
- * created at once.
+ * The owner creates a key in the dashboard (docs/guides/getting-started.md, A credential): `sk_live_` + 32 random
+ * bytes, shown once in the answer, stored as its SHA-256 (docs/decisions.md, Data model); a sandbox business's is a
+ * test key (`sk_test_`). The count of active keys and the insert are one transaction, so the 11th is refused however
+ * many are created at once.
  */
 export async function createApiKey(deps: Dependencies, business: { id: string; sandbox: boolean }, label: string) {
   const businessId = business.id;

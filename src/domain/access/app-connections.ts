@@ -17,7 +17,7 @@ import { closeListeningSessions } from "../webhooks/listening-sessions";
 export type AppConnection = {
   id: number;
   clientId: string;
-  /** The client's registered `client_name` (spec: "shown to owners"). */
+  /** The client's registered `client_name`, which owners see (docs/guides/oauth.md, 1. Register once). */
   appName: string;
   connectedAt: string;
   disconnectedAt: string | null;
@@ -45,17 +45,10 @@ export async function listConnections(deps: Dependencies, businessId: string): P
 export const connectionNotFound = () => notFound("No connected app with that id exists for this business.");
 
 /**
- * The owner disconnects an app (spec: Partner sign-in, "its tokens stop working at once and its intakes are switched
- * off; actions and knowledge it added remain until the owner removes them"; OAuth artefacts, "refresh fails with
- * invalid_grant"). One D1 batch, one transaction: the connection is marked disconnected, every token of it revoked, its
- * unused codes spent (so that a code issued just before cannot be redeemed after a reconnection), its intakes switched
- * off, and its webhook endpoints deleted with their pending deliveries (docs/architecture.md, What happens when access
- * ends). Its actions and knowledge stay until the owner removes them (spec); with `switchActionsOff`, the owner's
- * choice on the confirmation page, its actions that are on are switched off in the same batch, and then no customer
- * data leaves for it any more (docs/decisions.md, When access ends). Each statement is scoped by the business too, so
- * that a connection id of another business changes nothing (404). Disconnecting twice keeps the first time. Answers the
- * connection's id, when it was disconnected, how many intakes and actions this call switched off and how many endpoints
- * it deleted.
+ * The owner disconnects an app (docs/architecture.md, What happens when access ends), in one D1 batch: the connection
+ * marked, its tokens revoked, its unused codes spent (none redeemable after a reconnection), its intakes switched off,
+ * its endpoints deleted with their pending deliveries. Its actions and knowledge stay; `switchActionsOff` is the
+ * owner's choice for those actions (docs/decisions.md, When access ends). Scoped by the business: another's is a 404.
  */
 export async function disconnectApp(
   deps: Dependencies,

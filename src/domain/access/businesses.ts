@@ -9,8 +9,8 @@ import { placedHere } from "./runtime-shard";
 export type Business = typeof businesses.$inferSelect;
 
 /**
- * Spec: Business (`GET /me`): exactly these five fields, and `sandbox: true` on a sandbox business only
- * (docs/guides/sandbox.md), an addition a live business's answer never shows.
+ * The business of `GET /me`: exactly these five fields (docs/guides/getting-started.md, The first call), and
+ * `sandbox: true` on a sandbox business only, which a live business's answer never shows.
  */
 export function toBusinessObject(business: Business): BusinessObject {
   return {
@@ -24,9 +24,9 @@ export function toBusinessObject(business: Business): BusinessObject {
 }
 
 /**
- * The one plan rule (spec, What the service does): "The API requires the business to be on a plan that includes it
- * (Pro or Business). When the plan lapses, calls return 403 until it is active again." What stands in the way of the
- * API (and of connecting apps), or undefined when nothing does.
+ * The one plan rule: the API needs the Pro or Business plan, active; otherwise every call is a 403 until it is again
+ * (docs/guides/getting-started.md, A credential). What stands in the way of the API (and of connecting apps), or
+ * undefined when nothing does.
  */
 export function planRefusal(business: Pick<Business, "plan" | "planActive">): "not_included" | "lapsed" | undefined {
   if (business.plan === "free") return "not_included";

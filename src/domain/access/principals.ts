@@ -36,8 +36,8 @@ export type Credential =
   | { kind: "access_token"; hash: string; shard: ShardName };
 
 /**
- * Spec, Authentication: "A missing, malformed or revoked key returns 401", and "The access token is used exactly
- * like an API key". A missing or malformed credential is refused here, before any query.
+ * A missing, malformed or revoked credential is a 401, and an access token works exactly as an API key
+ * (docs/guides/oauth.md, 4. Call the API). A missing or malformed one is refused here, before any query.
  */
 export async function readCredential(authorization: string | undefined): Promise<Credential> {
   if (!authorization) {

@@ -63,12 +63,10 @@ function remember(businessId: string, shard: ShardName) {
 }
 
 /**
- * Runs a runtime call for `businessId` (the Secretary runtime API, HTTP and RPC) on the business's shard. `run`
- * checks the business's row with `placedHere` in its first round trip. The shard is this isolate's last finding when
- * it has one, so a call makes no trip to the global database; when the row says the shard is not, or no longer, the
- * business's home, the directory is read once and the call runs again there. From the directory, a sandbox business
- * answers 404 as an unknown one (docs/decisions.md, Sandbox businesses), and a write to a business being moved 503
- * with `Retry-After`, while reads go on (docs/scaling.md, Moving a business between shards).
+ * Runs a runtime call for `businessId` on its shard: this isolate's last finding, checked by `placedHere` in the
+ * call's first round trip; when the row says the business lives elsewhere, the directory is read once and the call
+ * runs again there. A sandbox business is a 404 here (docs/decisions.md, Sandbox businesses); a write to a business
+ * being moved a 503 with `Retry-After` (docs/scaling.md, Moving a business between shards).
  */
 export async function onRuntimeShard<T>(
   deps: GlobalDependencies,

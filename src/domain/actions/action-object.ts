@@ -41,9 +41,8 @@ export function pendingChange(action: Versions) {
 }
 
 /**
- * Spec, Connected action: the fields of its table; `source` is "api_key" or "oauth_app" (docs/decisions.md, Decisions
- * the design made where the contract is silent), and `changePending`, true while a change of description or parameters
- * waits for the owner.
+ * The action's members (docs/guides/connected-actions.md, Registering an action): `source` is "api_key" or
+ * "oauth_app", and `changePending` true while a change of description or parameters waits for the owner.
  */
 export function toActionObject(action: Action) {
   return {

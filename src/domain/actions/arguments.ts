@@ -18,9 +18,9 @@ function missingRequired(parameters: ActionParameters, args: Record<string, unkn
 }
 
 /**
- * Spec, Connected actions: "The Secretary asks the customer for a missing required parameter instead of calling". A
- * call without one is not a call (docs/decisions.md, Calls): 422 naming every missing parameter, nothing sent, nothing
- * recorded.
+ * The Secretary asks the customer for a missing required parameter instead of calling
+ * (docs/guides/connected-actions.md, The call history). A call without one is not a call (docs/decisions.md, Calls):
+ * 422 naming every missing parameter, nothing sent, nothing recorded.
  */
 export function assertRequiredArguments(parameters: ActionParameters, args: Record<string, unknown>) {
   const missing = missingRequired(parameters, args);
@@ -37,10 +37,9 @@ export function assertRequiredArguments(parameters: ActionParameters, args: Reco
 }
 
 /**
- * Spec, call history: `rejected` when "the Secretary's values did not fit the action's parameter schema (enum
- * values, types)". An unknown argument does not fit either (the schema is flat and closed), nor an email address or
- * a phone number (spec: "An intake may ask for email or phone, unlike an action"). Answers the first problem, or
- * undefined.
+ * `rejected` when the Secretary's arguments do not fit the parameters (docs/guides/connected-actions.md, The call
+ * history): a wrong type, a value outside the `enum`, an argument the flat schema does not name, or an email address
+ * or a phone number, which an action never receives. Answers the first problem, or undefined.
  */
 export function argumentProblem(parameters: ActionParameters, args: Record<string, unknown>): string | undefined {
   for (const [name, value] of Object.entries(args)) {

@@ -12,9 +12,9 @@ export const CUT_OFF_AFTER_MS = 30_000;
 export const cutOffBefore = (now: EpochMs) => iso(now - CUT_OFF_AFTER_MS);
 
 /**
- * A call as its record is answered, with one of the four statuses of the spec's call history (docs/decisions.md,
- * Calls). The queries answer a `pending` call only once it is cut off (see CUT_OFF_AFTER_MS), so a pending call here
- * is an error.
+ * A call as its record is answered, with one of the four statuses of its history (docs/guides/connected-actions.md, The
+ * call history). The queries answer a `pending` call only once it is cut off (see CUT_OFF_AFTER_MS), so a pending call
+ * here is an error.
  */
 export function toCallObject(call: ActionCall) {
   return {

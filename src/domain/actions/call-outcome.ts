@@ -6,18 +6,19 @@ import type { Action } from "./action-object";
 import { fencedAnswer } from "./answer-fence";
 import { type ActionCall, toCallObject } from "./call-object";
 
-/** Spec, Connected actions, response rules. */
+/** The answer is read up to 16,000 bytes (docs/guides/connected-actions.md, The answer rules). */
 export const MAX_ANSWER_BYTES = 16_000;
 export const ANSWER_CHARS_FOR_SECRETARY = 4000;
 
 /*
- * How a call ends: the outbound call's result in the words of the spec's call history, recorded with the action's
+ * How a call ends: the outbound call's result in the words of its history (docs/guides/connected-actions.md, The
+ * call history), recorded with the action's
  * counters, and what the Secretary gets back from it.
  */
 
 type Outcome = { status: ActionCall["status"]; httpStatus: number | null; error: string | null; answer: string | null };
 
-/** Spec, Connected actions, response rules and the call history table: each way a call can end, in its words. */
+/** Each way a call can end, in its words (docs/guides/connected-actions.md, The answer rules; The call history). */
 export function outcomeOf(result: OutboundOutcome, timeoutMs: number): Outcome {
   const failure = (error: string, httpStatus: number | null = null): Outcome => ({
     status: "error",

@@ -16,7 +16,7 @@ import { argumentProblem, assertRequiredArguments } from "./arguments";
 import { cutOffBefore } from "./call-object";
 import { callResult, MAX_ANSWER_BYTES, outcomeOf, recordOutcome } from "./call-outcome";
 
-/** Spec, Connected actions, response rules. */
+/** An action answers within 5 s, 2 calls a customer message (docs/guides/connected-actions.md, The answer rules). */
 export const ACTION_TIMEOUT_MS = 5000;
 export const CALLS_PER_MESSAGE = 2;
 
@@ -28,7 +28,7 @@ export type CallRequest = {
 };
 
 /**
- * `ownerTest`: the owner's Test button (the action may be off). `answerTimeoutMs`: the spec's 5 s unless a test
+ * `ownerTest`: the owner's Test button (the action may be off). `answerTimeoutMs`: 5 s unless a test
  * shortens it. `now`: the clock, which tests drive instead of waiting (the previous secret of a rotation signs until
  * it expires).
  */
@@ -85,9 +85,9 @@ export async function callAction(
     if (!call) throw new Error("the rejected call was not recorded");
     return callResult(action, call, null);
   }
-  // Spec, Limits: "Action calls per customer message: 2". Rejected calls sent nothing and do not count, nor do calls
-  // cut off mid-way (still pending after 30 s: the service failed, not the customer's message); the owner's Test
-  // belongs to no customer message.
+  // At most 2 calls a customer message (docs/guides/connected-actions.md, The answer rules). Rejected calls sent
+  // nothing and do not count, nor do calls cut off mid-way (still pending after 30 s: the service failed, not the
+  // customer's message); the owner's Test belongs to no customer message.
   const callsOfMessage = sql`(select count(*) from ${actionCalls} where ${actionCalls.businessId} = ${business.id} and ${actionCalls.messageId} = ${request.messageId} and ${actionCalls.status} <> 'rejected' and not (${actionCalls.status} = 'pending' and ${actionCalls.createdAt} < ${cutOffBefore(startedAt)}))`;
   const pending = { ...base, status: "pending" as const };
   const call = options.ownerTest
@@ -172,7 +172,8 @@ export async function callActionByName(
 }
 
 /**
- * The owner's Test button (spec: "Owner may press Test first"): a real call with sample arguments, recorded. `action`
+ * The owner's Test button (docs/guides/connected-actions.md, Switched on by the owner): a real call with sample
+ * arguments, recorded. `action`
  * is the row the caller read within the business (`findAction`), which also built the form of those arguments.
  */
 export async function testAction(

@@ -4,8 +4,8 @@ import { checkAnswer } from "../intakes/answers";
 import { type ContactKind, contactAskedFor } from "../intakes/question-detection";
 
 /*
- * Spec, Contact details and approval: "An intake may ask for email or phone, unlike an action". An action never asks
- * for a contact detail (docs/decisions.md, Calls): not by a parameter at registration, not by a value at call time.
+ * An intake may ask for an email address or a phone number; an action never does (docs/decisions.md, Calls): not by a
+ * parameter at registration, not by a value at call time.
  * Both use the intakes' own rules, so that what counts as asking for, or being, an email address or a phone number is
  * decided in one place (the owner's approval screen of an intake names the same wording).
  */

@@ -35,13 +35,10 @@ const changedSinceReview = () =>
   conflict("The action has changed since it was reviewed: review it again before switching it on.", "invalid_state");
 
 /**
- * The owner switches an action on or off (spec: "Only the business owner can switch an action ... on or off"), and its
- * side gets `action.enabled` or `action.disabled` with reason `owner` (docs/architecture.md, Lifecycle events).
- * Switching on is guarded like an intake's: `reviewed`, when given, is the `reviewedVersion` the owner saw, and a
- * different current version is a 409; without it, the version first read is the one reviewed. The write is guarded by
- * what it read, in the same batch, so a PATCH landing between the read and the write is never switched on unseen.
- * Switching off an action that is off marks it as the owner's (the overview no longer lists it as waiting), and sends
- * nothing.
+ * Only the owner switches an action on or off (docs/guides/connected-actions.md, Switched on by the owner); its side
+ * gets `action.enabled` or `action.disabled`, reason `owner` (docs/architecture.md, Lifecycle events). Switching on is
+ * guarded by the `reviewed` version (another is a 409) and the write by what it read, so no PATCH is switched on
+ * unseen. Switching off an action that is off only marks it as the owner's, so the overview stops listing it.
  */
 export async function switchAction(
   deps: Dependencies,

@@ -15,7 +15,7 @@ import { cutOffBefore, toCallObject } from "./call-object";
  * one.
  */
 
-/** Spec, Connected action: "`GET /actions/{id}` adds `calls`: the 10 most recent calls". */
+/** `GET /actions/{id}` adds its 10 most recent calls (docs/guides/connected-actions.md, The call history). */
 export const RECENT_CALLS = 10;
 
 export const actionNotFound = () => notFound("No action with that id exists for this business.");

@@ -20,7 +20,7 @@ import { actionNotFound, findAction, ofBusiness } from "./reads";
  * off, or keeps the version the owner approved, until the owner reviews it (src/domain/actions/owner-decisions.ts).
  */
 
-/** Spec, Limits: "Connected actions per business: 10". */
+/** At most 10 actions per business (docs/guides/connected-actions.md, Registering an action). */
 export const MAX_ACTIONS_PER_BUSINESS = 10;
 
 const NO_PARAMETERS: ActionParameters = { type: "object", properties: {}, required: [] };
@@ -66,13 +66,11 @@ export async function createAction(
 }
 
 /**
- * Spec, Connected action `enabled`: "PATCH /actions/{id} with a new url → false, until the owner approves again"; an
- * action that was on then sends `action.disabled` with reason `changed` to its side (docs/webhooks.md, Lifecycle
- * events). A new description or parameters of an action that is on are stored and answered, `enabled` stays true, and
- * the Secretary keeps the approved version until the owner accepts the change (`acceptActionChange`); a new title alone
- * is seen only by the owner and needs no review. Only what differs is written; a PATCH that changes nothing leaves
- * `updatedAt` as it was. `current` is the action and its side's endpoints as the request read them with its credential;
- * a write that another one overtook compares again with what that one stored.
+ * A PATCH (docs/guides/connected-actions.md, Changing an action): a new url switches the action off, with
+ * `action.disabled` (`changed`) when it was on; a new description or parameters keep it on, the Secretary using the
+ * approved version until the owner accepts. Only what differs is written (nothing changed leaves `updatedAt`).
+ * `current` is what the request read with its credential; a write another overtook compares again with what that one
+ * stored.
  */
 export async function patchAction(
   deps: Dependencies,

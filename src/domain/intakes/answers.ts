@@ -38,7 +38,7 @@ const monthNumber = (name: string) => {
 
 /**
  * A date as customers write it, normalised to `YYYY-MM-DD`: `2026-12-24`, day first with `/`, `.` or `-` (`24/12/2026`:
- * the spec's businesses are mostly outside the US; docs/decisions.md, The intake conversation), or with the month's
+ * the businesses are mostly outside the US; docs/decisions.md, The intake conversation), or with the month's
  * English name (`24 December 2026`, `Dec 24, 2026`). Impossible dates (`2026-02-30`) are refused, never rolled over.
  */
 export function parseDate(text: string): string | undefined {
@@ -60,7 +60,7 @@ export function parseDate(text: string): string | undefined {
   return undefined;
 }
 
-/** A phone number in E.164, only when it carries its country code (spec: "A phone number with its country code"). */
+/** A phone number in E.164, only when it carries its country code (docs/guides/intakes.md, Answers). */
 export function parsePhone(text: string): string | undefined {
   const trimmed = text.trim().replace(/^00/, "+");
   if (!trimmed.startsWith("+")) return undefined;
@@ -89,16 +89,9 @@ function decimalText(negative: boolean, whole: string, fraction: string): string
 const NOT_A_NUMBER: CheckedAnswer = { ok: false, reason: "The answer must be a number." };
 
 /**
- * A number as customers write it (docs/intakes.md, "Number answers"), stored with a decimal point and no
- * separators; or a reason to ask again. Never a reading the customer may not have meant:
- * - `1,000`, `1,000,000`, `1.000.000`, `1 000`, `1'000`: groups of three after a first group of 1 to 3, with one
- *   separator throughout, are thousands, and may end in a decimal part after the other mark (`1,000.5`,
- *   `1.000,5`, `1 000,5`);
- * - a lone comma is a decimal comma (`12,5`, `0,50`, `1,00`), except before exactly three digits after 1 to 3 digits
- *   (`1,000`), which in the conversation's English is a thousands comma;
- * - a lone dot is a decimal point (`1.5`, `0.500`), except before exactly three digits after 1 to 3 digits
- *   (`1.000`, `12.500`): thousands in most of Europe, a decimal in English. That one is asked again, naming both
- *   readings, and so is anything else (`1,00,000`, `12 5`, `1e5`).
+ * A number as customers write it, stored with a decimal point and no separators, or a reason to ask again: never a
+ * reading the customer may not have meant. Separators and decimal marks are read as docs/intakes.md, "Number
+ * answers" tabulates; `1.000` (a thousand in most of Europe, one in English) is asked again, naming both readings.
  */
 export function parseNumber(text: string): CheckedAnswer {
   const [, sign = "", body = ""] = SIGNED.exec(text) ?? [];
@@ -128,7 +121,7 @@ export function parseNumber(text: string): CheckedAnswer {
 
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 
-/** Spec, "Accepted answers by type": each type's check, and its normalised text. */
+/** Each type's check, and its normalised text (docs/guides/intakes.md, Answers). */
 export function checkAnswer(field: IntakeField, raw: string): CheckedAnswer {
   const text = raw.trim();
   if (text === "") return { ok: false, reason: "The answer is empty." };
@@ -181,9 +174,9 @@ export function checkAnswer(field: IntakeField, raw: string): CheckedAnswer {
 export type ProvenIdentity = { phone?: string; email?: string };
 
 /**
- * Spec, Answer `proof`: "verified when the channel proved it (the number the customer writes from, the address they
- * send from), stated when the customer typed it". Only WhatsApp and SMS prove a number and only email proves an
- * address; the comparison is between normalised values.
+ * An answer's `proof` (docs/guides/intakes.md, Proof): `verified` when it equals what the channel proved, `stated`
+ * otherwise. Only WhatsApp and SMS prove a number and only email proves an address; the comparison is between
+ * normalised values.
  */
 export function proofOf(field: IntakeField, value: string, channel: Channel, proven: ProvenIdentity): Answer["proof"] {
   if (field.type === "phone") {

@@ -30,8 +30,8 @@ export type ChangeList = {
 };
 
 /**
- * The change question by question (spec: Intake `enabled`, "dashboard shows the change question by question"):
- * questions are matched by id. In the order of the current list: each question added, changed (which properties,
+ * The change question by question, which the owner reviews (docs/intakes.md, The change list): questions are
+ * matched by id. In the order of the current list: each question added, changed (which properties,
  * before and after) and/or moved (old index → new index); then the removed ones, in their old order. "Moved" means
  * the question's place among the questions kept changed: the fewest moves that explain the new order, so adding or
  * removing a question does not make every later one "moved".

@@ -5,7 +5,7 @@ import type { Dependencies } from "../../dependencies";
 import type { IntakeRun } from "./conversation";
 
 /*
- * A run of an intake completes exactly once (spec, How an intake conversation runs, 4 and 5; docs/intakes.md): one
+ * A run of an intake completes exactly once (docs/intakes.md, The conversation): one
  * response stored and one `intake.completed` emitted, however often or concurrently its last answer arrives, and
  * nothing at all once the intake changed. Four guards make it so, two in the conversation's Durable Object
  * (src/durable-objects/intake-conversation.ts) and two in D1 (src/domain/intakes/completion.ts). Each is named and

@@ -24,12 +24,10 @@ export type Completion = { sent: true; responseId: number } | { sent: false; rea
 const COMPLETION_ATTEMPTS = 3;
 
 /**
- * Spec, How an intake conversation runs, 4 and 5: "Before anything is sent, the service checks that the intake is
- * still switched on and unchanged since the conversation started it. If not, nothing is sent". Otherwise the
- * response is stored and `intake.completed` emitted to the endpoints of the intake's owner that named it — in ONE
- * D1 batch, behind the D1 guards of src/domain/intakes/completion-guards.ts (`unchangedIntake`,
- * `oneResponsePerRun`). So a repeated or concurrent completion of a run stores one response and emits one event, and
- * answers the same. `response_id` in the event is the id of the row inserted earlier in the same batch.
+ * Completes a run only if the intake is still on and unchanged since the run started, else nothing is sent
+ * (docs/guides/intakes.md, How a conversation runs): the response and its `intake.completed` in ONE D1 batch, behind
+ * the guards `unchangedIntake` and `oneResponsePerRun` (completion-guards.ts), so a repeated or concurrent completion
+ * stores one response, emits one event and answers the same. `response_id` is the row inserted earlier in the batch.
  */
 export async function completeRun(deps: Dependencies, run: CompletedRun): Promise<Completion> {
   const { db } = deps;

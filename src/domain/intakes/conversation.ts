@@ -8,10 +8,13 @@ import type { Channel } from "../../names-and-limits";
 import { intakesRunOn } from "../secretary/channels";
 import { checkAnswer, type ProvenIdentity, proofOf } from "./answers";
 
-/** Spec, Intake conversation states; `no_delivery` is the row "intake disabled or changed since start". */
+/**
+ * A run's states; `no_delivery`: the intake was switched off or changed since the start (docs/intakes.md, The
+ * conversation).
+ */
 export type RunStatus = "started" | "completed" | "stopped" | "dropped" | "no_delivery";
 
-/** Spec, Limits: "Intake unfinished: dropped after 24 hours". */
+/** A run left unfinished for 24 hours is dropped (docs/guides/intakes.md, How a conversation runs). */
 export const UNFINISHED_AFTER_MS = 24 * 3_600_000;
 
 /** What a conversation's Durable Object keeps of its current (or last) intake run. */
@@ -47,9 +50,8 @@ export const questionOf = (field: IntakeField) => ({
 });
 
 /**
- * Spec, How an intake conversation runs, 2: "asks the questions one at a time", in the order of `fields` (the order the
- * owner approved), skipping those answered or skipped (docs/intakes.md, The conversation: order, completion and the 24
- * hours). Undefined when nothing is left to ask.
+ * The next question, one at a time in the order of `fields` (the order the owner approved), skipping those answered
+ * or skipped (docs/intakes.md, The conversation). Undefined when nothing is left to ask.
  */
 export function nextQuestion(run: IntakeRun) {
   const next = run.snapshot.fields.find(
@@ -59,20 +61,18 @@ export function nextQuestion(run: IntakeRun) {
 }
 
 /**
- * Spec, How an intake conversation runs, 4: "When every required question has a valid answer, the response is
- * stored". The run completes in the answers call that leaves every required question answered, keeping the optional
- * answers sent in that call; optional questions after the last required one are asked only if the runtime sends them
- * with it, since a customer who stops there has still sent their answers (docs/intakes.md, The conversation: order,
- * completion and the 24 hours).
+ * The run completes in the answers call that leaves every required question answered, keeping the optional answers
+ * sent in that call: a customer who stops after the last required one has sent their answers (docs/intakes.md, The
+ * conversation).
  */
 export const everyRequiredAnswered = (run: IntakeRun) =>
   run.snapshot.fields.every((field) => !field.required || run.answers[field.id] !== undefined);
 
-/** Spec, Limits: "Intake unfinished: dropped after 24 hours", even when the alarm that drops it runs late. */
+/** A run 24 hours old is dropped, even when the alarm that drops it runs late (docs/intakes.md, The conversation). */
 export const expired = (run: IntakeRun, now: number) => now - Date.parse(run.startedAt) >= UNFINISHED_AFTER_MS;
 
 /**
- * Starts a run (spec, How an intake conversation runs, 1 and 2): only on the chat channels, only an enabled intake
+ * Starts a run (docs/guides/intakes.md, How a conversation runs): only on the chat channels, only an enabled intake
  * of that business. Records the version and a snapshot of the questions, and answers the opening line.
  */
 export async function startRun(
@@ -124,10 +124,9 @@ const listed = (items: string[]) =>
   items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 
 /**
- * Spec, How an intake conversation runs, 2: the Secretary "says what it will ask and that the answers go to the
- * business": the questions' labels, or their topics when long (a question's topic is its id in words: `moving_date` →
- * "moving date"), and the business by name (docs/intakes.md, The conversation: order, completion and the 24 hours). The
- * owner-facing title is not shown.
+ * The opening line says what will be asked and who receives the answers (docs/intakes.md, The conversation): the
+ * questions' labels, or their topics when long (a question's id in words: `moving_date` → "moving date"), and the
+ * business by name. The owner-facing title is not shown.
  */
 export function openingLine(run: IntakeRun): string {
   const { fields } = run.snapshot;
@@ -142,9 +141,9 @@ export function openingLine(run: IntakeRun): string {
 export type AnswerRejection = { id: string; reason: string };
 
 /**
- * Spec, How an intake conversation runs, 3: "Each answer is checked by its field type. Earlier answers are kept
- * unless the customer changes them." An empty answer to an optional question skips it. Answers to questions the
- * intake does not have are rejected with a reason.
+ * Each answer is checked by its question's type, and earlier answers are kept unless the customer changes them
+ * (docs/guides/intakes.md, How a conversation runs). An empty answer to an optional question skips it. Answers to
+ * questions the intake does not have are rejected with a reason.
  */
 export function applyAnswers(run: IntakeRun, answers: Record<string, string>) {
   const rejected: AnswerRejection[] = [];
@@ -172,7 +171,10 @@ export function applyAnswers(run: IntakeRun, answers: Record<string, string>) {
   return { accepted, rejected };
 }
 
-/** Spec, Answer: the stored and delivered answers, in the order of the questions, with `proof` on email and phone. */
+/**
+ * The stored and delivered answers, in the order of the questions, `proof` on email and phone (docs/guides/intakes.md,
+ * Proof).
+ */
 export function answersOf(run: IntakeRun): Answer[] {
   return run.snapshot.fields
     .filter((field) => run.answers[field.id] !== undefined)

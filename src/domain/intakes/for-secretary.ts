@@ -17,7 +17,8 @@ export const enabledIntakes = (db: ShardDatabase, businessId: string) =>
 
 /**
  * What the Secretary may start on a channel, of the business's `enabledIntakes` (docs/decisions.md, The intake
- * conversation): only on the chat channels where intakes run (spec: not on phone calls nor through MCP).
+ * conversation): only on the chat channels, never on phone calls nor over MCP (docs/guides/intakes.md, How a
+ * conversation runs).
  */
 export function intakesForSecretary(enabled: Awaited<ReturnType<typeof enabledIntakes>>, channel: Channel) {
   if (!intakesRunOn(channel)) return [];

@@ -11,14 +11,14 @@ import { contactDetailsOf, identityQuestionsOf } from "./question-detection";
 import { contentOf, intakeNotFound, intakeOwner, normalizeField, toIntakeObject } from "./registration";
 
 /*
- * The owner's side of an intake (spec: States, Intake `enabled`; Contact details and approval): the dashboard's list,
+ * The owner's side of an intake (docs/guides/intakes.md, Approval by the owner): the dashboard's list,
  * the review, and switching on or off, which only the owner does. Scoped by the business alone, never by a partner
  * principal. The rules for contact details and identity questions are in docs/intakes.md, The approval summary.
  */
 
 /**
- * Whether the key or app that registered the intake has been revoked or disconnected (spec: Intake `enabled`, "Key
- * revoked, or owner disconnects the app → false"). Written as SQL so that it can guard the switch-on in the same
+ * Whether the key or app that registered the intake has been revoked or disconnected, which switches it off for good
+ * (docs/guides/intakes.md, Approval by the owner). Written as SQL so that it can guard the switch-on in the same
  * statement as the write: a revocation that lands first always wins.
  */
 export const registeredByRevokedCredential = sql<boolean>`(exists (select 1 from ${apiKeys} where ${apiKeys.id} = ${intakes.apiKeyId} and ${apiKeys.revokedAt} is not null) or exists (select 1 from ${oauthGrants} where ${oauthGrants.id} = ${intakes.oauthGrantId} and ${oauthGrants.revokedAt} is not null))`;
@@ -58,13 +58,10 @@ const changedMeanwhile = () =>
   conflict("The intake was changed by another request at the same moment; switch it again.");
 
 /**
- * The owner switches the intake on (spec: Intake `enabled`, false → true, after seeing every question and the contact
- * details), and its owner gets `intake.enabled` with reason `owner` (docs/architecture.md, Lifecycle events). Records
- * the approved version and its content, which later PATCHes are compared against. `version`, when given, is the version
- * the owner reviewed, else the one first read: a different current version is a 409, so an owner never approves
- * questions they have not seen. The write is guarded by the version and state it read and by the credential not being
- * revoked, in the batch that writes the event, so neither a concurrent PATCH nor a concurrent revocation can be
- * overtaken. An intake that is on stays as it is.
+ * The owner switches the intake on, having seen every question and the contact details (docs/intakes.md, The owner's
+ * side), and its owner gets `intake.enabled` (`owner`). Records the approved version and content. A current version
+ * other than the one reviewed is a 409, and the write is guarded by what it read and the credential not being revoked,
+ * so no concurrent PATCH or revocation is overtaken. An intake that is on stays as it is.
  */
 export async function switchIntakeOn(
   deps: Dependencies,
@@ -103,7 +100,7 @@ export async function switchIntakeOn(
 }
 
 /**
- * The owner switches the intake off (spec: Intake `enabled`, true → false), and its owner gets `intake.disabled` with
+ * The owner switches the intake off (docs/intakes.md, The owner's side), and its owner gets `intake.disabled` with
  * reason `owner`. An intake that is off stays as it is, and nothing is sent.
  */
 export async function switchIntakeOff(deps: Dependencies, businessId: string, intakeId: number) {
@@ -125,8 +122,7 @@ export async function switchIntakeOff(deps: Dependencies, businessId: string, in
 }
 
 /**
- * What the owner reviews before switching an intake on (spec: Contact details and approval; docs/intakes.md, The
- * approval summary).
+ * What the owner reviews before switching an intake on (docs/intakes.md, The approval summary).
  */
 export async function approvalSummary(deps: Dependencies, businessId: string, intakeId: number) {
   const { intake, credentialRevoked } = await runRead(deps.db, businessIntake(businessId, intakeId));

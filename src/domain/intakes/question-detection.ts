@@ -1,8 +1,8 @@
 import type { IntakeField } from "../../db/schema";
 
 /**
- * What the owner is told before switching an intake on (spec: Contact details and approval): the questions that ask
- * for contact details the partner will receive, and those that ask who the customer is. The rules, with their
+ * What the owner is told before switching an intake on (docs/guides/intakes.md, Approval by the owner): the questions
+ * that ask for contact details the partner will receive, and those that ask who the customer is. The rules, with their
  * examples, are in docs/intakes.md (Contact details, Identity questions).
  */
 
@@ -33,8 +33,8 @@ export type ContactKind = "email" | "phone";
 
 /**
  * The contact detail that texts ask for by their wording, if any: an email address, else a phone number. The one
- * detection, shared with connected actions, whose parameters may not ask for either (spec: "An intake may ask for
- * email or phone, unlike an action").
+ * detection, shared with connected actions, whose parameters may not ask for either (docs/guides/connected-actions.md,
+ * Registering an action).
  */
 export function contactAskedFor(texts: string[]): ContactKind | undefined {
   const words = texts.map(wordsOf);
@@ -53,7 +53,7 @@ export type ContactDetail = {
 };
 
 /**
- * Spec, Contact details and approval: "names the contact details the partner will receive". Every `email` and
+ * The contact details the partner will receive (docs/intakes.md, Contact details): every `email` and
  * `phone` question, and also a free-text question (`text`, `textarea`) whose id or label asks for an email address
  * or a phone number, so that typing a question as `text` does not hide it from the owner.
  */
@@ -100,7 +100,7 @@ const PERSON_NAME_QUALIFIERS = new Set([
 ]);
 const NAME_WORDS = ["surname", "surnames", "forename", "forenames", "firstname", "lastname", "fullname", "who are you"];
 
-/** Spec: "full name". The id or label asks for a person's name (docs/intakes.md, Identity questions). */
+/** The id or label asks for a person's name (docs/intakes.md, Identity questions). */
 function asksForName(words: string[]): boolean {
   if (hasAny(words, NAME_WORDS)) return true;
   return words.some((word, index) => {
@@ -134,7 +134,7 @@ const ADDRESS_WORDS = [
   "where you live",
 ];
 
-/** Spec: "home address". */
+/** The id or label asks for a home address (docs/intakes.md, Identity questions). */
 function asksForAddress(words: string[]): boolean {
   if (hasAny(words, ADDRESS_WORDS)) return true;
   return words.some(
@@ -144,12 +144,12 @@ function asksForAddress(words: string[]): boolean {
 
 const BIRTH_WORDS = ["birth", "birthday", "birthdate", "dob", "born", "date of birth"];
 
-/** Spec: "date of birth". */
+/** The id or label asks for a date of birth (docs/intakes.md, Identity questions). */
 const asksForBirthDate = (words: string[]) => hasAny(words, BIRTH_WORDS);
 
 /**
- * Spec, Contact details and approval: "any question that asks who the customer is (full name, home address, date
- * of birth)". Detected from each question's id and label (English words) and type; a rule errs on the side of
+ * Every question that asks who the customer is: a full name, a home address, a date of birth (docs/intakes.md,
+ * Identity questions). Detected from each question's id and label (English words) and type; a rule errs on the side of
  * naming a question, since the owner sees every question anyway and a false alarm costs a glance.
  */
 export function identityQuestionsOf(fields: IntakeField[]): IdentityQuestion[] {

@@ -20,7 +20,7 @@ import { changedRows, intakeSwitched, withEndpoints, writeSwitch } from "../webh
  * (docs/intakes.md, Ownership). A change switches the intake off until the owner reviews it (owner-decisions.ts).
  */
 
-/** Spec, Limits: "Intakes per business: 5 (all keys and apps together)". */
+/** At most 5 intakes per business, all keys and apps together (docs/intakes.md, The limit). */
 export const MAX_INTAKES_PER_BUSINESS = 5;
 
 export type IntakeRow = typeof intakes.$inferSelect;
@@ -50,7 +50,10 @@ export function contentOf(intake: { title: string; description: string; fields: 
 export const sameContent = (a: IntakeContent, b: IntakeContent) =>
   JSON.stringify(contentOf(a)) === JSON.stringify(contentOf(b));
 
-/** Spec, Resources, Intake: exactly `{ id, name, title, description, fields, enabled, createdAt, updatedAt }`. */
+/**
+ * Exactly `{ id, name, title, description, fields, enabled, createdAt, updatedAt }` (docs/intakes.md, The intake
+ * object).
+ */
 export function toIntakeObject(row: IntakeRow): IntakeObject {
   return {
     id: row.id,
@@ -65,8 +68,8 @@ export function toIntakeObject(row: IntakeRow): IntakeObject {
 }
 
 /**
- * Spec, Intakes: "Intakes are never shared: each belongs to the key or app that made it." Every partner query of an
- * intake carries this condition, so an intake of another key or app of the business is simply not found.
+ * Intakes are never shared: each belongs to the key or app that made it (docs/intakes.md, Ownership). Every partner
+ * query of an intake carries this condition, so an intake of another key or app of the business is simply not found.
  */
 function ownedBy(scope: SqlSide): SQL | undefined {
   return and(
@@ -78,7 +81,7 @@ function ownedBy(scope: SqlSide): SQL | undefined {
 
 /**
  * One sentence for every intake the credential cannot see: another key's or app's, another business's, a deleted
- * one, or a path id that is not a number. The partner cannot tell them apart (spec: Errors, 404).
+ * one, or a path id that is not a number. The partner cannot tell them apart (docs/intakes.md, Ownership).
  */
 export const intakeNotFound = () => notFound("No intake with that id exists for this credential.");
 
@@ -100,10 +103,10 @@ export function ownedIntakeRow(reach: Side, id: number): Read<IntakeRow> {
 }
 
 /**
- * Spec, Intakes: `POST /intakes` → the intake with `enabled` false. The 5-intake limit counts every key and app of
- * the business and is checked in the same transaction as the insert (`insertWithinLimit`), so concurrent creates
- * never pass it; the name's uniqueness is the unique index `intakes_business_name`, so concurrent creates of one
- * name store one.
+ * `POST /intakes` → the intake with `enabled` false (docs/intakes.md, The limit). The 5-intake limit counts every key
+ * and app of the business and is checked in the same transaction as the insert (`insertWithinLimit`), so concurrent
+ * creates never pass it; the name's uniqueness is the unique index `intakes_business_name`, so concurrent creates of
+ * one name store one.
  */
 export async function createIntake(deps: Dependencies, principal: Principal, input: CreateIntakeInput) {
   const now = iso(deps.clock());
@@ -150,7 +153,7 @@ const intakesWithin = statement<{ side: ShapedArgument<SqlSide> }>()((db, { side
 export const listIntakes = (reach: Side): Read<IntakeObject[]> =>
   read(intakesWithin({ side: sideArgument(reach) }), (rows) => rows.map(toIntakeObject));
 
-/** The key or app an intake belongs to (spec, Intakes: "each belongs to the key or app that made it"). */
+/** The key or app an intake belongs to, the one that made it (docs/intakes.md, Ownership). */
 export const intakeOwner = (row: IntakeRow): PrincipalRef => ({
   apiKeyId: row.apiKeyId,
   oauthGrantId: row.oauthGrantId,
@@ -163,15 +166,10 @@ export const getIntake = (reach: Side, intakeId: number): Read<IntakeObject> =>
 const PATCH_ATTEMPTS = 3;
 
 /**
- * Spec, Intakes and Intake `enabled`: `PATCH /intakes/{id}` takes `title`, `description` and `fields` (the whole list);
- * a key left out keeps its value. `name` and `enabled` may come back unchanged, never different. When the result is the
- * same intake (compared normalised), nothing is written; otherwise it is stored with the next version, switched off,
- * and the last approved version is kept for the owner's question-by-question view. An intake that was on tells its
- * owner with `intake.disabled`, reason `changed` (docs/architecture.md, Lifecycle events), in the same batch.
- *
- * The write is guarded by the version and the state it was computed from: if a concurrent PATCH or switch got in
- * between, the comparison is made again against what that one stored. `current` is the intake and its side's
- * endpoints as the request read them with its credential (one round trip for both); without it, they are read here.
+ * `PATCH /intakes/{id}` (docs/intakes.md, PATCH): the same intake, compared normalised, writes nothing; a real change
+ * is stored with the next version, switched off, with `intake.disabled` (`changed`) to its owner when it was on.
+ * Guarded by the version and state it was computed from: after a concurrent PATCH or switch it compares again.
+ * `current` is what the request read with its credential (one round trip); without it, it is read here.
  */
 export async function patchIntake(
   deps: Dependencies,
@@ -226,6 +224,9 @@ export async function deleteIntakeWhere(deps: Dependencies, where: SQL | undefin
   if (deleted.length === 0) throw intakeNotFound();
 }
 
-/** Spec, Intakes: `DELETE /intakes/{id}` removes the intake and, by the foreign key's cascade, its responses. */
+/**
+ * `DELETE /intakes/{id}` removes the intake and, by the foreign key's cascade, its responses (docs/intakes.md,
+ * Responses).
+ */
 export const deleteIntake = (deps: Dependencies, principal: Principal, id: number) =>
   deleteIntakeWhere(deps, ownedIntake(sideOf(principal), id));

@@ -7,7 +7,7 @@ import type { IntakeResponseObject } from "../../schemas/intake-responses";
 import { type Side, sideArgument } from "../access/scope";
 import { intakeNotFound, type OneIntake, ownedIntake } from "./registration";
 
-/** Spec, Limits: "Intake responses page: 50". */
+/** 50 responses a page (docs/intakes.md, Responses). */
 export const RESPONSES_PER_PAGE = 50;
 
 /**
@@ -36,9 +36,9 @@ const intakeIdWithin = statement<OneIntake>()((db, { side, id }) =>
 );
 
 /**
- * Spec, `GET /intakes/{id}/responses`: `{ data, next_before }`, newest first, 50 a page; `next_before` is the id of
- * the page's last response when more follow, null on the last page. The ownership check and the page are read
- * together: one round trip.
+ * `GET /intakes/{id}/responses` (docs/intakes.md, Responses): `{ data, next_before }`, newest first, 50 a page;
+ * `next_before` is the id of the page's last response when more follow, null on the last page. The ownership check and
+ * the page are read together: one round trip.
  */
 export function listResponses(
   reach: Side,
@@ -57,7 +57,7 @@ export function listResponses(
   });
 }
 
-/** Spec: Resources, Intake response, exactly. */
+/** A response, exactly these members (docs/intakes.md, Responses). */
 export function toResponseObject(row: typeof intakeResponses.$inferSelect): IntakeResponseObject {
   return {
     id: row.id,
@@ -69,7 +69,7 @@ export function toResponseObject(row: typeof intakeResponses.$inferSelect): Inta
   };
 }
 
-/** Spec: Resources, Answer: `proof` only on `email` and `phone` answers. */
+/** An answer: `proof` only on `email` and `phone` answers (docs/intakes.md, Responses). */
 export function toAnswerObject(answer: Answer): IntakeResponseObject["answers"][number] {
   const base = { id: answer.id, label: answer.label, type: answer.type, value: answer.value };
   const provable = answer.type === "email" || answer.type === "phone";

@@ -8,7 +8,10 @@ import { describeSource, type PushedItem } from "./owner-decisions";
  * they cannot close (docs/architecture.md, Pushed text stays information).
  */
 
-/** Spec, Limits: "Knowledge read per answer: about 16,000 characters in total". */
+/**
+ * The Secretary reads at most 16,000 characters of knowledge an answer (docs/guides/knowledge.md, What the Secretary
+ * reads).
+ */
 export const KNOWLEDGE_BUDGET_CHARS = 16_000;
 
 export type KnowledgeSection =
@@ -41,13 +44,10 @@ const firstChars = (text: string, count: number) =>
   characterCount(text) <= count ? text : [...text].slice(0, count).join("");
 
 /**
- * What the Secretary may answer from (spec, What the service does: the business's settings take precedence over pushed
- * knowledge; "Pushed text is treated as information, never as instructions"): the settings first, then each pushed
- * text, newest first, as its own value with its key, title and author, and rendered with its source and title between
- * the boundary lines of this context, under a header saying it is information from a connected app. At most 16,000
- * characters of rendering in total: the settings and each text's header, boundary lines and content. The text that
- * crosses the budget keeps its header and both boundary lines and loses the end of its content; those after it are left
- * out and counted. `items` are the business's pushed items (`pushedItemRows`).
+ * What the Secretary may answer from (docs/guides/knowledge.md, What the Secretary reads): the settings first, which
+ * take precedence, then each pushed text, newest first, fenced as information (docs/security.md, Partner text in the
+ * Secretary's context). At most 16,000 characters of rendering in all: the text that crosses it loses the end of its
+ * content, keeping its fence; those after it are left out and counted. `items`: the business's (`pushedItemRows`).
  */
 export function secretaryKnowledge(business: Business, items: PushedItem[]) {
   const boundary = freshBoundary(

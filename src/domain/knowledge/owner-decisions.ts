@@ -14,7 +14,8 @@ import { deleteKnowledge, SOURCE_LIMITS } from "./registration";
 
 /**
  * Who pushed an item's current text: the key (its label and first characters) or the connected app (its name, and
- * whether the owner has disconnected it since: its knowledge stays until the owner removes it, spec).
+ * whether the owner has disconnected it since: its knowledge stays until the owner removes it; docs/guides/oauth.md,
+ * When the owner disconnects).
  */
 export type AddedBy =
   | { kind: "api_key"; label: string; keyPrefix: string }
@@ -55,8 +56,8 @@ export const describeSource = (addedBy: AddedBy) =>
     : `the API key "${addedBy.label}" (${addedBy.keyPrefix}…)`;
 
 /**
- * The owner's knowledge sources (spec: "The owner sees pushed texts in their knowledge sources, marked as added by a
- * connected app, and can remove any"): their own PDFs and websites, and every pushed text with who added it.
+ * The owner's knowledge sources, each pushed text with who added it, any of which the owner can remove
+ * (docs/guides/knowledge.md, What the Secretary reads), beside their own PDFs and websites.
  */
 export async function listKnowledgeSources(deps: Dependencies, business: Business) {
   const [own, pushed] = await Promise.all([

@@ -19,17 +19,19 @@ import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/
  * for-secretary.ts.
  */
 
-/** Spec, Limits: "Knowledge sources: 3 on Pro, 5 on Business, counting PDFs and websites the owner added". */
+/** Knowledge sources per plan, the owner's PDFs and websites counted (docs/guides/knowledge.md, Limits). */
 export const SOURCE_LIMITS = { free: 0, pro: 3, business: 5 } as const;
 
 /**
- * Spec, Limits: "Knowledge pushes: 120 per hour per business", a clock hour (docs/decisions.md, Knowledge and limits).
+ * 120 pushes per business a clock hour (docs/guides/knowledge.md, Limits; docs/decisions.md, Knowledge and limits).
  */
 export const PUSHES_PER_HOUR = 120;
 
 export type KnowledgeItem = typeof knowledgeItems.$inferSelect;
 
-/** Spec, Knowledge item: `key`, `title`, `chars`, `updatedAt`, `createdAt` (camelCase, as the spec writes them). */
+/**
+ * An item: `key`, `title`, `chars`, `updatedAt`, `createdAt`, in camelCase (docs/guides/knowledge.md, Pushing a text).
+ */
 export function toKnowledgeObject(item: KnowledgeItem) {
   return { key: item.key, title: item.title, chars: item.chars, updatedAt: item.updatedAt, createdAt: item.createdAt };
 }
@@ -63,7 +65,7 @@ const itemUnder = statement<{ reach: ShapedArgument<SqlReach>; key: string }>()(
 export const storedItem = (reach: Reach, key: string): Read<KnowledgeItem | undefined> =>
   read(itemUnder({ reach: reachArgument(reach), key }), ([item]) => item);
 
-/** Spec, Knowledge item: "content is plain text of 20 to 8,000 characters"; Errors: longer than 8,000 → 413. */
+/** `content` is 20 to 8,000 characters: shorter a 400, longer a 413 (docs/guides/knowledge.md, Pushing a text). */
 export function checkContentLength(content: string): void {
   const chars = characterCount(content);
   const length = `${chars} character${chars === 1 ? "" : "s"} long`;
@@ -80,7 +82,7 @@ export function checkContentLength(content: string): void {
 }
 
 /**
- * A push (spec: Knowledge, `PUT /knowledge/{key}`): the content's length, then the hourly budget (every push counts,
+ * A push (docs/guides/knowledge.md, Pushing a text): the content's length, then the hourly budget (every push counts,
  * replacements too), then the store. `existing` is what the request read under the key with its credential.
  * Answers what was stored and the budget left, for the RateLimit headers.
  */
@@ -97,8 +99,8 @@ export async function pushKnowledge(
 }
 
 /**
- * Spec, Knowledge: `PUT /knowledge/{key}` creates (201) or replaces (200). "Replacing an existing key always works
- * even when the source limit is reached"; a new key beyond it is refused with 403. A push that changes nothing
+ * `PUT /knowledge/{key}` creates (201) or replaces (200); replacing a key works even at the source limit, and a new key
+ * beyond it is a 403 (docs/guides/knowledge.md, Limits). A push that changes nothing
  * writes nothing and says `unchanged: true`. The count and the insert are one transaction, so concurrent pushes of
  * new keys never pass the limit. One write in the usual case; a push that raced another on the same key reads again.
  */
@@ -156,7 +158,10 @@ async function insertNewItem(deps: Dependencies, business: Business, row: typeof
   );
 }
 
-/** Every knowledge source of a business: the owner's own PDFs and websites, and each pushed key (spec: Limits). */
+/**
+ * Every knowledge source of a business: the owner's own PDFs and websites, and each pushed key
+ * (docs/guides/knowledge.md, Limits).
+ */
 const sourcesOf = (businessId: string) =>
   sql`${rowsOfBusiness(knowledgeItems, businessId)} + ${rowsOfBusiness(ownerKnowledgeSources, businessId)}`;
 

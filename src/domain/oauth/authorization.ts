@@ -11,12 +11,12 @@ import { type Business, planRefusal } from "../access/businesses";
 import { findClient, type OAuthClient } from "./clients";
 import { AUTHORIZATION_CODE_PREFIX } from "./token-format";
 
-/** Spec: OAuth artefacts, "code: used once or 10 minutes pass → no longer valid". */
+/** A code is single use and valid 10 minutes (docs/guides/oauth.md, 2. Send the owner to the authorization page). */
 export const AUTHORIZATION_CODE_LIFETIME_MS = 10 * 60 * 1000;
 /** `state` is echoed into a URL; a bound keeps that URL reasonable. */
 export const MAX_STATE_LENGTH = 1024;
 
-/** A valid authorization request (spec: Partner sign-in, step 2), as the consent page and the decision use it. */
+/** A valid authorization request (docs/guides/oauth.md, 2. Send the owner to the authorization page). */
 export type AuthorizationRequest = {
   client: OAuthClient;
   /** As the client sent it: for a loopback URI the port may differ from the registered one (RFC 8252 §7.3). */
@@ -52,14 +52,10 @@ function authorizationResponseLocation(
 }
 
 /**
- * Checks an authorization request (spec: Partner sign-in, step 2; RFC 6749 §4.1.1 with OAuth 2.1's PKCE rule).
- *
- * Every problem is answered on a page, never by a redirect, even those RFC 6749 §4.1.2.1 would send back to a
- * registered redirect URI: clients register themselves, so a registered URI is not trusted until the owner acts.
- * RFC 9700 §4.11.2: an attacker can register a client and "intentionally send an erroneous authorization request
- * (...) thus instructing the authorization server to redirect the user agent to its phishing site"; the server
- * "SHOULD only automatically redirect the user agent if it trusts the redirection URI". Only the owner's own
- * decision on the consent page (approve or refuse) sends the browser to the client (docs/architecture.md, OAuth).
+ * Checks an authorization request (RFC 6749 §4.1.1 with OAuth 2.1's PKCE rule; docs/oauth.md, Decisions). Every
+ * problem is answered on a page, never by a redirect: clients register themselves, so a registered URI is not trusted
+ * until the owner acts (RFC 9700 §4.11.2, the open redirector). Only the owner's decision on the consent page sends
+ * the browser to the client (docs/architecture.md, OAuth).
  */
 export async function checkAuthorizationRequest(
   deps: GlobalDependencies,
@@ -74,7 +70,8 @@ export async function checkAuthorizationRequest(
 
   const requestedUri = readParameter(params, "redirect_uri");
   if (requestedUri.repeated) return invalid("The request names redirect_uri more than once.");
-  // The spec's request always carries redirect_uri; requiring it keeps the token request's check meaningful.
+  // Required (docs/guides/oauth.md, 2. Send the owner to the authorization page), so the token request's check means
+  // something.
   if (!requestedUri.value) return invalid("The request has no redirect_uri.");
   if (!matchRedirectUri(client.redirectUris, requestedUri.value)) {
     return invalid("The redirect_uri is not one that this app registered.");
@@ -88,7 +85,7 @@ export async function checkAuthorizationRequest(
   const responseType = value("response_type");
   if (!responseType) return invalid("The parameter response_type is required.");
   if (responseType !== "code") return invalid("Only response_type=code is supported.");
-  // The spec lists state among the request's parameters and tells the client to check it: we require it.
+  // Required, for the client to check on return (docs/oauth.md, Decisions).
   const state = value("state");
   if (!state) return invalid("The parameter state is required.");
   if (state.length > MAX_STATE_LENGTH) {
@@ -128,8 +125,8 @@ export function authorizationQuery(request: AuthorizationRequest): string {
 }
 
 /**
- * Why the business cannot connect an app, in the owner's words, or undefined when it can (spec: "Only the owner can
- * approve, and only on the Pro or Business plan"; "When the plan lapses, calls return 403").
+ * Why the business cannot connect an app, in the owner's words, or undefined when it can: only its owner approves, on
+ * an active Pro or Business plan (docs/guides/oauth.md, 2. Send the owner to the authorization page).
  */
 export function connectionRefusal(business: Business): string | undefined {
   const refusal = planRefusal(business);
@@ -142,7 +139,10 @@ export function connectionRefusal(business: Business): string | undefined {
 
 export type Decision = { outcome: "redirect"; location: string } | { outcome: "refused_by_plan"; message: string };
 
-/** The owner refuses (spec: Partner sign-in, step 3): `error=access_denied` with `state` and `iss`. */
+/**
+ * The owner refuses: `error=access_denied` with `state` and `iss` (docs/guides/oauth.md, 2. Send the owner to the
+ * authorization page).
+ */
 export function refuseAuthorization(request: AuthorizationRequest, issuer: string): string {
   return authorizationResponseLocation(
     request.redirectUri,
@@ -152,17 +152,10 @@ export function refuseAuthorization(request: AuthorizationRequest, issuer: strin
 }
 
 /**
- * The owner approves: the connection of this client and business is created, or reactivated if the owner had
- * disconnected it (one per client and business, so the app finds its intakes again: docs/decisions.md, OAuth), and a
- * code is issued for it, single use, valid 10 minutes, bound to the client (through the connection), the redirect URI
- * as requested, and the PKCE challenge (RFC 6749 §4.1.2, RFC 7636 §4.4). Only the code's SHA-256 is stored, and the
- * code names the business's shard (token-format.ts).
- *
- * The connection and its code are one D1 batch in the business's shard (`deps.db`, the signed-in owner's), with a copy
- * of the client's row, which the connection references by foreign key (a client is registered in the global
- * database; its row never changes, so an existing copy stays). Before it, the client's first approval is recorded in
- * the global database, which keeps it from the cleanup of unapproved clients (client-cleanup.ts): were the batch to
- * fail after the mark, an approved client would only be kept for nothing, never a connected one removed.
+ * The owner approves: the connection is created, or reactivated (one per client and business), with a code bound to
+ * it, the redirect URI and the PKCE challenge (docs/oauth.md, Decisions), in one batch in the business's shard with a
+ * copy of the client's row. The first approval is marked in the global database first, sparing the client from the
+ * cleanup: a batch failing after it keeps a client for nothing, never removes a connected one.
  */
 export async function approveAuthorization(
   deps: Dependencies,

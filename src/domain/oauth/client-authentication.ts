@@ -105,13 +105,9 @@ function authenticated(client: OAuthClient | undefined, presented: PresentedCred
 export type GrantRead<Row> = RunnableQuery<Row[], "sqlite">;
 
 /**
- * The token request's client, authenticated, and the row of its grant (`grantRead`), in one D1 round trip on the
- * shard the grant names (docs/oauth.md, Decisions): the client is read there, since a shard holds a copy of every
- * client connected to one of its businesses (authorization.ts; a client's row never changes) and the legacy shard is
- * the global database. A client without a copy there has no connection there, so no code or token of it can be valid
- * there; it is then read in the global database, a second round trip in place of the grant's batch, only so that
- * the answer stays RFC 6749 §5.2's: `invalid_client` when it is unknown or fails authentication, `invalid_grant`
- * (from the grant's checks) when it authenticates.
+ * The token request's client, authenticated, and its grant's row (`grantRead`), in one round trip on the shard the
+ * grant names, which holds a copy of every client connected there (docs/oauth.md, Decisions). A client without one
+ * there has no valid grant there; it is read in the global database only to answer as RFC 6749 §5.2 does.
  */
 export async function authenticateWithGrant<Row>(
   deps: Dependencies,
@@ -126,8 +122,8 @@ export async function authenticateWithGrant<Row>(
 }
 
 /**
- * The client of a revocation request. The spec (Partner sign-in, step 6: "POST either token as token with
- * client_id") makes the client_id enough, for a confidential client too (docs/decisions.md, OAuth): revoking
+ * The client of a revocation request: its client_id is enough, for a confidential client too (docs/guides/oauth.md,
+ * 6. Revoke; docs/decisions.md, OAuth): revoking
  * only ends access, and whoever holds a token could use it anyway. A secret that is sent, in the body or in Basic,
  * must still be the client's, so a client with a wrong secret learns it here as at the token endpoint.
  */

@@ -28,12 +28,9 @@ export const REGISTRATIONS_PER_MINUTE = 10;
 export const UNAPPROVED_CLIENTS_PER_HOUR = 1000;
 
 /**
- * Registration is limited per client address, an IPv6 one counted as its /48 (docs/architecture.md, OAuth), since it
- * is open and each client is a row that stays for 24 hours unless an owner approves it. Counted through the Rate
- * Limiting binding (no round trip), keyed by the client's network as Cloudflare reports it; a request without one did
- * not come from the internet (a service binding, a test) and is not limited. Past the limit: the service's 429 with
- * `Retry-After`, like every other rate limit here; it is no OAuth protocol error, so it keeps the API's error body
- * (docs/errors.md) as `/api/oauth` does for every error outside RFC 6749 and RFC 7591.
+ * Registration is open and each client stays a day unless approved, so it is limited per client address, an IPv6 one
+ * as its /48, through the Rate Limiting binding (docs/oauth.md, Decisions); without an address (a service binding, a
+ * test), not at all. Past it, the service's own 429 and error body (docs/errors.md): no OAuth error means a rate limit.
  */
 export async function limitRegistrations(limiter: RateLimit, clientAddress: string | undefined): Promise<void> {
   if (clientAddress === undefined) return;
@@ -64,12 +61,10 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
 }
 
 /**
- * Registers a client (spec: Partner sign-in, step 1; RFC 7591 §3). Registration is open, as RFC 7591 allows: a
- * client can do nothing until the owner of a business approves it. The secret of the two secret methods is
- * returned here, once, and stored only as its SHA-256 (docs/decisions.md, Data model); `none` clients are
- * public (RFC 6749 §2.1) and get no secret. Duplicate redirect URIs are folded. The client is stored in the global
- * database (`findClient`), unless `UNAPPROVED_CLIENTS_PER_HOUR` unapproved clients were registered in the last hour
- * (429): counted and inserted in one batch, so that registrations at the same moment never pass it.
+ * Registers a client (RFC 7591 §3; docs/guides/oauth.md, 1. Register once), open: a client does nothing until an owner
+ * approves it. A secret is answered once and stored as its SHA-256; `none` clients are public (RFC 6749 §2.1). Stored
+ * in the global database unless `UNAPPROVED_CLIENTS_PER_HOUR` unapproved clients came in the last hour (429): counted
+ * and inserted in one batch, so simultaneous registrations never pass it.
  */
 export async function registerClient(
   deps: GlobalDependencies,

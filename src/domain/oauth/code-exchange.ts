@@ -61,13 +61,10 @@ export function codeRead(deps: Dependencies, form: URLSearchParams) {
 }
 
 /**
- * `grant_type=authorization_code` (spec: Partner sign-in, step 4; RFC 6749 §4.1.3; RFC 7636 §4.5). The code must
- * be unused, younger than 10 minutes, issued to this client for a connection that is still on, for this exact
- * redirect_uri, and the verifier must hash to its challenge. Redemption is single use even under concurrency: the
- * code is marked used by `UPDATE ... WHERE used_at IS NULL`, and the new tokens are inserted in the same batch
- * (one transaction) behind a guard that this update changed one row; of two simultaneous redemptions exactly one
- * gets tokens, and the other is a replay. `row` is the code's, read in one batch with the client (`codeRead`), so the
- * exchange is two D1 round trips: that read, then its batch (or a replay's revocation).
+ * `grant_type=authorization_code` (RFC 6749 §4.1.3; RFC 7636 §4.5; docs/guides/oauth.md, 3. Exchange the code): an
+ * unused code under 10 minutes old, this client's, of a live connection, for this redirect_uri and verifier. Single
+ * use under concurrency too (docs/oauth.md, Decisions): marked used and the tokens inserted in one batch behind a
+ * `changes() = 1` guard, so of two redemptions one gets tokens and the other is a replay. Two round trips in all.
  */
 export async function exchangeAuthorizationCode(
   deps: Dependencies,

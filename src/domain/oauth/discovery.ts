@@ -7,7 +7,7 @@ import { API_SCOPE, GRANT_TYPES } from "../../schemas/oauth";
  */
 export const oauthIssuer = (baseUrl: string) => baseUrl.replace(/\/+$/, "");
 
-/** The four endpoints (spec: Partner sign-in, Endpoints), absolute, as RFC 8414 §2 asks. */
+/** The four endpoints (docs/guides/oauth.md, Endpoints), absolute, as RFC 8414 §2 asks. */
 export function oauthEndpoints(baseUrl: string) {
   const issuer = oauthIssuer(baseUrl);
   return {

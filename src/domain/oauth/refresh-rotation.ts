@@ -69,18 +69,10 @@ const liveToken = (tokenHash: string, now: EpochMs) =>
   );
 
 /**
- * `grant_type=refresh_token` (spec: Partner sign-in, step 5; RFC 6749 §6): a new pair for a live, unused refresh
- * token of this client, which is rotated out (`rotated_at`) in the same transaction. One refresh token gives at most
- * one pair, under concurrency too: the rotation is `UPDATE ... WHERE rotated_at IS NULL` (and live), and the new pair
- * is inserted in the same batch behind a guard that this update changed one row (SQLite's `changes()`); of two
- * simultaneous refreshes with one token exactly one gets a pair, the other `invalid_grant`. Two D1 round trips: the
- * token's read, in one batch with its client's (`refreshTokenRead`, `row`), then the batch (or the revocation of a
- * reuse).
- * A used token presented again is `invalid_grant`; from `REUSE_REVOKES_AFTER_MS` after its rotation on, it also
- * revokes every token of the connection. 90 days without use, a disconnected app, a revoked token: `invalid_grant`
- * (spec: Errors, OAuth). Another client's token is refused like an unknown one and revokes nothing (RFC 6749 §6:
- * "ensure that the refresh token was issued to the authenticated client"), as revocation leaves it alone: neither
- * endpoint tells another client whether a token exists.
+ * `grant_type=refresh_token` (RFC 6749 §6; docs/guides/oauth.md, 5. Refresh): a new pair for a live, unused refresh
+ * token of this client, rotated out in the same batch behind a `changes() = 1` guard, so one token gives at most one
+ * pair (docs/oauth.md, Decisions). A used token is `invalid_grant`, and from `REUSE_REVOKES_AFTER_MS` on also revokes
+ * the connection's tokens. Another client's token is refused like an unknown one: no client learns whether it exists.
  */
 export async function refreshTokens(
   deps: Dependencies,

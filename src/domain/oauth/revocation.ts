@@ -60,17 +60,16 @@ const connectionOfToken = (deps: Dependencies, tokenHash: string) =>
 
 /**
  * The parameters of a revocation request (RFC 7009 §2.1, with the client's own of RFC 6749 §2.3.1): the only members
- * read from a JSON body (docs/decisions.md, Exactly as the spec says); others are ignored like unknown form parameters.
+ * read from a JSON body (docs/decisions.md, Exactly as the contract says); others are ignored like unknown form
+ * parameters.
  */
 export const REVOCATION_PARAMETERS = ["token", "token_type_hint", "client_id", "client_secret"] as const;
 
 /**
- * Revocation (RFC 7009 §2.1; spec: OAuth artefacts, "both tokens ... token posted to the revocation endpoint →
- * stop working at once"): either token of the identified client revokes every token of its connection, access
- * and refresh alike. The client is identified by its client_id (spec: Partner sign-in, step 6), and a secret it sends
- * must be right. The connection stays, with its intakes: only the owner's disconnection switches those off.
- * An unknown token, or one of another client, changes nothing and gets the same answer (RFC 7009 §2.2: "invalid
- * tokens do not cause an error response"), so that the endpoint tells nobody whether a token exists.
+ * Revocation (RFC 7009 §2.1; docs/guides/oauth.md, 6. Revoke): either token of the client, named by its client_id
+ * (a secret sent must be right), revokes every token of its connection at once; the connection and its intakes stay.
+ * An unknown token, or another client's, changes nothing and gets the same answer (RFC 7009 §2.2), so that the
+ * endpoint tells nobody whether a token exists.
  */
 export async function revocationRequest(
   deps: Dependencies,

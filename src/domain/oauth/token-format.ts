@@ -1,12 +1,10 @@
 import { LEGACY_SHARD, type ShardName, shardOfSecret } from "../../db/shards";
 
 /**
- * Authorization codes, access and refresh tokens: a prefix, the business's shard and `_` (none for a legacy
- * business), then 32 random bytes in base64url (src/db/shards.ts). The prefixes differ from the API key's (`sk_live_`)
- * and from each other, so that a credential is recognised by its shape before any query, API keys and tokens never
- * share a lookup, and a refresh token is never taken for an access token. Each names its shard, so the token and
- * revocation endpoints find the connection's database from what they are sent (docs/scaling.md, How a request finds
- * its shard).
+ * Codes, access and refresh tokens: a prefix, the business's shard and `_` (none for a legacy business), then 32
+ * random bytes in base64url. Distinct prefixes let a credential be told by its shape before any query (docs/oauth.md,
+ * Decisions); the shard lets the token and revocation endpoints find the connection's database (docs/scaling.md, How a
+ * request finds its shard).
  */
 export const AUTHORIZATION_CODE_PREFIX = "ac_";
 export const ACCESS_TOKEN_PREFIX = "at_live_";

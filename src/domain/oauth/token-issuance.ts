@@ -13,9 +13,11 @@ import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from "./token-format";
  * rotation), and the guard that makes either single use.
  */
 
-/** Spec: OAuth client, tokens and codes: "access token: valid 1 hour (expires_in 3600)". */
+/** An access token lives 1 hour (docs/guides/oauth.md, 5. Refresh). */
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 3600;
-/** Spec: "refresh token: valid 90 days; rotated on every use". Each rotation starts a new 90 days. */
+/**
+ * A refresh token unused for 90 days expires (docs/guides/oauth.md, 5. Refresh); each rotation starts a new 90 days.
+ */
 export const REFRESH_TOKEN_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000;
 
 const plusSeconds = (now: EpochMs, seconds: number) => iso(now + seconds * 1000);

@@ -20,12 +20,10 @@ async function refusalsSpendAddressBudget<T>(budget: TokenBudget, work: () => T 
 }
 
 /**
- * Dispatches a token request by `grant_type` (RFC 6749 §4.1.3, §6; `unsupported_grant_type` otherwise), within the
- * token endpoint's budget (docs/oauth.md, Token budget): the authenticated client's, spent before any work on its
- * grant; a request refused before its client is authenticated spends its address's instead. Everything works on
- * `deps.shard`, the shard the code or refresh token names (token-format.ts), in at most two D1 round trips: the
- * client's copy there and the grant, read in one batch (client-authentication.ts), then the grant's batch; a refresh
- * token whose business moved reads its forward and its client and grant again, on the business's shard.
+ * Dispatches a token request by `grant_type` (RFC 6749 §4.1.3, §6), within the token endpoint's budget
+ * (docs/oauth.md, Token budget): the authenticated client's, or its address's when refused before that. It runs on
+ * the shard the code or token names, in two round trips: client and grant in one batch, then the grant's batch; a
+ * refresh token whose business moved follows its forward.
  */
 export async function tokenRequest(
   deps: Dependencies,

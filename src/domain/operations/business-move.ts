@@ -46,12 +46,10 @@ const credentialHashes = (businessId: string) =>
 const SWITCH_STATEMENTS = 6;
 
 /**
- * Every API key and OAuth token of the business, in the shard it leaves, forwards to the one it goes to: the
- * credentials keep naming the old shard (src/domain/access/credential-forwards.ts). The new shard's own forwards of
- * them, left by an earlier move away from it, are dropped: there the credentials are found themselves. Then the
- * directory names the new shard and its mark is cleared, the owner's email is listed for sign-in (an owner from before
- * sharding had none) and the move's record enters its deletion, in one batch: every request from then on finds the
- * business in the new shard, and a step that fails after it finishes the deletion when run again.
+ * The move's switch, in one batch (docs/scaling.md, Moving a business between shards): the old shard forwards every
+ * key and token to the new one, which drops its own stale forwards of them; the directory names the new shard and
+ * clears its mark; the owner's email is listed for sign-in; the move's record enters its deletion. Every request from
+ * then on finds the business in the new shard, and a step failing after it finishes the deletion when run again.
  */
 async function switchShard({ deps, move, budget }: MoveStep) {
   const { businessId, fromShard: from, toShard: to } = move;

@@ -56,7 +56,8 @@ function chunkDeletion(deps: Dependencies, table: SQLiteTable, due: SQL | undefi
 /**
  * The statements of one run, one per kind, each a range scan of an index of migration 0008
  * (test/operations/retention-chunks.test.ts proves the plans). Deleted records are gone for every principal and the
- * owner alike; intake responses are not among them: they stay until their intake is deleted (spec), which deletes them.
+ * owner alike; intake responses are not among them: they stay until their intake is deleted (docs/intakes.md,
+ * Responses).
  */
 export function retentionDeletions(deps: Dependencies, now: EpochMs, limit = RETENTION_CHUNK) {
   const sandbox = deps.shard === SANDBOX_SHARD;

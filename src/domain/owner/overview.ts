@@ -25,10 +25,10 @@ import { isRegisteredEndpoint } from "../webhooks/listener-endpoints";
 const FAILING_WINDOW_MS = 24 * 3_600_000;
 
 /**
- * Intakes waiting for the owner (spec: Intake `enabled`): off and never approved (`approved_version` null), or
- * switched off by a partner's PATCH (every change raises `version` and switches the intake off, while
- * `approved_version` keeps the version the owner approved). One the owner switched off themselves has
- * `version = approved_version` and is not listed. At most 5 per business, through the (business, name) index.
+ * Intakes waiting for the owner (docs/intakes.md, The owner's side): off and never approved (`approved_version` null),
+ * or switched off by a partner's PATCH (every change raises `version` and switches the intake off, while
+ * `approved_version` keeps the version the owner approved). One the owner switched off themselves has `version =
+ * approved_version` and is not listed. At most 5 per business, through the (business, name) index.
  */
 const intakesWaiting = (deps: Dependencies, businessId: string) =>
   deps.db
@@ -51,8 +51,8 @@ const intakesWaiting = (deps: Dependencies, businessId: string) =>
     .orderBy(asc(intakes.name));
 
 /**
- * Actions waiting for the owner (spec: Connected action `enabled`: off from `POST /actions` until the owner switches
- * it on, and off again after a PATCH with a new `url`): never switched on, or switched off by a partner's change,
+ * Actions waiting for the owner, off from registration and after a new `url` (docs/guides/connected-actions.md,
+ * Changing an action): never switched on, or switched off by a partner's change,
  * not those the owner switched off; and those on whose description or parameters a partner changed since the owner
  * approved them (docs/decisions.md, Changes to a switched-on action: the stored texts differ here, and
  * `pendingChange` decides). At most 10 per business.
@@ -174,7 +174,7 @@ const disabledEndpoints = (deps: Dependencies, businessId: string) =>
     )
     .orderBy(asc(webhookEndpoints.id));
 
-/** Knowledge sources used (spec, Limits: "counting PDFs and websites the owner added"): one row by primary key. */
+/** Knowledge sources used, the owner's own included (docs/guides/knowledge.md, Limits): one row by primary key. */
 const sourcesUsed = (deps: Dependencies, businessId: string) =>
   deps.db
     .select({

@@ -52,7 +52,7 @@ export const SANDBOX_CREATIONS_PER_MINUTE = 10;
 /**
  * Creation is open, so it is limited per client address, as OAuth registration is (src/domain/oauth/clients.ts): the
  * Rate Limiting binding, no round trip; a request without an address did not come from the internet (a service
- * binding, a test) and is not limited. Past the limit: 429 with `Retry-After` (spec: Errors).
+ * binding, a test) and is not limited. Past the limit: 429 with `Retry-After` (docs/guides/sandbox.md, Budgets).
  */
 export async function limitSandboxCreations(limiter: RateLimit, clientAddress: string | undefined): Promise<void> {
   if (clientAddress === undefined) return;

@@ -158,7 +158,7 @@ export function demoKnowledgeRows(business: {
       key: item.key,
       title: item.title,
       content,
-      // Code points, as the spec's `chars` counts them.
+      // Code points, as `chars` counts them (docs/guides/knowledge.md, Pushing a text).
       chars: [...content].length,
       apiKeyId: business.apiKeyId,
       oauthGrantId: null,

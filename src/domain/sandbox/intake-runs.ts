@@ -28,7 +28,7 @@ export type ConversationRequest = {
 
 type Conversations = { INTAKE_CONVERSATIONS: DurableObjectNamespace<IntakeConversation> } & JurisdictionSwitch;
 
-/** The intake, when it is this credential's own (another key's is the same 404 as none; spec: Intakes). */
+/** The intake, when it is this credential's own (another key's is the same 404 as none: docs/intakes.md, Ownership). */
 export const sandboxIntake = (side: CredentialSide, id: string): Read<IntakeRow> =>
   ownedIntakeRow(side, idOrNotFound(id, intakeNotFound));
 

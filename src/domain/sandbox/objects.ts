@@ -5,8 +5,8 @@ import { SAMPLE_BASKET } from "../webhooks/samples";
 
 /*
  * The bookings and orders a sandbox's events are about (src/domain/sandbox/events.ts), as the core platform reports
- * them: every member of the spec's objects filled in as a real business's would be, with invented people and
- * example.com addresses, as the samples of test events (src/domain/webhooks/samples.ts).
+ * them: every member of the objects filled in (docs/guides/syncing.md) as a real business's would be, with invented
+ * people and example.com addresses, as the samples of test events (src/domain/webhooks/samples.ts).
  */
 
 const DAY_MS = 86_400_000;

@@ -11,11 +11,10 @@ import { secretaryKnowledge } from "../knowledge/for-secretary";
 import { asPushedItems, pushedItemRows } from "../knowledge/owner-decisions";
 
 /**
- * Spec, Connected actions ("The Secretary asks the customer for a missing required parameter instead of calling.
- * Actions are not considered on routine replies such as just a name, a phone number or a yes"), Limits and What the
- * service does, as the runtime is to follow them (docs/decisions.md, Calls). On every channel, so that a phone call's
- * context says why it has no actions. Actions are lookups: none submits, reserves or cancels anything
- * (docs/guides/connected-actions.md), so the Secretary never promises a customer that one did.
+ * The rules of calling actions, in words the runtime follows (docs/decisions.md, Calls): ask the customer for a
+ * missing required parameter instead of calling, consider no action on a routine reply (just a name, a number, a
+ * yes), at most 2 calls a message, never on phone calls, and never promise that a lookup did anything
+ * (docs/guides/connected-actions.md). On every channel, so that a phone call's context says why it has no actions.
  */
 const ACTION_RULES = [
   "Actions only look things up: use them to read information, never to change anything. No action submits, reserves, books, orders or cancels, so never tell the customer that an action did.",
@@ -28,11 +27,9 @@ const ACTION_RULES = [
 
 /**
  * `GET /internal/v1/businesses/{id}/context?channel=C`: what the Secretary may use on channel C (docs/decisions.md,
- * The intake conversation). The settings first, then pushed knowledge marked as information, each text its own value
- * and fenced by this context's boundary token, so that no partner's text passes for an instruction (16,000 characters
- * in all: `secretaryKnowledge`; docs/architecture.md, Pushed text stays information); enabled actions where actions
- * run, with the rules of calling them in words; enabled intakes where intakes run. One round trip: the business's row,
- * checked where it was found (`placedHere`; `readsMarked` as there), and all it offers, in one batch.
+ * The intake conversation): the settings, then pushed knowledge fenced as information (docs/architecture.md, Pushed
+ * text stays information), the enabled actions and intakes where they run, with the rules of calling actions. One
+ * round trip: the business's row, checked where it was found (`placedHere`), and all it offers, in one batch.
  */
 export async function secretaryContext(deps: Dependencies, businessId: string, channel: Channel, readsMarked: boolean) {
   const { db } = deps;

@@ -11,8 +11,8 @@ import { healthRecords } from "./health";
 // each attempt of a queue batch did to its delivery. Which deliveries are attempted is claimed in delivery-claim.ts.
 
 /**
- * Spec, Answering a delivery: "Retries after 1, 5, 30, 120 and 720 minutes: six attempts in all". The delay after
- * failed attempt n is RETRY_DELAYS_SECONDS[n - 1]; 43,200 s is also Cloudflare Queues' largest delay.
+ * Retries after 1, 5, 30, 120 and 720 minutes, six attempts in all (docs/guides/webhooks.md, Answering, retries and the
+ * schedule): the delay after failed attempt n is RETRY_DELAYS_SECONDS[n - 1]; 43,200 s is Cloudflare Queues' largest.
  */
 export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 7200, 43_200] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
@@ -40,15 +40,10 @@ function retryDelayAfter({ delivery, outcome }: Attempt): number | undefined {
 }
 
 /**
- * Records every attempt of a queue batch and moves each delivery on (spec: Webhook delivery states), in ONE D1 batch:
- * 2xx → delivered; a failure before the sixth attempt → pending, due after the next delay of the schedule; the sixth
- * failure → failed. An extra attempt is recorded in the history too, and moves nothing but its own debt: 2xx →
- * delivered (a pending delivery's schedule ends there), a failure leaves the delivery as it was (failed stays failed,
- * pending keeps its count and its next attempt, delivered stays delivered). The same batch keeps the endpoints' health
- * (health.ts: last success, 410 Gone, 3 days of failures). Answers, in the order of `attempts`, the delay before each
- * delivery's next attempt, or undefined when it is finished or the attempt was an extra one. The batch is one
- * transaction: if it fails, no attempt of it is recorded and every delivery stays under its lease (docs/reliability.md,
- * Faults produced and survived).
+ * Records every attempt of a queue batch in ONE D1 batch, one transaction (docs/webhooks.md, How delivery works
+ * inside): 2xx → delivered; an earlier failure → pending, due after the next delay; the sixth → failed. An extra
+ * attempt moves only its own debt (a 2xx delivers; a failure leaves the delivery as it was). The batch keeps the
+ * endpoints' health too (health.ts). Answers each delivery's next delay, or undefined when finished or extra.
  */
 export async function recordAttempts(deps: Dependencies, attempts: Attempt[]): Promise<Array<number | undefined>> {
   const retryDelays = attempts.map(retryDelayAfter);

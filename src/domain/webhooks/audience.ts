@@ -14,8 +14,8 @@ type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
 
 /**
  * The receivers of an event meant for some of the business's partners only: one principal (`intake.completed` goes to
- * the principal that owns the intake: spec, intake.completed), or one owner side (a lifecycle event: the app connection
- * `side`, or the API keys together when `side` is null; docs/architecture.md, Lifecycle events).
+ * the principal that owns the intake: docs/guides/intakes.md, intake.completed), or one owner side (a lifecycle event:
+ * the app connection `side`, or the API keys together when `side` is null; docs/architecture.md, Lifecycle events).
  */
 export type Audience = { principal: PrincipalRef } | { side: number | null };
 

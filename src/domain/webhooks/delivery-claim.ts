@@ -38,15 +38,10 @@ export type ClaimedDelivery = {
 };
 
 /**
- * Takes a lease on every delivery of `ids` that has an attempt to make now, so that a duplicate message, or a message
- * of a delivery already delivered, failed, deleted with its endpoint, or leased by another consumer, sends nothing
- * (docs/webhooks.md, How delivery works inside). The scheduled attempt first: a pending, due and unleased delivery.
- * Else the extra attempt owed outside the schedule (redeliver, recover), by any message of the delivery: its lease is
- * `extra_attempt_at` itself, so that it never holds up the schedule's own attempts. One attempt per delivery and
- * batch. One round trip for a whole queue batch (src/domain/webhooks/README.md): the conditional updates and the
- * reads of what to send (the deliveries, and their events' envelopes once each) run in one D1 batch, so one
- * transaction. Answers the deliveries this call claimed, by id (an
- * id given twice is claimed once), and those it holds back because their business is being moved.
+ * Leases every delivery of `ids` with an attempt to make now, so that a duplicate message, or one of a delivery done,
+ * deleted or leased elsewhere, sends nothing (docs/webhooks.md, How delivery works inside): the scheduled attempt of a
+ * pending, due, unleased delivery, else an extra one owed, leased by `extra_attempt_at` itself. One D1 batch for the
+ * whole queue batch. Answers the deliveries claimed, by id, and those held back while their business moves.
  */
 export async function claimDeliveries(
   deps: Dependencies,

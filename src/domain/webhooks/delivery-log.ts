@@ -126,10 +126,10 @@ export type DeliveryObject = ReturnType<typeof toDeliveryObject>;
 export type DeliveryPage = { deliveries: DeliveryObject[]; hasMore: boolean };
 
 /**
- * The history of one endpoint (spec, Webhook delivery: failed deliveries are "visible to the owner in the endpoint's
- * history"; docs/webhooks.md, Deliveries, redelivery and recovery): newest first, each delivery with its attempts. One
- * read for the partner's `GET /webhooks/{id}/deliveries` (its own side; one round trip with its credential) and for the
- * owner's page (a business id: every side). The endpoint is read too, for the 404 of one out of reach.
+ * The history of one endpoint, where the owner sees failed deliveries (docs/guides/webhooks.md, Answering, retries and
+ * the schedule; docs/webhooks.md, Deliveries, redelivery and recovery): newest first, each delivery with its attempts.
+ * One read for the partner's `GET /webhooks/{id}/deliveries` (its own side; one round trip with its credential) and for
+ * the owner's page (a business id: every side). The endpoint is read too, for the 404 of one out of reach.
  */
 export function endpointDeliveries(
   reach: Reach,

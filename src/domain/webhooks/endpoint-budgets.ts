@@ -6,14 +6,10 @@ import { HOUR_MS } from "../../lib/time";
 import type { Business } from "../access/businesses";
 
 /**
- * Sends on a partner's demand, per endpoint and clock hour (docs/decisions.md, Webhooks a partner can operate):
- * redeliveries and test events together, and recovers. What they protect is the partner's own receiver: a loop that
- * calls them cannot flood it. 60 an hour is a redelivery a minute, more than anyone clicks or scripts by hand; a
- * recover can queue a month of failures at once, so 5 an hour. The owner's Send again in the dashboard is a person's
- * click, and is not counted.
- *
- * Test events are also counted per business, 60 an hour across its endpoints: an endpoint's own count ends with it,
- * and deleting and re-creating it (same URL, same receiver) must not start a new hour's worth.
+ * Sends on a partner's demand, per endpoint and clock hour (docs/decisions.md, Webhooks a partner can operate), so a
+ * loop cannot flood the partner's own receiver: 60 redeliveries and test events (a minute's click), 5 recovers (each
+ * may queue a month of failures). Test events count per business too, so re-creating an endpoint starts no new hour.
+ * The owner's Send again is a person's click, not counted.
  */
 export const SENDS_PER_HOUR = 60;
 export const RECOVERS_PER_HOUR = 5;

@@ -15,7 +15,7 @@ import { type Reach, reachArgument, reached, type SqlReach } from "../access/sco
 import { anotherKeysAnswers, changeableBy } from "./intake-answers";
 import { isListenerUrl, isRegisteredEndpoint } from "./listener-endpoints";
 
-/** Spec, Limits: "Webhook endpoints per business: 20". */
+/** At most 20 endpoints per business (docs/guides/webhooks.md, Subscribing). */
 export const MAX_ENDPOINTS_PER_BUSINESS = 20;
 /** A sandbox business's smaller fan-out: each event it causes is at most this many deliveries (docs/guides/sandbox.md). */
 export const MAX_ENDPOINTS_PER_SANDBOX = 5;
@@ -40,14 +40,17 @@ export function toEndpointObject(endpoint: WebhookEndpoint) {
   };
 }
 
-/** Spec, Webhooks: events omitted means `["*"]`, every event except opt-in ones. Duplicates are folded. */
+/**
+ * `events` left out means `["*"]`, every event but opt-in ones (docs/guides/webhooks.md, Subscribing). Duplicates are
+ * folded.
+ */
 export async function createEndpoint(
   deps: Dependencies,
   principal: Principal,
   input: { url: string; events?: string[]; description?: string },
 ) {
-  // Spec: "url (string, required, https)"; public addresses only, loopback only in local development, so that no
-  // delivery reaches our own network (docs/architecture.md, Outbound calls).
+  // An https url of a public address, loopback only in local development (docs/guides/webhooks.md, Subscribing), so
+  // that no delivery reaches our own network (docs/architecture.md, Outbound calls).
   assertRegistrableUrl(deps.outbound, input.url);
   const secret = newSigningSecret();
   const limit = principal.business.sandbox ? MAX_ENDPOINTS_PER_SANDBOX : MAX_ENDPOINTS_PER_BUSINESS;
@@ -149,12 +152,9 @@ export type EndpointChanges = { url?: string; events?: string[]; description?: s
 
 /**
  * `PATCH /webhooks/{id}` (docs/webhooks.md, Reading and changing an endpoint): the url checked as on creation, then
- * ONE statement that sets only the members given, scoped by the endpoint's business and side in its WHERE, so that
- * an endpoint deleted (or out of reach) since the credential was read is a 404 and never written, and one carrying
- * another key's intake answers a 403 (src/domain/webhooks/intake-answers.ts). Kept: the id, the
- * secret and any rotation's previous secret, the health (a disabled endpoint stays disabled: enabling is
- * `POST /webhooks/{id}/enable`), the deliveries. Pending deliveries are not touched: the consumer reads the url at
- * each attempt (src/domain/webhooks/delivery-claim.ts), and a delivery was owed when its event happened.
+ * ONE statement setting only the members given, scoped in its WHERE by business and side, so an endpoint gone since
+ * the credential was read is a 404, never written, and one carrying another key's intake answers a 403. Kept: the id,
+ * the secrets, the health, the deliveries, whose next attempt reads the new url.
  */
 export async function updateEndpoint(deps: Dependencies, reach: SqlReach, id: number, changes: EndpointChanges) {
   if (changes.url !== undefined) assertRegistrableUrl(deps.outbound, changes.url);

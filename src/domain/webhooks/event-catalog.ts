@@ -1,7 +1,8 @@
 import { ALL_EVENTS, type EventName } from "../../names-and-limits";
 
 /**
- * Spec, intake.completed: "Opt-in: `*` does not include it". No other event is opt-in, so `*` means every other event
+ * `intake.completed` is opt-in: `*` does not include it (docs/guides/webhooks.md, Subscribing). No other event is
+ * opt-in, so `*` means every other event
  * (docs/decisions.md, Decisions the design made where the contract is silent).
  */
 export const OPT_IN_EVENTS: ReadonlySet<EventName> = new Set(["intake.completed"]);

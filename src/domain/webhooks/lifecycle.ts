@@ -24,8 +24,8 @@ import { type EventDraft, writeEvents } from "./outbox/write";
 
 /**
  * Why the record was switched: `owner`, in the dashboard; `changed`, a partner's PATCH switched it off (a new url for
- * an action; a change of its content for an intake: spec, States); `credential_revoked`, a key was revoked: the
- * intakes it registered (spec: "Revoking a key switches that key's intakes off"), and the API keys' actions the owner
+ * an action; a change of its content for an intake); `credential_revoked`, a key was revoked: the intakes it
+ * registered (docs/guides/webhooks.md, Lifecycle events), and the API keys' actions the owner
  * chose to switch off with it (docs/decisions.md, When access ends).
  */
 export type { LifecycleReason };
@@ -54,7 +54,7 @@ export const actionChangeAccepted = (action: ActionObject, side: number | null):
 /**
  * `intake.enabled` or `intake.disabled` `{ intake, reason }`, with the intake as `GET /intakes/{id}` shows it after
  * the switch, to the endpoints of the key or app that registered it only: an intake belongs to that one principal
- * (spec, Intakes: "Intakes are never shared"), and so does its `intake.completed`.
+ * (docs/intakes.md, Ownership), and so does its `intake.completed`.
  */
 export const intakeSwitched = (intake: IntakeObject, owner: PrincipalRef, reason: LifecycleReason): EventDraft => ({
   event: intake.enabled ? "intake.enabled" : "intake.disabled",

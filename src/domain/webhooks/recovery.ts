@@ -98,12 +98,10 @@ export function recoverWrites(principal: Principal, endpointId: number, since: s
 }
 
 /**
- * `POST /webhooks/{id}/recover` (docs/webhooks.md, Deliveries, redelivery and recovery), once the endpoint was read
- * with the credential: the endpoint's budget (429), then, in ONE round trip (two updates whose parameters do not grow
- * with the count, where a list of ids would pass D1's 100), every delivery to the endpoint created since `since` and
- * not delivered is sent now: a failed one by one extra attempt, a pending one that has failed by its next scheduled
- * attempt. A pending one never attempted is on its way already and is left alone. Answers their ids, oldest first
- * (the order in which they were missed), enqueued after the answer, and the budget left.
+ * `POST /webhooks/{id}/recover` (docs/webhooks.md, Deliveries, redelivery and recovery): the endpoint's budget (429),
+ * then in ONE round trip of two updates (no list of ids to pass D1's 100 parameters), every delivery since `since`
+ * not delivered is sent now (docs/decisions.md, Redeliver and recover). Answers their ids, oldest first, to enqueue
+ * after the answer, and the budget left.
  */
 export async function recoverDeliveries(
   deps: Dependencies,

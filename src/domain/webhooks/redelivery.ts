@@ -131,14 +131,10 @@ export function sendDeliveryAgain(
 }
 
 /**
- * The partner's redelivery (`POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`), once `deliveryToSendAgain`
- * has admitted it: the endpoint's budget (429), then ONE more attempt of the SAME delivery, now, as Svix's and
- * Stripe's resend do: the same `X-Service-Delivery` and envelope, signed afresh by the consumer, and recorded among
- * the delivery's attempts. It starts no schedule (attempts.ts, `extraAttemptRecorded`): a failed delivery stays
- * failed if it fails, and is delivered if it succeeds; a pending one keeps its count and its next attempt, and a
- * success ends its schedule. The outbox: the debt is written on the row (`extra_attempt_at`) before the delivery's
- * id is enqueued after the answer; a send that fails, or a message that is lost, is left to the sweep, which sends one
- * again a minute later (outbox/sweep.ts, `EXTRA_OWED_AFTER_MS`).
+ * The partner's redelivery, once `deliveryToSendAgain` admitted it: the endpoint's budget (429), then ONE more attempt
+ * of the SAME delivery, now, recorded among its attempts and starting no schedule (docs/decisions.md, Redeliver and
+ * recover). The debt is written on the row (`extra_attempt_at`) before the id is enqueued after the answer, so a
+ * failed send or a lost message is left to the sweep (`EXTRA_OWED_AFTER_MS`).
  */
 export async function redeliver(
   deps: Dependencies,

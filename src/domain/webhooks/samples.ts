@@ -9,9 +9,9 @@ import type { OrderObject } from "../../schemas/order";
 import type { EventDraft } from "./event-draft";
 
 /*
- * One realistic `data` per event name, for test events (docs/webhooks.md, Test events): the shapes of the spec's Events
- * table, with the spec's Booking and Order objects, so that a partner's handler meets in CI what it will meet in
- * production. Each is checked against the schemas the core platform's reports are validated with
+ * One realistic `data` per event name, for test events (docs/webhooks.md, Test events), in the shapes partners receive
+ * (docs/guides/webhooks.md, The events), whole bookings and orders, so that a partner's handler meets in CI what it
+ * will meet in production. Each is checked against the schemas the core platform's reports are validated with
  * (test/webhooks/test-events.test.ts). Invented people and places; example.com addresses.
  */
 

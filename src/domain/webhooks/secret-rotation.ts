@@ -37,16 +37,10 @@ export function signingSecrets(record: RotatingSecrets, now: EpochMs): SigningSe
 type RotatingTable = typeof webhookEndpoints | typeof actions;
 
 /**
- * The rotation of `table`'s records (endpoints or actions): `guard` what else the UPDATE's WHERE holds (an endpoint
- * carrying another key's intake answers is not rotated by it), `refused` the error when nothing was rotated.
- *
- * One rotation, in ONE statement (docs/architecture.md, Performance budget: the credential, then one write): the
- * current secret becomes the previous one and a new one the current, in the row's own UPDATE, whose WHERE holds the
- * partner's side. SQLite computes every SET from the row as it was, and applies one UPDATE at a time: of two rotations
- * at once, the second moves the first's new secret to `previous_secret`, so each answered secret is either current or
- * previous (or expired), never lost half-way. Only the current and the newest previous secret are kept: a rotation
- * during another drops the older previous secret at once. Another side's or business's record is the same 404 as a
- * missing one (docs/architecture.md, Principals and owner sides).
+ * The rotation of `table`'s records (endpoints or actions), ONE UPDATE scoped to the partner's side: the current secret
+ * becomes the previous, a new one the current (docs/decisions.md, Webhooks a partner can operate). SQLite computes each
+ * SET from the old row, so concurrent rotations apply in turn and none is lost half-way. `guard`: what else the WHERE
+ * holds; `refused`: the error when nothing was rotated (another side's record is a 404, as a missing one).
  */
 const rotation =
   (

@@ -35,7 +35,7 @@ export async function sendTestEvent(
   return { eventId: id, deliveryIds, budgets };
 }
 
-/** The dashboard's Test button (spec: `ping` `{ message }`): one event, delivered to that endpoint only. */
+/** The dashboard's Test button: `ping` `{ message }` (docs/guides/webhooks.md, The events), to that endpoint only. */
 export async function sendPing(deps: Dependencies, business: Business, endpointId: number) {
   // A disabled endpoint is a 409, as for the partner's test events: a ping would be written and never sent.
   const endpoint = await runRead(deps.db, sendableEndpoint(business.id, endpointId));

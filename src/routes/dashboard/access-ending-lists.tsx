@@ -83,7 +83,7 @@ const TextItem = (item: Records["knowledge"][number]) => (
   </>
 );
 
-/** Intakes switched off by the revocation or disconnection: the spec's rule for both. */
+/** Intakes switched off by the revocation or disconnection (docs/architecture.md, What happens when access ends). */
 export const IntakesSwitchedOff = (props: { intakes: Records["intakes"] }) => (
   <li>
     Its intakes are switched off, and cannot be switched on again:
@@ -104,7 +104,7 @@ export const EndpointsDeleted = (props: { endpoints: Records["endpoints"]; lead:
 
 /**
  * What remains of any partner: its actions (registered, on or off as chosen above) and the texts it pushed, until the
- * owner removes them (spec).
+ * owner removes them (docs/architecture.md, What happens when access ends).
  */
 export const ActionsAndKnowledge = (props: {
   records: Records;

@@ -21,10 +21,10 @@ async function disconnectionPage(c: Context<DashboardEnv>, id: number, refusal?:
 }
 
 /**
- * API keys and connected apps, which the navigation groups with Webhooks under Integration (docs/decisions.md,
- * Exactly as the spec says): create a key (shown once); revoke a key or disconnect an app after a page that says what
- * will stop and what remains (docs/architecture.md, What happens when access ends). Creating a key and disconnecting
- * an app ask for the password once the sign-in is 10 minutes old (fresh-sign-in.tsx).
+ * API keys and connected apps, which the navigation groups with Webhooks under Integration (docs/decisions.md, Exactly
+ * as the contract says): create a key (shown once); revoke a key or disconnect an app after a page that says what will
+ * stop and what remains (docs/architecture.md, What happens when access ends). Creating a key and disconnecting an app
+ * ask for the password once the sign-in is 10 minutes old (fresh-sign-in.tsx).
  */
 export const account = new Hono<DashboardEnv>()
   .get("/keys", async (c) =>

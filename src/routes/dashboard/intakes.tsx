@@ -15,7 +15,7 @@ import { ButtonForm, Layout, OnOff } from "./layout";
 import { When } from "./time-text";
 
 /**
- * Intakes: the approval screen (spec, Contact details and approval: every question, the contact details the partner
+ * Intakes: the approval screen (docs/intakes.md, The approval summary: every question, the contact details the partner
  * will receive, any question that asks who the customer is), the change since the approved version question by
  * question, switch on/off, and the responses.
  */

@@ -11,8 +11,8 @@ const NAV = [
 ] as const;
 
 /**
- * The navigation follows the spec's wording: Integration holds API keys, Connected apps and Webhooks
- * (docs/decisions.md, Exactly as the spec says).
+ * The navigation's wording: Integration holds API keys, Connected apps and Webhooks (docs/decisions.md, Exactly as
+ * the contract says).
  */
 const INTEGRATION = [
   ["/dashboard/keys", "API keys"],

@@ -32,8 +32,8 @@ const EVENT_WORDS: Record<EventName, string> = {
 export const eventInWords = (name: string): string => EVENT_WORDS[name as EventName] ?? name;
 
 /**
- * What an endpoint's subscription receives, in words: `*` is every event but the opt-in ones (spec, intake.completed:
- * "`*` does not include it"), then any name listed besides it.
+ * What an endpoint's subscription receives, in words: `*` is every event but the opt-in `intake.completed`
+ * (docs/guides/webhooks.md, Subscribing), then any name listed besides it.
  */
 export function eventsInWords(subscribed: readonly string[]): string {
   const named = subscribed.filter((name) => name !== ALL_EVENTS).map(eventInWords);

@@ -7,10 +7,10 @@ import { rejectInvalid } from "../../lib/validation";
 import { ActionCallBody, ActionCallParams } from "../../schemas/runtime";
 
 /**
- * The Secretary calls an action during a chat (docs/decisions.md, Calls). 200 with the call record for every outcome
- * of the spec's call history (success, timeout, error, rejected); refusals that send and record nothing are errors:
- * 404 unknown business or action, 409 switched off or on a phone call, 422 a required argument missing (the
- * Secretary asks the customer instead), 429 a third call for one message.
+ * The Secretary calls an action during a chat (docs/decisions.md, Calls). 200 with the call record for every outcome of
+ * its history (success, timeout, error, rejected: docs/guides/connected-actions.md, The call history); refusals that
+ * send and record nothing are errors: 404 unknown business or action, 409 switched off or on a phone call, 422 a
+ * required argument missing (the Secretary asks the customer instead), 429 a third call for one message.
  */
 export const actionCallsApi = new Hono<AppEnv>().post(
   "/businesses/:id/actions/:name/call",

@@ -131,12 +131,10 @@ type Marks = {
 };
 
 /**
- * The outbox sweep on the cron trigger (docs/architecture.md, The outbox): deliveries written but never enqueued, or
- * pending long past their due time because their message was lost, go on the queue again; and so do the extra
- * attempts a partner asked for (redeliver, recover) still owed a minute later. A duplicate is harmless: the consumer
- * claims a delivery before sending it. Each chunk is marked, then sent (see `markSwept`, `markExtrasSwept`), and a
- * chunk that fails is logged (and released, for the first kind) without stopping the chunks after it. Answers how
- * many messages were enqueued.
+ * The outbox sweep on the cron trigger (docs/architecture.md, The outbox): deliveries never enqueued, pending long
+ * past due (a lost message), or owing an extra attempt a minute later go on the queue again; the consumer's claim
+ * makes a duplicate harmless. Each chunk is marked, then sent; one that fails is logged (and released, for the first
+ * kind) without stopping the rest. Answers how many messages were enqueued.
  */
 export async function sweepOutbox(deps: Dependencies): Promise<number> {
   const now = deps.clock();

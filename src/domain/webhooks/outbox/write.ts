@@ -14,12 +14,10 @@ import { subscribes } from "../event-catalog";
 import type { EventDraft } from "../event-draft";
 
 /*
- * The outbox (docs/architecture.md, The outbox), in three steps, one file each: `write.ts` puts the events and their
- * delivery rows in ONE D1 batch with the caller's own rows; `enqueue.ts` then hands the delivery ids to the queue
- * after the answer and marks them enqueued; `sweep.ts`, on the cron trigger, sends again what was never enqueued, was
- * lost, or owes an extra attempt. The order is what makes it lossless: a row exists before its message, so a failed
- * send or a lost message is found by the sweep, and a duplicate message is harmless (the consumer claims a delivery
- * before sending it).
+ * The outbox (docs/architecture.md, The outbox), one step a file: `write.ts` puts the events and their delivery rows in
+ * ONE D1 batch with the caller's rows; `enqueue.ts` queues the ids after the answer; `sweep.ts` sends again what was
+ * never enqueued, lost, or owes an extra attempt. A row exists before its message, so nothing is lost, and the
+ * consumer's claim makes a duplicate harmless.
  */
 
 export type { EventDraft } from "../event-draft";
@@ -27,9 +25,10 @@ export type { EventDraft } from "../event-draft";
 export type EmittedEvent = { id: string; event: EventName };
 
 /**
- * Spec, Envelope: `id` (`evt_` + an opaque part), `event`, `created_at`, `business { id, handle, name }`, `data`; and
+ * The envelope (docs/guides/webhooks.md, The request): `id` (`evt_` + an opaque part), `event`, `created_at`,
+ * `business { id, handle, name }`, `data`; and
  * `test: true` on a test event (docs/webhooks.md, Test events), and `sandbox: true` on every event of a sandbox
- * business (docs/decisions.md, Sandbox operations), after the spec's members. A live business's envelope has neither.
+ * business (docs/decisions.md, Sandbox operations), after those. A live business's envelope has neither.
  */
 function envelope(business: Business, draft: EventDraft, createdAt: string) {
   return {
