@@ -25,6 +25,10 @@ const NODE_TESTS = ["test/cli/**/*.test.ts", "test/sdk/node-receiver.test.ts"];
 // Tests run inside workerd with the real bindings of wrangler.toml: local D1 (migrated by test/setup.ts), Durable
 // Objects and Queues. Outbound calls go to the real HTTP receiver that test/global-setup.ts starts.
 const workerd = cloudflareTest(async ({ inject }) => ({
+  // Not workerd's --verbose (the pool's default), which prints every outbound fetch that fails to connect as an
+  // uncaught exception even when the code catches it (the refused connection of test/webhooks/delivery.test.ts). A
+  // rejection nobody handles still fails the run: vitest reports it, and test/setup.ts watches the Worker's errors.
+  verbose: false,
   main: "./src/index.ts",
   wrangler: { configPath: "./wrangler.toml" },
   miniflare: {
@@ -67,7 +71,15 @@ export default defineConfig({
         test: { setupFiles: ["./test/setup.ts"], name: "own-runtime", include: WHOLE_DATABASE, isolate: true },
       },
       // Node's own code (the CLI's command line) runs in Node, as partners run it, outside workerd.
-      { extends: true, test: { name: "node", include: NODE_TESTS, environment: "node" } },
+      {
+        extends: true,
+        test: {
+          name: "node",
+          include: NODE_TESTS,
+          environment: "node",
+          setupFiles: ["./test/helpers/status-matcher.ts"],
+        },
+      },
     ],
   },
 });

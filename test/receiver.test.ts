@@ -7,11 +7,11 @@ describe("the test receiver", () => {
   it("records what reaches it and answers as the path asks", async () => {
     const box = `box-${crypto.randomUUID()}`;
     const ok = await fetch(`${env.RECEIVER_URL}/${box}/hello`, { method: "POST", body: '{"a":1}' });
-    expect(ok.status).toBe(200);
+    await expect(ok).toHaveStatus(200);
     const failing = await fetch(`${env.RECEIVER_URL}/${box}/status/503`, { method: "POST" });
-    expect(failing.status).toBe(503);
+    await expect(failing).toHaveStatus(503);
     const redirect = await fetch(`${env.RECEIVER_URL}/${box}/redirect`, { redirect: "manual" });
-    expect(redirect.status).toBe(302);
+    await expect(redirect).toHaveStatus(302);
 
     const recorded = (await (await fetch(`${env.RECEIVER_URL}/__recorded/${box}`)).json()) as Array<{
       method: string;

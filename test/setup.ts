@@ -4,6 +4,7 @@ import { idSlotStatements } from "../src/db/ids";
 import { shardBinding } from "../src/db/shard-bindings";
 import { SHARD_NAMES } from "../src/db/shards";
 import { takeServerErrors, watchWorker } from "./helpers/server-errors";
+import "./helpers/status-matcher";
 
 // Files share a runtime and its storage (vitest.config.ts): the migrations apply once to every database (the global
 // one, which is also the legacy shard, and each regional shard), and are skipped after that.

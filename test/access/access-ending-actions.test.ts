@@ -38,9 +38,9 @@ async function actionOn(credential: string, jar: Awaited<ReturnType<typeof signe
       parameters: PARAMETERS,
     },
   });
-  expect(response.status).toBe(201);
+  await expect(response).toHaveStatus(201);
   const { id } = await json<{ id: number }>(response);
-  expect((await switchActionOn(jar, id)).status).toBe(303);
+  await expect(await switchActionOn(jar, id)).toHaveStatus(303);
   return { id, name, box };
 }
 
@@ -75,10 +75,10 @@ describe("disconnecting an app with a switched-on action", () => {
     expect(data).toContain("If you keep them on, they keep receiving what customers ask in chats");
     expect(testIdText(confirmation.html, "stops")).not.toContain("No customer data is sent to it any more.");
 
-    expect((await submit(jar, path, path, { switch_actions_off: "on" })).status).toBe(303);
+    await expect(await submit(jar, path, path, { switch_actions_off: "on" })).toHaveStatus(303);
     expect(await enabledOf(action.id)).toBe(false);
     const refused = await callIt(shop.business.id, action.name);
-    expect(refused.status).toBe(409);
+    await expect(refused).toHaveStatus(409);
     expect(await action.box.recorded()).toEqual([]);
     const context = await call(`/internal/v1/businesses/${shop.business.id}/context?channel=whatsapp`, {
       headers: RUNTIME,
@@ -93,8 +93,8 @@ describe("disconnecting an app with a switched-on action", () => {
     const action = await actionOn(app.tokens.access_token, jar, "kept_stock");
     const path = `/dashboard/apps/${app.grantId}/disconnect`;
 
-    expect((await submit(jar, path, path)).status).toBe(303);
-    expect((await call("/api/v1/me", { key: app.tokens.access_token })).status).toBe(401);
+    await expect(await submit(jar, path, path)).toHaveStatus(303);
+    await expect(await call("/api/v1/me", { key: app.tokens.access_token })).toHaveStatus(401);
     expect(await enabledOf(action.id)).toBe(true);
     const called = await callIt(shop.business.id, action.name);
     expect(await json(called)).toMatchObject({ call: { status: "success" } });
@@ -129,9 +129,9 @@ describe("revoking a key while the API keys' actions are on", () => {
     const confirmation = await page(jar, path);
     expect(testIdText(confirmation.html, "actions-called")).toContain("last_key_stock : each call sends sku");
     expect(checkbox(confirmation.html)?.[1]).toBe(' checked=""');
-    expect((await submit(jar, path, path, { switch_actions_off: "on" })).status).toBe(303);
+    await expect(await submit(jar, path, path, { switch_actions_off: "on" })).toHaveStatus(303);
     expect(await enabledOf(action.id)).toBe(false);
-    expect((await callIt(shop.business.id, action.name)).status).toBe(409);
+    await expect(await callIt(shop.business.id, action.name)).toHaveStatus(409);
   });
 
   it("while other keys remain, offers it unchecked; chosen, the keys' endpoint hears action.disabled (credential_revoked)", async () => {
@@ -149,7 +149,7 @@ describe("revoking a key while the API keys' actions are on", () => {
     expect(testIdText(confirmation.html, "customer-data")).toContain(
       "its switched-on actions keep receiving what customers ask in chats unless you switch them off below",
     );
-    expect((await submit(jar, path, path, { switch_actions_off: "on" })).status).toBe(303);
+    await expect(await submit(jar, path, path, { switch_actions_off: "on" })).toHaveStatus(303);
     expect(await enabledOf(action.id)).toBe(false);
     const [, disabled] = await box.arrived(2);
     expect(JSON.parse(disabled?.body ?? "{}")).toMatchObject({
@@ -164,12 +164,12 @@ describe("revoking a key while the API keys' actions are on", () => {
     const second = await createApiKey(shop.business.id);
     const action = await actionOn(shop.apiKey, jar, "still_on_stock");
     const path = `/dashboard/keys/${second.apiKeyId}/revoke`;
-    expect((await submit(jar, path, path)).status).toBe(303);
+    await expect(await submit(jar, path, path)).toHaveStatus(303);
     expect(await enabledOf(action.id)).toBe(true);
   });
 });
 
-describe("revoking a key at the spec's maxima: 10 actions on, 20 endpoints", () => {
+describe("revoking a key at the maxima of docs/architecture.md, Principals and owner sides: 10 actions on, 20 endpoints", () => {
   it("switches all 10 off in the revocation and tells each of the 20 keys' endpoints of each: 200 deliveries", async () => {
     const shop = await createOwnerBusiness({ plan: "business" });
     const jar = await signedIn(shop);
@@ -183,7 +183,7 @@ describe("revoking a key at the spec's maxima: 10 actions on, 20 endpoints", () 
       ids.push(id);
     }
     const path = `/dashboard/keys/${second.apiKeyId}/revoke`;
-    expect((await submit(jar, path, path, { switch_actions_off: "on" })).status).toBe(303);
+    await expect(await submit(jar, path, path, { switch_actions_off: "on" })).toHaveStatus(303);
 
     const rows = await db.select().from(actions).where(eq(actions.businessId, shop.business.id));
     expect(rows.map((row) => row.enabled)).toEqual(Array(10).fill(false));

@@ -6,7 +6,7 @@ import { call, expectError } from "../helpers/http";
 
 const PROTECTED = ["/api/v1/me", "/api/v1/appointments", "/api/v1/orders"];
 
-describe("API key authentication (spec: Authentication, API key)", () => {
+describe("API key authentication (docs/decisions.md, Authentication and the plan)", () => {
   it.each(PROTECTED)("refuses %s without an Authorization header (401)", async (path) => {
     const response = await call(path);
     await expectError(response, 401, /API key is required/);
@@ -43,14 +43,14 @@ describe("API key authentication (spec: Authentication, API key)", () => {
     const { business, apiKey } = await createBusiness();
     const revoked = await createApiKey(business.id, { revoked: true });
     await expectError(await call("/api/v1/me", { key: revoked.apiKey }), 401, /revoked/);
-    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(200);
   });
 
   it("takes a test key on its sandbox business, and refuses each kind of key on the other kind of business", async () => {
     const sandbox = await createBusiness({ sandbox: true });
     const live = await createBusiness();
     expect(sandbox.apiKey).toMatch(/^sk_test_/);
-    expect((await call("/api/v1/me", { key: sandbox.apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: sandbox.apiKey })).toHaveStatus(200);
     // Keys made for the other kind of business: a test key of a live business, a live key of a sandbox.
     const testOnLive = await createApiKey(live.business.id, { test: true });
     const liveOnSandbox = await createApiKey(sandbox.business.id, { test: false, shard: sandbox.shard });
@@ -65,11 +65,11 @@ describe("API key authentication (spec: Authentication, API key)", () => {
   it("accepts the scheme name in any case, as RFC 6750 allows", async () => {
     const { apiKey } = await createBusiness();
     const response = await call("/api/v1/me", { headers: { Authorization: `bearer ${apiKey}` } });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
   });
 });
 
-describe("the plan rule (spec: the API requires Pro or Business; a lapsed plan gives 403)", () => {
+describe("the plan rule (docs/guides/getting-started.md, A credential: Pro or Business; a lapsed plan gives 403)", () => {
   it.each(PROTECTED)("answers 403 on %s for a lapsed Pro plan", async (path) => {
     const { apiKey } = await createBusiness({ plan: "pro", active: false });
     await expectError(await call(path, { key: apiKey }), 403, /lapsed/);
@@ -87,6 +87,6 @@ describe("the plan rule (spec: the API requires Pro or Business; a lapsed plan g
 
   it("lets an active Business plan in", async () => {
     const { apiKey } = await createBusiness({ plan: "business", active: true });
-    expect((await call("/api/v1/orders", { key: apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/orders", { key: apiKey })).toHaveStatus(200);
   });
 });

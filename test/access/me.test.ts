@@ -3,10 +3,10 @@ import { createBusiness } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 
 describe("GET /api/v1/me", () => {
-  it("answers the business of the key with exactly the spec's five fields", async () => {
+  it("answers the business of the key with exactly its five fields (docs/guides/getting-started.md, The first call)", async () => {
     const { business, apiKey } = await createBusiness({ name: "Bella Hair Studio" });
     const response = await call("/api/v1/me", { key: apiKey });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(response.headers.get("Content-Type")).toContain("application/json");
     expect(await json(response)).toEqual({
       id: business.id,

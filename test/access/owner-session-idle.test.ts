@@ -70,7 +70,7 @@ describe("the owner session's idle timeout over HTTP (the session's stored times
   it("sends the owner to sign in again once the session has gone 30 minutes unused", async () => {
     const jar = await signedIn(shop);
     await timePasses(jar, SESSION_IDLE_MS - MINUTE);
-    expect((await page(jar, "/dashboard/keys")).status).toBe(200);
+    await expect(await page(jar, "/dashboard/keys")).toHaveStatus(200);
     const idle = await signedIn(shop);
     await timePasses(idle, SESSION_IDLE_MS);
     expect(await sentToSignIn(idle)).toBe(true);
@@ -79,22 +79,22 @@ describe("the owner session's idle timeout over HTTP (the session's stored times
   it("keeps a session in use alive past 30 minutes, writing its use at most once every 5 minutes", async () => {
     const jar = await signedIn(shop);
     // The sign-in is the first use: nothing is written for the pages right after it.
-    expect((await page(jar, "/dashboard")).status).toBe(200);
+    await expect(await page(jar, "/dashboard")).toHaveStatus(200);
     expect((await sessionRow(jar))?.lastUsedAt).toBeNull();
     await timePasses(jar, 20 * MINUTE);
     const before = Date.now();
-    expect((await page(jar, "/dashboard")).status).toBe(200);
+    await expect(await page(jar, "/dashboard")).toHaveStatus(200);
     const recorded = (await sessionRow(jar))?.lastUsedAt ?? "";
     expect(Date.parse(recorded)).toBeGreaterThanOrEqual(before);
     await timePasses(jar, 2 * MINUTE);
     const shifted = (await sessionRow(jar))?.lastUsedAt;
     for (const path of ["/dashboard", "/dashboard/keys", "/dashboard/apps"]) {
-      expect((await page(jar, path)).status).toBe(200);
+      await expect(await page(jar, path)).toHaveStatus(200);
     }
     expect((await sessionRow(jar))?.lastUsedAt).toBe(shifted);
     // 42 minutes after the sign-in, 22 after the recorded use: still signed in; 30 after it, not.
     await timePasses(jar, 20 * MINUTE);
-    expect((await page(jar, "/dashboard")).status).toBe(200);
+    await expect(await page(jar, "/dashboard")).toHaveStatus(200);
     await timePasses(jar, SESSION_IDLE_MS);
     expect(await sentToSignIn(jar)).toBe(true);
   });

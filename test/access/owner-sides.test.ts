@@ -56,11 +56,11 @@ async function pairs(): Promise<Record<string, Pair>> {
 }
 
 const created = async <T>(response: Response): Promise<T> => {
-  expect(response.status, await response.clone().text()).toBe(201);
+  await expect(response).toHaveStatus(201);
   return json<T>(response);
 };
 const ids = async (response: Response) => {
-  expect(response.status).toBe(200);
+  await expect(response).toHaveStatus(200);
   return (await json<{ data: Array<{ id: number }> }>(response)).data.map((record) => record.id);
 };
 
@@ -77,12 +77,12 @@ describe("owner sides: who lists, reads, changes and deletes what", async () => 
     expect(await ids(await call("/api/v1/webhooks", { key: first }))).toContain(mine.id);
     const removal = await call(`/api/v1/webhooks/${mine.id}`, { key: second, method: "DELETE" });
     if (sameSide) {
-      expect(removal.status).toBe(204);
+      await expect(removal).toHaveStatus(204);
     } else {
       await expectError(removal, 404, ENDPOINT_NOT_FOUND);
       const stored = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, mine.id)).get();
       expect(stored?.id).toBe(mine.id);
-      expect((await call(`/api/v1/webhooks/${mine.id}`, { key: first, method: "DELETE" })).status).toBe(204);
+      await expect(await call(`/api/v1/webhooks/${mine.id}`, { key: first, method: "DELETE" })).toHaveStatus(204);
     }
   });
 
@@ -97,8 +97,8 @@ describe("owner sides: who lists, reads, changes and deletes what", async () => 
     const read = await call(`/api/v1/actions/${mine.id}`, { key: second });
     const patch = await call(`/api/v1/actions/${mine.id}`, { key: second, method: "PATCH", body: { title: "Taken" } });
     if (sameSide) {
-      expect(read.status).toBe(200);
-      expect(patch.status).toBe(200);
+      await expect(read).toHaveStatus(200);
+      await expect(patch).toHaveStatus(200);
     } else {
       await expectError(read, 404, ACTION_NOT_FOUND);
       await expectError(patch, 404, ACTION_NOT_FOUND);
@@ -112,7 +112,7 @@ describe("owner sides: who lists, reads, changes and deletes what", async () => 
         title: "Check stock",
       });
     }
-    expect((await call(`/api/v1/actions/${mine.id}`, { key: first, method: "DELETE" })).status).toBe(204);
+    await expect(await call(`/api/v1/actions/${mine.id}`, { key: first, method: "DELETE" })).toHaveStatus(204);
   });
 
   it.each(Object.keys(all))("intakes belong to the one key or app that made them, with %s", async (pair) => {
@@ -121,9 +121,9 @@ describe("owner sides: who lists, reads, changes and deletes what", async () => 
       await call("/api/v1/intakes", { key: first, method: "POST", body: intakeBody() }),
     );
     expect(await ids(await call("/api/v1/intakes", { key: second }))).not.toContain(mine.id);
-    expect((await call(`/api/v1/intakes/${mine.id}`, { key: second })).status).toBe(404);
-    expect((await call(`/api/v1/intakes/${mine.id}`, { key: second, method: "DELETE" })).status).toBe(404);
-    expect((await call(`/api/v1/intakes/${mine.id}`, { key: first, method: "DELETE" })).status).toBe(204);
+    await expect(await call(`/api/v1/intakes/${mine.id}`, { key: second })).toHaveStatus(404);
+    await expect(await call(`/api/v1/intakes/${mine.id}`, { key: second, method: "DELETE" })).toHaveStatus(404);
+    await expect(await call(`/api/v1/intakes/${mine.id}`, { key: first, method: "DELETE" })).toHaveStatus(204);
   });
 
   it.each(Object.keys(all))(
@@ -146,7 +146,7 @@ describe("owner sides: who lists, reads, changes and deletes what", async () => 
         method: "PUT",
         body: body("Open every day from 10 to 6."),
       });
-      expect(replaced.status).toBe(200);
+      await expect(replaced).toHaveStatus(200);
 
       const author = second.startsWith("at_") ? "oauth_app" : "api_key";
       const { pushed } = await listKnowledgeSources(deps, business);
@@ -155,7 +155,7 @@ describe("owner sides: who lists, reads, changes and deletes what", async () => 
       const source = sections.find((section) => "key" in section && section.key === key);
       const expected = author === "oauth_app" ? /^the app / : /^the API key /;
       expect(source && "source" in source ? source.source : "").toMatch(expected);
-      expect((await call(`/api/v1/knowledge/${key}`, { key: second, method: "DELETE" })).status).toBe(204);
+      await expect(await call(`/api/v1/knowledge/${key}`, { key: second, method: "DELETE" })).toHaveStatus(204);
     },
   );
 });
@@ -219,11 +219,11 @@ describe("when each credential was last used (the owner's overview)", () => {
     const shop = await createOwnerBusiness();
     expect(await lastUsedOfKey(shop.apiKey)).toBeNull();
     const before = new Date().toISOString();
-    expect((await call("/api/v1/me", { key: shop.apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: shop.apiKey })).toHaveStatus(200);
     const first = await lastUsedOfKey(shop.apiKey);
     expect(first && first >= before).toBe(true);
     // Within the hour: not written again.
-    expect((await call("/api/v1/orders", { key: shop.apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/orders", { key: shop.apiKey })).toHaveStatus(200);
     expect(await lastUsedOfKey(shop.apiKey)).toBe(first);
     // Over an hour later (the record moved back instead of the clock forward): written again.
     const anHourAgo = new Date(Date.now() - LAST_USE_PRECISION_MS - 1000).toISOString();
@@ -231,7 +231,7 @@ describe("when each credential was last used (the owner's overview)", () => {
       .update(apiKeys)
       .set({ lastUsedAt: anHourAgo })
       .where(eq(apiKeys.keyHash, sha256Hex(shop.apiKey)));
-    expect((await call("/api/v1/me", { key: shop.apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: shop.apiKey })).toHaveStatus(200);
     expect(((await lastUsedOfKey(shop.apiKey)) ?? "") > anHourAgo).toBe(true);
   });
 
@@ -245,7 +245,7 @@ describe("when each credential was last used (the owner's overview)", () => {
         .where(and(eq(oauthGrants.id, app.grantId), eq(oauthGrants.businessId, shop.business.id)))
         .get();
     const before = (await grant())?.lastUsedAt ?? null;
-    expect((await call("/api/v1/me", { key: app.tokens.access_token })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: app.tokens.access_token })).toHaveStatus(200);
     const after = (await grant())?.lastUsedAt;
     expect(after).not.toBeNull();
     expect(after).not.toBe(before);
@@ -254,7 +254,7 @@ describe("when each credential was last used (the owner's overview)", () => {
   it("is not recorded for a refused credential", async () => {
     const shop = await createOwnerBusiness();
     const revoked = await createApiKey(shop.business.id, { revoked: true });
-    expect((await call("/api/v1/me", { key: revoked.apiKey })).status).toBe(401);
+    await expect(await call("/api/v1/me", { key: revoked.apiKey })).toHaveStatus(401);
     expect(await lastUsedOfKey(revoked.apiKey)).toBeNull();
   });
 });

@@ -10,7 +10,7 @@ describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () =>
 
   it("lapses a plan, which closes the partner API with 403, and reactivates it", async () => {
     const lapsed = await setPlan({ plan: "pro", active: false });
-    expect(lapsed.status).toBe(200);
+    await expect(lapsed).toHaveStatus(200);
     expect(await json(lapsed)).toEqual({
       id: business.id,
       handle: business.handle,
@@ -20,15 +20,15 @@ describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () =>
       plan: "pro",
       plan_active: false,
     });
-    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(403);
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(403);
 
-    expect((await setPlan({ plan: "business", active: true })).status).toBe(200);
-    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+    await expect(await setPlan({ plan: "business", active: true })).toHaveStatus(200);
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(200);
   });
 
   it("moves a business to the free plan, which the API does not include", async () => {
-    expect((await setPlan({ plan: "free", active: true })).status).toBe(200);
-    expect((await call("/api/v1/orders", { key: apiKey })).status).toBe(403);
+    await expect(await setPlan({ plan: "free", active: true })).toHaveStatus(200);
+    await expect(await call("/api/v1/orders", { key: apiKey })).toHaveStatus(403);
     await setPlan({ plan: "pro", active: true });
   });
 
@@ -80,7 +80,7 @@ describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () =>
       code,
       param: undefined,
     });
-    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(200);
   });
 
   it("is the same as the RPC method setPlan of the RuntimeApi entrypoint, with refusals as values", async () => {
@@ -89,7 +89,7 @@ describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () =>
       ok: true,
       value: { id: business.id, plan: "business", plan_active: false },
     });
-    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(403);
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(403);
     expect(await runtime.setPlan(business.id, { plan: "gold", active: true })).toEqual({
       ok: false,
       status: 400,
@@ -104,6 +104,6 @@ describe("PUT /internal/v1/businesses/{id}/plan (the billing side)", async () =>
       error: "No business has that id.",
     });
     await runtime.setPlan(business.id, { plan: "pro", active: true });
-    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(200);
   });
 });

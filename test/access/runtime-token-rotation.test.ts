@@ -29,8 +29,8 @@ describe("rotating the runtime token without a refused request", async () => {
 
   it("accepts the new token and the previous one while both are set, and logs which one each request used", async () => {
     const overlap = { RUNTIME_TOKEN: NEW, RUNTIME_TOKEN_PREVIOUS: OLD };
-    expect((await context(NEW, overlap)).status).toBe(200);
-    expect((await context(OLD, overlap)).status).toBe(200);
+    await expect(await context(NEW, overlap)).toHaveStatus(200);
+    await expect(await context(OLD, overlap)).toHaveStatus(200);
     expect(tokensLogged()).toEqual([
       ["runtime", 1],
       ["runtime", 2],

@@ -30,7 +30,7 @@ describe.each(["eu1", "us1"] as const)("an owner of a business in %s signs in on
 
   it("signs in over HTTP and sees the dashboard of their own business", async () => {
     const overview = await page(jar, "/dashboard");
-    expect(overview.status).toBe(200);
+    await expect(overview).toHaveStatus(200);
     expect(overview.html).toContain(shop.business.name);
   });
 
@@ -42,11 +42,11 @@ describe.each(["eu1", "us1"] as const)("an owner of a business in %s signs in on
 
   it("creates a key in the dashboard that names the shard, is stored there and works on the partner API", async () => {
     const created = await submit(jar, "/dashboard/keys", "/dashboard/keys", { label: `Key in ${shard}` });
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     const key = /data-testid="new-key">([^<]+)</.exec(await created.text())?.[1]?.trim() ?? "";
     expect(key).toMatch(new RegExp(`^sk_live_${shard}_[A-Za-z0-9_-]{43}$`));
     const me = await call("/api/v1/me", { key });
-    expect(me.status).toBe(200);
+    await expect(me).toHaveStatus(200);
     expect((await json(me)).id).toBe(shop.business.id);
     const stored = (db: ShardName) => shardDb(db).$count(apiKeys, eq(apiKeys.keyHash, sha256Hex(key)));
     expect(await stored(shard)).toBe(1);
@@ -59,7 +59,7 @@ describe.each(["eu1", "us1"] as const)("an owner of a business in %s signs in on
       const other = new CookieJar();
       other.cookies.set(SESSION_COOKIE, forged);
       const response = await browse(other, "/dashboard");
-      expect(response.status, forged).toBe(303);
+      await expect(response, forged).toHaveStatus(303);
       expect(response.headers.get("Location")).toBe("/dashboard/sign-in");
     }
   });
@@ -69,13 +69,13 @@ describe.each(["eu1", "us1"] as const)("an owner of a business in %s signs in on
     const leavingToken = leaving.cookies.get(SESSION_COOKIE) ?? "";
     expect(await sessionRows(shard, leavingToken)).toBe(1);
     const signedOut = await submit(leaving, "/dashboard", "/dashboard/sign-out");
-    expect(signedOut.status).toBe(303);
+    await expect(signedOut).toHaveStatus(303);
     expect(await sessionRows(shard, leavingToken)).toBe(0);
     const stale = new CookieJar();
     stale.cookies.set(SESSION_COOKIE, leavingToken);
-    expect((await browse(stale, "/dashboard")).status).toBe(303);
+    await expect(await browse(stale, "/dashboard")).toHaveStatus(303);
     // The other session of the same owner is untouched.
-    expect((await page(jar, "/dashboard")).status).toBe(200);
+    await expect(await page(jar, "/dashboard")).toHaveStatus(200);
   });
 });
 
@@ -94,9 +94,9 @@ describe("a legacy business (created before sharding) keeps its sessions and key
     const earlier = await signInOwner(shardDependencies("legacy"), shop.owner);
     const jar = new CookieJar();
     jar.cookies.set(SESSION_COOKIE, earlier?.token ?? "");
-    expect((await page(jar, "/dashboard")).status).toBe(200);
+    await expect(await page(jar, "/dashboard")).toHaveStatus(200);
     expect(shop.apiKey).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
-    expect((await call("/api/v1/me", { key: shop.apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: shop.apiKey })).toHaveStatus(200);
   });
 });
 
@@ -152,7 +152,7 @@ describe("sign-in takes as long for an unknown email as for a known one (docs/sc
       email: regional.owner.email,
       password: "wrong",
     });
-    expect(refused.status).toBe(401);
+    await expect(refused).toHaveStatus(401);
     expect(other.cookies.has(SESSION_COOKIE)).toBe(false);
   });
 });

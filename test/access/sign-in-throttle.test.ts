@@ -58,13 +58,13 @@ async function signInForm(surface: "consent" | "dashboard", address: string) {
 async function fail(form: Awaited<ReturnType<typeof signInForm>>, email: string, times: number) {
   for (let i = 0; i < times; i++) {
     const response = await form.submit({ email, password: `wrong ${i}` });
-    expect(response.status).toBe(401);
+    await expect(response).toHaveStatus(401);
   }
 }
 
 /** A 429 sign-in page: `Retry-After` within the window, the sentence, the form again, no session. */
 async function expectLocked(response: Response, jar: CookieJar) {
-  expect(response.status).toBe(429);
+  await expect(response).toHaveStatus(429);
   const retryAfter = Number(response.headers.get("Retry-After"));
   expect(retryAfter).toBeGreaterThan(0);
   expect(retryAfter).toBeLessThanOrEqual(SIGN_IN_WINDOW_MS / 1000);
@@ -109,9 +109,9 @@ describe("sign-in throttling over HTTP (docs/architecture.md, Sign-in)", () => {
     const elsewhere = await signInForm("dashboard", freshAddress());
     await expectLocked(await elsewhere.submit(victim.owner), elsewhere.jar);
     const bystander = await signInForm("consent", freshAddress());
-    expect((await bystander.submit(other.owner)).status).toBe(303);
+    await expect(await bystander.submit(other.owner)).toHaveStatus(303);
     // Ten failures do not lock the attacker's address for other accounts (its limit is 50).
-    expect((await attacker.submit(other.owner)).status).toBe(303);
+    await expect(await attacker.submit(other.owner)).toHaveStatus(303);
   });
 
   it("accepts the right password once the failures have left the window, and that success clears the count", async () => {
@@ -123,7 +123,7 @@ describe("sign-in throttling over HTTP (docs/architecture.md, Sign-in)", () => {
     await runInDurableObject<SignInThrottle, void>(emailThrottle(owner.email), (_instance, state) => {
       state.storage.sql.exec("UPDATE failures SET at = at - ?", SIGN_IN_WINDOW_MS);
     });
-    expect((await form.submit(owner)).status).toBe(303);
+    await expect(await form.submit(owner)).toHaveStatus(303);
     const left = await runInDurableObject<SignInThrottle, unknown[]>(emailThrottle(owner.email), (_i, state) =>
       state.storage.sql.exec("SELECT * FROM failures").toArray(),
     );
@@ -134,7 +134,7 @@ describe("sign-in throttling over HTTP (docs/architecture.md, Sign-in)", () => {
     const { owner } = await createOwnerBusiness();
     const address = freshAddress();
     // A success spends the form's CSRF cookie: each sign-in after one starts from a fresh page.
-    const succeed = async () => expect((await (await signInForm("dashboard", address)).submit(owner)).status).toBe(303);
+    const succeed = async () => expect(await (await signInForm("dashboard", address)).submit(owner)).toHaveStatus(303);
     for (let i = 0; i < SIGN_IN_FAILURE_LIMITS.email + 2; i++) await succeed();
     await fail(await signInForm("dashboard", address), owner.email, SIGN_IN_FAILURE_LIMITS.email - 1);
     await succeed();
@@ -156,7 +156,7 @@ describe("sign-in throttling over HTTP (docs/architecture.md, Sign-in)", () => {
     const fromThere = await signInForm("consent", address);
     await expectLocked(await fromThere.submit(owner), fromThere.jar);
     const fromElsewhere = await signInForm("consent", freshAddress());
-    expect((await fromElsewhere.submit(owner)).status).toBe(303);
+    await expect(await fromElsewhere.submit(owner)).toHaveStatus(303);
   });
 
   it("counts simultaneous attempts exactly: of 16 wrong passwords at once, 10 are checked and 6 refused", async () => {

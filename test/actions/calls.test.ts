@@ -58,7 +58,7 @@ describe("the Secretary calls a connected action", async () => {
         parameters: PARAMETERS,
       },
     });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const action = await json<{ id: number; name: string; secret: string }>(response);
     if (enabled) await switchAction(deps, owner.business.id, action.id, true);
     return { ...action, business: owner.business, apiKey: owner.apiKey };
@@ -85,7 +85,7 @@ describe("the Secretary calls a connected action", async () => {
     const response = await callIt(action, {
       arguments: { date: "2026-12-24", party: 4, kind: "terrace", vip: false },
     });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<CallResult>(response);
     expect(body).toEqual({
       call: {
@@ -333,16 +333,16 @@ describe("the Secretary calls a connected action", async () => {
     });
     expect(await box.recorded()).toHaveLength(2);
     // A rejected call sent nothing and does not take a place; another message has its own two.
-    expect((await callIt(action, { message_id: freshMessage() })).status).toBe(200);
+    await expect(await callIt(action, { message_id: freshMessage() })).toHaveStatus(200);
   });
 
   it("does not count rejected calls among the two of a message", async () => {
     const action = await registered(receiverBox("rej-count").url("/ok"));
     const message = freshMessage();
     await callIt(action, { message_id: message, arguments: {} });
-    expect((await callIt(action, { message_id: message })).status).toBe(200);
-    expect((await callIt(action, { message_id: message })).status).toBe(200);
-    expect((await callIt(action, { message_id: message })).status).toBe(429);
+    await expect(await callIt(action, { message_id: message })).toHaveStatus(200);
+    await expect(await callIt(action, { message_id: message })).toHaveStatus(200);
+    await expect(await callIt(action, { message_id: message })).toHaveStatus(429);
   });
 
   it("refuses a switched-off action and a phone call with 409, recording and sending nothing", async () => {
@@ -381,7 +381,7 @@ describe("the Secretary calls a connected action", async () => {
 
   it("answers 404 for an unknown action, an action of another business, and an unknown business", async () => {
     const theirs = await registered("https://partner.example/x", "theirs");
-    expect((await callIt({ name: theirs.name, business })).status).toBe(404);
+    await expect(await callIt({ name: theirs.name, business })).toHaveStatus(404);
     await expectError(
       await callIt({ name: "nothing_here", business }),
       404,
@@ -393,7 +393,7 @@ describe("the Secretary calls a connected action", async () => {
       headers: RUNTIME,
       body: { conversation_id: "c", message_id: "m", channel: "sms", arguments: {} },
     });
-    expect(unknown.status).toBe(404);
+    await expect(unknown).toHaveStatus(404);
   });
 
   it.each([
@@ -410,7 +410,7 @@ describe("the Secretary calls a connected action", async () => {
       headers: RUNTIME,
       body,
     });
-    expect(response.status).toBe(400);
+    await expect(response).toHaveStatus(400);
     const { error: message } = await json(response);
     if (typeof error === "string") expect(message).toBe(error);
     else expect(message).toMatch(error);
@@ -422,7 +422,7 @@ describe("the Secretary calls a connected action", async () => {
       headers: { Authorization: `Bearer ${apiKey}` },
       body: { conversation_id: "c", message_id: "m", channel: "sms" },
     });
-    expect(response.status).toBe(401);
+    await expect(response).toHaveStatus(401);
   });
 
   it("keeps the arguments of each call in the history, 10 most recent first, in GET /actions/{id}", async () => {
@@ -493,9 +493,9 @@ describe("the Secretary calls a connected action", async () => {
       const action = await registered(box.url("/ok"));
       const message = freshMessage();
       const cutOff = [await pendingCall(action, message, 31_000), await pendingCall(action, message, 60_000)];
-      expect((await callIt(action, { message_id: message })).status).toBe(200);
-      expect((await callIt(action, { message_id: message })).status).toBe(200);
-      expect((await callIt(action, { message_id: message })).status).toBe(429);
+      await expect(await callIt(action, { message_id: message })).toHaveStatus(200);
+      await expect(await callIt(action, { message_id: message })).toHaveStatus(200);
+      await expect(await callIt(action, { message_id: message })).toHaveStatus(429);
       expect(await box.recorded()).toHaveLength(2);
 
       const detail = await json<{ calls: CallResult["call"][] }>(
@@ -515,8 +515,8 @@ describe("the Secretary calls a connected action", async () => {
       const action = await registered(receiverBox("under-way").url("/ok"));
       const message = freshMessage();
       const underWay = await pendingCall(action, message, 5_000);
-      expect((await callIt(action, { message_id: message })).status).toBe(200);
-      expect((await callIt(action, { message_id: message })).status).toBe(429);
+      await expect(await callIt(action, { message_id: message })).toHaveStatus(200);
+      await expect(await callIt(action, { message_id: message })).toHaveStatus(429);
       const now = await runRead(db, getAction(action.business.id, action.id, Date.now()));
       expect(now.calls.map((c) => c.id)).not.toContain(underWay);
       expect(now.calls.map((c) => c.status)).toEqual(["success"]);

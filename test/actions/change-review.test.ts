@@ -51,9 +51,9 @@ async function switchedOnAction(name: string) {
     method: "POST",
     body: { name, title: "Stock", url: "https://partner.example/stock", ...APPROVED },
   });
-  expect(created.status).toBe(201);
+  await expect(created).toHaveStatus(201);
   const { id } = await json<{ id: number }>(created);
-  expect((await switchActionOn(jar, id)).status).toBe(303);
+  await expect(await switchActionOn(jar, id)).toHaveStatus(303);
   await box.arrived(1);
   return { shop, jar, box, id };
 }
@@ -63,7 +63,7 @@ const patch = (key: string, id: number, body: Record<string, unknown>) =>
 
 async function contextActions(businessId: string) {
   const response = await call(`/internal/v1/businesses/${businessId}/context?channel=whatsapp`, { headers: RUNTIME });
-  expect(response.status).toBe(200);
+  await expect(response).toHaveStatus(200);
   return (await json<{ actions: ContextAction[] }>(response)).actions;
 }
 
@@ -90,7 +90,7 @@ describe("a change to a switched-on action waits for the owner", () => {
   it("keeps the approved version in the context and in a call's argument check, enabled, until the owner accepts", async () => {
     const { shop, jar, box, id } = await switchedOnAction("reserve_stock");
     const patched = await patch(shop.apiKey, id, CHANGED);
-    expect(patched.status).toBe(200);
+    await expect(patched).toHaveStatus(200);
     expect(await json(patched)).toMatchObject({ ...CHANGED, enabled: true, changePending: true });
     const read = await json(await call(`/api/v1/actions/${id}`, { key: shop.apiKey }));
     expect(read).toMatchObject({ ...CHANGED, enabled: true, changePending: true });
@@ -102,7 +102,7 @@ describe("a change to a switched-on action waits for the owner", () => {
       customer_name: "Noor Haddad",
       home_address: "Keizersgracht 1",
     });
-    expect(withNewArguments.status).toBe(200);
+    await expect(withNewArguments).toHaveStatus(200);
     expect(await json(withNewArguments)).toMatchObject({
       call: {
         status: "rejected",
@@ -122,7 +122,7 @@ describe("a change to a switched-on action waits for the owner", () => {
     const overview = (await page(jar, "/dashboard")).html;
     expect(overview).toContain("keeps using the version you approved until you accept the change");
 
-    expect((await accept(jar, id)).status).toBe(303);
+    await expect(await accept(jar, id)).toHaveStatus(303);
     expect(await contextActions(shop.business.id)).toEqual([{ name: "reserve_stock", ...CHANGED }]);
     const accepted = await box.arrived(2);
     const envelope = JSON.parse(accepted[1]?.body ?? "{}") as Envelope;
@@ -136,13 +136,13 @@ describe("a change to a switched-on action waits for the owner", () => {
 
   it("shows the change again instead of accepting one the owner has not seen (a PATCH after the page)", async () => {
     const { shop, jar, id } = await switchedOnAction("stale_review");
-    expect((await patch(shop.apiKey, id, { description: CHANGED.description })).status).toBe(200);
+    await expect(await patch(shop.apiKey, id, { description: CHANGED.description })).toHaveStatus(200);
     const seen = reviewedOn((await page(jar, `/dashboard/actions/${id}`)).html);
     expect(seen).toMatch(/^[0-9a-f]{64}$/);
-    expect((await patch(shop.apiKey, id, { parameters: CHANGED.parameters })).status).toBe(200);
+    await expect(await patch(shop.apiKey, id, { parameters: CHANGED.parameters })).toHaveStatus(200);
 
     const refused = await accept(jar, id, seen);
-    expect(refused.status).toBe(409);
+    await expect(refused).toHaveStatus(409);
     const html = await refused.text();
     expect(html).toContain("has changed since it was reviewed");
     expect(html).toContain("New parameter “home_address”");
@@ -160,14 +160,14 @@ describe("a change to a switched-on action waits for the owner", () => {
 
   it("a new url still switches the action off; switching it on again approves it as it is", async () => {
     const { shop, jar, box, id } = await switchedOnAction("moved_stock");
-    expect((await patch(shop.apiKey, id, CHANGED)).status).toBe(200);
+    await expect(await patch(shop.apiKey, id, CHANGED)).toHaveStatus(200);
     const moved = await json(await patch(shop.apiKey, id, { url: "https://partner.example/v2/stock" }));
     expect(moved).toMatchObject({ enabled: false, changePending: false });
     expect(await contextActions(shop.business.id)).toEqual([]);
     const row = await db.select().from(actions).where(eq(actions.id, id)).get();
     expect(row).toMatchObject({ approvedDescription: null, approvedParameters: null });
 
-    expect((await switchActionOn(jar, id)).status).toBe(303);
+    await expect(await switchActionOn(jar, id)).toHaveStatus(303);
     expect(await contextActions(shop.business.id)).toEqual([{ name: "moved_stock", ...CHANGED }]);
     const received = (await box.arrived(3)).map((request) => (JSON.parse(request.body) as Envelope).event);
     expect(received).toEqual(["action.enabled", "action.disabled", "action.enabled"]);
@@ -175,17 +175,17 @@ describe("a change to a switched-on action waits for the owner", () => {
 
   it("the owner switching off an action with a waiting change sends action.disabled (owner), and nothing is accepted", async () => {
     const { shop, jar, box, id } = await switchedOnAction("switched_off");
-    expect((await patch(shop.apiKey, id, CHANGED)).status).toBe(200);
+    await expect(await patch(shop.apiKey, id, CHANGED)).toHaveStatus(200);
     const path = `/dashboard/actions/${id}`;
-    expect((await submit(jar, path, `${path}/off`)).status).toBe(303);
+    await expect(await submit(jar, path, `${path}/off`)).toHaveStatus(303);
     const [, off] = await box.arrived(2);
     expect(JSON.parse(off?.body ?? "{}")).toMatchObject({ event: "action.disabled", data: { reason: "owner" } });
-    expect((await accept(jar, id, reviewedOn((await page(jar, path)).html) ?? "x")).status).toBe(409);
+    await expect(await accept(jar, id, reviewedOn((await page(jar, path)).html) ?? "x")).toHaveStatus(409);
   });
 
   it("two accepts at once send one action.change_accepted", async () => {
     const { shop, jar, id } = await switchedOnAction("double_accept");
-    expect((await patch(shop.apiKey, id, CHANGED)).status).toBe(200);
+    await expect(await patch(shop.apiKey, id, CHANGED)).toHaveStatus(200);
     const reviewed = reviewedOn((await page(jar, `/dashboard/actions/${id}`)).html);
     const answers = await Promise.all([accept(jar, id, reviewed), accept(jar, id, reviewed)]);
     expect(answers.map((answer) => answer.status)).toEqual([303, 303]);
@@ -195,13 +195,13 @@ describe("a change to a switched-on action waits for the owner", () => {
 
   it("an accept of another business's action is the 404 page, and changes nothing", async () => {
     const { shop, id } = await switchedOnAction("not_yours");
-    expect((await patch(shop.apiKey, id, CHANGED)).status).toBe(200);
+    await expect(await patch(shop.apiKey, id, CHANGED)).toHaveStatus(200);
     const other = await createOwnerBusiness();
     const stranger = await signedIn(other);
     const refused = await submit(stranger, "/dashboard", `/dashboard/actions/${id}/accept`, {
       reviewed: "0".repeat(64),
     });
-    expect(refused.status).toBe(404);
+    await expect(refused).toHaveStatus(404);
     expect(await contextActions(shop.business.id)).toEqual([{ name: "not_yours", ...APPROVED }]);
   });
 });

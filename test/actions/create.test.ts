@@ -30,7 +30,7 @@ describe("POST /api/v1/actions", async () => {
   it("answers 201 with exactly the action's fields and its secret, switched off, from an API key", async () => {
     const before = new Date().toISOString();
     const response = await post(apiKey, validBody({ name: "check_slots" }));
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const body = await json<Created>(response);
     expect(Object.keys(body).sort()).toEqual([...ACTION_FIELDS, "secret"].sort());
     expect(body).toEqual({
@@ -70,7 +70,7 @@ describe("POST /api/v1/actions", async () => {
   it("shows the secret once: GET list and GET one never carry it; GET one adds calls: []", async () => {
     const created = await create(apiKey);
     const listed = await list(apiKey);
-    expect(listed.status).toBe(200);
+    await expect(listed).toHaveStatus(200);
     const listBody = await json<{ data: Action[] }>(listed);
     expect(Object.keys(listBody)).toEqual(["data"]);
     const shown = listBody.data.find((action) => action.id === created.id);
@@ -79,7 +79,7 @@ describe("POST /api/v1/actions", async () => {
     for (const action of listBody.data) expect(Object.keys(action).sort()).toEqual(ACTION_FIELDS);
 
     const one = await getOne(apiKey, created.id);
-    expect(one.status).toBe(200);
+    await expect(one).toHaveStatus(200);
     const oneBody = await json<WithCalls>(one);
     expect(Object.keys(oneBody).sort()).toEqual([...ACTION_FIELDS, "calls"].sort());
     expect(oneBody).toEqual({ ...withoutSecret, calls: [] });
@@ -101,7 +101,7 @@ describe("POST /api/v1/actions", async () => {
   it('stores { type: "object", properties: {}, required: [] } when parameters are omitted', async () => {
     const { parameters: _, ...body } = validBody();
     const response = await post(apiKey, body);
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const created = await json<Created>(response);
     expect(created.parameters).toEqual(NO_PARAMETERS);
     expect((await rowOf(created.id))?.parameters).toEqual(NO_PARAMETERS);
@@ -138,7 +138,7 @@ describe("POST /api/v1/actions", async () => {
         lastCalledAt: "2000-01-01T00:00:00.000Z",
       }),
     );
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const body = await json<Created>(response);
     expect(body).toMatchObject({ enabled: false, source: "api_key", failureCount: 0, lastCalledAt: null });
     expect(body.id).not.toBe(999_999);
@@ -161,7 +161,7 @@ describe("POST /api/v1/actions", async () => {
   });
 });
 
-describe("parameters that ask for contact details (spec: an intake may ask for email or phone, unlike an action)", async () => {
+describe("parameters that ask for contact details (docs/guides/connected-actions.md, Registering an action: an intake may, an action not)", async () => {
   const { business, apiKey } = await createBusiness();
   const withParameter = (name: string, description: string) => ({
     type: "object",
@@ -213,12 +213,12 @@ describe("parameters that ask for contact details (spec: an intake may ask for e
   it("accepts parameters that ask for no contact detail", async () => {
     const parameters = withParameter("order_number", "The number printed on the receipt");
     const response = await post(apiKey, validBody({ parameters }));
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     expect((await json<Created>(response)).parameters).toEqual(parameters);
   });
 });
 
-describe("at most 10 actions per business (spec: Limits)", () => {
+describe("at most 10 actions per business (docs/guides/connected-actions.md, Registering an action)", () => {
   it("refuses the 11th with 403 naming 10; deleting one makes room again", async () => {
     const { business, apiKey } = await createBusiness();
     const created: Created[] = [];
@@ -230,9 +230,9 @@ describe("at most 10 actions per business (spec: Limits)", () => {
 
     const [first] = created;
     if (!first) throw new Error("no action created");
-    expect((await remove(apiKey, first.id)).status).toBe(204);
-    expect((await post(apiKey, validBody())).status).toBe(201);
-    expect((await post(apiKey, validBody())).status).toBe(403);
+    await expect(await remove(apiKey, first.id)).toHaveStatus(204);
+    await expect(await post(apiKey, validBody())).toHaveStatus(201);
+    await expect(await post(apiKey, validBody())).toHaveStatus(403);
   });
 
   it("counts every key of the business together, and only that business", async () => {
@@ -243,7 +243,7 @@ describe("at most 10 actions per business (spec: Limits)", () => {
     await expectError(await post(apiKey, validBody()), 403, LIMIT_SENTENCE);
     await expectError(await post(second.apiKey, validBody()), 403, LIMIT_SENTENCE);
     const other = await createBusiness();
-    expect((await post(other.apiKey, validBody())).status).toBe(201);
+    await expect(await post(other.apiKey, validBody())).toHaveStatus(201);
   });
 
   it("14 concurrent creates on an empty business: exactly 10 × 201, 4 × 403 and 10 rows stored", async () => {

@@ -63,7 +63,7 @@ describe("GET and DELETE /api/v1/actions/{id}, and who sees what", async () => {
     const created = await create(apiKey);
     const kept = await create(apiKey);
     const response = await remove(apiKey, created.id);
-    expect(response.status).toBe(204);
+    await expect(response).toHaveStatus(204);
     expect(await response.text()).toBe("");
     await expectError(await getOne(apiKey, created.id), 404, NOT_FOUND);
     await expectError(await patch(apiKey, created.id, { title: "x" }), 404, NOT_FOUND);
@@ -77,7 +77,7 @@ describe("GET and DELETE /api/v1/actions/{id}, and who sees what", async () => {
   it("deletes the action's calls with it", async () => {
     const created = await create(apiKey);
     await db.insert(actionCalls).values(callRow(created.id, business.id, 0));
-    expect((await remove(apiKey, created.id)).status).toBe(204);
+    await expect(await remove(apiKey, created.id)).toHaveStatus(204);
     expect(await db.select().from(actionCalls).where(eq(actionCalls.actionId, created.id))).toEqual([]);
   });
 
@@ -106,18 +106,18 @@ describe("GET and DELETE /api/v1/actions/{id}, and who sees what", async () => {
     expect(seen).toMatchObject({ id: created.id, source: "api_key" });
     const listed = await json<{ data: Action[] }>(await list(second.apiKey));
     expect(listed.data.find((a) => a.id === created.id)?.source).toBe("api_key");
-    expect((await patch(second.apiKey, created.id, { title: "Changed by the second key" })).status).toBe(200);
+    await expect(await patch(second.apiKey, created.id, { title: "Changed by the second key" })).toHaveStatus(200);
     expect((await json<WithCalls>(await getOne(apiKey, created.id))).title).toBe("Changed by the second key");
-    expect((await remove(second.apiKey, created.id)).status).toBe(204);
-    expect((await getOne(apiKey, created.id)).status).toBe(404);
+    await expect(await remove(second.apiKey, created.id)).toHaveStatus(204);
+    await expect(await getOne(apiKey, created.id)).toHaveStatus(404);
   });
 
   it("keeps an action when the key that created it is revoked", async () => {
     const temporary = await createApiKey(business.id);
     const created = await create(temporary.apiKey);
     await db.update(apiKeys).set({ revokedAt: new Date().toISOString() }).where(eq(apiKeys.id, temporary.apiKeyId));
-    expect((await getOne(temporary.apiKey, created.id)).status).toBe(401);
-    expect((await getOne(apiKey, created.id)).status).toBe(200);
+    await expect(await getOne(temporary.apiKey, created.id)).toHaveStatus(401);
+    await expect(await getOne(apiKey, created.id)).toHaveStatus(200);
   });
 
   describe("authentication", async () => {
@@ -141,10 +141,10 @@ describe("GET and DELETE /api/v1/actions/{id}, and who sees what", async () => {
 
     it("answers 403 on a plan without the API, and stores nothing", async () => {
       const free = await createBusiness({ plan: "free" });
-      expect((await list(free.apiKey)).status).toBe(403);
-      expect((await post(free.apiKey, validBody())).status).toBe(403);
+      await expect(await list(free.apiKey)).toHaveStatus(403);
+      await expect(await post(free.apiKey, validBody())).toHaveStatus(403);
       const lapsed = await createBusiness({ plan: "pro", active: false });
-      expect((await post(lapsed.apiKey, validBody())).status).toBe(403);
+      await expect(await post(lapsed.apiKey, validBody())).toHaveStatus(403);
       expect(await rowsOfBusiness(free.business.id)).toEqual([]);
       expect(await rowsOfBusiness(lapsed.business.id)).toEqual([]);
     });
@@ -185,7 +185,7 @@ describe("the owner's functions: switchAction and actionsForSecretary", async ()
     const patchFirst = async () => {
       if (landed) return;
       landed = true;
-      expect((await patch(apiKey, created.id, { description })).status).toBe(200);
+      await expect(await patch(apiKey, created.id, { description })).toHaveStatus(200);
     };
     await expect(
       switchAction(testDependencies(DEFAULT_SHARD, { db: writingAfter(patchFirst) }), business.id, created.id, true, {

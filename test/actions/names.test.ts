@@ -118,7 +118,7 @@ describe("parameter names at registration (POST and PATCH /api/v1/actions)", asy
     const names = ["Constructor", "proto", "prototypes", "value_of", "to_string"];
     const properties = `{${names.map((name) => `"${name}":${JSON.stringify(DATE)}`).join(",")}}`;
     const response = await post(apiKey, actionText(properties, ["Constructor"]));
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     expect(Object.keys((await json<{ parameters: { properties: object } }>(response)).parameters.properties)).toEqual(
       names,
     );
@@ -133,7 +133,7 @@ describe("argument names at call time (POST /internal/v1/businesses/{id}/actions
     `{"name":"tables","title":"Check tables","description":"${DESCRIPTION}","url":"${box.url("/ok")}",` +
       `"parameters":{"type":"object","properties":{"date":${JSON.stringify(DATE)}},"required":["date"]}}`,
   );
-  expect(created.status).toBe(201);
+  await expect(created).toHaveStatus(201);
   const action = await json<{ id: number; name: string }>(created);
   await switchAction(deps, business.id, action.id, true);
 
@@ -152,7 +152,7 @@ describe("argument names at call time (POST /internal/v1/businesses/{id}/actions
   it.each(NOT_DATA)("records an argument named %s as rejected, naming it, and sends nothing", async (name) => {
     const sentBefore = await sent();
     const response = await callIt(callText(`{"date":"2026-12-24","${name}":"x"}`));
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const { call: recorded } = await json<{ call: { id: number; status: string; error: string; arguments: object } }>(
       response,
     );

@@ -55,7 +55,7 @@ describe("PATCH /api/v1/actions/{id}", async () => {
   ])("changes the %s, answering 200 with the action and a new updatedAt", async (_field, change) => {
     const { apiKey, created } = await aged();
     const response = await patch(apiKey, created.id, change);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<Action>(response);
     expect(Object.keys(body).sort()).toEqual(ACTION_FIELDS);
     const { secret, ...unchanged } = created;
@@ -111,7 +111,7 @@ describe("PATCH /api/v1/actions/{id}", async () => {
       { parameters: { required: PARAMETERS.required, properties: PARAMETERS.properties, type: "object" } },
     ]) {
       const response = await patch(apiKey, created.id, body);
-      expect(response.status).toBe(200);
+      await expect(response).toHaveStatus(200);
       expect((await json<Action>(response)).updatedAt).toBe(OLD);
     }
     expect(await rowOf(created.id)).toEqual(before);
@@ -127,7 +127,7 @@ describe("PATCH /api/v1/actions/{id}", async () => {
       failureCount: 3,
       id: 999_999,
     });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<Action>(response);
     expect(body).toMatchObject({
       id: created.id,

@@ -24,7 +24,7 @@ describe("POST /api/v1/actions validation (400 with a sentence naming the field)
       ["letters, digits and underscores", "check_slots_2"],
     ])("accepts %s", async (_case, name) => {
       const response = await post(apiKey, validBody({ name }));
-      expect(response.status).toBe(201);
+      await expect(response).toHaveStatus(201);
       expect((await json<Created>(response)).name).toBe(name);
     });
 
@@ -64,14 +64,14 @@ describe("POST /api/v1/actions validation (400 with a sentence naming the field)
       }
       expect(await rowsOfBusiness(business.id)).toHaveLength(1);
       const other = await createBusiness();
-      expect((await post(other.apiKey, validBody({ name: "lookup_order" }))).status).toBe(201);
+      await expect(await post(other.apiKey, validBody({ name: "lookup_order" }))).toHaveStatus(201);
     });
 
     it("frees the name when the action is deleted", async () => {
       const created = await create(apiKey, { name: "reused_name" });
-      expect((await post(apiKey, validBody({ name: "reused_name" }))).status).toBe(400);
-      expect((await remove(apiKey, created.id)).status).toBe(204);
-      expect((await post(apiKey, validBody({ name: "reused_name" }))).status).toBe(201);
+      await expect(await post(apiKey, validBody({ name: "reused_name" }))).toHaveStatus(400);
+      await expect(await remove(apiKey, created.id)).toHaveStatus(204);
+      await expect(await post(apiKey, validBody({ name: "reused_name" }))).toHaveStatus(201);
     });
   });
 
@@ -81,7 +81,7 @@ describe("POST /api/v1/actions validation (400 with a sentence naming the field)
     it("accepts 80 characters, 80 multi-byte characters and 1 character", async () => {
       for (const title of ["t".repeat(80), "é".repeat(80), "😀".repeat(80), "t"]) {
         const response = await post(apiKey, validBody({ title }));
-        expect(response.status).toBe(201);
+        await expect(response).toHaveStatus(201);
         expect((await json<Created>(response)).title).toBe(title);
       }
     });
@@ -109,7 +109,7 @@ describe("POST /api/v1/actions validation (400 with a sentence naming the field)
       ["20 mixed multi-byte characters", `${"é".repeat(19)}😀`],
     ])("accepts %s", async (_case, description) => {
       const response = await post(apiKey, validBody({ description }));
-      expect(response.status).toBe(201);
+      await expect(response).toHaveStatus(201);
       expect((await json<Created>(response)).description).toBe(description);
     });
 
@@ -175,14 +175,14 @@ describe("POST /api/v1/actions validation (400 with a sentence naming the field)
       ["http://[::1]:9999/x"],
     ])("accepts loopback %s, as ALLOW_LOOPBACK_URLS is true in tests", async (url) => {
       const response = await post(apiKey, validBody({ url }));
-      expect(response.status).toBe(201);
+      await expect(response).toHaveStatus(201);
       expect((await json<Created>(response)).url).toBe(url);
     });
 
     it("accepts a public host name with a port and a query", async () => {
-      expect((await post(apiKey, validBody({ url: "https://partner.example:8443/actions?tenant=7" }))).status).toBe(
-        201,
-      );
+      await expect(
+        await post(apiKey, validBody({ url: "https://partner.example:8443/actions?tenant=7" })),
+      ).toHaveStatus(201);
     });
 
     it.each([["https://93.184.216.34/x"], ["https://[2606:4700:4700::1111]/x"]])(
@@ -226,7 +226,7 @@ describe("POST /api/v1/actions validation (400 with a sentence naming the field)
         required: ["p1", "count"],
       };
       const response = await post(apiKey, validBody({ parameters }));
-      expect(response.status).toBe(201);
+      await expect(response).toHaveStatus(201);
       expect((await json<Created>(response)).parameters).toEqual(parameters);
     });
 

@@ -7,8 +7,8 @@ import { createApiKey, createBusiness } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "../helpers/http";
 import { businessFor, ROUTES, realPath } from "../helpers/partner-routes";
 
-// Spec, Authentication ("A missing, malformed or revoked key returns 401") and What the service does ("The API
-// requires ... Pro or Business. When the plan lapses, calls return 403"), on every partner route under /api/v1.
+// A missing, malformed or revoked credential is a 401, and a business not on an active Pro or Business plan gets 403
+// (docs/guides/getting-started.md, A credential), on every partner route under /api/v1.
 // The OpenAPI document and /docs are public and are not partner routes.
 
 describe("authentication and the plan rule on every partner route", async () => {
@@ -31,7 +31,7 @@ describe("authentication and the plan rule on every partner route", async () => 
 
     // The same request with the business's own key succeeds: the refusals above came from the credential alone.
     const answered = await send({}, apiKey);
-    expect(answered.status, await answered.clone().text()).toBe(ok);
+    await expect(answered).toHaveStatus(ok);
   });
 
   // The routes that take a path parameter or a query (as the document declares them), each sent one that names
@@ -62,7 +62,7 @@ describe("authentication and the plan rule on every partner route", async () => 
 
   it("has a row for every route of the OpenAPI document and of the router", async () => {
     const response = await call("/api/v1/openapi.json");
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const document = await json<{ paths: Record<string, Record<string, unknown>> }>(response);
     // Sandbox creation is documented too, but served outside /api/v1, without a credential.
     const { "/sandbox/businesses": _creation, ...paths } = document.paths;

@@ -273,8 +273,8 @@ const ROWS: Row[] = [
 describe("every error of the partner API: error, code, request_id, and param where one input is at fault", () => {
   it.each(ROWS)("$what: $status $code", async ({ request, status, code, param }) => {
     const response = await request();
+    await expect(response).toHaveStatus(status);
     const body = await json(response);
-    expect(response.status, JSON.stringify(body)).toBe(status);
     expectErrorBody(response, body);
     expect(body.code).toBe(code);
     expect(body.param).toBe(param);
@@ -290,14 +290,14 @@ describe("every error of the partner API: error, code, request_id, and param whe
     );
   });
 
-  it("names the input of an intake error as `field` too (spec: Intakes)", async () => {
+  it("names the input of an intake error as `field` too (docs/guides/intakes.md, Registering an intake)", async () => {
     const body = await json(await post("/intakes", fieldsWithOneOption));
     expect(body).toMatchObject({ field: "fields[1].options", param: "fields[1].options" });
   });
 
   it("gives every answer, success or error, an X-Request-Id, and the error body the same", async () => {
     const ok = await call("/api/v1/me", { key: apiKey });
-    expect(ok.status).toBe(200);
+    await expect(ok).toHaveStatus(200);
     expect(ok.headers.get("X-Request-Id")).toMatch(/\S/);
     const refused = await call("/api/v1/me");
     const body = await json(refused);

@@ -7,12 +7,12 @@ import { conversationPath } from "../helpers/intakes";
 import { expectServerErrors } from "../helpers/server-errors";
 import { subscribe } from "../helpers/webhooks";
 
-describe("the one error mapping (spec: Errors)", async () => {
+describe("the one error mapping (docs/errors.md)", async () => {
   const { apiKey } = await createBusiness();
 
   it("answers an unknown route with a 404 JSON sentence", async () => {
     const response = await call("/no/such/page");
-    expect(response.status).toBe(404);
+    await expect(response).toHaveStatus(404);
     expect(response.headers.get("Content-Type")).toContain("application/json");
     expect(await json(response)).toEqual({
       error: "Nothing is at GET /no/such/page.",
@@ -23,7 +23,7 @@ describe("the one error mapping (spec: Errors)", async () => {
 
   it("answers an unknown /api/v1 route with 404 JSON once authenticated", async () => {
     const response = await call("/api/v1/nothing-here", { key: apiKey });
-    expect(response.status).toBe(404);
+    await expect(response).toHaveStatus(404);
     expect(await json(response)).toEqual({
       error: "Nothing is at GET /api/v1/nothing-here.",
       code: "route_not_found",
@@ -33,7 +33,7 @@ describe("the one error mapping (spec: Errors)", async () => {
 
   it("answers a wrong method with 405 JSON and an Allow header", async () => {
     const response = await call("/api/v1/me", { key: apiKey, method: "DELETE" });
-    expect(response.status).toBe(405);
+    await expect(response).toHaveStatus(405);
     expect(response.headers.get("Allow")).toBe("GET, HEAD");
     expect(await json(response)).toEqual({
       error: "DELETE is not allowed on /api/v1/me; use GET or HEAD.",
@@ -44,7 +44,7 @@ describe("the one error mapping (spec: Errors)", async () => {
 
   it("answers a wrong method on a public route with 405 JSON", async () => {
     const response = await call("/api/v1/openapi.json", { method: "POST", body: {} });
-    expect(response.status).toBe(405);
+    await expect(response).toHaveStatus(405);
     expect((await json(response)).error).toMatch(/not allowed/);
   });
 
@@ -54,7 +54,7 @@ describe("the one error mapping (spec: Errors)", async () => {
       headers: { Authorization: "Bearer test-runtime-token-0123456789abcdef" },
       body: '{"plan": "pro",',
     });
-    expect(response.status).toBe(400);
+    await expect(response).toHaveStatus(400);
     expect(await json(response)).toEqual({
       error: "The request body is not valid JSON.",
       code: "invalid_json",
@@ -77,12 +77,12 @@ describe("the one error mapping (spec: Errors)", async () => {
     expect(bytes).toBeGreaterThan(90_000);
     expect(bytes).toBeLessThanOrEqual(MAX_BODY_BYTES);
     const response = await call("/api/v1/intakes", { key: apiKey, method: "POST", body });
-    expect(response.status, await response.clone().text()).toBe(201);
+    await expect(response).toHaveStatus(201);
   });
 
   it("answers a body over the size limit with 413 before reading it all", async () => {
     const response = await call("/api/v1/me", { key: apiKey, method: "POST", body: "x".repeat(MAX_BODY_BYTES + 1) });
-    expect(response.status).toBe(413);
+    await expect(response).toHaveStatus(413);
     expect(await json(response)).toEqual({
       error: `The request body is larger than ${MAX_BODY_BYTES} bytes.`,
       code: "body_too_large",
@@ -98,7 +98,7 @@ describe("the one error mapping (spec: Errors)", async () => {
   });
 });
 
-describe("a body of the wrong content type (a 400 naming the type: the spec's Errors table has no 415; docs/decisions.md, Errors)", async () => {
+describe("a body of the wrong content type (a 400 naming the type, not a 415: docs/decisions.md, Errors)", async () => {
   const { business, apiKey } = await createBusiness();
   const NOT_JSON = "The request body must be sent as application/json.";
   const WRONG_TYPES = ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""];
@@ -141,8 +141,8 @@ describe("a body of the wrong content type (a 400 naming the type: the spec's Er
 
   it("judges the credential first: without one the answer is 401", async () => {
     const headers = { "Content-Type": "text/plain" };
-    expect((await call(partnerRoutes[0][1], { method: "POST", body, headers })).status).toBe(401);
-    expect((await call(internalRoutes[0][1], { method: "PUT", body, headers })).status).toBe(401);
+    await expect(await call(partnerRoutes[0][1], { method: "POST", body, headers })).toHaveStatus(401);
+    await expect(await call(internalRoutes[0][1], { method: "PUT", body, headers })).toHaveStatus(401);
   });
 
   it("takes JSON with parameters, and lets a request without a body carry a stray Content-Type", async () => {
@@ -151,16 +151,16 @@ describe("a body of the wrong content type (a 400 naming the type: the spec's Er
       body,
       headers: { ...RUNTIME, "Content-Type": "application/json; charset=utf-8" },
     });
-    expect(plan.status).toBe(200);
+    await expect(plan).toHaveStatus(200);
     const headers = { "Content-Type": "text/plain" };
-    expect((await call("/api/v1/me", { key: apiKey, headers })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: apiKey, headers })).toHaveStatus(200);
     // The conversation's state is read, not refused: no intake has run in it.
     const state = await call(conversationPath(business.id, "conv-1"), { headers: { ...RUNTIME, ...headers } });
     await expectError(state, 404, "No intake has run in this conversation.");
   });
 });
 
-describe("the statuses the OpenAPI document gives (spec: Errors)", async () => {
+describe("the statuses the OpenAPI document gives (docs/errors.md, Codes)", async () => {
   type Operation = { requestBody?: unknown; responses: Record<string, { description: string }> };
   const document = await json<{ paths: Record<string, Record<string, Operation>> }>(await call("/api/v1/openapi.json"));
   const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
@@ -220,7 +220,7 @@ describe("the log line of an unexpected error (never a query's bound parameters:
     const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
       const response = await call(`/api/v1/webhooks/${endpoint.id}`, { key: apiKey, method: "DELETE" });
-      expect(response.status).toBe(500);
+      await expect(response).toHaveStatus(500);
       expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
       expect(logged).toHaveBeenCalledTimes(1);
       const line = String(logged.mock.calls[0]?.[0]);

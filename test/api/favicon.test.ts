@@ -6,11 +6,11 @@ import { call } from "../helpers/http";
 describe("the service's icon", () => {
   it("is served from this origin as SVG, and /favicon.ico leads to it", async () => {
     const icon = await call("/favicon.svg");
-    expect(icon.status).toBe(200);
+    await expect(icon).toHaveStatus(200);
     expect(icon.headers.get("Content-Type")).toContain("image/svg+xml");
     expect(await icon.text()).toMatch(/^<svg /);
     const legacy = await call("/favicon.ico");
-    expect(legacy.status).toBe(301);
+    await expect(legacy).toHaveStatus(301);
     expect(legacy.headers.get("Location")).toBe("/favicon.svg");
   });
 
@@ -18,7 +18,7 @@ describe("the service's icon", () => {
     "is named by %s",
     async (path) => {
       const page = await call(path);
-      expect(page.status).toBe(200);
+      await expect(page).toHaveStatus(200);
       expect(await page.text()).toMatch(/<link rel="icon" href="\/favicon\.svg" type="image\/svg\+xml"/);
     },
   );

@@ -43,7 +43,7 @@ describe("the partner guides", () => {
 
   it.each(pages)("serves %s exactly as the sources render it today", async (file) => {
     const response = await call(servedAt(file));
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(await response.text(), "run `npm run guides` and commit assets/").toBe(rendered[file]);
   });
 
@@ -63,7 +63,7 @@ describe("the partner guides", () => {
 
   it("serves the stylesheet as CSS", async () => {
     const response = await call("/docs/guides/guides.css");
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(response.headers.get("Content-Type")).toMatch(/^text\/css/);
   });
 
@@ -71,7 +71,7 @@ describe("the partner guides", () => {
     "answers %s with a 404",
     async (path) => {
       const response = await call(path);
-      expect(response.status).toBe(404);
+      await expect(response).toHaveStatus(404);
       expect(await response.json()).toMatchObject({ code: "route_not_found" });
     },
   );
@@ -91,7 +91,7 @@ describe("the partner guides", () => {
         expect(location, `${file} links to ${href}, which redirects`).toMatch(/^\/(?!\/)/);
         response = await call(location);
       }
-      expect(response.status, `${file} links to ${href}`).toBe(200);
+      await expect(response, `${file} links to ${href}`).toHaveStatus(200);
       if (fragment) expect(await response.text(), `${file} links to ${href}`).toContain(` id="${fragment}"`);
     }
   });

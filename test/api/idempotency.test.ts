@@ -56,11 +56,11 @@ describe("a key sent again", async () => {
   it("answers the first answer again, marked as replayed, and creates nothing more", async () => {
     const key = newKey();
     const first = await post(apiKey, "/webhooks", HOOK, key);
-    expect(first.status).toBe(201);
+    await expect(first).toHaveStatus(201);
     expect(first.headers.get("Idempotent-Replayed")).toBeNull();
     const body = await first.text();
     const again = await post(apiKey, "/webhooks", HOOK, key);
-    expect(again.status).toBe(201);
+    await expect(again).toHaveStatus(201);
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
     expect(again.headers.get("Content-Type")).toBe(first.headers.get("Content-Type"));
     // The request's own headers are its own: a request id is never replayed.
@@ -72,7 +72,7 @@ describe("a key sent again", async () => {
 
   it("with another body or path is a 422, and changes nothing", async () => {
     const key = newKey();
-    expect((await post(apiKey, "/webhooks", HOOK, key)).status).toBe(201);
+    await expect(await post(apiKey, "/webhooks", HOOK, key)).toHaveStatus(201);
     const before = await endpointsOf(business.id);
     const sentence = /Idempotency-Key was already used with another request/;
     await expectError(
@@ -88,7 +88,7 @@ describe("a key sent again", async () => {
     const key = newKey();
     const bad = { url: "not a url" };
     const first = await post(apiKey, "/webhooks", bad, key);
-    expect(first.status).toBe(400);
+    await expect(first).toHaveStatus(400);
     const again = await post(apiKey, "/webhooks", bad, key);
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
     expect({ status: again.status, body: await again.text() }).toEqual({ status: 400, body: await first.text() });
@@ -96,8 +96,8 @@ describe("a key sent again", async () => {
 
   it("runs as before without the header", async () => {
     const before = await endpointsOf(business.id);
-    expect((await post(apiKey, "/webhooks", HOOK)).status).toBe(201);
-    expect((await post(apiKey, "/webhooks", HOOK)).status).toBe(201);
+    await expect(await post(apiKey, "/webhooks", HOOK)).toHaveStatus(201);
+    await expect(await post(apiKey, "/webhooks", HOOK)).toHaveStatus(201);
     expect(await endpointsOf(business.id)).toBe(before + 2);
   });
 });
@@ -143,14 +143,14 @@ describe("the header's form", async () => {
   const sentence = "The header Idempotency-Key must be 1 to 255 printable ASCII characters.";
 
   it("takes 255 printable ASCII characters, and refuses 256, none, or a control character", async () => {
-    expect((await post(apiKey, "/webhooks", HOOK, `${newKey()}-`.padEnd(255, "~"))).status).toBe(201);
+    await expect(await post(apiKey, "/webhooks", HOOK, `${newKey()}-`.padEnd(255, "~"))).toHaveStatus(201);
     await expectError(await post(apiKey, "/webhooks", HOOK, "k".repeat(256)), 400, sentence);
     await expectError(await post(apiKey, "/webhooks", HOOK, ""), 400, sentence);
     await expectError(await post(apiKey, "/webhooks", HOOK, "tab\there"), 400, sentence);
   });
 
   it("is judged after the credential: without one the answer is 401", async () => {
-    expect((await post("", "/webhooks", HOOK, "k".repeat(256))).status).toBe(401);
+    await expect(await post("", "/webhooks", HOOK, "k".repeat(256))).toHaveStatus(401);
   });
 });
 
@@ -255,7 +255,7 @@ describe("a failure on our side", () => {
       `CREATE TRIGGER ${trigger} BEFORE INSERT ON webhook_endpoints WHEN NEW.business_id = '${business.id}' BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
     );
     try {
-      expect((await post(apiKey, "/webhooks", HOOK, key)).status).toBe(500);
+      await expect(await post(apiKey, "/webhooks", HOOK, key)).toHaveStatus(500);
       expect(await recordOf(business.id, key)).toBeUndefined();
     } finally {
       await shardD1.exec(`DROP TRIGGER ${trigger}`);

@@ -87,7 +87,7 @@ describe("the OpenAPI document and the reference page", async () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
   });
 
-  it("documents the query parameters and the objects of the spec", () => {
+  it("documents the query parameters and the objects (docs/guides/syncing.md, Booking and order objects)", () => {
     const names = (path: string) => document.paths[path]?.get?.parameters?.map((p) => `${p.in}:${p.name}`);
     expect(names("/appointments")).toEqual([
       "query:limit",
@@ -217,7 +217,7 @@ describe("the OpenAPI document and the reference page", async () => {
 
   it("serves the interactive reference at /docs, reading this document with a script of this origin", async () => {
     const page = await call("/docs");
-    expect(page.status).toBe(200);
+    await expect(page).toHaveStatus(200);
     expect(page.headers.get("Content-Type")).toContain("text/html");
     const html = await page.text();
     expect(html).toContain('data-url="/api/v1/openapi.json"');
@@ -232,7 +232,7 @@ describe("the OpenAPI document and the reference page", async () => {
     const page = await call("/docs");
     const integrity = /<script src="\/docs\/reference\.js" integrity="([^"]+)">/.exec(await page.text())?.[1];
     const script = await call("/docs/reference.js");
-    expect(script.status).toBe(200);
+    await expect(script).toHaveStatus(200);
     expect(script.headers.get("Content-Type")).toMatch(/^text\/javascript/);
     const served = `sha256-${encodeBase64(new Uint8Array(await crypto.subtle.digest("SHA-256", await script.arrayBuffer())))}`;
     expect(integrity).toBe(served);

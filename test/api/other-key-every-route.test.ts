@@ -44,12 +44,12 @@ describe("another key of the same business, on every route that reaches the firs
 
     const refused = await call(url, { method, body, key: key2 });
     if (expected.sentence) await expectError(refused, expected.status, expected.sentence);
-    else expect(refused.status, await refused.clone().text()).toBe(expected.status);
+    else await expect(refused).toHaveStatus(expected.status);
     await expected.check?.(refused);
     if (expected.status === 403) expect(await endpointRow()).toEqual(before);
 
     const own = await call(url, { method, body, key: key1 });
-    expect(own.status, await own.clone().text()).toBe(ok);
+    await expect(own).toHaveStatus(ok);
   });
 
   it("has a row for each such route of the table of every partner route", () => {

@@ -95,17 +95,17 @@ describe("the characters (on an intake title, POST /api/v1/intakes)", async () =
 
   it.each(ACCEPTED)("accepts %j, stored as sent", async (title) => {
     const response = await postIntake(apiKey, intakeBody({ title }));
+    await expect(response).toHaveStatus(201);
     const created = await json<Intake>(response);
-    expect(response.status, JSON.stringify(created)).toBe(201);
     expect(created.title).toBe(title);
-    expect((await deleteIntake(apiKey, created.id)).status).toBe(204);
+    await expect(await deleteIntake(apiKey, created.id)).toHaveStatus(204);
   });
 
   it("keeps line breaks, CRLF and tabs in text of several lines (the description), refuses a lone CR there", async () => {
     const description = "When a customer asks for a quote.\r\nNot for repairs:\n\t- nor for existing orders.";
     const response = await postIntake(apiKey, intakeBody({ description }));
+    await expect(response).toHaveStatus(201);
     const created = await json<Intake>(response);
-    expect(response.status, JSON.stringify(created)).toBe(201);
     expect(created.description).toBe(description);
     await deleteIntake(apiKey, created.id);
     const lone = await postIntake(
@@ -131,7 +131,7 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
     );
     const name = `Réservations ${EMOJI_WITH_FE0F}`;
     const accepted = await register({ client_name: name, redirect_uris: [REDIRECT_URI] });
-    expect(accepted.status).toBe(201);
+    await expect(accepted).toHaveStatus(201);
     expect((await json(accepted)).client_name).toBe(name);
   });
 
@@ -179,13 +179,13 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
         required: [],
       };
       const response = await post(action({ ...texts, parameters }));
+      await expect(response).toHaveStatus(201);
       const created = await json<{ id: number; title: string; description: string; parameters: unknown }>(response);
-      expect(response.status, JSON.stringify(created)).toBe(201);
       expect(created).toMatchObject({ ...texts, parameters });
       const patch = (body: unknown) => call(`/api/v1/actions/${created.id}`, { key: apiKey, method: "PATCH", body });
       await expect400(await patch({ title: "Réserver\u2066 vite" }), hidden("title", "\u2066"), "title");
       const patched = await patch({ title: "Réserver ☕️ vite" });
-      expect(patched.status).toBe(200);
+      await expect(patched).toHaveStatus(200);
       expect((await json(patched)).title).toBe("Réserver ☕️ vite");
     });
   });
@@ -233,14 +233,14 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
         ],
       };
       const response = await postIntake(apiKey, intakeBody(texts));
+      await expect(response).toHaveStatus(201);
       const created = await json<Intake>(response);
-      expect(response.status, JSON.stringify(created)).toBe(201);
       expect(created).toMatchObject(texts);
       const refused = await patchIntake(apiKey, created.id, { title: "Devis\u2069 rapide" });
       expect({ status: refused.status, body: await json(refused) }).toEqual(
         refusal(refused, hidden("title", "\u2069"), "title", { intake: true }),
       );
-      expect((await patchIntake(apiKey, created.id, { title: "Devis ☀️ rapide" })).status).toBe(200);
+      await expect(await patchIntake(apiKey, created.id, { title: "Devis ☀️ rapide" })).toHaveStatus(200);
       await deleteIntake(apiKey, created.id);
     });
   });
@@ -254,7 +254,7 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
       refusal(refused, hidden("title", "\u2063"), "title"),
     );
     const accepted = await push("hours", `Heures d'ouverture ${EMOJI_WITH_FE0F}`);
-    expect(accepted.status).toBe(201);
+    await expect(accepted).toHaveStatus(201);
     expect(await json(accepted)).toMatchObject({ title: `Heures d'ouverture ${EMOJI_WITH_FE0F}` });
   });
 
@@ -271,7 +271,7 @@ describe("every surface refuses one and accepts accents and emoji with FE0F", as
     );
     const description = `Réservations vers le CRM ${EMOJI_WITH_FE0F}\nsecond line`;
     const accepted = await post(description);
-    expect(accepted.status).toBe(201);
+    await expect(accepted).toHaveStatus(201);
     expect((await json(accepted)).description).toBe(description);
   });
 });

@@ -33,7 +33,7 @@ describe("the RateLimit fields of every answer", () => {
   it("name only the request budget on a read, and state no remainder the service does not know", async () => {
     const { apiKey } = await createBusiness();
     const response = await call("/api/v1/appointments", { key: apiKey });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(response.headers.get("RateLimit-Policy")).toBe(REQUESTS);
     expect(response.headers.get("RateLimit")).toBeNull();
     for (const name of OLD_FIELDS) expect(response.headers.get(name)).toBeNull();
@@ -61,7 +61,8 @@ describe("the RateLimit fields of every answer", () => {
   it("answer the push past the hour's budget 429, with Retry-After the RateLimit's own reset", async () => {
     const { business, apiKey } = await createBusiness();
     const limits = env.BUSINESS_LIMITS.get(env.BUSINESS_LIMITS.idFromName(business.id));
-    for (let i = 0; i < PUSHES_PER_HOUR; i++) await limits.take("knowledge_push", PUSHES_PER_HOUR, 3_600_000, Date.now());
+    for (let i = 0; i < PUSHES_PER_HOUR; i++)
+      await limits.take("knowledge_push", PUSHES_PER_HOUR, 3_600_000, Date.now());
     const refused = await call("/api/v1/knowledge/hours", { key: apiKey, method: "PUT", body: knowledge });
     await expectError(refused, 429, /at most 120 knowledge pushes an hour/, { code: "rate_limited" });
     expect(refused.headers.get("RateLimit-Policy")).toBe(`${REQUESTS}, ${PUSHES}`);
@@ -74,7 +75,7 @@ describe("the RateLimit fields of every answer", () => {
     const { apiKey } = await createBusiness();
     const endpoint = await subscribe(apiKey, receiverBox("rate-limit-fields").url("/hooks"));
     const sent = await call(`/api/v1/webhooks/${endpoint.id}/test`, { key: apiKey, method: "POST", body: {} });
-    expect(sent.status).toBe(202);
+    await expect(sent).toHaveStatus(202);
     expect(sent.headers.get("RateLimit-Policy")).toBe(
       `${REQUESTS}, "webhook_sends";q=${SENDS_PER_HOUR};w=3600, "webhook_tests";q=${TEST_EVENTS_PER_HOUR};w=3600`,
     );

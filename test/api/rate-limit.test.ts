@@ -23,7 +23,7 @@ describe("the per-credential request budget", async () => {
     expect(refusedAt).toBeGreaterThan(0);
     expect(refusedAt).toBeLessThanOrEqual(REQUESTS_PER_MINUTE);
     const refused = await call("/api/v1/orders", { key: apiKey });
-    expect(refused.status).toBe(429);
+    await expect(refused).toHaveStatus(429);
     expect(refused.headers.get("Retry-After")).toBe("60");
     expect(refused.headers.get("RateLimit-Policy")).toBe(`"requests";q=${REQUESTS_PER_MINUTE};w=60`);
     expect(refused.headers.get("RateLimit")).toBe('"requests";r=0;t=60');
@@ -33,6 +33,6 @@ describe("the per-credential request budget", async () => {
       request_id: refused.headers.get("X-Request-Id"),
     });
     const second = await createApiKey(business.id);
-    expect((await call("/api/v1/me", { key: second.apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: second.apiKey })).toHaveStatus(200);
   });
 });

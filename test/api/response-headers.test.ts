@@ -57,7 +57,7 @@ describe.each([
 
   it.each(cases)("$name ($status): nosniff, and HSTS only over https", async ({ path, init, status }) => {
     const response = await fetchAt(origin, path, init);
-    expect(response.status).toBe(status);
+    await expect(response).toHaveStatus(status);
     expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
     expect(response.headers.get("Strict-Transport-Security")).toBe(hsts);
   });
@@ -144,7 +144,7 @@ describe("every partner answer under /api/v1: Cache-Control no-store", async () 
 
   it.each(cases)("$name ($status)", async ({ path, init, status }) => {
     const response = await fetchAt("http://localhost:8787", path, init);
-    expect(response.status).toBe(status);
+    await expect(response).toHaveStatus(status);
     expect(response.headers.get("Cache-Control")).toBe("no-store");
     if (status !== 204) expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
   });
@@ -155,7 +155,7 @@ describe("every partner answer under /api/v1: Cache-Control no-store", async () 
     const [order] = await db.insert(orders).values(orderRow(business.id)).returning();
     await shardD1.prepare("UPDATE orders SET items = 'not json' WHERE id = ?").bind(order?.id).run();
     const response = await fetchAt("http://localhost:8787", "/api/v1/orders", { headers: auth });
-    expect(response.status).toBe(500);
+    await expect(response).toHaveStatus(500);
     expect(response.headers.get("Cache-Control")).toBe("no-store");
     expect(await response.json()).toEqual({
       error: "Something failed on our side; retry with a short backoff.",
@@ -166,7 +166,7 @@ describe("every partner answer under /api/v1: Cache-Control no-store", async () 
 
   it("but not the public OpenAPI document, which keeps its own caching", async () => {
     const response = await fetchAt("http://localhost:8787", "/api/v1/openapi.json");
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(response.headers.get("Cache-Control")).toBe("public, max-age=300");
   });
 

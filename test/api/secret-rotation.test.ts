@@ -31,7 +31,7 @@ const RESOURCES = {
         method: "POST",
         body: { url: "https://partner.example/hooks" },
       });
-      expect(response.status).toBe(201);
+      await expect(response).toHaveStatus(201);
       return json<{ id: number; secret: string }>(response);
     },
     row: (id: number) => db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)).get(),
@@ -67,7 +67,7 @@ describe.each(EACH)("POST /api/v1/%s/{id}/rotate-secret", (resource) => {
     const sentAt = Date.now();
     const response = await rotate(resource, created.id, { key: apiKey });
     const answeredAt = Date.now();
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<{ secret: string }>(response);
     expect(Object.keys(body)).toEqual(["secret"]);
     expect(body.secret).toMatch(SECRET);
@@ -99,7 +99,7 @@ describe.each(EACH)("POST /api/v1/%s/{id}/rotate-secret", (resource) => {
       const sentAt = Date.now();
       const response = await rotate(resource, created.id, { key: apiKey, body });
       const answeredAt = Date.now();
-      expect(response.status).toBe(200);
+      await expect(response).toHaveStatus(200);
       const stored = await row();
       expect(stored?.previousSecret).toBe(created.secret);
       const expiresAt = Date.parse(stored?.previousSecretExpiresAt ?? "");
@@ -195,10 +195,10 @@ describe.each(EACH)("POST /api/v1/%s/{id}/rotate-secret", (resource) => {
     expect(await rows()).toEqual(before);
 
     const byApp = await rotate(resource, ofApp.id, { key: app });
-    expect(byApp.status).toBe(200);
+    await expect(byApp).toHaveStatus(200);
     expect((await RESOURCES[resource].row(ofApp.id))?.secret).toBe((await json<{ secret: string }>(byApp)).secret);
     const bySecondKey = await rotate(resource, ofKeys.id, { key: secondKey.apiKey });
-    expect(bySecondKey.status).toBe(200);
+    await expect(bySecondKey).toHaveStatus(200);
   });
 
   it("shows the new secret once: no list or read of the record answers it, nor the previous one", async () => {
@@ -207,7 +207,7 @@ describe.each(EACH)("POST /api/v1/%s/{id}/rotate-secret", (resource) => {
     const reads = [`/api/v1/${resource}`, ...(resource === "actions" ? [`/api/v1/actions/${created.id}`] : [])];
     for (const path of reads) {
       const response = await call(path, { key: apiKey });
-      expect(response.status).toBe(200);
+      await expect(response).toHaveStatus(200);
       const text = await response.text();
       expect(text).toContain(`"id":${created.id}`);
       for (const shown of [secret, created.secret, "whsec_", "previous"]) expect(text).not.toContain(shown);
@@ -271,7 +271,7 @@ describe.each(EACH)("POST /api/v1/%s/{id}/rotate-secret", (resource) => {
       const response = await worker.fetch(request, { ...env, [SHARD_D1_BINDING]: d1 }, ctx);
       const answeredTrips = [...trips];
       await waitOnExecutionContext(ctx);
-      expect(response.status).toBe(200);
+      await expect(response).toHaveStatus(200);
       expect(answeredTrips).toHaveLength(2);
       expect(answeredTrips[1]).toMatch(/^update .* returning/i);
     }

@@ -15,7 +15,8 @@ import { receiverBox } from "../helpers/receiver";
 import { verifyWebhookSignature } from "../helpers/verify-signature";
 import { subscribe } from "../helpers/webhooks";
 
-// Every limit the spec names, at its maximum, through HTTP, the real queue and the real receiver (spec: Limits).
+// Every per-business limit (docs/architecture.md, Principals and owner sides; docs/guides/knowledge.md, Limits), at its
+// maximum, through HTTP, the real queue and the real receiver.
 const MAX_ENDPOINTS = 20;
 const stripe = new Stripe("sk_test_unused");
 
@@ -32,7 +33,7 @@ async function twentyEndpoints(name: string, events?: string[]) {
     method: "POST",
     body: { url: receivers[0]?.box.url() },
   });
-  expect(refused.status).toBe(403);
+  await expect(refused).toHaveStatus(403);
   return { business, apiKey, receivers };
 }
 
@@ -99,12 +100,12 @@ describe("statements that fit D1's 100 bound parameters", () => {
   });
 });
 
-describe("20 endpoints receive every event of a report (spec: Limits, 20 webhook endpoints)", async () => {
+describe("20 endpoints receive every event of a report (docs/guides/webhooks.md, Subscribing)", async () => {
   const { business, receivers } = await twentyEndpoints("Twenty Hooks");
 
   it("a booking report answers 201; each endpoint receives it exactly once, signed with its own secret", async () => {
     const response = await reportChange(business.id, { booking: bookingObject(9001, { conversation_id: "conv_1" }) });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const [{ id: eventId }] = (await json<{ events: [{ id: string }] }>(response)).events;
     const recorded = await receivedBy(receivers, 1);
     for (const [i, requests] of recorded.entries()) {
@@ -146,7 +147,7 @@ describe("20 endpoints receive every event of a report (spec: Limits, 20 webhook
       },
     };
     const response = await reportChange(business.id, paid);
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const emitted = (await json<{ events: Array<{ id: string; event: string }> }>(response)).events;
     expect(emitted.map((e) => e.event)).toEqual(["booking.rescheduled", "booking.completed", "payment.received"]);
     const recorded = await receivedBy(receivers, 5);
@@ -160,7 +161,7 @@ describe("20 endpoints receive every event of a report (spec: Limits, 20 webhook
   });
 });
 
-describe("an intake's owner with 20 endpoints naming intake.completed (spec: intake.completed)", async () => {
+describe('an intake\'s owner with 20 endpoints naming intake.completed (docs/guides/intakes.md, "intake.completed")', async () => {
   const { business, apiKey, receivers } = await twentyEndpoints("Twenty Intakes", ["intake.completed"]);
   const intake = await createIntake(apiKey, {
     fields: [{ id: "full_name", label: "What is your name?", type: "text", required: true }],
@@ -175,7 +176,7 @@ describe("an intake's owner with 20 endpoints naming intake.completed (spec: int
       channel: "whatsapp",
       customer: { phone: "+31612345678" },
     });
-    expect(started.status).toBe(201);
+    await expect(started).toHaveStatus(201);
     const done = await runtime.answer(cid, { full_name: "Mo Ali" });
     expect(await json(done)).toMatchObject({ status: "completed" });
     const recorded = await receivedBy(receivers, 1);
@@ -188,7 +189,7 @@ describe("an intake's owner with 20 endpoints naming intake.completed (spec: int
   });
 });
 
-describe("the other maxima of the spec, through HTTP", async () => {
+describe("the other per-business maxima, through HTTP", async () => {
   const { business, apiKey } = await createBusiness({ plan: "business" });
   const context = async (channel = "whatsapp") =>
     json<{
@@ -209,7 +210,7 @@ describe("the other maxima of the spec, through HTTP", async () => {
           parameters: { type: "object", properties: {} },
         },
       });
-      expect(created.status).toBe(201);
+      await expect(created).toHaveStatus(201);
       await switchAction(deps, business.id, (await json<{ id: number }>(created)).id, true);
     }
     const eleventh = await call("/api/v1/actions", {
@@ -223,7 +224,7 @@ describe("the other maxima of the spec, through HTTP", async () => {
         parameters: { type: "object", properties: {} },
       },
     });
-    expect(eleventh.status).toBe(403);
+    await expect(eleventh).toHaveStatus(403);
     const { actions } = await context();
     expect(actions.map((action) => action.name).sort()).toEqual(
       Array.from({ length: 10 }, (_, i) => `lookup_${i}`).sort(),
@@ -237,7 +238,7 @@ describe("the other maxima of the spec, through HTTP", async () => {
         method: "PUT",
         body: { title: key, content: key.at(-1)?.repeat(8000) },
       });
-      expect(pushed.status).toBe(201);
+      await expect(pushed).toHaveStatus(201);
     }
     const { knowledge } = await context();
     expect(knowledge.chars).toBe(KNOWLEDGE_BUDGET_CHARS);
@@ -260,7 +261,7 @@ describe("the other maxima of the spec, through HTTP", async () => {
     );
     for (const path of ["/api/v1/appointments?limit=100", "/api/v1/orders?limit=100"]) {
       const response = await call(path, { key: apiKey });
-      expect(response.status).toBe(200);
+      await expect(response).toHaveStatus(200);
       const { data } = await json<{ data: Array<{ id: number }> }>(response);
       expect(data).toHaveLength(100);
       expect(new Set(data.map((item) => item.id)).size).toBe(100);

@@ -49,7 +49,7 @@ describe("a partner's typed client (openapi-typescript types, openapi-fetch)", a
     const box = receiverBox("typed-client");
     const { secret } = await subscribeToBookings(client, box.url("/hooks"));
     const booking = bookingObject(93_001, { date: "2026-12-24", time: "10:30" });
-    expect((await reportChange(business.id, { booking })).status).toBe(201);
+    await expect(await reportChange(business.id, { booking })).toHaveStatus(201);
     const [request] = await box.arrived(1);
     const body = request?.body ?? "";
     expect(await verifyWebhookSignature(body, request?.headers["x-service-signature"] ?? "", secret)).toBe(true);
@@ -91,7 +91,7 @@ describe("a partner's typed client (openapi-typescript types, openapi-fetch)", a
       const report = await reportChange(business.id, {
         booking: bookingObject(93_100 + i, { date: `2027-01-0${i + 1}` }),
       });
-      expect(report.status).toBe(201);
+      await expect(report).toHaveStatus(201);
     }
     const changed = await bookingsChangedSince(client, since);
     expect(changed.map((item) => item.id).sort()).toEqual([93_100, 93_101, 93_102]);

@@ -20,6 +20,6 @@ export async function registerAction(
     method: "POST",
     body: { name, title, description: "Tells whether a product is in stock today.", url, parameters },
   });
-  expect(response.status, await response.clone().text()).toBe(201);
+  await expect(response).toHaveStatus(201);
   return json<{ id: number; name: string; secret: string }>(response);
 }

@@ -15,7 +15,7 @@ export const codesOf = (clientId: string) =>
     .where(eq(oauthGrants.clientId, clientId));
 
 export async function expectErrorPage(response: Response, sentence: RegExp) {
-  expect(response.status).toBe(400);
+  await expect(response).toHaveStatus(400);
   expect(response.headers.get("Location")).toBeNull();
   expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
   expect(await response.text()).toMatch(sentence);

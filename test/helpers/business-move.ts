@@ -46,7 +46,7 @@ export async function moved(businessId: string, to: string) {
   for (let step = 1; step <= MOST_STEPS; step++) {
     const response = await move(businessId, to);
     if (response.status !== 202) {
-      expect(response.status, await response.clone().text()).toBe(200);
+      await expect(response).toHaveStatus(200);
       return json<BusinessMoveAnswer>(response);
     }
   }
@@ -150,7 +150,7 @@ export async function populatedLegacyBusiness() {
       url: "https://partner.example/x",
     },
   });
-  expect(idempotent.status, await idempotent.clone().text()).toBe(201);
+  await expect(idempotent).toHaveStatus(201);
   return { owner, business, apiKey, secondKey: second.apiKey, app, box, deliveryId, action, intake };
 }
 

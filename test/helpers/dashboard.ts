@@ -20,7 +20,7 @@ export async function signInAttempt(jar: CookieJar, { owner }: OwnerBusiness) {
 export async function signedIn(owner: OwnerBusiness) {
   const jar = new CookieJar();
   const posted = await signInAttempt(jar, owner);
-  expect(posted.status).toBe(303);
+  await expect(posted).toHaveStatus(303);
   expect(posted.headers.get("Location")).toBe("/dashboard");
   return jar;
 }

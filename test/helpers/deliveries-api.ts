@@ -37,7 +37,7 @@ export const recoverPath = (endpointId: number | string) => `/api/v1/webhooks/${
 
 export async function listDeliveries(key: string, endpointId: number, query = "") {
   const response = await call(deliveriesPath(endpointId, query), { key });
-  expect(response.status, await response.clone().text()).toBe(200);
+  await expect(response).toHaveStatus(200);
   return json<Page>(response);
 }
 export const redeliver = (key: string, endpointId: number | string, deliveryId: number | string) =>

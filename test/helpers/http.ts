@@ -73,7 +73,7 @@ export function expectErrorBody(response: Response, body: Record<string, unknown
   expect(body.error).toEqual(expect.any(String));
   const code = ERROR_CODES[body.code as ErrorCode];
   expect(code, `"${String(body.code)}" is not a documented code`).toBeDefined();
-  expect(code?.status).toBe(response.status);
+  expect(code?.status, JSON.stringify(body)).toBe(response.status);
   expect(body.request_id).toBe(response.headers.get("X-Request-Id"));
   expect(body.request_id).toMatch(/\S/);
   return body;
@@ -81,7 +81,7 @@ export function expectErrorBody(response: Response, body: Record<string, unknown
 
 /**
  * An error answer of the API: the status, a body of the one error shape saying `sentence`, and, when given, its
- * `code` and `param` (absent when `param` is given as undefined).
+ * `code` and `param` (absent when `param` is given as undefined). Each mismatch prints the body's sentence.
  */
 export async function expectError(
   response: Response,
@@ -89,16 +89,16 @@ export async function expectError(
   sentence: string | RegExp,
   expected: { code?: ErrorCode; param?: string | undefined } = {},
 ) {
-  expect(response.status).toBe(status);
+  await expect(response).toHaveStatus(status);
   const body = expectErrorBody(response, await json(response));
   if (typeof sentence === "string") expect(body.error).toBe(sentence);
   else expect(body.error).toMatch(sentence);
-  if (expected.code !== undefined) expect(body.code).toBe(expected.code);
-  if ("param" in expected) expect(body.param).toBe(expected.param);
+  if (expected.code !== undefined) expect(body.code, String(body.error)).toBe(expected.code);
+  if ("param" in expected) expect(body.param, String(body.error)).toBe(expected.param);
   return body;
 }
 
-/** Spec, Authentication: a request without a credential is a 401 with the bearer challenge. */
+/** A request without a credential is a 401 with the bearer challenge (docs/decisions.md, Authentication and the plan). */
 export async function expectMissingCredential(response: Response) {
   expect(response.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="api"/);
   await expectError(response, 401, "An API key is required: send the header Authorization: Bearer <API key>.");

@@ -33,7 +33,7 @@ export async function twoKeys(shard: ShardName) {
     const runtime = runtimeIntake(business);
     const cid = `conv-${crypto.randomUUID()}`;
     const started = await runtime.start(cid, { intake_id: intake.id, channel: "whatsapp", customer: {} });
-    expect(started.status).toBe(201);
+    await expect(started).toHaveStatus(201);
     const done = await json<{ status: string }>(
       await runtime.answer(cid, { full_name: "Noor Haddad", email: "noor@example.com" }),
     );

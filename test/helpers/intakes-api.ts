@@ -34,10 +34,10 @@ export const EMOJI = "😀";
  * its `code` is `code` when given, else a `parameter_` one for a field and `invalid_request` for none.
  */
 export async function expectInvalid(response: Response, field: string | null, sentence?: RegExp, code?: ErrorCode) {
+  await expect(response).toHaveStatus(400);
   const body = await json(response);
-  expect(response.status, JSON.stringify(body)).toBe(400);
   expectErrorBody(response, body);
-  // The spec's `field`, and `param` naming the same member (docs/errors.md).
+  // The intake error's `field`, and `param` naming the same member (docs/errors.md).
   expect(body.field).toBe(field);
   expect(body.param).toBe(field ?? undefined);
   if (code !== undefined) expect(body.code).toBe(code);

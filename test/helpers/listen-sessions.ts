@@ -16,7 +16,7 @@ export type DeliveryMessage = {
 
 export async function startSession(key: string, body: unknown = {}) {
   const response = await call("/api/v1/listen-sessions", { key, method: "POST", body });
-  expect(response.status).toBe(201);
+  await expect(response).toHaveStatus(201);
   return json<Session>(response);
 }
 
@@ -34,7 +34,7 @@ export const openSocket = (socketUrl: string, token: string, protocols = `secret
 /** An accepted client socket and the delivery messages it receives. */
 export async function connect(session: Session) {
   const response = await openSocket(session.socket_url, session.connect_token);
-  expect(response.status).toBe(101);
+  await expect(response).toHaveStatus(101);
   const socket = response.webSocket as WebSocket;
   socket.accept();
   const messages: DeliveryMessage[] = [];

@@ -67,7 +67,7 @@ export async function registerClient(overrides: Record<string, unknown> = {}): P
     token_endpoint_auth_method: "client_secret_post",
     ...overrides,
   });
-  expect(response.status, await response.clone().text()).toBe(201);
+  await expect(response).toHaveStatus(201);
   return json<RegisteredClient>(response);
 }
 
@@ -176,12 +176,12 @@ export function csrfTokenOf(html: string): string {
 /** Signs the owner in on the authorization page; answers the GET consent page that follows. */
 export async function signIn(jar: CookieJar, query: string, owner: { email: string; password: string }) {
   const signInPage = await browse(jar, `/oauth/authorize?${query}`);
-  expect(signInPage.status).toBe(200);
+  await expect(signInPage).toHaveStatus(200);
   const csrf = csrfTokenOf(await signInPage.text());
   const posted = await browse(jar, `/oauth/authorize/sign-in?${query}`, {
     form: { csrf_token: csrf, email: owner.email, password: owner.password },
   });
-  expect(posted.status, await posted.clone().text()).toBe(303);
+  await expect(posted).toHaveStatus(303);
   return browse(jar, posted.headers.get("Location") ?? "");
 }
 
@@ -193,11 +193,11 @@ export async function decide(
   jar = new CookieJar(),
 ) {
   const consent = await signIn(jar, query, owner);
-  expect(consent.status, await consent.clone().text()).toBe(200);
+  await expect(consent).toHaveStatus(200);
   const posted = await browse(jar, `/oauth/authorize?${query}`, {
     form: { csrf_token: csrfTokenOf(await consent.text()), decision },
   });
-  expect(posted.status, await posted.clone().text()).toBe(303);
+  await expect(posted).toHaveStatus(303);
   return new URL(posted.headers.get("Location") ?? "");
 }
 
@@ -262,7 +262,7 @@ export async function connectApp(ownerBusiness: OwnerBusiness, clientOverrides: 
     code_verifier: verifier,
     ...bodyCredentials(client),
   });
-  expect(response.status, await response.clone().text()).toBe(200);
+  await expect(response).toHaveStatus(200);
   const tokens = await json<Tokens>(response);
   const grant = await shardDb(ownerBusiness.shard)
     .select()
@@ -297,7 +297,7 @@ export async function setRotatedAgo(refreshToken: string, ms: number) {
 
 export async function expectOAuthError(response: Response, status: number, error: string, description?: RegExp) {
   const body = await json(response.clone());
-  expect({ status: response.status, error: body.error }).toEqual({ status, error });
+  expect({ status: response.status, error: body.error }, JSON.stringify(body)).toEqual({ status, error });
   expect(Object.keys(body).sort()).toEqual(["error", "error_description"]);
   if (description) expect(body.error_description).toMatch(description);
   expect(response.headers.get("Cache-Control")).toBe("no-store");

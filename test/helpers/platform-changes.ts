@@ -20,7 +20,7 @@ export type Business = Awaited<ReturnType<typeof createBusiness>>["business"];
 
 let nextId = 50_000;
 
-/** A full Booking object of the spec, every member filled in, with the next id. */
+/** A full Booking object (docs/guides/syncing.md, Booking and order objects), every member filled in, with the next id. */
 export function newBooking(overrides: Partial<ReportedBooking> = {}): ReportedBooking {
   const id = nextId++;
   return bookingObject(id, {
@@ -38,7 +38,7 @@ export function newBooking(overrides: Partial<ReportedBooking> = {}): ReportedBo
   });
 }
 
-/** A full Order object of the spec. */
+/** A full Order object (docs/guides/syncing.md, Booking and order objects). */
 export function newOrder(overrides: Partial<ReportedOrder> = {}): ReportedOrder {
   return {
     id: nextId++,
@@ -75,17 +75,17 @@ export async function expectEmitted(businessId: string, body: unknown, names: st
   const response = await reportChange(businessId, body);
   const emitted = await json<Emitted>(response);
   expect(emitted).toEqual({ events: names.map((event) => ({ id: expect.stringMatching(EVENT_ID), event })) });
-  expect(response.status).toBe(names.length > 0 ? 201 : 200);
+  await expect(response).toHaveStatus(names.length > 0 ? 201 : 200);
   return emitted.events;
 }
 
 export async function expectNothingEmitted(businessId: string, body: unknown) {
   const response = await reportChange(businessId, body);
-  expect(response.status).toBe(200);
+  await expect(response).toHaveStatus(200);
   expect(await json(response)).toEqual({ events: [] });
 }
 
-/** The stored envelope of an event: exactly the spec's five fields. */
+/** The stored envelope of an event: exactly its five fields (docs/guides/webhooks.md, The request). */
 export async function storedEnvelope(business: Business, emitted: { id: string; event: string } | undefined) {
   if (!emitted) throw new Error("no event emitted");
   const row = await db.select().from(events).where(eq(events.id, emitted.id)).get();

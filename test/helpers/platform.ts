@@ -4,7 +4,7 @@ import bookingSample from "../fixtures/booking.json";
 import { call, RUNTIME } from "./http";
 
 /**
- * A Booking object of the spec (Resources, Booking object), as the core platform reports it; `overrides` replace
+ * A Booking object (docs/guides/syncing.md, Booking and order objects), as the core platform reports it; `overrides` replace
  * top-level members (a nested object such as `payment` is replaced whole).
  */
 export function bookingObject(id: number, overrides: Partial<ReportedBooking> = {}): ReportedBooking {

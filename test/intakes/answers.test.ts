@@ -15,7 +15,7 @@ const field = (type: IntakeField["type"], extra: Partial<IntakeField> = {}): Int
   ...extra,
 });
 
-describe("answers by field type (spec: Accepted answers by type)", () => {
+describe("answers by field type (docs/guides/intakes.md, Answers)", () => {
   it.each([
     ["text", "  Mo Ali ", "Mo Ali"],
     ["text", "é".repeat(200), "é".repeat(200)],
@@ -79,7 +79,7 @@ describe("answers by field type (spec: Accepted answers by type)", () => {
   });
 });
 
-describe("proof (spec: Answer)", () => {
+describe("proof (docs/guides/intakes.md, Proof)", () => {
   const phone = field("phone");
   const email = field("email");
 
@@ -127,9 +127,9 @@ describe("number answers with separators (POST /internal/v1/businesses/{id}/conv
     const cid = `conv-number-${crypto.randomUUID()}`;
     const runtime = runtimeIntake(business);
     const started = await runtime.start(cid, { intake_id: intake.id, channel: "whatsapp", customer: {} });
-    expect(started.status, await started.clone().text()).toBe(201);
+    await expect(started).toHaveStatus(201);
     const response = await runtime.answer(cid, { amount });
-    expect(response.status, await response.clone().text()).toBe(200);
+    await expect(response).toHaveStatus(200);
     return json<State>(response);
   }
 

@@ -109,7 +109,7 @@ describe("the Intake enabled state table", async () => {
       { id: "phone", label: "Your phone number?", type: "phone", required: false },
     ];
     const response = await patchIntake(apiKey, intake.id, { title: "Quote request (kitchens)", fields });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect((await json<Intake>(response)).enabled).toBe(false);
     expect(await rowOf(intake.id)).toMatchObject({
       enabled: false,
@@ -157,7 +157,7 @@ describe("the Intake enabled state table", async () => {
     const on = await switchIntakeOn(deps, business.id, intake.id);
     const before = await rowOf(intake.id);
     const response = await patchIntake(apiKey, intake.id, on);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(await json(response)).toEqual(on);
     expect(await rowOf(intake.id)).toEqual(before);
     // Also with enabled: true sent back, which is its value now.
@@ -199,7 +199,7 @@ describe("revokeApiKey", () => {
     });
     for (const intake of mine) expect((await rowOf(intake.id))?.enabled).toBe(false);
     expect((await rowOf(theirs.id))?.enabled).toBe(true);
-    expect((await call("/api/v1/intakes", { key: other.apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/intakes", { key: other.apiKey })).toHaveStatus(200);
 
     // Idempotent: the first revocation time stays, nothing else changes.
     expect(await revokeApiKey(deps, business.id, apiKeyId)).toEqual({ ...result, intakesSwitchedOff: 0 });
@@ -221,7 +221,7 @@ describe("revokeApiKey", () => {
       /No API key with that id/,
     );
     await expectApiError(revokeApiKey(deps, business.id, 987_654_321), 404);
-    expect((await call("/api/v1/intakes", { key: apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/intakes", { key: apiKey })).toHaveStatus(200);
     expect((await rowOf(intake.id))?.enabled).toBe(true);
   });
 

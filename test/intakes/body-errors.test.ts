@@ -52,7 +52,7 @@ describe("the 400s of /intakes for a body at fault as a whole", async () => {
     await expectInvalid(await send("POST", "/api/v1/intakes", JSON.stringify(intakeBody({ title: "" }))), "title");
     const webhooks = await send("POST", "/api/v1/webhooks", "[]");
     const body = expectErrorBody(webhooks, await json(webhooks));
-    expect(webhooks.status).toBe(400);
+    await expect(webhooks).toHaveStatus(400);
     expect(body).not.toHaveProperty("field");
   });
 });

@@ -59,7 +59,7 @@ describe("an intake conversation through the HTTP mirror", async () => {
   it("opens with the questions it will ask and who gets the answers, then asks them in the order of fields", async () => {
     const cid = newConversation();
     const response = await begin(cid);
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const body = await json<State>(response);
     expect(body.reply).toBe(
       'I\'d like to ask you 5 questions: "What is your name?", "Which number can we call?", "When do you move?", ' +
@@ -158,9 +158,9 @@ describe("an intake conversation through the HTTP mirror", async () => {
     await begin(cid);
     await answer(cid, { full_name: "Mo" });
     const stopped = await decline(cid);
-    expect(stopped.status).toBe(200);
+    await expect(stopped).toHaveStatus(200);
     expect((await json<State>(stopped)).status).toBe("stopped");
-    expect((await answer(cid, { phone: "+31612345678" })).status).toBe(409);
+    await expect(await answer(cid, { phone: "+31612345678" })).toHaveStatus(409);
     expect(await db.select().from(intakeResponses).where(eq(intakeResponses.conversationId, cid))).toEqual([]);
   });
 
@@ -172,7 +172,7 @@ describe("an intake conversation through the HTTP mirror", async () => {
     expect(alarm).toBeGreaterThan(Date.now() + 23.9 * 3_600_000);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect((await json<State>(await state(cid))).status).toBe("dropped");
-    expect((await answer(cid, { full_name: "Mo" })).status).toBe(409);
+    await expect(await answer(cid, { full_name: "Mo" })).toHaveStatus(409);
   });
 
   it("drops a run 24 hours old at its next answer when the alarm is late, and sends nothing", async () => {
@@ -218,17 +218,17 @@ describe("an intake conversation through the HTTP mirror", async () => {
 
   it("runs one intake at a time per conversation, and a new one after the last ended", async () => {
     const cid = newConversation();
-    expect((await begin(cid)).status).toBe(201);
+    await expect(await begin(cid)).toHaveStatus(201);
     const twice = await begin(cid);
-    expect(twice.status).toBe(409);
+    await expect(twice).toHaveStatus(409);
     expect((await json(twice)).error).toBe(`The intake "${intake.name}" is already running in this conversation.`);
     await decline(cid);
-    expect((await begin(cid)).status).toBe(201);
+    await expect(await begin(cid)).toHaveStatus(201);
   });
 
   it.each(["phone", "mcp"])("refuses to start on the %s channel", async (channel) => {
     const response = await begin(newConversation(), channel);
-    expect(response.status).toBe(409);
+    await expect(response).toHaveStatus(409);
     expect((await json(response)).error).toBe(
       "Intakes run only on chat channels: not on phone calls nor through connected AI assistants (MCP).",
     );
@@ -237,32 +237,30 @@ describe("an intake conversation through the HTTP mirror", async () => {
   it.each(["chat_page", "website_widget", "whatsapp", "sms", "telegram", "instagram", "messenger", "email"])(
     "starts on the %s channel",
     async (channel) => {
-      expect((await begin(newConversation(), channel)).status).toBe(201);
+      await expect(await begin(newConversation(), channel)).toHaveStatus(201);
     },
   );
 
   it("refuses an intake that is off, another business's intake, and bad input", async () => {
     const off = await createIntake(apiKey, { fields: FIELDS });
     const refused = await start(newConversation(), { business_id: business.id, intake_id: off.id, channel: "sms" });
-    expect(refused.status).toBe(409);
+    await expect(refused).toHaveStatus(409);
     const other = await createBusiness();
     const foreign = await start(newConversation(), {
       business_id: other.business.id,
       intake_id: intake.id,
       channel: "sms",
     });
-    expect(foreign.status).toBe(404);
+    await expect(foreign).toHaveStatus(404);
     const bad = await start(newConversation(), { business_id: business.id, intake_id: "x", channel: "sms" });
-    expect(bad.status).toBe(400);
+    await expect(bad).toHaveStatus(400);
     expect((await json(bad)).error).toBe('The field "intake_id" must be a number.');
-    expect(
-      (
-        await call(conversationPath(business.id, newConversation()), {
-          headers: { Authorization: `Bearer ${apiKey}` },
-        })
-      ).status,
-    ).toBe(401);
-    expect((await state(newConversation())).status).toBe(404);
+    await expect(
+      await call(conversationPath(business.id, newConversation()), {
+        headers: { Authorization: `Bearer ${apiKey}` },
+      }),
+    ).toHaveStatus(401);
+    await expect(await state(newConversation())).toHaveStatus(404);
   });
 });
 
@@ -291,7 +289,7 @@ describe("completion checks the intake before anything is sent", async () => {
     const cid = newConversation();
     await begin(cid);
     const patched = await patchIntake(apiKey, intake.id, { title: "Changed title" });
-    expect(patched.status).toBe(200);
+    await expect(patched).toHaveStatus(200);
     const done = await json<State>(await answer(cid, { email: "ana@example.com" }));
     expect(done).toMatchObject({ status: "no_delivery", response_id: null });
     expect(done.reply).toMatch(/^Sorry: this form changed or was switched off/);
@@ -517,6 +515,6 @@ describe("the context endpoint", async () => {
     const unknown = await call(`/internal/v1/businesses/${crypto.randomUUID()}/context?channel=sms`, {
       headers: RUNTIME,
     });
-    expect(unknown.status).toBe(404);
+    await expect(unknown).toHaveStatus(404);
   });
 });

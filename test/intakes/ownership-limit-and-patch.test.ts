@@ -31,9 +31,9 @@ describe("at most 5 intakes per business, across every key", () => {
         { code: "limit_reached", param: undefined },
       );
     }
-    expect((await deleteIntake(apiKey, mine[0]?.id ?? 0)).status).toBe(204);
-    expect((await postIntake(second.apiKey, intakeBody())).status).toBe(201);
-    expect((await postIntake(apiKey, intakeBody())).status).toBe(403);
+    await expect(await deleteIntake(apiKey, mine[0]?.id ?? 0)).toHaveStatus(204);
+    await expect(await postIntake(second.apiKey, intakeBody())).toHaveStatus(201);
+    await expect(await postIntake(apiKey, intakeBody())).toHaveStatus(403);
   });
 
   it("stores exactly 5 when 8 creates from two keys arrive at once", async () => {
@@ -53,7 +53,7 @@ describe("at most 5 intakes per business, across every key", () => {
     const full = await createBusiness();
     for (let i = 0; i < 5; i++) await createIntake(full.apiKey);
     const other = await createBusiness();
-    expect((await postIntake(other.apiKey, intakeBody())).status).toBe(201);
+    await expect(await postIntake(other.apiKey, intakeBody())).toHaveStatus(201);
   });
 });
 
@@ -75,7 +75,7 @@ describe("ownership: an intake belongs to the key that registered it", async () 
 
   it("GET /intakes/{id} answers the caller's own intake", async () => {
     const response = await getIntake(apiKey, mine.id);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(await json(response)).toEqual(mine);
   });
 
@@ -121,14 +121,14 @@ describe("ownership: an intake belongs to the key that registered it", async () 
       });
     }
     const revoked = await createApiKey(business.id, { revoked: true });
-    expect((await getIntake(revoked.apiKey, mine.id)).status).toBe(401);
+    await expect(await getIntake(revoked.apiKey, mine.id)).toHaveStatus(401);
   });
 
   it("DELETE answers 204, then 404", async () => {
     const doomed = await createIntake(apiKey, { name: "doomed" });
-    expect((await deleteIntake(apiKey, doomed.id)).status).toBe(204);
+    await expect(await deleteIntake(apiKey, doomed.id)).toHaveStatus(204);
     await expectError(await deleteIntake(apiKey, doomed.id), 404, NOT_FOUND, { code: "not_found", param: undefined });
-    expect((await getIntake(apiKey, doomed.id)).status).toBe(404);
+    await expect(await getIntake(apiKey, doomed.id)).toHaveStatus(404);
   });
 });
 
@@ -148,7 +148,7 @@ describe("PATCH /api/v1/intakes/{id}", async () => {
   it("changes nothing when the intake read is sent back whole (name, enabled, id and timestamps included)", async () => {
     const intake = await fresh();
     const response = await patchIntake(apiKey, intake.id, intake);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(await json(response)).toEqual(intake);
     expect(await rowOf(intake.id)).toMatchObject({ version: 1, updatedAt: OLD, enabled: false });
   });
@@ -180,7 +180,7 @@ describe("PATCH /api/v1/intakes/{id}", async () => {
     const intake = await fresh();
     const before = new Date().toISOString();
     const response = await patchIntake(apiKey, intake.id, change(intake));
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<Intake>(response);
     expect(body).toEqual({ ...intake, ...change(intake), updatedAt: expect.stringMatching(TIMESTAMP) });
     expect(body.updatedAt >= before).toBe(true);
@@ -202,7 +202,7 @@ describe("PATCH /api/v1/intakes/{id}", async () => {
   it("accepts name and enabled sent back unchanged alongside a change", async () => {
     const intake = await fresh();
     const response = await patchIntake(apiKey, intake.id, { name: intake.name, enabled: false, title: "New title" });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect((await json<Intake>(response)).title).toBe("New title");
   });
 
@@ -298,10 +298,10 @@ describe("question ids that name what every object inherits (docs/intakes.md, Va
     "accepts %s, a name of data",
     async (id) => {
       const response = await postIntake(apiKey, intakeBody(second(question({ id }))));
+      await expect(response).toHaveStatus(201);
       const created = await json<Intake>(response);
-      expect(response.status, JSON.stringify(created)).toBe(201);
       expect(created.fields[1]?.id).toBe(id);
-      expect((await deleteIntake(apiKey, created.id)).status).toBe(204);
+      await expect(await deleteIntake(apiKey, created.id)).toHaveStatus(204);
     },
   );
 });

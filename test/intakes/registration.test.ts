@@ -20,9 +20,9 @@ describe("POST /api/v1/intakes", async () => {
   /** Registers the body and removes it again, so that the 5-intake limit never gets in the way. */
   async function expectAccepted(body: Record<string, unknown>) {
     const response = await postIntake(apiKey, body);
+    await expect(response).toHaveStatus(201);
     const created = await json<Intake>(response);
-    expect(response.status, JSON.stringify(created)).toBe(201);
-    expect((await deleteIntake(apiKey, created.id)).status).toBe(204);
+    await expect(await deleteIntake(apiKey, created.id)).toHaveStatus(204);
     return created;
   }
 
@@ -38,7 +38,7 @@ describe("POST /api/v1/intakes", async () => {
         { id: "budget", label: "Budget?", type: "select", options: ["Low", "High"] },
       ],
     });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const body = await json<Intake>(response);
     expect(Object.keys(body)).toEqual([
       "id",
@@ -299,10 +299,10 @@ describe("POST /api/v1/intakes", async () => {
     const secondKey = await createApiKey(business.id);
     await expectInvalid(await postIntake(secondKey.apiKey, intakeBody({ name: "callback" })), "name");
     const elsewhere = await createBusiness();
-    expect((await postIntake(elsewhere.apiKey, intakeBody({ name: "callback" }))).status).toBe(201);
+    await expect(await postIntake(elsewhere.apiKey, intakeBody({ name: "callback" }))).toHaveStatus(201);
     await deleteIntake(apiKey, first.id);
     // Once removed, the name is free again.
-    expect((await postIntake(secondKey.apiKey, intakeBody({ name: "callback" }))).status).toBe(201);
+    await expect(await postIntake(secondKey.apiKey, intakeBody({ name: "callback" }))).toHaveStatus(201);
   });
 
   it("stores one intake when the same name is registered twice at once", async () => {
@@ -316,6 +316,6 @@ describe("POST /api/v1/intakes", async () => {
   });
 
   it("requires a credential", async () => {
-    expect((await postIntake(undefined, intakeBody())).status).toBe(401);
+    await expect(await postIntake(undefined, intakeBody())).toHaveStatus(401);
   });
 });

@@ -21,7 +21,7 @@ type Page = { data: ResponseObject[]; next_before: number | null };
 
 const page = async (key: string, id: number, query = "") => {
   const response = await getResponses(key, id, query);
-  expect(response.status).toBe(200);
+  await expect(response).toHaveStatus(200);
   return json<Page>(response);
 };
 
@@ -57,7 +57,7 @@ describe("GET /api/v1/intakes/{id}/responses", async () => {
     expect(walked).toEqual(allIds);
   });
 
-  it("answers each response exactly as the spec's Intake response and Answer tables", async () => {
+  it("answers each response exactly as docs/guides/intakes.md, Reading responses shows it", async () => {
     const { data } = await page(apiKey, intake.id);
     const [newest] = data;
     expect(Object.keys(newest ?? {})).toEqual([
@@ -97,7 +97,7 @@ describe("GET /api/v1/intakes/{id}/responses", async () => {
       ],
     });
     await insertResponses(contact, shop.id, 1, () => [
-      // A proof stored on a text answer is never shown: the spec gives it only to email and phone answers.
+      // A proof stored on a text answer is never shown: only email and phone answers carry one (docs/guides/intakes.md, Proof).
       { id: "name", label: "Name?", type: "text", value: "Ana", proof: "stated" },
       { id: "phone", label: "Phone?", type: "phone", value: "+31612345678", proof: "verified" },
     ]);
@@ -144,7 +144,7 @@ describe("GET /api/v1/intakes/{id}/responses", async () => {
     "refuses before=%j with 400 naming the field before",
     async (before) => {
       const response = await getResponses(apiKey, intake.id, `?before=${encodeURIComponent(before)}`);
-      expect(response.status).toBe(400);
+      await expect(response).toHaveStatus(400);
       expect(await json(response)).toEqual({
         error: 'The query parameter "before" must be a response id: a whole number from 1.',
         code: "parameter_invalid",
@@ -192,12 +192,12 @@ describe("DELETE /api/v1/intakes/{id} removes the intake's responses with it", (
     await insertResponses(kept, business.id, 7);
     expect(await db.$count(intakeResponses, eq(intakeResponses.intakeId, doomed.id))).toBe(30);
 
-    expect((await deleteIntake(apiKey, doomed.id)).status).toBe(204);
+    await expect(await deleteIntake(apiKey, doomed.id)).toHaveStatus(204);
     expect(await db.$count(intakeResponses, eq(intakeResponses.intakeId, doomed.id))).toBe(0);
     expect(await db.$count(intakes, eq(intakes.id, doomed.id))).toBe(0);
     expect(await db.$count(intakeResponses, eq(intakeResponses.intakeId, kept.id))).toBe(7);
     const gone = await getResponses(apiKey, doomed.id);
-    expect(gone.status).toBe(404);
+    await expect(gone).toHaveStatus(404);
     expect((await page(apiKey, kept.id)).data).toHaveLength(7);
   });
 });

@@ -28,9 +28,9 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
   const itemOfThisBusiness = (key: string) =>
     and(eq(knowledgeItems.businessId, business.id), eq(knowledgeItems.key, key));
 
-  it("creates an item (201) with exactly the spec's fields, then replaces it (200)", async () => {
+  it("creates an item (201) with exactly the fields of docs/guides/knowledge.md, Pushing a text, then replaces it (200)", async () => {
     const created = await push("opening-hours", apiKey);
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     const body = await json(created);
     expect(body).toEqual({
       key: "opening-hours",
@@ -41,7 +41,7 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
       unchanged: false,
     });
     const replaced = await push("opening-hours", apiKey, { title: "Hours", content: `${TEXT} Closed on Sundays.` });
-    expect(replaced.status).toBe(200);
+    await expect(replaced).toHaveStatus(200);
     const replacedBody = await json(replaced);
     expect(replacedBody).toMatchObject({ key: "opening-hours", unchanged: false, createdAt: body.createdAt });
     expect(String(replacedBody.updatedAt) >= String(body.updatedAt)).toBe(true);
@@ -50,7 +50,7 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
   it("says unchanged: true when a push changes nothing, and stores nothing", async () => {
     const before = await db.select().from(knowledgeItems).where(itemOfThisBusiness("opening-hours")).get();
     const again = await push("opening-hours", apiKey, { title: "Hours", content: `${TEXT} Closed on Sundays.` });
-    expect(again.status).toBe(200);
+    await expect(again).toHaveStatus(200);
     expect(await json(again)).toMatchObject({ unchanged: true, updatedAt: before?.updatedAt });
     const titleOnly = await push("opening-hours", apiKey, {
       title: "Opening hours",
@@ -62,11 +62,11 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
   it("counts characters, not bytes: 20 and 8,000 multi-byte characters are accepted", async () => {
     const twenty = `${"é".repeat(19)}😀`;
     const ok = await push("multibyte-20", apiKey, { title: "t", content: twenty });
-    expect(ok.status).toBe(201);
+    await expect(ok).toHaveStatus(201);
     expect((await json(ok)).chars).toBe(20);
     const max = "😀".repeat(8000);
     const full = await push("multibyte-8000", apiKey, { title: "t", content: max });
-    expect(full.status).toBe(201);
+    await expect(full).toHaveStatus(201);
     expect((await json(full)).chars).toBe(8000);
     await call("/api/v1/knowledge/multibyte-20", { key: apiKey, method: "DELETE" });
     await call("/api/v1/knowledge/multibyte-8000", { key: apiKey, method: "DELETE" });
@@ -74,12 +74,12 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
 
   it("refuses 19 characters with 400 and 8,001 with 413", async () => {
     const short = await push("too-short", apiKey, { title: "t", content: "😀".repeat(19) });
-    expect(short.status).toBe(400);
+    await expect(short).toHaveStatus(400);
     expect((await json(short)).error).toBe(
       'The field "content" is 19 characters long; knowledge content must be at least 20.',
     );
     const long = await push("too-long", apiKey, { title: "t", content: "é".repeat(8001) });
-    expect(long.status).toBe(413);
+    await expect(long).toHaveStatus(413);
     expect((await json(long)).error).toBe(
       'The field "content" is 8001 characters long; knowledge content can be at most 8,000.',
     );
@@ -88,7 +88,7 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
 
   it("says 1 character, in the singular", async () => {
     const one = await push("one-character", apiKey, { title: "t", content: "x" });
-    expect(one.status).toBe(400);
+    await expect(one).toHaveStatus(400);
     expect((await json(one)).error).toBe(
       'The field "content" is 1 character long; knowledge content must be at least 20.',
     );
@@ -118,11 +118,11 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
     "accepts the key %s",
     async (key) => {
       const response = await push(encodeURIComponent(key), apiKey);
-      expect(response.status).toBe(201);
+      await expect(response).toHaveStatus(201);
       expect((await json(response)).key).toBe(key);
-      expect(
-        (await call(`/api/v1/knowledge/${encodeURIComponent(key)}`, { key: apiKey, method: "DELETE" })).status,
-      ).toBe(204);
+      await expect(
+        await call(`/api/v1/knowledge/${encodeURIComponent(key)}`, { key: apiKey, method: "DELETE" }),
+      ).toHaveStatus(204);
     },
   );
 
@@ -140,7 +140,7 @@ describe("PUT /api/v1/knowledge/{key}", async () => {
     "at@sign",
   ])("refuses the key %s with 400", async (key) => {
     const response = await push(encodeURIComponent(key), apiKey);
-    expect(response.status).toBe(400);
+    await expect(response).toHaveStatus(400);
     expect((await json(response)).error).toMatch(/^The path parameter "key" must be 1 to 80 characters/);
   });
 });
@@ -153,7 +153,7 @@ describe("GET and DELETE /api/v1/knowledge", async () => {
 
   it("lists the business's items without content", async () => {
     const response = await call("/api/v1/knowledge", { key: apiKey });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<{ data: Array<Record<string, unknown>> }>(response);
     expect(body.data).toEqual([
       { key: "faq", title: "FAQ", chars: 37, updatedAt: expect.any(String), createdAt: expect.any(String) },
@@ -161,15 +161,15 @@ describe("GET and DELETE /api/v1/knowledge", async () => {
   });
 
   it("never shows or deletes another business's items", async () => {
-    expect((await call("/api/v1/knowledge/theirs", { key: apiKey, method: "DELETE" })).status).toBe(404);
+    await expect(await call("/api/v1/knowledge/theirs", { key: apiKey, method: "DELETE" })).toHaveStatus(404);
     const theirs = await json<{ data: Array<{ key: string }> }>(await call("/api/v1/knowledge", { key: other.apiKey }));
     expect(theirs.data.map((item) => item.key)).toEqual(["theirs"]);
   });
 
   it("deletes with 204, and a second delete is 404", async () => {
-    expect((await call("/api/v1/knowledge/faq", { key: apiKey, method: "DELETE" })).status).toBe(204);
+    await expect(await call("/api/v1/knowledge/faq", { key: apiKey, method: "DELETE" })).toHaveStatus(204);
     const again = await call("/api/v1/knowledge/faq", { key: apiKey, method: "DELETE" });
-    expect(again.status).toBe(404);
+    await expect(again).toHaveStatus(404);
     await expectError(again, 404, "Nothing is stored under that knowledge key for this business.", {
       code: "not_found",
       param: undefined,
@@ -178,10 +178,10 @@ describe("GET and DELETE /api/v1/knowledge", async () => {
   });
 
   it("requires a credential", async () => {
-    expect((await call("/api/v1/knowledge")).status).toBe(401);
-    expect((await call("/api/v1/knowledge/faq", { method: "PUT", body: { title: "t", content: TEXT } })).status).toBe(
-      401,
-    );
+    await expect(await call("/api/v1/knowledge")).toHaveStatus(401);
+    await expect(
+      await call("/api/v1/knowledge/faq", { method: "PUT", body: { title: "t", content: TEXT } }),
+    ).toHaveStatus(401);
   });
 });
 
@@ -189,32 +189,32 @@ describe("the source limit: 3 on Pro, 5 on Business, with the owner's own source
   it("lets a Pro business with one own source push 2 keys, refuses the 3rd, and still replaces", async () => {
     const { business, apiKey } = await createBusiness({ plan: "pro" });
     await addOwnerSources(business.id, 1);
-    expect((await push("one", apiKey)).status).toBe(201);
-    expect((await push("two", apiKey)).status).toBe(201);
+    await expect(await push("one", apiKey)).toHaveStatus(201);
+    await expect(await push("two", apiKey)).toHaveStatus(201);
     const third = await push("three", apiKey);
-    expect(third.status).toBe(403);
+    await expect(third).toHaveStatus(403);
     expect((await json(third)).error).toMatch(/Pro plan allows 3 knowledge sources/);
     const replaced = await push("two", apiKey, { title: "Hours", content: `${TEXT} Replaced.` });
-    expect(replaced.status).toBe(200);
+    await expect(replaced).toHaveStatus(200);
     // Removing one frees its place.
-    expect((await call("/api/v1/knowledge/one", { key: apiKey, method: "DELETE" })).status).toBe(204);
-    expect((await push("three", apiKey)).status).toBe(201);
+    await expect(await call("/api/v1/knowledge/one", { key: apiKey, method: "DELETE" })).toHaveStatus(204);
+    await expect(await push("three", apiKey)).toHaveStatus(201);
   });
 
   it("lets a Business business reach 5 sources with 2 of its own", async () => {
     const { business, apiKey } = await createBusiness({ plan: "business" });
     await addOwnerSources(business.id, 2);
-    for (const key of ["a", "b", "c"]) expect((await push(key, apiKey)).status).toBe(201);
-    expect((await push("d", apiKey)).status).toBe(403);
+    for (const key of ["a", "b", "c"]) await expect(await push(key, apiKey)).toHaveStatus(201);
+    await expect(await push("d", apiKey)).toHaveStatus(403);
   });
 
   it("counts keys pushed by every key of the business together", async () => {
     const { business, apiKey } = await createBusiness({ plan: "pro" });
     const second = await createApiKey(business.id);
-    expect((await push("k1", apiKey)).status).toBe(201);
-    expect((await push("k2", second.apiKey)).status).toBe(201);
-    expect((await push("k3", apiKey)).status).toBe(201);
-    expect((await push("k4", second.apiKey)).status).toBe(403);
+    await expect(await push("k1", apiKey)).toHaveStatus(201);
+    await expect(await push("k2", second.apiKey)).toHaveStatus(201);
+    await expect(await push("k3", apiKey)).toHaveStatus(201);
+    await expect(await push("k4", second.apiKey)).toHaveStatus(403);
   });
 
   it("never passes the limit when 12 new keys are pushed at once", async () => {
@@ -245,7 +245,7 @@ describe("120 pushes per business per clock hour", () => {
     let last: Response | undefined;
     for (let i = 0; i < PUSHES_PER_HOUR; i++) {
       last = await push("same-key", apiKey, { title: "Hours", content: `${TEXT} Version ${i}.` });
-      expect(last.status).toBe(i === 0 ? 201 : 200);
+      await expect(last).toHaveStatus(i === 0 ? 201 : 200);
     }
     const POLICIES = '"requests";q=600;w=60, "knowledge_pushes";q=120;w=3600';
     expect(last?.headers.get("RateLimit-Policy")).toBe(POLICIES);

@@ -24,12 +24,12 @@ const appB = await connectApp(shopB);
 const tokenA = appA.tokens.access_token;
 
 async function expectUnauthorized(response: Response, sentence: RegExp) {
-  expect(response.status).toBe(401);
+  await expect(response).toHaveStatus(401);
   expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="api", error="invalid_token"');
   await expectError(response, 401, sentence, { code: "invalid_credential", param: undefined });
 }
 
-describe("access tokens work like API keys on /api/v1 (spec: Partner sign-in)", () => {
+describe("access tokens work like API keys on /api/v1 (docs/oauth.md, 4. Call the API)", () => {
   it.each([
     "/api/v1/me",
     "/api/v1/appointments",
@@ -40,7 +40,7 @@ describe("access tokens work like API keys on /api/v1 (spec: Partner sign-in)", 
     "/api/v1/intakes",
   ])("%s answers 200 with a token", async (path) => {
     const response = await call(path, { key: tokenA });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(response.headers.get("RateLimit-Policy")).toBe('"requests";q=600;w=60');
     expect(response.headers.get("RateLimit")).toBeNull();
   });
@@ -83,7 +83,7 @@ describe("access tokens work like API keys on /api/v1 (spec: Partner sign-in)", 
 
   it("does not take a refresh token as a bearer credential", async () => {
     const response = await call("/api/v1/me", { key: appA.tokens.refresh_token });
-    expect(response.status).toBe(401);
+    await expect(response).toHaveStatus(401);
     expect((await json(response)).error).toBe("The API key is not recognised.");
   });
 
@@ -94,20 +94,20 @@ describe("access tokens work like API keys on /api/v1 (spec: Partner sign-in)", 
       db.update(businesses).set({ plan, planActive }).where(eq(businesses.id, shop.business.id));
     await setPlan("pro", false);
     const lapsed = await call("/api/v1/me", { key: tokens.access_token });
-    expect(lapsed.status).toBe(403);
+    await expect(lapsed).toHaveStatus(403);
     expect((await json(lapsed)).error).toMatch(/lapsed/);
     await setPlan("free", true);
-    expect((await call("/api/v1/orders", { key: tokens.access_token })).status).toBe(403);
+    await expect(await call("/api/v1/orders", { key: tokens.access_token })).toHaveStatus(403);
     await setPlan("pro", true);
-    expect((await call("/api/v1/me", { key: tokens.access_token })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: tokens.access_token })).toHaveStatus(200);
   });
 });
 
-describe("a token is for one business (spec: Tokens are for one business)", () => {
+describe("a token is for one business (docs/oauth.md, 4. Call the API)", () => {
   it("never reads business B with business A's token", async () => {
     const intakeOfB = await createIntake(appB.tokens.access_token);
-    expect((await call(`/api/v1/intakes/${intakeOfB.id}`, { key: tokenA })).status).toBe(404);
-    expect((await call(`/api/v1/intakes/${intakeOfB.id}/responses`, { key: tokenA })).status).toBe(404);
+    await expect(await call(`/api/v1/intakes/${intakeOfB.id}`, { key: tokenA })).toHaveStatus(404);
+    await expect(await call(`/api/v1/intakes/${intakeOfB.id}/responses`, { key: tokenA })).toHaveStatus(404);
     const hook = await json(
       await call("/api/v1/webhooks", {
         key: appB.tokens.access_token,
@@ -115,7 +115,7 @@ describe("a token is for one business (spec: Tokens are for one business)", () =
         body: { url: "https://partner.example/hooks/b" },
       }),
     );
-    expect((await call(`/api/v1/webhooks/${hook.id}`, { key: tokenA, method: "DELETE" })).status).toBe(404);
+    await expect(await call(`/api/v1/webhooks/${hook.id}`, { key: tokenA, method: "DELETE" })).toHaveStatus(404);
     const listed = await json<{ data: { id: number }[] }>(await call("/api/v1/webhooks", { key: tokenA }));
     expect(listed.data.map((endpoint) => endpoint.id)).not.toContain(hook.id);
   });
@@ -123,9 +123,9 @@ describe("a token is for one business (spec: Tokens are for one business)", () =
   it("keeps intakes apart between the app and an API key of the same business (each sees only its own)", async () => {
     const byApp = await createIntake(tokenA);
     const byKey = await createIntake(shopA.apiKey);
-    expect((await call(`/api/v1/intakes/${byApp.id}`, { key: shopA.apiKey })).status).toBe(404);
-    expect((await call(`/api/v1/intakes/${byKey.id}`, { key: tokenA })).status).toBe(404);
-    expect((await call(`/api/v1/intakes/${byApp.id}`, { key: tokenA })).status).toBe(200);
+    await expect(await call(`/api/v1/intakes/${byApp.id}`, { key: shopA.apiKey })).toHaveStatus(404);
+    await expect(await call(`/api/v1/intakes/${byKey.id}`, { key: tokenA })).toHaveStatus(404);
+    await expect(await call(`/api/v1/intakes/${byApp.id}`, { key: tokenA })).toHaveStatus(200);
   });
 });
 
@@ -145,7 +145,7 @@ describe("what an app creates records the app connection (docs/architecture.md, 
         url: "https://partner.example/stock",
       },
     });
-    expect(actionResponse.status).toBe(201);
+    await expect(actionResponse).toHaveStatus(201);
     const action = await json(actionResponse);
     expect(action.source).toBe("oauth_app");
     const pushed = await call("/api/v1/knowledge/opening-hours", {
@@ -153,7 +153,7 @@ describe("what an app creates records the app connection (docs/architecture.md, 
       method: "PUT",
       body: { title: "Holiday hours", content: "Closed from 24 to 26 December." },
     });
-    expect(pushed.status).toBe(201);
+    await expect(pushed).toHaveStatus(201);
 
     const ref = { apiKeyId: null, oauthGrantId: appA.grantId };
     expect(

@@ -24,11 +24,11 @@ import {
 const owner = await createOwnerBusiness({ name: "Bella Hair Studio" });
 const client = await registerClient({ client_name: "Booking Tool" });
 
-describe("the consent page and the owner's answer (spec: Partner sign-in, steps 2 and 3)", () => {
+describe("the consent page and the owner's answer (docs/oauth.md, 2. Send the owner to the authorization page)", () => {
   it("names the app, the business, what the app may do, and cannot be framed", async () => {
     const { params } = await validAuthorizationParams(client);
     const consent = await signIn(new CookieJar(), authorizeQuery(params), owner.owner);
-    expect(consent.status).toBe(200);
+    await expect(consent).toHaveStatus(200);
     const html = await consent.text();
     expect(html).toContain("Connect Booking Tool to Bella Hair Studio?");
     for (const line of [
@@ -97,7 +97,7 @@ describe("the consent page and the owner's answer (spec: Partner sign-in, steps 
     const response = await browse(jar, `/oauth/authorize?${query}`, {
       form: { csrf_token: pick(mine, theirs), decision: "approve" },
     });
-    expect(response.status).toBe(403);
+    await expect(response).toHaveStatus(403);
     expect(response.headers.get("Location")).toBeNull();
     expect(await codesOf(app.client_id)).toEqual([]);
   });
@@ -109,7 +109,7 @@ describe("the consent page and the owner's answer (spec: Partner sign-in, steps 
     const response = await browse(new CookieJar(), `/oauth/authorize?${query}`, {
       form: { csrf_token: "D".repeat(43), decision: "approve" },
     });
-    expect(response.status).toBe(303);
+    await expect(response).toHaveStatus(303);
     expect(response.headers.get("Location")).toBe(`/oauth/authorize?${query}`);
     expect(await codesOf(app.client_id)).toEqual([]);
   });
@@ -128,7 +128,7 @@ describe("the consent page and the owner's answer (spec: Partner sign-in, steps 
           Origin: BASE,
         },
       });
-      expect(response.status).toBe(303);
+      await expect(response).toHaveStatus(303);
       expect(response.headers.get("Location")).toMatch(/^\/oauth\/authorize\?/);
     }
     expect(await codesOf(app.client_id)).toEqual([]);
@@ -152,13 +152,13 @@ describe("the consent page and the owner's answer (spec: Partner sign-in, steps 
     const jar = new CookieJar();
     const csrf = csrfTokenOf(await (await signIn(jar, query, owner.owner)).text());
     const response = await browse(jar, `/oauth/authorize?${query}`, { form: { csrf_token: csrf, decision: "maybe" } });
-    expect(response.status).toBe(303);
+    await expect(response).toHaveStatus(303);
     expect(response.headers.get("Location")).toBe(`/oauth/authorize?${query}`);
     expect(await codesOf(app.client_id)).toEqual([]);
   });
 });
 
-describe("only on an active Pro or Business plan (spec: Partner sign-in, step 2)", () => {
+describe("only on an active Pro or Business plan (docs/oauth.md, 2. Send the owner to the authorization page)", () => {
   it.each([
     ["a lapsed Pro plan", { plan: "pro", active: false } as const, /plan has lapsed/],
     ["a lapsed Business plan", { plan: "business", active: false } as const, /plan has lapsed/],
@@ -170,14 +170,14 @@ describe("only on an active Pro or Business plan (spec: Partner sign-in, step 2)
     const query = authorizeQuery(params);
     const jar = new CookieJar();
     const page = await signIn(jar, query, lapsed.owner);
-    expect(page.status).toBe(403);
+    await expect(page).toHaveStatus(403);
     const html = await page.text();
     expect(html).toMatch(sentence);
     expect(html).not.toContain('value="approve"');
     const approve = await browse(jar, `/oauth/authorize?${query}`, {
       form: { csrf_token: csrfTokenOf(html), decision: "approve" },
     });
-    expect(approve.status).toBe(403);
+    await expect(approve).toHaveStatus(403);
     expect(await approve.text()).toMatch(sentence);
     expect(await codesOf(app.client_id)).toEqual([]);
     // The page's one button takes the owner back to the app, refused.
@@ -247,7 +247,7 @@ describe("the consent POST comes from our own page, by the dashboard's rule (hon
       { label: "origin check", csrf_token: csrf },
       headers,
     );
-    expect(keyForm.status).toBe(taken ? 201 : 403);
+    await expect(keyForm).toHaveStatus(taken ? 201 : 403);
     expect(await db.$count(apiKeys, eq(apiKeys.businessId, mine.business.id))).toBe(keysBefore + (taken ? 1 : 0));
 
     // The consent form, with its session's token: the same answer.
@@ -263,11 +263,11 @@ describe("the consent POST comes from our own page, by the dashboard's rule (hon
       headers,
     );
     if (taken) {
-      expect(consent.status).toBe(303);
+      await expect(consent).toHaveStatus(303);
       expect(new URL(consent.headers.get("Location") ?? "").searchParams.has("code")).toBe(true);
       expect((await codesOf(app.client_id)).length).toBe(codesBefore + 1);
     } else {
-      expect(consent.status).toBe(403);
+      await expect(consent).toHaveStatus(403);
       expect(consent.headers.get("Location")).toBeNull();
       expect(consent.headers.get("Content-Type")).toMatch(/^text\/html/);
       expect(consent.headers.get("X-Frame-Options")).toBe("DENY");
@@ -292,11 +292,11 @@ describe("the consent POST comes from our own page, by the dashboard's rule (hon
       { csrf_token: token, decision: "refuse" },
       foreign,
     );
-    expect(refused.status).toBe(403);
+    await expect(refused).toHaveStatus(403);
     expect(refused.headers.get("Location")).toBeNull();
     // An invalid request gets the 403 too, not the page that would say what is wrong with it.
     const invalid = await postForm(jar, "/oauth/authorize?client_id=nobody", { csrf_token: token }, foreign);
-    expect(invalid.status).toBe(403);
+    await expect(invalid).toHaveStatus(403);
     expect(await invalid.text()).not.toContain("No app is registered");
     // The session is untouched: the owner's own page still answers.
     const own = await postForm(
@@ -307,7 +307,7 @@ describe("the consent POST comes from our own page, by the dashboard's rule (hon
         Origin: BASE,
       },
     );
-    expect(own.status).toBe(303);
+    await expect(own).toHaveStatus(303);
     expect(new URL(own.headers.get("Location") ?? "").searchParams.get("error")).toBe("access_denied");
   });
 });

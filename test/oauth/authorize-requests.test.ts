@@ -168,6 +168,6 @@ describe("other invalid parameters: an error page, never a redirect to the app (
 
   it("treats a missing scope as api (RFC 6749 §3.3 default)", async () => {
     const { response } = await requestAuthorization(client, { scope: undefined });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
   });
 });

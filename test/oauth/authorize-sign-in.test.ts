@@ -23,7 +23,7 @@ describe("the sign-in page", () => {
   it("shows the app's name, escaped, with a CSRF-protected form and cannot be framed", async () => {
     const hostile = await registerClient({ client_name: "<script>alert(1)</script> & Co" });
     const { response } = await requestAuthorization(hostile);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const html = await response.text();
     expect(html).toMatch(/^<!doctype html>/);
     expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt; &amp; Co");
@@ -66,7 +66,7 @@ describe("the sign-in page", () => {
     const response = await browse(jar, `/oauth/authorize/sign-in?${query}`, {
       form: { csrf_token: csrfTokenOf(await page.text()), email: owner.owner.email, password: owner.owner.password },
     });
-    expect(response.status).toBe(303);
+    await expect(response).toHaveStatus(303);
     expect(response.headers.get("Location")).toBe(`/oauth/authorize?${query}`);
     const cookie = response.headers
       .getAll("Set-Cookie")
@@ -88,7 +88,7 @@ describe("the sign-in page", () => {
       email: `  ${owner.owner.email.toUpperCase()} `,
       password: owner.owner.password,
     });
-    expect(consent.status).toBe(200);
+    await expect(consent).toHaveStatus(200);
   });
 
   it.each([
@@ -102,7 +102,7 @@ describe("the sign-in page", () => {
     const response = await browse(jar, `/oauth/authorize/sign-in?${query}`, {
       form: { csrf_token: csrfTokenOf(await page.text()), email: email(), password },
     });
-    expect(response.status).toBe(401);
+    await expect(response).toHaveStatus(401);
     expect(await response.text()).toContain("The email address or password is not correct.");
     expect(jar.cookies.has("__Host-owner_session")).toBe(false);
   });
@@ -120,7 +120,7 @@ describe("the sign-in page", () => {
     const response = await browse(jar, `/oauth/authorize/sign-in?${query}`, {
       form: { csrf_token: tokenOf(token), email: owner.owner.email, password: owner.owner.password },
     });
-    expect(response.status).toBe(403);
+    await expect(response).toHaveStatus(403);
     expect(await response.text()).toContain("The form expired");
     expect(jar.cookies.has("__Host-owner_session")).toBe(false);
   });
@@ -147,11 +147,11 @@ describe("the sign-in page", () => {
     const consent = await (await signIn(jar, query, owner.owner)).text();
     const token = jar.cookies.get("__Host-owner_session") ?? "";
     const forged = await browse(jar, `/oauth/authorize/sign-out?${query}`, { form: { csrf_token: "B".repeat(43) } });
-    expect(forged.status).toBe(403);
+    await expect(forged).toHaveStatus(403);
     const response = await browse(jar, `/oauth/authorize/sign-out?${query}`, {
       form: { csrf_token: csrfTokenOf(consent) },
     });
-    expect(response.status).toBe(303);
+    await expect(response).toHaveStatus(303);
     expect(jar.cookies.has("__Host-owner_session")).toBe(false);
     expect(
       await db

@@ -57,12 +57,12 @@ const authorizationPage = async (client: RegisteredClient) =>
 describe("clients no owner approved within 24 hours are removed (docs/architecture.md, OAuth)", () => {
   it("removes such a client: its authorization link and its token requests stop working", async () => {
     const unused = await registerClient();
-    expect((await authorizationPage(unused)).status).toBe(200);
+    await expect(await authorizationPage(unused)).toHaveStatus(200);
     await registeredAgo(unused, UNAPPROVED_CLIENT_LIFETIME_MS + 60_000);
     await removeUnapprovedClients(deps);
     expect(await stored([unused])).toEqual([]);
     const page = await authorizationPage(unused);
-    expect(page.status).toBe(400);
+    await expect(page).toHaveStatus(400);
     expect(await page.text()).toContain("No app is registered with this client_id.");
     await expectOAuthError(
       await postToken({
@@ -87,10 +87,10 @@ describe("clients no owner approved within 24 hours are removed (docs/architectu
       .where(eq(oauthClients.id, client.client_id));
     await removeUnapprovedClients(deps, registeredAt + DAY);
     expect(await stored([client])).toEqual([client.client_id]);
-    expect((await authorizationPage(client)).status).toBe(200);
+    await expect(await authorizationPage(client)).toHaveStatus(200);
     await removeUnapprovedClients(deps, registeredAt + DAY + 1);
     expect(await stored([client])).toEqual([]);
-    expect((await authorizationPage(client)).status).toBe(400);
+    await expect(await authorizationPage(client)).toHaveStatus(400);
   });
 
   it("keeps a client younger than 24 hours, and one approved once, even after its connection is gone", async () => {
@@ -115,8 +115,8 @@ describe("clients no owner approved within 24 hours are removed (docs/architectu
     await registeredAgo(approved, UNAPPROVED_CLIENT_LIFETIME_MS + DAY);
     await removeUnapprovedClients(deps);
     expect((await stored([young, approved])).sort()).toEqual([young.client_id, approved.client_id].sort());
-    expect((await authorizationPage(young)).status).toBe(200);
-    expect((await authorizationPage(approved)).status).toBe(200);
+    await expect(await authorizationPage(young)).toHaveStatus(200);
+    await expect(await authorizationPage(approved)).toHaveStatus(200);
   });
 
   it("removes in bounded chunks, oldest first; the next run takes the rest", async () => {

@@ -50,17 +50,17 @@ async function ownerApproves(authorizationUrl: URL, owner: { email: string; pass
   const jar = new CookieJar();
   const path = `${authorizationUrl.pathname}${authorizationUrl.search}`;
   const signInPage = await browse(jar, path);
-  expect(signInPage.status).toBe(200);
+  await expect(signInPage).toHaveStatus(200);
   const signedIn = await browse(jar, `/oauth/authorize/sign-in${authorizationUrl.search}`, {
     form: { csrf_token: csrfTokenOf(await signInPage.text()), email: owner.email, password: owner.password },
   });
-  expect(signedIn.status).toBe(303);
+  await expect(signedIn).toHaveStatus(303);
   const consent = await browse(jar, signedIn.headers.get("Location") ?? "");
-  expect(consent.status).toBe(200);
+  await expect(consent).toHaveStatus(200);
   const approved = await browse(jar, path, {
     form: { csrf_token: csrfTokenOf(await consent.text()), decision: "approve" },
   });
-  expect(approved.status).toBe(303);
+  await expect(approved).toHaveStatus(303);
   return new URL(approved.headers.get("Location") ?? "");
 }
 
@@ -102,7 +102,7 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
     const me = async (accessToken: string) =>
       oauth.protectedResourceRequest(accessToken, "GET", new URL(`${BASE}/api/v1/me`), undefined, undefined, options);
     const meResponse = await me(tokens.access_token);
-    expect(meResponse.status).toBe(200);
+    await expect(meResponse).toHaveStatus(200);
     expect(await meResponse.json()).toMatchObject({ id: shop.business.id, name: "Bella Hair Studio" });
 
     // Refresh (rotation): a new pair; the old refresh token is refused afterwards.
@@ -112,7 +112,7 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
       await oauth.refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token ?? "", options),
     );
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
-    expect((await me(refreshed.access_token)).status).toBe(200);
+    await expect(await me(refreshed.access_token)).toHaveStatus(200);
     await expect(
       oauth.processRefreshTokenResponse(
         as,
@@ -121,7 +121,7 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
       ),
     ).rejects.toMatchObject({ error: "invalid_grant", status: 400 });
     // Refused within 5 seconds of its use, the old token revoked nothing: the new pair still works.
-    expect((await me(refreshed.access_token)).status).toBe(200);
+    await expect(await me(refreshed.access_token)).toHaveStatus(200);
 
     // Revocation (RFC 7009): both tokens stop at once.
     await oauth.processRevocationResponse(

@@ -28,7 +28,7 @@ const shop = await createOwnerBusiness();
 
 const refreshed = async (client: RegisteredClient, refreshToken: string) => {
   const response = await refresh(client, refreshToken);
-  expect(response.status, await response.clone().text()).toBe(200);
+  await expect(response).toHaveStatus(200);
   return json<Tokens>(response);
 };
 
@@ -68,13 +68,13 @@ function expectInvalidGrant(caught: unknown, description: RegExp) {
 }
 
 async function expectWorking(client: RegisteredClient, pair: Tokens) {
-  expect((await me(pair.access_token)).status).toBe(200);
+  await expect(await me(pair.access_token)).toHaveStatus(200);
   return refreshed(client, pair.refresh_token);
 }
 
 async function expectAllRefused(client: RegisteredClient, pairs: Tokens[]) {
   for (const pair of pairs) {
-    expect((await me(pair.access_token)).status).toBe(401);
+    await expect(await me(pair.access_token)).toHaveStatus(401);
     await expectOAuthError(await refresh(client, pair.refresh_token), 400, "invalid_grant");
   }
 }
@@ -91,7 +91,7 @@ describe("one pair per refresh token (docs/oauth.md, Refresh; RFC 9700 §4.14.2 
     }
     // The code's pair and the one refresh's pair: the refusals issued nothing.
     expect(await tokensOf(grantId)).toBe(4);
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
     await expectWorking(client, successor);
     expect(await grantRevokedAt(grantId)).toBeNull();
   });
@@ -111,7 +111,7 @@ describe("one pair per refresh token (docs/oauth.md, Refresh; RFC 9700 §4.14.2 
       expect(await tokensOf(grantId)).toBe(4);
       const winner = await json<Tokens>(responses.find((response) => response.status === 200) as Response);
       const next = await expectWorking(client, winner);
-      expect((await me(next.access_token)).status).toBe(200);
+      await expect(await me(next.access_token)).toHaveStatus(200);
       expect(await grantRevokedAt(grantId)).toBeNull();
     },
   );
@@ -138,7 +138,7 @@ describe("one pair per refresh token (docs/oauth.md, Refresh; RFC 9700 §4.14.2 
       expectInvalidGrant(await refreshAt(client, tokens.refresh_token, rotation + after), USED);
     }
     expect((await tokenRow(tokens.refresh_token))?.rotatedAt).toBe(rotatedAt);
-    expect((await me((successor as Tokens).access_token)).status).toBe(200);
+    await expect(await me((successor as Tokens).access_token)).toHaveStatus(200);
     expect((await tokenRow((successor as Tokens).refresh_token))?.revokedAt).toBeNull();
     expectInvalidGrant(await refreshAt(client, tokens.refresh_token, rotation + REUSE_REVOKES_AFTER_MS), REVOKED_ALL);
     await expectAllRefused(client, [successor as Tokens]);
@@ -161,7 +161,7 @@ describe("one pair per refresh token (docs/oauth.md, Refresh; RFC 9700 §4.14.2 
       { token: revoked.tokens.access_token, client_id: revoked.client.client_id },
       { path: "/api/oauth/revoke" },
     );
-    expect(revocation.status).toBe(200);
+    await expect(revocation).toHaveStatus(200);
     await expectOAuthError(
       await refresh(revoked.client, revoked.tokens.refresh_token),
       400,

@@ -40,14 +40,14 @@ describe("the ceiling on unapproved clients an hour", () => {
 
     // An owner approves one of them: it no longer counts, and frees exactly one place.
     await globalDb.update(oauthClients).set({ firstApprovedAt: recently }).where(eq(oauthClients.id, "cl_filler_1"));
-    expect((await registration(6)).status).toBe(201);
-    expect((await registration(7)).status).toBe(429);
+    await expect(await registration(6)).toHaveStatus(201);
+    await expect(await registration(7)).toHaveStatus(429);
 
     // Registered over an hour ago, the fillers no longer count: registration opens again.
     await globalDb.run(
       sql`update oauth_clients set created_at = '2026-01-01T00:00:00.000Z' where id like 'cl_filler_%'`,
     );
-    expect((await registration(9)).status).toBe(201);
+    await expect(await registration(9)).toHaveStatus(201);
   });
 
   it("counts by a range scan of the index of unapproved clients, whatever the table holds", async () => {
@@ -57,7 +57,7 @@ describe("the ceiling on unapproved clients an hour", () => {
       body: { client_name: "Planned", redirect_uris: [REDIRECT_URI] },
       bindings,
     });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const ceiling = seen.legacy.find((statement) => /^delete from "oauth_clients"/.test(statement));
     if (!ceiling) throw new Error("the registration ran no statement of the ceiling");
     const unbound = Array.from(ceiling.matchAll(/\?/g), () => null);

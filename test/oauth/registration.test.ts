@@ -17,7 +17,7 @@ import { awayFromWindowEdge } from "../helpers/rate-limit-window";
 describe("discovery (RFC 8414; docs/oauth.md, Endpoints)", () => {
   it("publishes the metadata docs/oauth.md lists, with absolute endpoints and the base address as issuer", async () => {
     const response = await call("/.well-known/oauth-authorization-server");
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
     expect(await json(response)).toEqual({
       issuer: ISSUER,
@@ -54,7 +54,7 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
         redirect_uris: [REDIRECT_URI, "http://127.0.0.1:9000/cb"],
         token_endpoint_auth_method: method,
       });
-      expect(response.status).toBe(201);
+      await expect(response).toHaveStatus(201);
       expect(response.headers.get("Cache-Control")).toBe("no-store");
       const body = await json<RegisteredClient & Record<string, unknown>>(response);
       expect(body).toEqual({
@@ -81,7 +81,7 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
       redirect_uris: ["http://localhost/cb"],
       token_endpoint_auth_method: "none",
     });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const body = await json(response);
     expect(body).not.toHaveProperty("client_secret");
     expect(body).not.toHaveProperty("client_secret_expires_at");
@@ -110,7 +110,7 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
       logo_uri: "https://partner.example/logo.png",
       client_id: "chosen-by-me",
     });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const body = await json(response);
     expect(body.redirect_uris).toEqual([REDIRECT_URI]);
     expect(body.client_id).not.toBe("chosen-by-me");
@@ -142,7 +142,7 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
     ["http://[::1]/cb"],
     ["https://partner.example/cb?tenant=7"],
   ])("accepts %s", async (uri) => {
-    expect((await register({ client_name: "Shop", redirect_uris: [uri] })).status).toBe(201);
+    await expect(await register({ client_name: "Shop", redirect_uris: [uri] })).toHaveStatus(201);
   });
 
   it.each([
@@ -206,7 +206,7 @@ describe("registration stores bounded metadata (docs/guides/oauth.md, 1. Registe
     const { uri, stored } = fresh();
     // "Bounded" (7 bytes) and ["<512>","<498>"] (512 + 498 + 7 bytes): 1,024 bytes to store.
     const atBounds = await register({ client_name: "Bounded", redirect_uris: [uri(512), uri(498, 1)] });
-    expect(atBounds.status).toBe(201);
+    await expect(atBounds).toHaveStatus(201);
     const overAll = await register({ client_name: "Bounded", redirect_uris: [uri(512), uri(499, 1)] });
     await expectOAuthError(
       overAll,
@@ -228,7 +228,7 @@ describe("registration stores bounded metadata (docs/guides/oauth.md, 1. Registe
     const { uri, stored } = fresh();
     const name = "ü".repeat(MAX_CLIENT_NAME_LENGTH);
     // 200 + (512 + 305 + 7) = 1,024 bytes, in 924 characters; one character more is 1,025 bytes.
-    expect((await register({ client_name: name, redirect_uris: [uri(512), uri(305, 1)] })).status).toBe(201);
+    await expect(await register({ client_name: name, redirect_uris: [uri(512), uri(305, 1)] })).toHaveStatus(201);
     const over = await register({ client_name: name, redirect_uris: [uri(512), uri(306, 1)] });
     await expectOAuthError(over, 400, "invalid_client_metadata", /has 1025 bytes of client_name and redirect_uris/);
     expect(await stored()).toBe(1);
@@ -265,7 +265,7 @@ describe("registration stores bounded metadata (docs/guides/oauth.md, 1. Registe
   it("ignores 10 KB of members it does not use: the stored row holds only the bounded ones", async () => {
     const { uri } = fresh();
     const response = await register({ client_name: "Padded", redirect_uris: [uri(100)], logo_uri: uri(10_000) });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const { client_id } = await json<RegisteredClient>(response);
     const row = await globalDb.select().from(oauthClients).where(eq(oauthClients.id, client_id)).get();
     expect(JSON.stringify(row).length).toBeLessThan(600);
@@ -295,14 +295,14 @@ describe("registration is limited per client address (docs/architecture.md, OAut
       const address = freshIPv4();
       const name = freshName();
       for (let i = 0; i < REGISTRATIONS_PER_MINUTE; i++) {
-        expect((await registerFrom(address, `${name} ${i}`)).status).toBe(201);
+        await expect(await registerFrom(address, `${name} ${i}`)).toHaveStatus(201);
       }
       const refused = await registerFrom(address, `${name} refused`);
       expect(refused.headers.get("Retry-After")).toBe("60");
       expect(refused.headers.get("RateLimit-Policy")).toBe(`"client_registrations";q=${REGISTRATIONS_PER_MINUTE};w=60`);
       expect(refused.headers.get("RateLimit")).toBe('"client_registrations";r=0;t=60');
       expect(refused.headers.get("Cache-Control")).toBe("no-store");
-      // The service's 429 (spec: Errors), as every rate limit here answers: a rate limit is no RFC 7591 error.
+      // The service's 429 (docs/errors.md, Codes), as every rate limit here answers: a rate limit is no RFC 7591 error.
       await expectError(
         refused,
         429,
@@ -310,7 +310,7 @@ describe("registration is limited per client address (docs/architecture.md, OAut
         { code: "rate_limited", param: undefined },
       );
       expect(await storedNamed(name)).toBe(REGISTRATIONS_PER_MINUTE);
-      expect((await registerFrom(freshIPv4(), `${name} elsewhere`)).status).toBe(201);
+      await expect(await registerFrom(freshIPv4(), `${name} elsewhere`)).toHaveStatus(201);
     },
   );
 
@@ -325,12 +325,12 @@ describe("registration is limited per client address (docs/architecture.md, OAut
       const nextSite = `2001:db8:${((n + 1) % 0x10000).toString(16)}`;
       const name = freshName();
       for (let i = 1; i <= REGISTRATIONS_PER_MINUTE; i++) {
-        expect((await registerFrom(`${site}:${i.toString(16)}::1`, `${name} ${i}`)).status).toBe(201);
+        await expect(await registerFrom(`${site}:${i.toString(16)}::1`, `${name} ${i}`)).toHaveStatus(201);
       }
       // Another /64 of the same /48, and another host of one already used: the same budget.
-      expect((await registerFrom(`${site}:ffff::1`, `${name} refused`)).status).toBe(429);
-      expect((await registerFrom(`${site}:1:2:3:4:5`, `${name} refused too`)).status).toBe(429);
-      expect((await registerFrom(`${nextSite}:1::1`, `${name} elsewhere`)).status).toBe(201);
+      await expect(await registerFrom(`${site}:ffff::1`, `${name} refused`)).toHaveStatus(429);
+      await expect(await registerFrom(`${site}:1:2:3:4:5`, `${name} refused too`)).toHaveStatus(429);
+      await expect(await registerFrom(`${nextSite}:1::1`, `${name} elsewhere`)).toHaveStatus(201);
       expect(await storedNamed(name)).toBe(REGISTRATIONS_PER_MINUTE + 1);
     },
   );
@@ -342,7 +342,7 @@ describe("registration is limited per client address (docs/architecture.md, OAut
       await awayFromWindowEdge();
       const name = freshName();
       for (let i = 0; i <= REGISTRATIONS_PER_MINUTE; i++) {
-        expect((await registerFrom(undefined, `${name} ${i}`)).status).toBe(201);
+        await expect(await registerFrom(undefined, `${name} ${i}`)).toHaveStatus(201);
       }
     },
   );

@@ -33,16 +33,16 @@ const revoke = (client: RegisteredClient, token: string, extra: Record<string, s
   postToken({ token, ...bodyCredentials(client), ...extra }, { path: "/api/oauth/revoke" });
 
 async function expectRevokedAnswer(response: Response) {
-  expect(response.status).toBe(200);
+  await expect(response).toHaveStatus(200);
   expect(await response.text()).toBe("");
   expect(response.headers.get("Cache-Control")).toBe("no-store");
 }
 
-describe("revocation (RFC 7009; spec: OAuth artefacts, both tokens stop at once)", () => {
+describe("revocation (RFC 7009; docs/oauth.md, 6. Revoke: both tokens stop at once)", () => {
   it.each(["access_token", "refresh_token"] as const)("posting the %s stops both tokens at once", async (which) => {
     const { client, tokens } = await connectApp(shop);
     await expectRevokedAnswer(await revoke(client, tokens[which]));
-    expect((await me(tokens.access_token)).status).toBe(401);
+    await expect(await me(tokens.access_token)).toHaveStatus(401);
     await expectOAuthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant", /revoked/);
   });
 
@@ -59,7 +59,7 @@ describe("revocation (RFC 7009; spec: OAuth artefacts, both tokens stop at once)
       }),
     );
     await expectRevokedAnswer(await revoke(client, second.access_token));
-    for (const token of [tokens.access_token, second.access_token]) expect((await me(token)).status).toBe(401);
+    for (const token of [tokens.access_token, second.access_token]) await expect(await me(token)).toHaveStatus(401);
   });
 
   it("keeps the connection and its intakes: only the owner's disconnection switches those off", async () => {
@@ -91,20 +91,20 @@ describe("revocation (RFC 7009; spec: OAuth artefacts, both tokens stop at once)
     );
     await expectOAuthError(wrong, 401, "invalid_client");
     expect(wrong.headers.get("WWW-Authenticate")).toMatch(/^Basic/);
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
     await expectRevokedAnswer(
       await postToken(
         { token: tokens.access_token },
         { path: "/api/oauth/revoke", basic: [client.client_id, client.client_secret ?? ""] },
       ),
     );
-    expect((await me(tokens.access_token)).status).toBe(401);
+    await expect(await me(tokens.access_token)).toHaveStatus(401);
 
     const { client: publicClient, tokens: publicTokens } = await connectApp(shop, {
       token_endpoint_auth_method: "none",
     });
     await expectRevokedAnswer(await revoke(publicClient, publicTokens.access_token));
-    expect((await me(publicTokens.access_token)).status).toBe(401);
+    await expect(await me(publicTokens.access_token)).toHaveStatus(401);
   });
 
   it("answers 200 for unknown, malformed and already revoked tokens", async () => {
@@ -119,7 +119,7 @@ describe("revocation (RFC 7009; spec: OAuth artefacts, both tokens stop at once)
     const { tokens } = await connectApp(shop);
     const other = await registerClient();
     await expectRevokedAnswer(await revoke(other, tokens.access_token));
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
   });
 
   it("refuses a request without token (invalid_request) or with a wrong secret (invalid_client)", async () => {
@@ -135,15 +135,15 @@ describe("revocation (RFC 7009; spec: OAuth artefacts, both tokens stop at once)
       401,
       "invalid_client",
     );
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
   });
 });
 
-/** A revocation request with a JSON body (spec: Conventions, JSON for every body but the token endpoint's). */
+/** A revocation request with a JSON body, which /revoke takes beside the form encoding (docs/oauth.md, 6. Revoke). */
 const revokeAsJson = (body: unknown, headers: Record<string, string> = {}) =>
   call("/api/oauth/revoke", { method: "POST", body, headers });
 
-describe("revocation with token and client_id (spec: Partner sign-in, step 6; docs/oauth.md, 6. Revoke)", () => {
+describe("revocation with token and client_id (docs/oauth.md, 6. Revoke)", () => {
   /** A connection of a client_secret_basic client, whose code is redeemed with Basic as its method requires. */
   async function connectBasicApp() {
     const client = await registerClient({ token_endpoint_auth_method: "client_secret_basic" });
@@ -157,13 +157,13 @@ describe("revocation with token and client_id (spec: Partner sign-in, step 6; do
       },
       { basic: [client.client_id, client.client_secret ?? ""] },
     );
-    expect(redeemed.status).toBe(200);
+    await expect(redeemed).toHaveStatus(200);
     return { client, tokens: await json<Tokens>(redeemed) };
   }
 
   /** Every token of the client's connection is revoked (the refresh token too, which `me` cannot show). */
   async function expectConnectionRevoked(client: RegisteredClient, tokens: Tokens) {
-    expect((await me(tokens.access_token)).status).toBe(401);
+    await expect(await me(tokens.access_token)).toHaveStatus(401);
     const rows = await db
       .select({ revokedAt: oauthTokens.revokedAt })
       .from(oauthTokens)
@@ -209,7 +209,7 @@ describe("revocation with token and client_id (spec: Partner sign-in, step 6; do
         { "Content-Type": "application/json; charset=utf-8" },
       ),
     );
-    expect((await me(tokens.access_token)).status).toBe(401);
+    await expect(await me(tokens.access_token)).toHaveStatus(401);
 
     const publicApp = await connectApp(shop, { token_endpoint_auth_method: "none" });
     await expectRevokedAnswer(
@@ -219,7 +219,7 @@ describe("revocation with token and client_id (spec: Partner sign-in, step 6; do
         client_secret: null,
       }),
     );
-    expect((await me(publicApp.tokens.access_token)).status).toBe(401);
+    await expect(await me(publicApp.tokens.access_token)).toHaveStatus(401);
   });
 
   it("refuses a wrong secret sent as JSON, in the form or in Basic (invalid_client), and revokes nothing", async () => {
@@ -252,7 +252,7 @@ describe("revocation with token and client_id (spec: Partner sign-in, step 6; do
       /public/,
     );
     for (const token of [tokens.access_token, publicApp.tokens.access_token])
-      expect((await me(token)).status).toBe(200);
+      await expect(await me(token)).toHaveStatus(200);
   });
 
   it("answers 200 with an empty body for an unknown or another client's token sent as JSON", async () => {
@@ -260,7 +260,7 @@ describe("revocation with token and client_id (spec: Partner sign-in, step 6; do
     const other = await registerClient();
     await expectRevokedAnswer(await revokeAsJson({ token: `rt_live_${"q".repeat(43)}`, client_id: other.client_id }));
     await expectRevokedAnswer(await revokeAsJson({ token: tokens.access_token, client_id: other.client_id }));
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
   });
 
   it.each([
@@ -282,7 +282,7 @@ describe("revocation with token and client_id (spec: Partner sign-in, step 6; do
       "invalid_client",
       /No client/,
     );
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
   });
 
   it("refuses any other content type, naming the two it takes (invalid_request)", async () => {
@@ -293,11 +293,11 @@ describe("revocation with token and client_id (spec: Partner sign-in, step 6; do
       headers: { "Content-Type": "text/plain" },
     });
     await expectOAuthError(response, 400, "invalid_request", /application\/x-www-form-urlencoded or application\/json/);
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
   });
 });
 
-describe("disconnecting an app (spec: the owner disconnects; a domain function until the dashboard shows it)", () => {
+describe("disconnecting an app (docs/oauth.md, When the owner disconnects; a domain function until the dashboard shows it)", () => {
   it("kills its tokens at once and switches its intakes off; its actions and knowledge remain", async () => {
     const { client, tokens, grantId } = await connectApp(shop);
     const intake = await createIntake(tokens.access_token);
@@ -333,7 +333,7 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
     });
 
     const refused = await me(tokens.access_token);
-    expect(refused.status).toBe(401);
+    await expect(refused).toHaveStatus(401);
     expect((await json(refused)).error).toMatch(/disconnected/);
     await expectOAuthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant", /disconnected/);
     const rows = await db.select().from(oauthTokens).where(eq(oauthTokens.grantId, grantId));
@@ -373,7 +373,7 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
         disconnectApp(deps, shop.business.id, idOrNotFound(id, connectionNotFound)))().catch((error: unknown) => error);
       expect((caught as ApiError).status).toBe(404);
     }
-    expect((await me(theirs.tokens.access_token)).status).toBe(200);
+    await expect(await me(theirs.tokens.access_token)).toHaveStatus(200);
   });
 
   it("spends codes issued before it: after a new approval only the new code works, and the app finds its intakes", async () => {
@@ -393,7 +393,7 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
       });
     await expectOAuthError(await redeem(pending), 400, "invalid_grant");
     const reconnected = await redeem(fresh);
-    expect(reconnected.status).toBe(200);
+    await expect(reconnected).toHaveStatus(200);
     const newTokens = await json<Tokens>(reconnected);
     // One connection per client and business: the same one, reactivated; its intake is back, still off.
     expect(
@@ -404,7 +404,7 @@ describe("disconnecting an app (spec: the owner disconnects; a domain function u
     );
     expect(own.data).toEqual([expect.objectContaining({ id: intake.id, enabled: false })]);
     // The old tokens stay dead.
-    expect((await me(tokens.access_token)).status).toBe(401);
+    await expect(await me(tokens.access_token)).toHaveStatus(401);
   });
 
   it("a refused re-authorization does not reconnect", async () => {

@@ -73,7 +73,7 @@ describe.each(["eu1", "us1"] as const)("the OAuth flow for a business in %s runs
       code_verifier: verifier,
       ...bodyCredentials(client),
     });
-    expect(exchanged.status, await exchanged.clone().text()).toBe(200);
+    await expect(exchanged).toHaveStatus(200);
     const tokens = await json<Tokens>(exchanged);
     expect(tokens.access_token).toMatch(tokenPattern("at_live_"));
     expect(tokens.refresh_token).toMatch(tokenPattern("rt_live_"));
@@ -81,28 +81,28 @@ describe.each(["eu1", "us1"] as const)("the OAuth flow for a business in %s runs
     expect(await rowsByShard(tokenRows(tokens.refresh_token))).toEqual(onlyIn(shard));
 
     const first = await me(tokens.access_token);
-    expect(first.status).toBe(200);
+    await expect(first).toHaveStatus(200);
     expect((await json(first)).id).toBe(shop.business.id);
 
     const refreshed = await refresh(client, tokens.refresh_token);
-    expect(refreshed.status, await refreshed.clone().text()).toBe(200);
+    await expect(refreshed).toHaveStatus(200);
     const rotated = await json<Tokens>(refreshed);
     expect(rotated.refresh_token).toMatch(tokenPattern("rt_live_"));
     expect(await rowsByShard(tokenRows(rotated.access_token))).toEqual(onlyIn(shard));
     await expectOAuthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant", /already used/);
-    expect((await me(rotated.access_token)).status).toBe(200);
+    await expect(await me(rotated.access_token)).toHaveStatus(200);
 
-    expect((await revoke(rotated.refresh_token, client.client_id)).status).toBe(200);
-    expect((await me(rotated.access_token)).status).toBe(401);
+    await expect(await revoke(rotated.refresh_token, client.client_id)).toHaveStatus(200);
+    await expect(await me(rotated.access_token)).toHaveStatus(401);
     await expectOAuthError(await refresh(client, rotated.refresh_token), 400, "invalid_grant");
   });
 
   it("refuses a token revoked by the revocation endpoint at the next request", async () => {
     const app = await connectApp(shop);
-    expect((await me(app.tokens.access_token)).status).toBe(200);
-    expect((await revoke(app.tokens.access_token, app.client.client_id)).status).toBe(200);
+    await expect(await me(app.tokens.access_token)).toHaveStatus(200);
+    await expect(await revoke(app.tokens.access_token, app.client.client_id)).toHaveStatus(200);
     const refused = await me(app.tokens.access_token);
-    expect(refused.status).toBe(401);
+    await expect(refused).toHaveStatus(401);
     expect(refused.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
   });
 
@@ -116,8 +116,8 @@ describe.each(["eu1", "us1"] as const)("the OAuth flow for a business in %s runs
     await expectOAuthError(elsewhere, 400, "invalid_grant", /authorization code is not valid/);
     const tokens = await json<Tokens>(await postToken({ ...form, code, ...bodyCredentials(client) }));
     await expectOAuthError(await refresh(client, moved(tokens.refresh_token, "rt_live_")), 400, "invalid_grant");
-    expect((await revoke(moved(tokens.access_token, "at_live_"), client.client_id)).status).toBe(200);
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await revoke(moved(tokens.access_token, "at_live_"), client.client_id)).toHaveStatus(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
   });
 
   it("lists and disconnects the app from the owner's dashboard, on the shard", async () => {
@@ -127,8 +127,8 @@ describe.each(["eu1", "us1"] as const)("the OAuth flow for a business in %s runs
     const apps = (await page(jar, "/dashboard/apps")).html;
     expect(apps).toContain(app.client.client_name);
     expect(apps).toContain(`href="${path}"`);
-    expect((await submit(jar, path, path)).status).toBe(303);
-    expect((await me(app.tokens.access_token)).status).toBe(401);
+    await expect(await submit(jar, path, path)).toHaveStatus(303);
+    await expect(await me(app.tokens.access_token)).toHaveStatus(401);
     const grant = await shardDb(shard).select().from(oauthGrants).where(eq(oauthGrants.id, app.grantId)).get();
     expect(grant?.revokedAt).not.toBeNull();
     await expectOAuthError(await refresh(app.client, app.tokens.refresh_token), 400, "invalid_grant", /disconnected/);
@@ -153,10 +153,10 @@ describe("a legacy business's tokens name no shard and keep working", async () =
     );
     expect(tokens.access_token).toMatch(/^at_live_[A-Za-z0-9_-]{43}$/);
     expect(await rowsByShard(tokenRows(tokens.access_token))).toEqual(onlyIn(LEGACY_SHARD));
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
     const rotated = await json<Tokens>(await refresh(client, tokens.refresh_token));
     expect(rotated.refresh_token).toMatch(/^rt_live_[A-Za-z0-9_-]{43}$/);
-    expect((await revoke(rotated.access_token, client.client_id)).status).toBe(200);
-    expect((await me(rotated.access_token)).status).toBe(401);
+    await expect(await revoke(rotated.access_token, client.client_id)).toHaveStatus(200);
+    await expect(await me(rotated.access_token)).toHaveStatus(401);
   });
 });

@@ -94,7 +94,7 @@ describe(`the token endpoint's budget (docs/oauth.md, Token budget: ${TOKEN_REQU
         .where(eq(oauthCodes.codeHash, sha256Hex(grant.code)))
         .get();
       expect(code?.usedAt).toBeNull();
-      expect((await refresh(other.client, other.tokens.refresh_token)).status).toBe(200);
+      await expect(await refresh(other.client, other.tokens.refresh_token)).toHaveStatus(200);
     },
   );
 
@@ -117,7 +117,7 @@ describe(`the token endpoint's budget (docs/oauth.md, Token budget: ${TOKEN_REQU
       // Another address is not refused, and the client itself, even from that address, still has its budget.
       await expectOAuthError(await wrongSecret(freshIPv4()), 401, "invalid_client");
       const own = await postToken(refreshForm, from(address));
-      expect(own.status, await own.clone().text()).toBe(200);
+      await expect(own).toHaveStatus(200);
     },
   );
 
@@ -141,7 +141,7 @@ describe(`the token endpoint's budget (docs/oauth.md, Token budget: ${TOKEN_REQU
         { grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: client.client_id },
         from(freshIPv4()),
       );
-      expect(elsewhere.status, await elsewhere.clone().text()).toBe(200);
+      await expect(elsewhere).toHaveStatus(200);
     },
   );
 

@@ -65,7 +65,7 @@ describe.each(["legacy", "eu1", "us1"] as const)(
         code_verifier: grant.verifier,
         ...bodyCredentials(client),
       });
-      expect(exchange.response.status).toBe(200);
+      await expect(exchange.response).toHaveStatus(200);
       expect(exchange.total).toBeLessThanOrEqual(2);
       expect(exchange.trips).toEqual(expected(shard, 2));
       tokens = await json<Tokens>(exchange.response);
@@ -77,7 +77,7 @@ describe.each(["legacy", "eu1", "us1"] as const)(
         refresh_token: tokens.refresh_token,
         ...bodyCredentials(client),
       });
-      expect(rotation.response.status).toBe(200);
+      await expect(rotation.response).toHaveStatus(200);
       expect(rotation.total).toBeLessThanOrEqual(2);
       expect(rotation.trips).toEqual(expected(shard, 2));
     });
@@ -147,13 +147,13 @@ describe("D1 round trips of a refresh whose business moved", () => {
     const app = await connectApp(shop);
     await moved(shop.business.id, "eu1");
     const { response, trips } = await refresh(app, app.tokens.refresh_token);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(trips).toEqual({ legacy: 0, eu1: 2, us1: 2, sandbox: 0 });
     const rotated = await json<Tokens>(response);
     await moved(shop.business.id, "legacy");
     // The new pair names eu1, which the business left too: one hop.
     const again = await refresh(app, rotated.refresh_token);
-    expect(again.response.status).toBe(200);
+    await expect(again.response).toHaveStatus(200);
     expect(again.trips).toEqual({ legacy: 2, eu1: 2, us1: 0, sandbox: 0 });
   });
 
@@ -163,7 +163,7 @@ describe("D1 round trips of a refresh whose business moved", () => {
     await moved(shop.business.id, "eu1");
     await moved(shop.business.id, "legacy");
     const { response, trips } = await refresh(app, app.tokens.refresh_token);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(trips).toEqual({ legacy: 2, eu1: 2, us1: 2, sandbox: 0 });
   });
 });

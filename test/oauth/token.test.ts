@@ -68,13 +68,13 @@ async function expectRejection(promise: Promise<unknown>, error: string, descrip
   expect((caught as OAuthError).description).toMatch(description);
 }
 
-describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => {
+describe("grant_type=authorization_code (docs/oauth.md, 3. Exchange the code)", () => {
   it("answers the token pair with Cache-Control: no-store, and stores only hashes", async () => {
     const client = await registerClient();
     const grant = await authorizationCode(client, shop.owner);
     const before = Date.now();
     const response = await postToken(codeForm(client, grant));
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(response.headers.get("Cache-Control")).toBe("no-store");
     expect(response.headers.get("Pragma")).toBe("no-cache");
     const tokens = await json<Tokens>(response);
@@ -103,7 +103,7 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
     const everything = JSON.stringify(await db.select().from(oauthTokens));
     expect(everything).not.toContain(tokens.access_token);
     expect(everything).not.toContain(tokens.refresh_token);
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
   });
 
   it("refuses a wrong verifier (invalid_grant); the code stays good for the right one", async () => {
@@ -111,7 +111,7 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
     const grant = await authorizationCode(client, shop.owner);
     const wrong = await postToken(codeForm(client, { ...grant, verifier: "w".repeat(43) }));
     await expectOAuthError(wrong, 400, "invalid_grant", /code_verifier does not match/);
-    expect((await postToken(codeForm(client, grant))).status).toBe(200);
+    await expect(await postToken(codeForm(client, grant))).toHaveStatus(200);
   });
 
   it.each([
@@ -135,7 +135,7 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
       .replace(/\//g, "_")
       .replace(/=+$/, "");
     const grant = await authorizationCode(client, shop.owner, { code_challenge: challenge });
-    expect((await postToken(codeForm(client, { ...grant, verifier }))).status).toBe(200);
+    await expect(await postToken(codeForm(client, { ...grant, verifier }))).toHaveStatus(200);
   });
 
   it("binds the code to the redirect_uri of the request", async () => {
@@ -149,7 +149,7 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
       "invalid_request",
       /redirect_uri is required/,
     );
-    expect((await postToken(codeForm(client, grant))).status).toBe(200);
+    await expect(await postToken(codeForm(client, grant))).toHaveStatus(200);
   });
 
   it("binds the code to its client", async () => {
@@ -157,7 +157,7 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
     const thief = await registerClient();
     const grant = await authorizationCode(client, shop.owner);
     await expectOAuthError(await postToken(codeForm(thief, grant)), 400, "invalid_grant", /not valid/);
-    expect((await postToken(codeForm(client, grant))).status).toBe(200);
+    await expect(await postToken(codeForm(client, grant))).toHaveStatus(200);
   });
 
   it.each([
@@ -186,11 +186,11 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
     const grant = await authorizationCode(client, shop.owner);
     const first = await json<Tokens>(await postToken(codeForm(client, grant)));
     const rotated = await json<Tokens>(await refresh(client, first.refresh_token));
-    expect((await me(rotated.access_token)).status).toBe(200);
+    await expect(await me(rotated.access_token)).toHaveStatus(200);
 
     const replay = await postToken(codeForm(client, grant));
     await expectOAuthError(replay, 400, "invalid_grant", /already been used; the tokens issued from it are revoked/);
-    for (const token of [first.access_token, rotated.access_token]) expect((await me(token)).status).toBe(401);
+    for (const token of [first.access_token, rotated.access_token]) await expect(await me(token)).toHaveStatus(401);
     await expectOAuthError(await refresh(client, rotated.refresh_token), 400, "invalid_grant");
   });
 
@@ -236,7 +236,7 @@ describe("grant_type=authorization_code (spec: Partner sign-in, step 4)", () => 
       .where(eq(oauthTokens.codeHash, sha256Hex(grant.code)));
     expect(family).toHaveLength(2);
     expect(family.every((token) => token.revokedAt !== null)).toBe(true);
-    expect((await me(winner?.access_token ?? "")).status).toBe(401);
+    await expect(await me(winner?.access_token ?? "")).toHaveStatus(401);
   });
 
   it("refuses a code whose app the owner disconnected meanwhile", async () => {
@@ -258,11 +258,11 @@ async function codeGrant(code: string) {
   return { grantId: row.grantId };
 }
 
-describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefacts)", () => {
+describe("grant_type=refresh_token (docs/oauth.md, 5. Refresh)", () => {
   it("rotates: a new pair, the old refresh token refused afterwards", async () => {
     const { client, tokens } = await connectApp(shop);
     const response = await refresh(client, tokens.refresh_token);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(response.headers.get("Cache-Control")).toBe("no-store");
     const next = await json<Tokens>(response);
     expect(next).toEqual({
@@ -274,7 +274,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
     });
     expect(next.access_token).not.toBe(tokens.access_token);
     expect(next.refresh_token).not.toBe(tokens.refresh_token);
-    expect((await me(next.access_token)).status).toBe(200);
+    await expect(await me(next.access_token)).toHaveStatus(200);
     const old = await db
       .select()
       .from(oauthTokens)
@@ -282,7 +282,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
       .get();
     expect(old?.rotatedAt).not.toBeNull();
     await expectOAuthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant", /already used/);
-    expect((await me(next.access_token)).status).toBe(200);
+    await expect(await me(next.access_token)).toHaveStatus(200);
   });
 
   it("detects reuse 6 seconds after the rotation: the token is refused and every token of the connection revoked", async () => {
@@ -291,7 +291,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
     await setRotatedAgo(tokens.refresh_token, 6_000);
     const reuse = await refresh(client, tokens.refresh_token);
     await expectOAuthError(reuse, 400, "invalid_grant", /already used; every token of this connection is revoked/);
-    for (const token of [tokens.access_token, next.access_token]) expect((await me(token)).status).toBe(401);
+    for (const token of [tokens.access_token, next.access_token]) await expect(await me(token)).toHaveStatus(401);
     await expectOAuthError(await refresh(client, next.refresh_token), 400, "invalid_grant", /revoked/);
   });
 
@@ -315,8 +315,8 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
     );
     // One pair from the refresh token, the winner's, which keeps working: a race is no reuse to revoke for.
     expect(await db.$count(oauthTokens, eq(oauthTokens.grantId, grantId))).toBe(4);
-    expect((await me(winner?.access_token ?? "")).status).toBe(200);
-    expect((await refresh(client, winner?.refresh_token ?? "")).status).toBe(200);
+    await expect(await me(winner?.access_token ?? "")).toHaveStatus(200);
+    await expect(await refresh(client, winner?.refresh_token ?? "")).toHaveStatus(200);
   });
 
   it("refuses the refresh that read the token unused but lost the race to a revocation", async () => {
@@ -391,7 +391,7 @@ describe("grant_type=refresh_token (spec: Partner sign-in, step 5; OAuth artefac
       scope: "api",
       ...bodyCredentials(client),
     });
-    expect(same.status).toBe(200);
+    await expect(same).toHaveStatus(200);
   });
 });
 
@@ -408,7 +408,7 @@ describe("client authentication by the registered method (RFC 6749 §2.3; RFC 75
 
   it("client_secret_basic: the id and secret in Basic", async () => {
     const client = await registerClient({ token_endpoint_auth_method: "client_secret_basic" });
-    expect((await exchange(client, {}, [client.client_id, client.client_secret ?? ""])).status).toBe(200);
+    await expect(await exchange(client, {}, [client.client_id, client.client_secret ?? ""])).toHaveStatus(200);
   });
 
   it("client_secret_basic: a wrong secret is invalid_client, 401 with WWW-Authenticate: Basic", async () => {
@@ -434,7 +434,7 @@ describe("client authentication by the registered method (RFC 6749 §2.3; RFC 75
       token_endpoint_auth_method: "client_secret_basic",
     };
     // Encoded as RFC 6749 asks: + → %2B, % → %25, : → %3A.
-    expect((await exchange(client, {}, [client.client_id, secret])).status).toBe(200);
+    await expect(await exchange(client, {}, [client.client_id, secret])).toHaveStatus(200);
     // Sent raw, the + reads as a space and %20 as a space: not the secret.
     const raw = await exchange(client, {}, undefined).then(() =>
       authorizationCode(client, shop.owner).then((grant) =>
@@ -449,9 +449,9 @@ describe("client authentication by the registered method (RFC 6749 §2.3; RFC 75
 
   it("client_secret_post: the id and secret in the body; a wrong or missing secret, or Basic, is invalid_client", async () => {
     const client = await registerClient({ token_endpoint_auth_method: "client_secret_post" });
-    expect((await exchange(client, { client_id: client.client_id, client_secret: client.client_secret })).status).toBe(
-      200,
-    );
+    await expect(
+      await exchange(client, { client_id: client.client_id, client_secret: client.client_secret }),
+    ).toHaveStatus(200);
     await expectOAuthError(
       await exchange(client, { client_id: client.client_id, client_secret: "cs_live_wrong" }),
       401,
@@ -468,7 +468,7 @@ describe("client authentication by the registered method (RFC 6749 §2.3; RFC 75
 
   it("none: a public client sends its client_id only; a secret is refused", async () => {
     const client = await registerClient({ token_endpoint_auth_method: "none" });
-    expect((await exchange(client, { client_id: client.client_id })).status).toBe(200);
+    await expect(await exchange(client, { client_id: client.client_id })).toHaveStatus(200);
     await expectOAuthError(
       await exchange(client, { client_id: client.client_id, client_secret: "anything" }),
       401,
@@ -540,7 +540,7 @@ describe("the token request itself (RFC 6749 §3.2, §5.2)", () => {
   });
 
   it("answers GET with 405", async () => {
-    expect((await call("/api/oauth/token")).status).toBe(405);
+    await expect(await call("/api/oauth/token")).toHaveStatus(405);
   });
 
   it("never echoes a secret or a hash in an error", async () => {

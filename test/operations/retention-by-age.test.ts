@@ -99,7 +99,7 @@ describe("events, deliveries and attempts go after 30 days", () => {
     expect(await left()).toBe(0);
   });
 
-  it("takes an event delivered to 20 endpoints, 6 attempts each, whole in one run (spec: at most 20 endpoints)", async () => {
+  it("takes an event delivered to 20 endpoints, 6 attempts each, whole in one run (docs/guides/webhooks.md, Subscribing)", async () => {
     const { business } = await createBusiness();
     await Promise.all(Array.from({ length: 20 }, () => endpointOf(business.id)));
     const eventId = unique("evt_wide");

@@ -43,7 +43,7 @@ import {
  */
 
 describe("what retention keeps and how it finds what it deletes", () => {
-  it("keeps the responses of a live intake, however old (spec: they stay until their intake is deleted)", async () => {
+  it("keeps the responses of a live intake, however old (docs/decisions.md, Operations: until their intake is deleted)", async () => {
     const { business } = await createBusiness();
     const [intake] = await db
       .insert(intakes)

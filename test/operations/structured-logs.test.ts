@@ -62,14 +62,14 @@ describe("structured logs", async () => {
       method: "POST",
       body: { url: box.url("/ok"), events: ["booking.created"] },
     });
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     const endpoint = await json<{ id: number; secret: string }>(created);
     const counting = countingD1(shardD1);
     const read = await call(`/api/v1/webhooks/${endpoint.id}/deliveries`, {
       key: apiKey,
       bindings: { [SHARD_D1_BINDING]: counting.d1 },
     });
-    expect(read.status).toBe(200);
+    await expect(read).toHaveStatus(200);
     const list = await call("/api/v1/appointments", { key: apiKey });
     expect(await list.text()).toContain(CUSTOMER.email);
 
@@ -109,7 +109,7 @@ describe("structured logs", async () => {
     ["replaced: a right-to-left override (U+202E)", "ok\u202Egnp", false],
   ])("takes the caller's X-Request-Id only as a short safe token, %s", async (_case, sent, kept) => {
     const response = await call("/api/v1/me", { key: apiKey, headers: { "X-Request-Id": sent } });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const echoed = response.headers.get("X-Request-Id");
     if (kept) expect(echoed).toBe(sent);
     else expect(echoed).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -147,7 +147,7 @@ describe("structured logs", async () => {
   it("names the owner, by id, as the principal of a dashboard page; never the email or the password signed in with", async () => {
     const owner = await createOwnerBusiness();
     const jar = await signedIn(owner);
-    expect((await page(jar, "/dashboard")).status).toBe(200);
+    await expect(await page(jar, "/dashboard")).toHaveStatus(200);
     expect(lines("request")).toEqual([
       expect.objectContaining({ method: "GET", route: "/dashboard/sign-in", principal: null, status: 200 }),
       expect.objectContaining({ method: "POST", route: "/dashboard/sign-in", principal: null, status: 303 }),
@@ -216,7 +216,7 @@ describe("structured logs", async () => {
         },
       },
     });
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     const action = await json<{ id: number; secret: string }>(created);
     await switchAction(deps, business.id, action.id, true);
     log.mockClear();
@@ -230,7 +230,7 @@ describe("structured logs", async () => {
         arguments: { note: ARGUMENT },
       },
     });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const { call: made } = await json<{ call: { id: number } }>(response);
     expect(lines("action_call")).toEqual([
       {

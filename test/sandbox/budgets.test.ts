@@ -66,7 +66,7 @@ describe("a sandbox business's hourly budgets", () => {
     await expectSpent(conversation, "sandbox_events", /sandbox events and intake conversations together/);
     // Another sandbox's budget is its own.
     const other = await createBusiness({ sandbox: true });
-    expect((await post(other.apiKey, "/sandbox/events", { event: "order.created" })).status).toBe(201);
+    await expect(await post(other.apiKey, "/sandbox/events", { event: "order.created" })).toHaveStatus(201);
   });
 
   it(`calls its actions ${SANDBOX_ACTION_CALLS_PER_HOUR} times an hour, then 429, and a mistyped id spends nothing`, {
@@ -81,7 +81,7 @@ describe("a sandbox business's hourly budgets", () => {
     });
     await switchAction(owner, business.id, action.id, true);
     const callIt = (id: number) => post(apiKey, `/sandbox/actions/${id}/calls`, { arguments: { sku: "A1" } });
-    expect((await callIt(999_999_999)).status).toBe(404);
+    await expect(await callIt(999_999_999)).toHaveStatus(404);
     expect(await statuses(SANDBOX_ACTION_CALLS_PER_HOUR, () => callIt(action.id))).toEqual(
       Array(SANDBOX_ACTION_CALLS_PER_HOUR).fill(200),
     );
@@ -110,7 +110,7 @@ describe("a sandbox business's hourly budgets", () => {
     );
     const redeliver = () => post(apiKey, `/webhooks/${first?.id}/deliveries/${listed.data[0]?.id}/redeliver`);
     expect(await statuses(half - 1, redeliver)).toEqual(Array(half - 1).fill(202));
-    expect((await test(second?.id ?? 0)).status).toBe(202);
+    await expect(await test(second?.id ?? 0)).toHaveStatus(202);
     await expectSpent(
       await test(second?.id ?? 0),
       "sandbox_sends",
@@ -132,8 +132,9 @@ describe("a sandbox's rows", () => {
     await subscribe(key, box.url("/hooks"), ["*", "intake.completed"]);
     const intake = await createIntake(key);
     await switchIntakeOn(owner, made.business_id, intake.id);
-    expect((await post(key, `/sandbox/intakes/${intake.id}/conversations`, { answers: ANSWERS })).status).toBe(201);
-    expect((await post(key, "/sandbox/events", { event: "booking.created" })).status).toBe(201);
+    const conversation = await post(key, `/sandbox/intakes/${intake.id}/conversations`, { answers: ANSWERS });
+    await expect(conversation).toHaveStatus(201);
+    await expect(await post(key, "/sandbox/events", { event: "booking.created" })).toHaveStatus(201);
     await box.arrived(2);
 
     const rowsIn = async (shard: (typeof SHARD_NAMES)[number]) => {

@@ -28,14 +28,14 @@ const create = (body?: unknown, headers: Record<string, string> = {}) =>
 
 async function created(body?: unknown): Promise<Created> {
   const response = await create(body);
-  expect(response.status).toBe(201);
+  await expect(response).toHaveStatus(201);
   expect(response.headers.get("Cache-Control")).toBe("no-store");
   return json<Created>(response);
 }
 
 const list = async (key: string, path: string) => {
   const response = await call(path, { key });
-  expect(response.status).toBe(200);
+  await expect(response).toHaveStatus(200);
   return (await json<{ data: Array<Record<string, unknown>> }>(response)).data;
 };
 
@@ -69,14 +69,14 @@ describe("POST /api/sandbox/businesses (docs/decisions.md, Sandbox businesses)",
   });
 
   it("accepts an empty body and an empty JSON object alike", async () => {
-    expect((await create("", { "Content-Type": "application/json" })).status).toBe(201);
-    expect((await create({})).status).toBe(201);
+    await expect(await create("", { "Content-Type": "application/json" })).toHaveStatus(201);
+    await expect(await create({})).toHaveStatus(201);
   });
 
   it("gives a key that works on GET /me and lists the demo bookings, orders and knowledge", async () => {
     const sandbox = await created({ name: "Kapsalon Test", country: "nl" });
     const me = await call("/api/v1/me", { key: sandbox.api_key });
-    expect(me.status).toBe(200);
+    await expect(me).toHaveStatus(200);
     expect(await json(me)).toMatchObject({ id: sandbox.business_id, name: "Kapsalon Test", country: "NL" });
 
     const bookings = await list(sandbox.api_key, "/api/v1/appointments?limit=100");
@@ -106,7 +106,7 @@ describe("POST /api/sandbox/businesses (docs/decisions.md, Sandbox businesses)",
     const owner = { owner: { email: sandbox.owner_email, password: sandbox.owner_password } } as OwnerBusiness;
     const jar = await signedIn(owner);
     const overview = await page(jar, "/dashboard");
-    expect(overview.status).toBe(200);
+    await expect(overview).toHaveStatus(200);
     expect(overview.html).toContain("Owner Check");
   });
 
@@ -135,9 +135,9 @@ describe("POST /api/sandbox/businesses (docs/decisions.md, Sandbox businesses)",
     const live = await createBusiness({ plan: "business", shard: "eu1" });
     const bookings = await list(sandbox.api_key, "/api/v1/appointments?limit=100");
     const id = bookings[0]?.id;
-    expect((await call(`/api/v1/appointments/${id}`, { key: live.apiKey })).status).toBe(404);
+    await expect(await call(`/api/v1/appointments/${id}`, { key: live.apiKey })).toHaveStatus(404);
     expect(await list(live.apiKey, "/api/v1/appointments")).toEqual([]);
-    expect((await call("/api/v1/me", { key: live.apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: live.apiKey })).toHaveStatus(200);
   });
 
   it("makes two distinct businesses of two concurrent creations, with disjoint ids", async () => {
@@ -154,7 +154,7 @@ describe("POST /api/sandbox/businesses (docs/decisions.md, Sandbox businesses)",
   it("makes one in two D1 round trips: the directory, then one batch in its shard", async () => {
     const { bindings, trips } = countingShards(env);
     const response = await call("/api/sandbox/businesses", { method: "POST", body: {}, bindings });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     expect(trips).toHaveLength(2);
     expect(trips.every((trip) => trip.startsWith("batch of"))).toBe(true);
   });
@@ -166,14 +166,14 @@ describe("POST /api/sandbox/businesses (docs/decisions.md, Sandbox businesses)",
     const random = () => crypto.getRandomValues(new Uint8Array(1))[0] ?? 0;
     const address = `198.19.${random()}.${random()}`;
     const from = (ip: string) => create({}, { "CF-Connecting-IP": ip });
-    for (let i = 0; i < SANDBOX_CREATIONS_PER_MINUTE; i++) expect((await from(address)).status).toBe(201);
+    for (let i = 0; i < SANDBOX_CREATIONS_PER_MINUTE; i++) await expect(await from(address)).toHaveStatus(201);
     const refused = await from(address);
     expect(refused.headers.get("Retry-After")).toBe("60");
     await expectError(refused, 429, /Too many sandbox businesses from this address/, {
       code: "rate_limited",
       param: undefined,
     });
-    expect((await from(`198.19.${random()}.${random()}`)).status).toBe(201);
+    await expect(await from(`198.19.${random()}.${random()}`)).toHaveStatus(201);
   });
 
   it("counts an IPv6 client by its /48: stepping through its /64s does not pass the limit", {
@@ -184,9 +184,10 @@ describe("POST /api/sandbox/businesses (docs/decisions.md, Sandbox businesses)",
     const site = `2001:db8:${group()}`;
     const from = (ip: string) => create({}, { "CF-Connecting-IP": ip });
     // Each creation from another /64 of the same /48.
-    for (let i = 0; i < SANDBOX_CREATIONS_PER_MINUTE; i++) expect((await from(`${site}:${i}::1`)).status).toBe(201);
+    for (let i = 0; i < SANDBOX_CREATIONS_PER_MINUTE; i++)
+      await expect(await from(`${site}:${i}::1`)).toHaveStatus(201);
     await expectError(await from(`${site}:ffff::1`), 429, /Too many sandbox businesses from this address/);
-    expect((await from(`2001:db8:${group()}:1::1`)).status).toBe(201);
+    await expect(await from(`2001:db8:${group()}:1::1`)).toHaveStatus(201);
   });
 });
 

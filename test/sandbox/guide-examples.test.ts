@@ -103,7 +103,7 @@ async function sandboxRecords(
       ],
     },
   });
-  expect(intake.status, await intake.clone().text()).toBe(201);
+  await expect(intake).toHaveStatus(201);
   const { id: intakeId } = await json<{ id: number }>(intake);
   const answer = encodeURIComponent(JSON.stringify({ available: true, times: ["12:30", "19:00"] }));
   const action = await registerAction(key, "check_availability", {
@@ -113,8 +113,8 @@ async function sandboxRecords(
   const jar = await signedIn({
     owner: { email: sandbox.owner_email, password: sandbox.owner_password },
   } as OwnerBusiness);
-  expect((await approveIntake(jar, intakeId)).status).toBe(303);
-  expect((await switchActionOn(jar, action.id)).status).toBe(303);
+  await expect(await approveIntake(jar, intakeId)).toHaveStatus(303);
+  await expect(await switchActionOn(jar, action.id)).toHaveStatus(303);
   return {
     "/api/v1/sandbox/intakes/116213527019777/": `/api/v1/sandbox/intakes/${intakeId}/`,
     "/api/v1/sandbox/actions/116213527019265/": `/api/v1/sandbox/actions/${action.id}/`,

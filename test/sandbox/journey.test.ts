@@ -21,7 +21,7 @@ type Envelope = { id: string; event: string; sandbox?: boolean; data: Record<str
 
 describe("a partner developer's first hour in a sandbox", async () => {
   const created = await call("/api/sandbox/businesses", { method: "POST", body: { name: "Journey Salon" } });
-  expect(created.status, await created.clone().text()).toBe(201);
+  await expect(created).toHaveStatus(201);
   const sandbox = await json<Sandbox>(created);
   const key = sandbox.api_key;
   const box = receiverBox("sandbox-journey");
@@ -45,7 +45,7 @@ describe("a partner developer's first hour in a sandbox", async () => {
   };
   const emit = async (event: string) => {
     const response = await call("/api/v1/sandbox/events", { key, method: "POST", body: { event } });
-    expect(response.status, await response.clone().text()).toBe(201);
+    await expect(response).toHaveStatus(201);
     const { events } = await json<{ events: Array<{ id: string; event: string }> }>(response);
     const emitted = events.find((each) => each.event === event);
     return delivered(emitted?.id ?? "");
@@ -77,14 +77,14 @@ describe("a partner developer's first hour in a sandbox", async () => {
       await call("/api/v1/intakes", { key, method: "POST", body: intakeBody() }),
     );
     const jar = await signedIn(owner);
-    expect((await approveIntake(jar, intake.id)).status).toBe(303);
+    await expect(await approveIntake(jar, intake.id)).toHaveStatus(303);
     const answers = { full_name: "Noor Haddad", email: "noor@example.com", budget: "Over 20k" };
     const ran = await call(`/api/v1/sandbox/intakes/${intake.id}/conversations`, {
       key,
       method: "POST",
       body: { answers },
     });
-    expect(ran.status, await ran.clone().text()).toBe(201);
+    await expect(ran).toHaveStatus(201);
     const { response_id } = await json<{ response_id: number }>(ran);
     const completed = await vi.waitFor(
       async () => {
@@ -111,13 +111,13 @@ describe("a partner developer's first hour in a sandbox", async () => {
       parameters: { type: "object", properties: { sku: { type: "string", description: "Code" } }, required: [] },
     });
     const jar = await signedIn(owner);
-    expect((await switchActionOn(jar, action.id)).status).toBe(303);
+    await expect(await switchActionOn(jar, action.id)).toHaveStatus(303);
     const response = await call(`/api/v1/sandbox/actions/${action.id}/calls`, {
       key,
       method: "POST",
       body: { arguments: { sku: "SHAMPOO-250" } },
     });
-    expect(response.status, await response.clone().text()).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(await json(response)).toMatchObject({ call: { status: "success" }, result: { content: '{"ok":true}' } });
     const [request] = await actionBox.arrived(1);
     expect(JSON.parse(request?.body ?? "{}")).toMatchObject({ arguments: { sku: "SHAMPOO-250" } });

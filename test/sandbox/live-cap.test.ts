@@ -40,7 +40,7 @@ describe("the cap on sandbox businesses in use at once", () => {
 
     // A place freed (a sandbox removed after its days unused) is taken again.
     await globalDb.delete(businessShards).where(eq(businessShards.businessId, "filler-1"));
-    expect((await create()).status).toBe(201);
-    expect((await create()).status).toBe(429);
+    await expect(await create()).toHaveStatus(201);
+    await expect(await create()).toHaveStatus(429);
   });
 });

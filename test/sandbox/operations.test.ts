@@ -57,7 +57,7 @@ describe("POST /api/v1/sandbox/events", async () => {
 
   it("booking.created: a new booking, delivered signed with sandbox: true, and read as the event carried it", async () => {
     const response = await emit(sandbox.apiKey, "booking.created");
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const { events } = await json<Emitted>(response);
     expect(events).toEqual([{ id: expect.stringMatching(/^evt_/), event: "booking.created" }]);
     const envelope = await sandbox.delivered(events[0]?.id ?? "");
@@ -113,7 +113,7 @@ describe("POST /api/v1/sandbox/events", async () => {
   it.each(PLATFORM_EVENTS)("%s: emitted, with sandbox: true in the stored envelope", async (event) => {
     const { apiKey } = await createBusiness({ sandbox: true });
     const response = await emit(apiKey, event);
-    expect(response.status, await response.clone().text()).toBe(201);
+    await expect(response).toHaveStatus(201);
     const { events } = await json<Emitted>(response);
     expect(events.at(-1)?.event).toBe(event);
     const listed = await json<{ data: Envelope[] }>(await call(`/api/v1/events?type=${event}`, { key: apiKey }));
@@ -189,7 +189,7 @@ describe("POST /api/v1/sandbox/events", async () => {
       body: { event: "order.created" },
       shard: SANDBOX_SHARD,
     });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     expect(trips, trips.join(" | ")).toHaveLength(3);
   });
 });
@@ -215,7 +215,7 @@ describe("POST /api/v1/sandbox/intakes/{id}/conversations", async () => {
 
   it("runs the conversation: the response is stored, and intake.completed delivered with sandbox: true", async () => {
     const response = await converse(intake.id, { answers: ANSWERS, channel: "email" });
-    expect(response.status, await response.clone().text()).toBe(201);
+    await expect(response).toHaveStatus(201);
     const body = await json<{ response_id: number; conversation: { id: string }; answers: unknown[] }>(response);
     expect(body).toMatchObject({
       intake: { id: intake.id, name: intake.name, title: intake.title },
@@ -291,7 +291,7 @@ describe("POST /api/v1/sandbox/actions/{id}/calls", async () => {
   it("calls the action as the Secretary does: signed, answered, recorded in its calls", async () => {
     await switchAction(sandboxDeps, business.id, created.id, true);
     const response = await callIt(created.id, { arguments: { sku: "LOAF-2" } });
-    expect(response.status, await response.clone().text()).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<{ call: { id: number; status: string }; result: { content: string } | null }>(response);
     expect(body.call).toMatchObject({ status: "success", arguments: { sku: "LOAF-2" } });
     expect(body.result?.content).toBe('{"ok":true}');

@@ -58,7 +58,7 @@ describe("verifyActionCall on a real call of an action", async () => {
     method: "POST",
     body: { arguments: { sku: "LOAF-2", quantity: 3 } },
   });
-  expect(answered.status, await answered.clone().text()).toBe(200);
+  await expect(answered).toHaveStatus(200);
   const made = await json<{ call: { id: number } }>(answered);
   const [request] = await box.arrived(1);
   const body = request?.body ?? "";

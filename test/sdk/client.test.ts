@@ -51,7 +51,7 @@ describe("the SDK's client", async () => {
     for await (const order of paginate(client, "/orders", { limit: 2 })) ordered.push(order.id);
     expect(ordered).toHaveLength(3);
     for (const id of [94_001, 94_002, 94_003]) {
-      expect((await reportChange(business.id, { booking: bookingObject(id) })).status).toBe(201);
+      await expect(await reportChange(business.id, { booking: bookingObject(id) })).toHaveStatus(201);
     }
     const events = [];
     for await (const event of paginate(client, "/events", { type: "booking.created", limit: 2 })) events.push(event);

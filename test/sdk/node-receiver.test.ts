@@ -9,7 +9,7 @@ import guide from "../../docs/guides/webhooks.md?raw";
 import { newSigningSecret, signatureHeaders } from "../../src/lib/signing";
 
 /*
- * docs/guides/webhooks.md, A node:http receiver: the guide's server.ts, taken from the guide as a partner pastes it,
+ * docs/guides/webhooks.md, A node:http receiver: the guide's server, taken from the guide as a partner pastes it,
  * runs in Node on a free port and receives deliveries signed by the service's own signing (src/lib/signing.ts): it
  * verifies the raw body with the SDK's verifyWebhook, and refuses a changed body or a stale timestamp with the reason.
  */
@@ -71,7 +71,7 @@ describe("the guide's node:http receiver", () => {
 
   it("answers 204 during a rotation, with the new and the previous secret's signatures", async () => {
     const headers = await signatureHeaders([newSigningSecret(), secret], "evt_node_receiver", envelope, now());
-    expect((await deliver(envelope, headers)).status).toBe(204);
+    await expect(await deliver(envelope, headers)).toHaveStatus(204);
   });
 
   it("refuses a body changed after signing, a body parsed and written again, and another secret's signature", async () => {
@@ -90,6 +90,6 @@ describe("the guide's node:http receiver", () => {
   });
 
   it("answers 404 elsewhere", async () => {
-    expect((await fetch(url.replace("/webhooks", "/other"), { method: "POST" })).status).toBe(404);
+    await expect(await fetch(url.replace("/webhooks", "/other"), { method: "POST" })).toHaveStatus(404);
   });
 });

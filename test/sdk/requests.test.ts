@@ -92,7 +92,7 @@ describe("the SDK's requests", async () => {
       },
     ]);
     const created = await unwrap(client.POST("/webhooks", { body: webhook }));
-    expect(first?.status).toBe(201);
+    await expect(first).toHaveStatus(201);
     expect(created.id).toBe(((await first?.json()) as { id: number } | undefined)?.id);
     expect(sent).toHaveLength(2);
   });
@@ -118,20 +118,20 @@ describe("the SDK's requests", async () => {
 
     const down = clientWith(apiKey, [unavailable(), unavailable(), unavailable(), unavailable()], { maxRetries: 2 });
     const { response } = await down.client.GET("/me");
-    expect(response.status).toBe(503);
+    await expect(response).toHaveStatus(503);
     expect(down.sent).toHaveLength(3);
 
     const once = clientWith(apiKey, [unavailable()], { maxRetries: 0 });
-    expect((await once.client.GET("/me")).response.status).toBe(503);
+    await expect((await once.client.GET("/me")).response).toHaveStatus(503);
     expect(once.sent).toHaveLength(1);
   });
 
   it("does not retry a refusal, nor wait longer than maxDelayMs for a Retry-After", async () => {
     const refused = clientWith("sk_live_not-a-key", []);
-    expect((await refused.client.GET("/me")).response.status).toBe(401);
+    await expect((await refused.client.GET("/me")).response).toHaveStatus(401);
     expect(refused.sent).toHaveLength(1);
     const later = clientWith(apiKey, [() => new Response("{}", { status: 429, headers: { "Retry-After": "3600" } })]);
-    expect((await later.client.GET("/me")).response.status).toBe(429);
+    await expect((await later.client.GET("/me")).response).toHaveStatus(429);
     expect(later.sent).toHaveLength(1);
   });
 

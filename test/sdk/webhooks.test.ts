@@ -53,7 +53,7 @@ describe("verifyWebhook on the Worker's deliveries", async () => {
   const endpoint = await unwrap(
     client.POST("/webhooks", { body: { url: box.url("/hooks"), events: ["booking.created"] } }),
   );
-  expect((await reportChange(business.id, { booking: bookingObject(95_001) })).status).toBe(201);
+  await expect(await reportChange(business.id, { booking: bookingObject(95_001) })).toHaveStatus(201);
   const [delivery] = await box.arrived(1);
   const body = delivery?.body ?? "";
   const headers = delivery?.headers ?? {};
@@ -134,7 +134,7 @@ describe("verifyWebhook on the Worker's deliveries", async () => {
         body: { expires_in: 3600 },
       }),
     );
-    expect((await reportChange(business.id, { booking: bookingObject(95_010) })).status).toBe(201);
+    await expect(await reportChange(business.id, { booking: bookingObject(95_010) })).toHaveStatus(201);
     const next = await deliveryOf(95_010);
     const signed = next?.headers ?? {};
     for (const pick of [onlyStandard, onlyStripe]) {
@@ -147,7 +147,7 @@ describe("verifyWebhook on the Worker's deliveries", async () => {
     const stopped = await unwrap(
       client.POST("/webhooks/{id}/rotate-secret", { params: { path: { id: endpoint.id } }, body: { expires_in: 0 } }),
     );
-    expect((await reportChange(business.id, { booking: bookingObject(95_011) })).status).toBe(201);
+    await expect(await reportChange(business.id, { booking: bookingObject(95_011) })).toHaveStatus(201);
     const last = await deliveryOf(95_011);
     expect(await reasonOf(last?.body ?? "", last?.headers ?? {}, rotated.secret)).toBe("no_matching_signature");
     expect(await reasonOf(last?.body ?? "", last?.headers ?? {}, [rotated.secret, stopped.secret])).toBe("verified");

@@ -13,7 +13,7 @@ describe("the context's action rules", async () => {
     const response = await call(`/internal/v1/businesses/${business.id}/context?channel=${channel}`, {
       headers: RUNTIME,
     });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const { action_rules } = await json<{ action_rules: string[] }>(response);
     const lookupsOnly = action_rules.find((rule) => rule.startsWith("Actions only look things up"));
     expect(lookupsOnly).toBe(

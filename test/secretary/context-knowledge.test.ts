@@ -53,7 +53,7 @@ describe("the context's knowledge, through HTTP", async () => {
     ["menu", "Menu", HOSTILE_CONTENT],
   ] as const) {
     const pushed = await call(`/api/v1/knowledge/${key}`, { key: apiKey, method: "PUT", body: { title, content } });
-    expect(pushed.status).toBe(201);
+    await expect(pushed).toHaveStatus(201);
   }
   // A push refuses a title with a line break (docs/security.md); the rendering still holds one stored before that rule.
   await db
@@ -64,7 +64,7 @@ describe("the context's knowledge, through HTTP", async () => {
     const response = await call(`/internal/v1/businesses/${business.id}/context?channel=whatsapp`, {
       headers: RUNTIME,
     });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     return (await json<{ knowledge: Knowledge }>(response)).knowledge;
   };
   const first = await context();
@@ -176,7 +176,7 @@ describe("the 16,000-character budget with fences", async () => {
       method: "PUT",
       body: { title: key, content },
     });
-    expect(pushed.status).toBe(201);
+    await expect(pushed).toHaveStatus(201);
   }
 
   it("counts every rendered character, and the text it cuts keeps both fences around the start of its content", async () => {

@@ -114,7 +114,7 @@ describe("a move whose copy changes in the target between two of its steps", asy
   for (let step = 0; last.status === 202 && step < 20; step++) last = await move(business.id, "eu1");
 
   it("stops at its verification with a 409 naming the table whose checksum differs, and undoes the copy", async () => {
-    expect(first.status).toBe(202);
+    await expect(first).toHaveStatus(202);
     await expectError(
       last,
       409,

@@ -25,7 +25,7 @@ describe("a delivery being sent as its business's move begins", async () => {
     // The operator's move runs while the answer is awaited: its steps wait, copying nothing, for the send to end.
     for (let step = 0; step < 3; step++) {
       const waiting = await move(business.id, "us1");
-      expect(waiting.status).toBe(202);
+      await expect(waiting).toHaveStatus(202);
       expect(await waiting.json()).toMatchObject({ status: "copying", rows_copied: 0 });
     }
     await box.release();

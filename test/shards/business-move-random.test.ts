@@ -89,7 +89,7 @@ const idsOf = <Owner>(owned: Map<number, Owner>, mine: (owner: Owner) => boolean
 
 async function listed<T>(credential: string, path: string, field: keyof T) {
   const response = await call(`/api/v1${path}`, { key: credential });
-  expect(response.status, `${path}: ${await response.clone().text()}`).toBe(200);
+  await expect(response, path).toHaveStatus(200);
   const { data } = await json<{ data: T[] }>(response);
   return data.map((item) => item[field]);
 }
@@ -103,7 +103,7 @@ const sorted = <T>(items: Iterable<T>) => [...items].sort();
 async function expectReadsOf(shop: Shop, step: number) {
   const meOf = async (credential: Credential) => {
     const response = await me(secretOf(shop, credential));
-    expect(response.status, await response.clone().text()).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect((await json<{ id: string }>(response)).id).toBe(shop.id);
   };
   const by = (n: number) => CREDENTIALS[(step + n) % CREDENTIALS.length] ?? 0;
@@ -171,7 +171,7 @@ function drawStep(random: Random, shops: Shop[], step: number): { shop: Shop; sa
       run: async () => {
         // Another side's endpoint is not the credential's to delete: the same 404 as a missing one.
         const response = await call(`/api/v1/webhooks/${endpoint}`, { key: credential, method: "DELETE" });
-        expect(response.status, await response.clone().text()).toBe(mine ? 204 : 404);
+        await expect(response).toHaveStatus(mine ? 204 : 404);
         if (mine) shop.endpoints.delete(endpoint);
       },
     };
@@ -194,7 +194,7 @@ function drawStep(random: Random, shops: Shop[], step: number): { shop: Shop; sa
       says: `${shop.name} deletes intake ${intake} with credential ${writer}`,
       run: async () => {
         const response = await deleteIntake(credential, intake);
-        expect(response.status, await response.clone().text()).toBe(mine ? 204 : 404);
+        await expect(response).toHaveStatus(mine ? 204 : 404);
         if (mine) shop.intakes.delete(intake);
       },
     };
@@ -211,7 +211,7 @@ function drawStep(random: Random, shops: Shop[], step: number): { shop: Shop; sa
           headers: { "Idempotency-Key": `move-random-${SEED}-${step}` },
           body: { title: `About ${key}`, content: `What a customer asks about ${key}, as of step ${step}.` },
         });
-        expect(response.status, await response.clone().text()).toBe(shop.knowledge.has(key) ? 200 : 201);
+        await expect(response).toHaveStatus(shop.knowledge.has(key) ? 200 : 201);
         shop.knowledge.add(key);
       },
     };
@@ -227,9 +227,7 @@ function drawStep(random: Random, shops: Shop[], step: number): { shop: Shop; sa
         const body = order ? { order: newOrder({ id: number, notes }) } : { booking: bookingObject(number, { notes }) };
         // Deliveries stay pending in the business's shard, and move with it.
         const response = await reportChange(shop.id, body, { WEBHOOK_DELIVERIES: keepingQueue });
-        expect(response.status, await response.clone().text()).toBe(
-          (order ? shop.orders : shop.bookings).has(number) ? 200 : 201,
-        );
+        await expect(response).toHaveStatus((order ? shop.orders : shop.bookings).has(number) ? 200 : 201);
         (order ? shop.orders : shop.bookings).add(number);
       },
     };
@@ -239,7 +237,7 @@ function drawStep(random: Random, shops: Shop[], step: number): { shop: Shop; sa
     says: `${shop.name}'s app refreshes its tokens`,
     run: async () => {
       const response = await refresh(shop.client, shop.tokens.refresh_token);
-      expect(response.status, await response.clone().text()).toBe(200);
+      await expect(response).toHaveStatus(200);
       shop.tokens = await json<Tokens>(response);
     },
   };
@@ -281,17 +279,17 @@ describe("an app's tokens issued before its business moved twice", async () => {
     const app = await connectApp(owner);
     await moved(owner.business.id, "us1");
     await moved(owner.business.id, "eu1");
-    expect((await me(app.tokens.access_token)).status).toBe(200);
+    await expect(await me(app.tokens.access_token)).toHaveStatus(200);
     return app;
   };
 
   it("refresh, the new tokens naming the shard the business is in", async () => {
     const app = await twiceMoved();
     const response = await refresh(app.client, app.tokens.refresh_token);
-    expect(response.status, await response.clone().text()).toBe(200);
+    await expect(response).toHaveStatus(200);
     const tokens = await json<Tokens>(response);
     expect(tokens.access_token).toMatch(/^at_live_eu1_/);
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
   });
 
   it("revoke the connection at the revocation endpoint", async () => {
@@ -300,7 +298,7 @@ describe("an app's tokens issued before its business moved twice", async () => {
       method: "POST",
       body: { token: app.tokens.access_token, client_id: app.client.client_id },
     });
-    expect(revoked.status).toBe(200);
-    expect((await me(app.tokens.access_token)).status).toBe(401);
+    await expect(revoked).toHaveStatus(200);
+    await expect(await me(app.tokens.access_token)).toHaveStatus(401);
   });
 });

@@ -50,7 +50,7 @@ const actionBody = (name: string) => ({
 async function expectMoving(response: Response) {
   expectServerErrors();
   expect(response.headers.get("Retry-After")).toBe(String(MOVING_RETRY_AFTER_SECONDS));
-  expect(response.status).toBe(503);
+  await expect(response).toHaveStatus(503);
 }
 
 /**
@@ -93,15 +93,15 @@ describe("a business while a move of it is under way", async () => {
     const refused = await call("/api/v1/actions", { key: apiKey, method: "POST", body: actionBody("while_moving") });
     await expectMoving(refused.clone());
     await expectError(refused, 503, MOVING);
-    expect((await call("/api/v1/actions", { key: apiKey })).status).toBe(200);
-    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/actions", { key: apiKey })).toHaveStatus(200);
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(200);
   });
 
   it("refuses the owner's forms with 503 and Retry-After, and shows the pages", async () => {
     const refused = await submit(jar, "/dashboard/keys", "/dashboard/keys", { label: "While moving" });
     await expectMoving(refused.clone());
     expect(await refused.text()).toContain(MOVING);
-    expect((await browse(jar, "/dashboard")).status).toBe(200);
+    await expect(await browse(jar, "/dashboard")).toHaveStatus(200);
   });
 
   it("refuses runtime writes with 503 and Retry-After, and answers reads", async () => {
@@ -113,7 +113,7 @@ describe("a business while a move of it is under way", async () => {
     await expectMoving(refused.clone());
     await expectError(refused, 503, MOVING);
     const context = await call(`/internal/v1/businesses/${business.id}/context?channel=whatsapp`, { headers: RUNTIME });
-    expect(context.status).toBe(200);
+    await expect(context).toHaveStatus(200);
   });
 
   it("refuses a move to another target with a 409 naming the move under way", async () => {
@@ -128,7 +128,7 @@ describe("a business while a move of it is under way", async () => {
   it("takes writes again once the move ends, in the new shard", async () => {
     expect(await moved(business.id, "us1")).toMatchObject({ from: "legacy", to: "us1", status: "moved" });
     const created = await call("/api/v1/actions", { key: apiKey, method: "POST", body: actionBody("after_moving") });
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     const [row] = await shardDb("us1").select().from(schema.businesses).where(eq(schema.businesses.id, business.id));
     expect(row?.movingSince).toBeNull();
   });
@@ -230,7 +230,7 @@ describe("a move of a business with 3,000 bookings", async () => {
 async function partnerCounts(credential: string, intakeIds: number[]) {
   const listed = async (path: string) => {
     const response = await call(`/api/v1${path}`, { key: credential });
-    expect(response.status, `${path}: ${await response.clone().text()}`).toBe(200);
+    await expect(response, path).toHaveStatus(200);
     return json<{ data: { id: number }[]; has_more?: boolean }>(response);
   };
   let appointments = 0;
@@ -284,7 +284,7 @@ describe("a move at the maxima: 20 endpoints, 10 actions, 5 intakes with respons
         WEBHOOK_DELIVERIES: keepingQueue,
       },
     );
-    expect(report.status).toBe(201);
+    await expect(report).toHaveStatus(201);
   }
   const intakeIds = intakes.map((intake) => intake.id);
   const counts = { endpoints: 20, actions: 10, intakes: 5, responses: [20, 20, 20, 20, 20], appointments: 2_005 };
@@ -334,12 +334,12 @@ describe("a move whose target fails in the middle of the copy", async () => {
     expect(await json(first)).toMatchObject({ status: "copying", table: "bookings" });
     expectServerErrors();
     const failing = { SHARD_EU1: failingBatches(env.SHARD_EU1, 2) };
-    expect((await move(business.id, "eu1", OPERATOR, failing)).status).toBe(500);
+    await expect(await move(business.id, "eu1", OPERATOR, failing)).toHaveStatus(500);
     const rows = Object.values(before).reduce((sum, table) => sum + table.length, 0);
     expect(await moved(business.id, "eu1")).toMatchObject({ status: "moved", rows_copied: rows });
     expect(await rowsIn("eu1", business.id)).toEqual(before);
     await expectNoRowsIn("legacy", business.id);
-    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(200);
   });
 });
 
@@ -353,9 +353,9 @@ describe("a move run again after its switch, before its deletion ended", async (
     expect(switched).toMatchObject({ from: "legacy", to: "us1", status: "deleting" });
     expect(await directoryRowOf(business.id)).toMatchObject({ shard: "us1", movingSince: null });
     expect((await rowsIn("legacy", business.id)).businesses).toHaveLength(1);
-    expect((await call("/api/v1/actions", { key: apiKey, method: "POST", body: actionBody("switched") })).status).toBe(
-      201,
-    );
+    await expect(
+      await call("/api/v1/actions", { key: apiKey, method: "POST", body: actionBody("switched") }),
+    ).toHaveStatus(201);
     await expectError(
       await move(business.id, "legacy"),
       409,
@@ -378,7 +378,7 @@ describe("a move undone by moving the business to the shard it is in", async () 
   const started = await move(business.id, "eu1");
 
   it("deletes the copies from the target, clears the mark and answers 200", async () => {
-    expect(started.status).toBe(202);
+    await expect(started).toHaveStatus(202);
     expect((await rowsIn("eu1", business.id)).bookings?.length).toBeGreaterThan(0);
     expect(await moved(business.id, "legacy")).toMatchObject({ from: "legacy", to: "eu1", status: "undone" });
     await expectNoRowsIn("eu1", business.id);
@@ -388,7 +388,7 @@ describe("a move undone by moving the business to the shard it is in", async () 
 
   it("leaves the business taking writes in its shard, and free to move again", async () => {
     const created = await call("/api/v1/actions", { key: apiKey, method: "POST", body: actionBody("after_undo") });
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     expect(await moved(business.id, "eu1")).toMatchObject({ status: "moved", tables: { bookings: 1_000 } });
   });
 });
@@ -429,7 +429,7 @@ describe("a move that fails after its switch, before the new shard's copy loses 
   while (failed.status === 202) failed = await move(business.id, "us1", OPERATOR, failing);
 
   it("has switched: the directory names us1, whose copy is still marked, so writes wait with 503", async () => {
-    expect(failed.status).toBe(500);
+    await expect(failed).toHaveStatus(500);
     expect(await directoryRowOf(business.id)).toMatchObject({ shard: "us1", movingSince: null });
     const [copy] = await shardDb("us1").select().from(schema.businesses).where(eq(schema.businesses.id, business.id));
     expect(copy?.movingSince).toEqual(expect.any(String));
@@ -447,9 +447,9 @@ describe("a move that fails after its switch, before the new shard's copy loses 
     expect(await moved(business.id, "us1")).toMatchObject({ from: "legacy", to: "us1", status: "moved" });
     const [copy] = await shardDb("us1").select().from(schema.businesses).where(eq(schema.businesses.id, business.id));
     expect(copy?.movingSince).toBeNull();
-    expect(
-      (await call("/api/v1/actions", { key: apiKey, method: "POST", body: actionBody("after_mark") })).status,
-    ).toBe(201);
-    expect((await reportChange(business.id, { booking: bookingObject(5101) })).status).toBe(201);
+    await expect(
+      await call("/api/v1/actions", { key: apiKey, method: "POST", body: actionBody("after_mark") }),
+    ).toHaveStatus(201);
+    await expect(await reportChange(business.id, { booking: bookingObject(5101) })).toHaveStatus(201);
   });
 });

@@ -60,7 +60,7 @@ describe("moving a legacy business to eu1", async () => {
 
   it("keeps the old API key working through its forward, for reads and writes", async () => {
     const read = await call("/api/v1/me", { key: apiKey });
-    expect(read.status).toBe(200);
+    await expect(read).toHaveStatus(200);
     expect(await json(read)).toMatchObject({ id: business.id });
     const action = await registerAction(apiKey, "stock_after_move");
     const rows = await shardDb("eu1").select().from(apiKeys).where(eq(apiKeys.businessId, business.id));
@@ -69,7 +69,7 @@ describe("moving a legacy business to eu1", async () => {
   });
 
   it("keeps the old access token working, and refreshes with the old refresh token", async () => {
-    expect((await me(app.tokens.access_token)).status).toBe(200);
+    await expect(await me(app.tokens.access_token)).toHaveStatus(200);
     const written = await call("/api/v1/actions", {
       key: app.tokens.access_token,
       method: "POST",
@@ -80,16 +80,16 @@ describe("moving a legacy business to eu1", async () => {
         url: "https://partner.example/a",
       },
     });
-    expect(written.status).toBe(201);
+    await expect(written).toHaveStatus(201);
     const refreshed = await refresh(app.client, app.tokens.refresh_token);
-    expect(refreshed.status, await refreshed.clone().text()).toBe(200);
+    await expect(refreshed).toHaveStatus(200);
     const tokens = await json<Tokens>(refreshed);
     expect(tokens.access_token).toMatch(/^at_live_eu1_/);
-    expect((await me(tokens.access_token)).status).toBe(200);
+    await expect(await me(tokens.access_token)).toHaveStatus(200);
   });
 
   it("refuses a key revoked after the move at once, where its row now is", async () => {
-    expect((await call("/api/v1/me", { key: shop.secondKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: shop.secondKey })).toHaveStatus(200);
     await shardDb("eu1")
       .update(apiKeys)
       .set({ revokedAt: new Date().toISOString() })
@@ -124,15 +124,15 @@ describe("moving a legacy business to eu1", async () => {
       method: "POST",
       body: { token: app.tokens.access_token, client_id: app.client.client_id },
     });
-    expect(revoked.status).toBe(200);
-    expect((await me(app.tokens.access_token)).status).toBe(401);
+    await expect(revoked).toHaveStatus(200);
+    await expect(await me(app.tokens.access_token)).toHaveStatus(401);
   });
 
   it("signs the owner out, and in again to the dashboard of eu1", async () => {
-    expect((await browse(jarBefore, "/dashboard")).status).toBe(303);
+    await expect(await browse(jarBefore, "/dashboard")).toHaveStatus(303);
     const jar = await signedIn(shop.owner);
     const dashboard = await page(jar, "/dashboard");
-    expect(dashboard.status).toBe(200);
+    await expect(dashboard).toHaveStatus(200);
     expect(dashboard.html).toContain("Shop that moves");
   });
 });

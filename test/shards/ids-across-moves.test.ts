@@ -65,7 +65,7 @@ type Shop = Awaited<ReturnType<typeof shopIn>>;
 
 const read = async <T>(key: string, path: string) => {
   const response = await call(`/api/v1${path}`, { key });
-  expect(response.status, `${path}: ${await response.clone().text()}`).toBe(200);
+  await expect(response, path).toHaveStatus(200);
   return json<T>(response);
 };
 
@@ -73,7 +73,7 @@ const read = async <T>(key: string, path: string) => {
 async function expectReadsItsOwn(shop: Shop) {
   for (const credential of [shop.apiKey, shop.app.tokens.access_token]) {
     const response = await me(credential);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect((await json<{ id: string }>(response)).id).toBe(shop.business.id);
   }
   const endpoints = await read<{ data: { id: number }[] }>(shop.apiKey, "/webhooks");
@@ -117,11 +117,11 @@ describe("bookings and orders of the same numbers in two businesses", () => {
     for (const [index, shop] of shops.entries()) {
       for (let n = 0; n < 48; n++) {
         const booking = bookingObject(base + n, { notes: `${shop.business.id} ${n}` });
-        expect((await reportChange(shop.business.id, { booking })).status).toBe(201);
+        await expect(await reportChange(shop.business.id, { booking })).toHaveStatus(201);
       }
       for (let n = 0; n < 8; n++) {
         const order = newOrder({ id: base + n, notes: `order ${index} ${n}` });
-        expect((await reportChange(shop.business.id, { order })).status).toBe(201);
+        await expect(await reportChange(shop.business.id, { order })).toHaveStatus(201);
       }
     }
     const [european, american] = shops;
@@ -147,7 +147,7 @@ describe("rows inserted from a select (a report's deliveries, the consumer's att
     for (let n = 0; n < MAX_ENDPOINTS_PER_BUSINESS; n++) await subscribe(apiKey, receiverBox("ids-fan-out").url("/ok"));
     for (let n = 0; n < 2; n++) {
       const report = await reportChange(business.id, { booking: bookingObject(770_000_000 + n) });
-      expect(report.status).toBe(201);
+      await expect(report).toHaveStatus(201);
     }
     const deliveries = await shardDb(shard)
       .select({ id: schema.webhookDeliveries.id })

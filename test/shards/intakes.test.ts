@@ -35,7 +35,7 @@ async function businessWithIntake(shard: ShardName) {
   const runtime = runtimeIntake(business);
   const cid = `conv-${shard}-${crypto.randomUUID()}`;
   const started = await runtime.start(cid, { intake_id: intake.id, channel: "whatsapp" });
-  expect(started.status, await started.clone().text()).toBe(201);
+  await expect(started).toHaveStatus(201);
   return { business, intake, box, cid, runtime };
 }
 
@@ -87,7 +87,7 @@ describe("an intake while its business moves", () => {
       await runtime.decline(cid),
     ];
     for (const refused of refusals) {
-      expect(refused.status).toBe(503);
+      await expect(refused).toHaveStatus(503);
       expect(refused.headers.get("Retry-After")).toBe("30");
     }
     expect((await json<State>(await runtime.state(cid))).status).toBe("started");

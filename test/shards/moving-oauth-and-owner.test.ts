@@ -45,7 +45,7 @@ async function expectOAuthUnavailable(response: Response) {
 
 /** The owner's page of a refusal during the move: HTML, 503, Retry-After and the sentence; answers the page. */
 async function expectMovingPage(response: Response) {
-  expect(response.status).toBe(503);
+  await expect(response).toHaveStatus(503);
   expect(response.headers.get("Retry-After")).toBe(RETRY_AFTER);
   expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
   const html = await response.text();
@@ -115,7 +115,7 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
     expect(await tokenRow(shard, app.tokens.refresh_token)).toMatchObject({ rotatedAt: null, revokedAt: null });
     expect(await tokenRow(shard, app.tokens.access_token)).toMatchObject({ revokedAt: null });
     // Reads go on: the access token still answers.
-    expect((await me(app.tokens.access_token)).status).toBe(200);
+    await expect(await me(app.tokens.access_token)).toHaveStatus(200);
     await setMoving(owner.business.id, false);
   });
 
@@ -138,10 +138,10 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
     expectServerErrors();
     await setMoving(owner.business.id, true);
     for (let i = 0; i < SIGN_IN_FAILURE_LIMITS.email; i++) {
-      expect((await signInOn("dashboard")).status).toBe(503);
+      await expect(await signInOn("dashboard")).toHaveStatus(503);
     }
     await setMoving(owner.business.id, false);
-    expect((await signInOn("dashboard")).status).toBe(303);
+    await expect(await signInOn("dashboard")).toHaveStatus(303);
   });
 
   it("refuses the consent's approval and a dashboard form with a page, writing nothing", async () => {
@@ -157,22 +157,22 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
     await expectMovingPage(await createKey());
     expect(await keysOfBusiness()).toBe(keysBefore);
     // The owner's pages still show.
-    expect((await page(jar, "/dashboard")).status).toBe(200);
+    await expect(await page(jar, "/dashboard")).toHaveStatus(200);
     await setMoving(owner.business.id, false);
   });
 
   it("takes each of them again once the move has ended", async () => {
-    expect((await exchange()).status).toBe(200);
+    await expect(await exchange()).toHaveStatus(200);
     const refreshed = await refresh(app.client, app.tokens.refresh_token);
-    expect(refreshed.status).toBe(200);
+    await expect(refreshed).toHaveStatus(200);
     const pair = await json<Tokens>(refreshed);
-    expect((await revoke(pair.access_token, app.client.client_id)).status).toBe(200);
-    expect((await me(pair.access_token)).status).toBe(401);
-    expect((await signInOn("consent")).status).toBe(303);
-    expect((await approve()).status).toBe(303);
+    await expect(await revoke(pair.access_token, app.client.client_id)).toHaveStatus(200);
+    await expect(await me(pair.access_token)).toHaveStatus(401);
+    await expect(await signInOn("consent")).toHaveStatus(303);
+    await expect(await approve()).toHaveStatus(303);
     expect(await consentGrants()).toBe(1);
     const keysBefore = await keysOfBusiness();
-    expect((await createKey()).status).toBe(201);
+    await expect(await createKey()).toHaveStatus(201);
     expect(await keysOfBusiness()).toBe(keysBefore + 1);
   });
 });
@@ -203,14 +203,14 @@ describe("a refresh and a revocation across a real move", async () => {
     );
     // The current pair, found through its forward in eu1, refreshes once.
     const second = await refresh(app.client, current.refresh_token);
-    expect(second.status).toBe(200);
+    await expect(second).toHaveStatus(200);
     const pair = await json<Tokens>(second);
-    expect((await me(pair.access_token)).status).toBe(200);
+    await expect(await me(pair.access_token)).toHaveStatus(200);
     expect(await tokenRow("eu1", pair.refresh_token)).toMatchObject({ rotatedAt: null });
-    expect((await refresh(app.client, current.refresh_token)).status).toBe(400);
+    await expect(await refresh(app.client, current.refresh_token)).toHaveStatus(400);
     // The revocation refused during the move takes effect through the forward too.
-    expect((await revoke(other.tokens.access_token, other.client.client_id)).status).toBe(200);
-    expect((await me(other.tokens.access_token)).status).toBe(401);
+    await expect(await revoke(other.tokens.access_token, other.client.client_id)).toHaveStatus(200);
+    await expect(await me(other.tokens.access_token)).toHaveStatus(401);
     expect((await tokenRow("eu1", other.tokens.refresh_token))?.revokedAt).toEqual(expect.any(String));
   });
 });

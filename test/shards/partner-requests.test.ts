@@ -38,7 +38,7 @@ describe.each(["eu1", "us1"] as const)("a business in %s", (shard) => {
     await registerAction(apiKey, "check_stock");
     await createIntake(apiKey);
     const pushed = await call("/api/v1/knowledge/hours", { key: apiKey, method: "PUT", body: KNOWLEDGE });
-    expect(pushed.status).toBe(201);
+    await expect(pushed).toHaveStatus(201);
     expect(await shardsHolding(businesses, businesses.id, business.id)).toEqual([shard]);
     for (const table of [apiKeys, webhookEndpoints, actions, intakes, knowledgeItems]) {
       expect(await shardsHolding(table, table.businessId, business.id)).toEqual([shard]);
@@ -48,7 +48,7 @@ describe.each(["eu1", "us1"] as const)("a business in %s", (shard) => {
   it("refuses, on the very next request, a key revoked in its shard", async () => {
     const { business, apiKey } = await createBusiness({ shard });
     const [key] = await shardDb(shard).select().from(apiKeys).where(eq(apiKeys.businessId, business.id));
-    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(200);
     await revokeApiKey(testDependencies(shard), business.id, key?.id ?? 0);
     await expectError(await call("/api/v1/me", { key: apiKey }), 401, "The API key has been revoked.");
   });
@@ -69,7 +69,7 @@ describe("ids across shards", () => {
       expect(endpoint.id % ID_SLOTS).toBe(SHARDS[shard].idSlot);
       // Reads and writes by such an id go through as any other.
       const read = await call(`/api/v1/webhooks/${endpoint.id}/deliveries`, { key: apiKey });
-      expect(read.status).toBe(200);
+      await expect(read).toHaveStatus(200);
     }
   });
 });
@@ -84,7 +84,7 @@ describe("credentials of the shards", () => {
     const { business } = await createBusiness({ shard: "legacy" });
     const { apiKey } = await createApiKey(business.id, { shard: "legacy" });
     expect(apiKey).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
-    expect((await call("/api/v1/me", { key: apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(200);
     expect(await legacyDb.$count(businesses, eq(businesses.id, business.id))).toBe(1);
   });
 });

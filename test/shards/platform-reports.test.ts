@@ -22,7 +22,7 @@ describe.each(REGIONS)("a platform report for a business in %s", async (shard) =
   it("stores the booking, its event and its delivery in the business's shard only", async () => {
     const booking = newBooking();
     const response = await reportChange(business.id, { booking });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const [created] = (await json<Emitted>(response)).events;
     if (!created) throw new Error("no event emitted");
 

@@ -56,7 +56,7 @@ describe.each(REGIONS)("the runtime API for a business in %s", async (shard) => 
 
   it("answers the context from the business's shard, with its action", async () => {
     const response = await context(business.id);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<{ business: { id: string; name: string }; actions: Array<{ name: string }> }>(response);
     expect(body.business).toMatchObject({ id: business.id, name: `Shop in ${shard}` });
     expect(body.actions.map((listed) => listed.name)).toEqual([action.name]);
@@ -64,7 +64,7 @@ describe.each(REGIONS)("the runtime API for a business in %s", async (shard) => 
 
   it("calls the action and records the call in the business's shard only", async () => {
     const response = await callAction(business.id, action.name);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const { call: made } = await json<{ call: { id: number; status: string } }>(response);
     expect(made.status).toBe("success");
     expect(await shardsHolding(actionCalls, eq(actionCalls.businessId, business.id))).toEqual([shard]);
@@ -126,12 +126,12 @@ describe("a business being moved to another shard", async () => {
 
   it("still answers its reads: the context", async () => {
     await setMoving(business.id, true);
-    expect((await context(business.id)).status).toBe(200);
+    await expect(await context(business.id)).toHaveStatus(200);
     expect(await exports.RuntimeApi.context(business.id, "whatsapp")).toMatchObject({ ok: true });
   });
 
   it("takes its writes again once the move has ended", async () => {
     await setMoving(business.id, false);
-    expect((await reportChange(business.id, { booking: newBooking() })).status).toBe(201);
+    await expect(await reportChange(business.id, { booking: newBooking() })).toHaveStatus(201);
   });
 });

@@ -101,7 +101,7 @@ describe("the consumer, a queue batch at a time", () => {
       { method: "DELETE", headers: { Authorization: `Bearer ${apiKey}` } },
       env,
     );
-    expect(deleted.status).toBe(204);
+    await expect(deleted).toHaveStatus(204);
     await boxes[1]?.release();
     expect((await consumed).every((result) => result.acked)).toBe(true);
     expect(await deliveryRow(ids[1] ?? 0)).toBeUndefined();

@@ -77,7 +77,7 @@ describe("POST /webhooks/{id}/recover", async () => {
     const rowsBefore = await Promise.all(untouched.map(deliveryRow));
 
     const response = await recover(apiKey, endpoint.id, iso(now - 24 * HOUR));
-    expect(response.status, await response.clone().text()).toBe(202);
+    await expect(response).toHaveStatus(202);
     expect(await json(response)).toEqual({ queued: 2 });
     expect(response.headers.get("RateLimit-Policy")).toBe(
       `"requests";q=600;w=60, "webhook_recovers";q=${RECOVERS_PER_HOUR};w=3600`,
@@ -204,7 +204,7 @@ describe("POST /webhooks/{id}/recover", async () => {
       body: { since: iso(Date.now() - 24 * HOUR) },
       bindings: { WEBHOOK_DELIVERIES: queue },
     });
-    expect(response.status, await response.clone().text()).toBe(202);
+    await expect(response).toHaveStatus(202);
     expect(await json(response)).toEqual({ queued: COUNT });
     expect(trips).toHaveLength(2);
 

@@ -81,7 +81,7 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
     await failAllAttempts([id], Date.now() - 20 * HOUR);
 
     const response = await redeliver(apiKey, endpoint.id, id);
-    expect(response.status, await response.clone().text()).toBe(202);
+    await expect(response).toHaveStatus(202);
     expect(await json(response)).toEqual({ delivery_id: id, event_id: eventId });
 
     const requests = await box.arrived(7);
@@ -108,7 +108,7 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
     await failAllAttempts([id], Date.now() - 20 * HOUR);
     const before = await deliveryRow(id);
 
-    expect((await redeliver(apiKey, endpoint.id, id)).status).toBe(202);
+    await expect(await redeliver(apiKey, endpoint.id, id)).toHaveStatus(202);
     const requests = await box.arrived(7);
     await expectSameDeliverySignedNow(requests[6], requests[0], endpoint.secret);
     // Failed as it was: the same count, completion and due time; only its enqueue was marked.
@@ -131,7 +131,7 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
     expect(before).toMatchObject({ status: "pending", attemptCount: 1, nextAttemptAt: iso(T0 + 60_000) });
 
     const response = await redeliver(apiKey, endpoint.id, id);
-    expect(response.status).toBe(202);
+    await expect(response).toHaveStatus(202);
     expect((await json<{ delivery_id: number }>(response)).delivery_id).toBe(id);
     const requests = await box.arrived(2);
     await expectSameDeliverySignedNow(requests[1], requests[0], endpoint.secret);
@@ -156,7 +156,7 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
     const T0 = Date.now();
     expect(await consume(id, T0)).toEqual({ acked: false, retryDelay: 60 });
 
-    expect((await redeliver(apiKey, endpoint.id, id)).status).toBe(202);
+    await expect(await redeliver(apiKey, endpoint.id, id)).toHaveStatus(202);
     const requests = await box.arrived(2);
     await expectSameDeliverySignedNow(requests[1], requests[0], endpoint.secret);
     expect(await attempted(id)).toMatchObject({
@@ -178,7 +178,7 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
     const { id } = await oneDelivery(endpoint.id);
     expect(await consume(id, Date.now())).toEqual({ acked: true, retryDelay: undefined });
     const before = await deliveryRow(id);
-    expect((await redeliver(apiKey, endpoint.id, id)).status).toBe(202);
+    await expect(await redeliver(apiKey, endpoint.id, id)).toHaveStatus(202);
     const requests = await box.arrived(2);
     await expectSameDeliverySignedNow(requests[1], requests[0], endpoint.secret);
     expect(await attempted(id)).toEqual({ ...before, enqueuedAt: expect.any(String) });
@@ -230,11 +230,11 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
     expect(accepted.headers.get("RateLimit")).toMatch(/^"webhook_sends";r=\d+;t=\d+$/);
 
     // Test events count in the same budget; another endpoint has its own.
-    expect((await call(`/api/v1/webhooks/${busy.id}/test`, { key: apiKey, method: "POST", body: {} })).status).toBe(
-      429,
-    );
+    await expect(
+      await call(`/api/v1/webhooks/${busy.id}/test`, { key: apiKey, method: "POST", body: {} }),
+    ).toHaveStatus(429);
     const elsewhere = await redeliver(apiKey, quiet.id, quietDelivery);
-    expect(elsewhere.status).toBe(202);
+    await expect(elsewhere).toHaveStatus(202);
     expect(elsewhere.headers.get("RateLimit")).toMatch(new RegExp(`^"webhook_sends";r=${SENDS_PER_HOUR - 1};t=\\d+$`));
   });
 
@@ -249,10 +249,10 @@ describe("POST /webhooks/{id}/deliveries/{delivery_id}/redeliver", async () => {
       const [delivery = 0] = (await deliveriesTo(who, target.id, 1)).deliveryIds;
       await call("/api/v1/me", { key });
       const { response, trips } = await roundTrips(redeliverPath(target.id, delivery), { key, method: "POST" });
-      expect(response.status).toBe(202);
+      await expect(response).toHaveStatus(202);
       expect(trips).toHaveLength(2);
       const listed = await roundTrips(deliveriesPath(target.id, "?limit=100"), { key });
-      expect(listed.response.status).toBe(200);
+      await expect(listed.response).toHaveStatus(200);
       expect(listed.trips).toHaveLength(1);
     }
   });

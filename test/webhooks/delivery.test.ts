@@ -49,9 +49,9 @@ describe("webhook delivery through the real queue", async () => {
   const box = receiverBox("e2e");
   const endpoint = await subscribe(apiKey, box.url("/hooks"));
 
-  it("POSTs the envelope with the spec's headers, signed so that stripe and WebCrypto both verify it", async () => {
+  it("POSTs the envelope with the headers of docs/guides/webhooks.md, The request, signed so that stripe and WebCrypto both verify it", async () => {
     const response = await report(business.id, { booking: booking(7001) });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const [{ id: eventId }] = ((await response.json()) as { events: Array<{ id: string }> }).events as [{ id: string }];
 
     const [request] = await box.arrived(1);
@@ -113,7 +113,7 @@ describe("webhook delivery through the real queue", async () => {
       { booking: booking(7002) },
       { ...env, WEBHOOK_DELIVERIES: brokenQueue as never },
     );
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     await vi.waitFor(() => expect(warn).toHaveBeenCalled());
     const line = String(warn.mock.calls[0]?.[0]);
     warn.mockRestore();
@@ -271,7 +271,7 @@ describe("the consumer: attempts, the retry schedule and idempotence", async () 
       { method: "DELETE", headers: { Authorization: `Bearer ${apiKey}` } },
       env,
     );
-    expect(deleted.status).toBe(204);
+    await expect(deleted).toHaveStatus(204);
     expect(await consume(id, T0)).toEqual({ acked: true, retryDelay: undefined });
     expect(await box.recorded()).toHaveLength(0);
     expect(await deliveryRow(id)).toBeUndefined();
@@ -367,7 +367,10 @@ describe("who receives what", async () => {
       { timeout: 10_000 },
     );
     await vi.waitFor(async () => {
-      const history = await runRead(db, endpointDeliveries(business.id, endpoints.ordersOnly.id, { limit: 50 }, Date.now()));
+      const history = await runRead(
+        db,
+        endpointDeliveries(business.id, endpoints.ordersOnly.id, { limit: 50 }, Date.now()),
+      );
       expect(history.deliveries[0]).toMatchObject({
         id: deliveryId,
         event: "ping",

@@ -29,19 +29,19 @@ const patch = (key: string, id: number | string, body: unknown) => call(path(id)
 
 async function record(key: string, id: number | string) {
   const response = await get(key, id);
-  expect(response.status, await response.clone().text()).toBe(200);
+  await expect(response).toHaveStatus(200);
   return json<Endpoint>(response);
 }
 
 async function listedItem(key: string, id: number) {
   const response = await call("/api/v1/webhooks", { key });
-  expect(response.status).toBe(200);
+  await expect(response).toHaveStatus(200);
   return (await json<{ data: Endpoint[] }>(response)).data.find((endpoint) => endpoint.id === id);
 }
 
 async function patched(key: string, id: number, body: unknown) {
   const response = await patch(key, id, body);
-  expect(response.status, await response.clone().text()).toBe(200);
+  await expect(response).toHaveStatus(200);
   return json<Endpoint>(response);
 }
 
@@ -59,7 +59,7 @@ describe("GET /api/v1/webhooks/{id}", async () => {
 
   it("answers the endpoint record, equal to its item of GET /webhooks, without the secret", async () => {
     const response = await get(shop.apiKey, keys.id);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const text = await response.clone().text();
     const body = await json<Endpoint>(response);
     expect(body).toEqual(await listedItem(shop.apiKey, keys.id));
@@ -97,7 +97,7 @@ describe("GET /api/v1/webhooks/{id}", async () => {
 
   it("makes one D1 round trip", async () => {
     const { response, trips } = await roundTrips(path(keys.id), { key: shop.apiKey });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(trips).toHaveLength(1);
   });
 });
@@ -112,7 +112,7 @@ describe("PATCH /api/v1/webhooks/{id}: url and events", async () => {
     const after = receiverBox("edit-after");
     const endpoint = await subscribe(apiKey, before.url("/hooks"), ["booking.created"]);
     const booking = bookingObject(nextBooking++);
-    expect((await reportChange(business.id, { booking })).status).toBe(201);
+    await expect(await reportChange(business.id, { booking })).toHaveStatus(201);
     const [first] = await before.arrived(1);
     expect(first?.headers["x-service-event"]).toBe("booking.created");
     const original = await record(apiKey, endpoint.id);
@@ -124,10 +124,10 @@ describe("PATCH /api/v1/webhooks/{id}: url and events", async () => {
 
     // A new booking is no longer subscribed: no delivery is written for it.
     const second = bookingObject(nextBooking++);
-    expect((await reportChange(business.id, { booking: second })).status).toBe(201);
+    await expect(await reportChange(business.id, { booking: second })).toHaveStatus(201);
     // Its cancellation is, and arrives at the new url.
     const cancelled = { ...second, status: "cancelled" as const };
-    expect((await reportChange(business.id, { booking: cancelled, cancelled_by: "client" })).status).toBe(201);
+    await expect(await reportChange(business.id, { booking: cancelled, cancelled_by: "client" })).toHaveStatus(201);
     const [arrived] = await after.arrived(1);
     expect(arrived?.headers["x-service-event"]).toBe("booking.cancelled");
     const body = arrived?.body ?? "";
@@ -194,7 +194,7 @@ describe("PATCH /api/v1/webhooks/{id}: what it keeps", async () => {
       method: "POST",
       body: { expires_in: 3600 },
     });
-    expect(rotation.status).toBe(200);
+    await expect(rotation).toHaveStatus(200);
     const before = await storedRow(endpoint.id);
     expect(before?.previousSecret).toBe(endpoint.secret);
 
@@ -236,7 +236,7 @@ describe("PATCH /api/v1/webhooks/{id}: what it keeps", async () => {
       method: "PATCH",
       body: { url: `${HOOK}/counted`, events: ["order.created"], description: "counted" },
     });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(trips.length).toBeLessThanOrEqual(2);
   });
 });
@@ -282,7 +282,7 @@ describe("PATCH /api/v1/webhooks/{id}: refusals change nothing", async () => {
   it("answers 400 for a body that is not a JSON object", async () => {
     for (const body of ["[]", '"https://partner.example/"', "null", "{not json"]) {
       const response = await patch(shop.apiKey, endpoint.id, body);
-      expect(response.status, body).toBe(400);
+      await expect(response, body).toHaveStatus(400);
     }
     expect(await storedRow(endpoint.id)).toEqual(originalRow);
   });
@@ -313,7 +313,7 @@ describe("PATCH /api/v1/webhooks/{id}: refusals change nothing", async () => {
 
   it("answers 404 for an endpoint deleted before the change, and writes nothing back", async () => {
     const gone = await subscribe(shop.apiKey, HOOK);
-    expect((await call(path(gone.id), { key: shop.apiKey, method: "DELETE" })).status).toBe(204);
+    await expect(await call(path(gone.id), { key: shop.apiKey, method: "DELETE" })).toHaveStatus(204);
     await expectError(await patch(shop.apiKey, gone.id, { url: `${HOOK}/back` }), 404, ENDPOINT_NOT_FOUND);
     expect(await storedRow(gone.id)).toBeUndefined();
   });

@@ -18,7 +18,7 @@ type Endpoint = {
 type Created = Endpoint & { secret: string };
 type List = { data: Endpoint[]; events: string[] };
 
-/** The members of an endpoint record, sorted (spec, Webhook endpoint record; docs/webhooks.md, Endpoint health). */
+/** The members of an endpoint record, sorted (docs/webhooks.md, Reading and changing an endpoint; Endpoint health). */
 const RECORD_MEMBERS = [
   "created_at",
   "description",
@@ -51,7 +51,7 @@ describe("POST /api/v1/webhooks", async () => {
       events: ["booking.created", "order.created"],
       description: "Bookings to the CRM",
     });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const body = await json<Created>(response);
     expect(Object.keys(body).sort()).toEqual([...RECORD_MEMBERS, "secret"].sort());
     expect(body).toEqual({
@@ -94,19 +94,19 @@ describe("POST /api/v1/webhooks", async () => {
 
   it('subscribes to ["*"] when events are omitted, with an empty description', async () => {
     const response = await post(apiKey, { url: HOOK });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     expect(await json(response)).toMatchObject({ events: ["*"], description: "" });
   });
 
   it('accepts ["*", "intake.completed"] (everything, plus the opt-in event)', async () => {
     const response = await post(apiKey, { url: HOOK, events: ["*", "intake.completed"] });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     expect((await json<Created>(response)).events).toEqual(["*", "intake.completed"]);
   });
 
   it("accepts every event name of the catalog", async () => {
     const response = await post(apiKey, { url: HOOK, events: [...EVENT_NAMES] });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     expect((await json<Created>(response)).events).toEqual([...EVENT_NAMES]);
   });
 
@@ -115,7 +115,7 @@ describe("POST /api/v1/webhooks", async () => {
       url: HOOK,
       events: ["order.created", "booking.created", "order.created", "booking.created"],
     });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     expect((await json<Created>(response)).events).toEqual(["order.created", "booking.created"]);
   });
 
@@ -128,7 +128,7 @@ describe("POST /api/v1/webhooks", async () => {
       business_id: other.business.id,
       created_at: "2000-01-01T00:00:00.000Z",
     });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const body = await json<Created>(response);
     expect(body.id).not.toBe(999_999);
     expect(body.secret).not.toBe("whsec_chosen-by-the-partner");
@@ -141,7 +141,7 @@ describe("POST /api/v1/webhooks", async () => {
   it("stores the endpoint with its secret (it keys the HMAC) and the creating key as its source", async () => {
     const second = await createApiKey(business.id);
     const response = await post(second.apiKey, { url: HOOK, description: "made with the second key" });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const body = await json<Created>(response);
     const row = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, body.id)).get();
     expect(row).toEqual({
@@ -166,7 +166,7 @@ describe("POST /api/v1/webhooks", async () => {
     const url = `https://partner.example/${"a".repeat(2048 - "https://partner.example/".length)}`;
     expect(url).toHaveLength(2048);
     const response = await post(apiKey, { url, description: "d".repeat(500) });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     expect(await json(response)).toMatchObject({ url, description: "d".repeat(500) });
   });
 
@@ -316,12 +316,12 @@ describe("POST /api/v1/webhooks", async () => {
     ["https://0x7f.1/x"],
   ])("accepts loopback %s with the dev-only variable ALLOW_LOOPBACK_URLS", async (url) => {
     const response = await post(apiKey, { url });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     expect((await json<Created>(response)).url).toBe(url);
   });
 
   it("accepts a port and a query", async () => {
-    expect((await post(apiKey, { url: "https://partner.example:8443/hooks?tenant=7" })).status).toBe(201);
+    await expect(await post(apiKey, { url: "https://partner.example:8443/hooks?tenant=7" })).toHaveStatus(201);
   });
 
   it.each([
@@ -367,7 +367,7 @@ describe("POST /api/v1/webhooks", async () => {
     ["null", "null"],
   ])("refuses a body that is %s with 400", async (_case, body) => {
     const response = await post(apiKey, body);
-    expect(response.status).toBe(400);
+    await expect(response).toHaveStatus(400);
   });
 
   it("stores nothing when it refuses", async () => {
@@ -386,7 +386,7 @@ describe("GET /api/v1/webhooks", async () => {
 
   it("answers { data: [], events } for a business without endpoints, events being the whole catalog", async () => {
     const response = await list(apiKey);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<List>(response);
     expect(Object.keys(body)).toEqual(["data", "events"]);
     expect(body).toEqual({
@@ -454,7 +454,7 @@ describe("DELETE /api/v1/webhooks/{id}", async () => {
     const created = await json<Created>(await post(apiKey, { url: HOOK }));
     const kept = await json<Created>(await post(apiKey, { url: `${HOOK}/kept` }));
     const response = await remove(apiKey, created.id);
-    expect(response.status).toBe(204);
+    await expect(response).toHaveStatus(204);
     expect(await response.text()).toBe("");
     const body = await json<List>(await list(apiKey));
     expect(body.data.map((endpoint) => endpoint.id)).toEqual([kept.id]);
@@ -463,7 +463,7 @@ describe("DELETE /api/v1/webhooks/{id}", async () => {
 
   it("answers 404 when the endpoint was already deleted", async () => {
     const created = await json<Created>(await post(apiKey, { url: HOOK }));
-    expect((await remove(apiKey, created.id)).status).toBe(204);
+    await expect(await remove(apiKey, created.id)).toHaveStatus(204);
     await expectError(
       await remove(apiKey, created.id),
       404,
@@ -491,13 +491,13 @@ describe("DELETE /api/v1/webhooks/{id}", async () => {
   );
 });
 
-describe("at most 20 endpoints per business (spec: Limits)", () => {
+describe("at most 20 endpoints per business (docs/guides/webhooks.md, Subscribing)", () => {
   it("refuses the 21st with 403 naming the limit; deleting one makes room again", async () => {
     const { business, apiKey } = await createBusiness();
     const created: Created[] = [];
     for (let i = 0; i < 20; i++) {
       const response = await post(apiKey, { url: `${HOOK}/${i}` });
-      expect(response.status).toBe(201);
+      await expect(response).toHaveStatus(201);
       created.push(await json<Created>(response));
     }
     const refused = await post(apiKey, { url: `${HOOK}/20` });
@@ -514,26 +514,26 @@ describe("at most 20 endpoints per business (spec: Limits)", () => {
 
     const [first] = created;
     if (!first) throw new Error("no endpoint created");
-    expect((await remove(apiKey, first.id)).status).toBe(204);
-    expect((await post(apiKey, { url: `${HOOK}/again` })).status).toBe(201);
-    expect((await post(apiKey, { url: `${HOOK}/too-many` })).status).toBe(403);
+    await expect(await remove(apiKey, first.id)).toHaveStatus(204);
+    await expect(await post(apiKey, { url: `${HOOK}/again` })).toHaveStatus(201);
+    await expect(await post(apiKey, { url: `${HOOK}/too-many` })).toHaveStatus(403);
   });
 
   it("counts per business: another business is not affected by a full one", async () => {
     const full = await createBusiness();
     await Promise.all(Array.from({ length: 20 }, (_, i) => post(full.apiKey, { url: `${HOOK}/${i}` })));
-    expect((await post(full.apiKey, { url: HOOK })).status).toBe(403);
+    await expect(await post(full.apiKey, { url: HOOK })).toHaveStatus(403);
     const other = await createBusiness();
-    expect((await post(other.apiKey, { url: HOOK })).status).toBe(201);
+    await expect(await post(other.apiKey, { url: HOOK })).toHaveStatus(201);
   });
 
   it("counts every key of the business together", async () => {
     const { business, apiKey } = await createBusiness();
     const second = await createApiKey(business.id);
-    for (let i = 0; i < 10; i++) expect((await post(apiKey, { url: `${HOOK}/${i}` })).status).toBe(201);
-    for (let i = 0; i < 10; i++) expect((await post(second.apiKey, { url: `${HOOK}/${i}` })).status).toBe(201);
-    expect((await post(apiKey, { url: HOOK })).status).toBe(403);
-    expect((await post(second.apiKey, { url: HOOK })).status).toBe(403);
+    for (let i = 0; i < 10; i++) await expect(await post(apiKey, { url: `${HOOK}/${i}` })).toHaveStatus(201);
+    for (let i = 0; i < 10; i++) await expect(await post(second.apiKey, { url: `${HOOK}/${i}` })).toHaveStatus(201);
+    await expect(await post(apiKey, { url: HOOK })).toHaveStatus(403);
+    await expect(await post(second.apiKey, { url: HOOK })).toHaveStatus(403);
   });
 
   it("25 concurrent creates on an empty business: exactly 20 × 201, 5 × 403 and 20 rows stored", async () => {
@@ -569,18 +569,18 @@ describe("authentication and the plan", async () => {
 
   it("refuses a revoked key with 401, and the endpoint survives a DELETE attempt with it", async () => {
     const revoked = await createApiKey(business.id, { revoked: true });
-    expect((await list(revoked.apiKey)).status).toBe(401);
-    expect((await post(revoked.apiKey, { url: HOOK })).status).toBe(401);
-    expect((await remove(revoked.apiKey, endpoint.id)).status).toBe(401);
+    await expect(await list(revoked.apiKey)).toHaveStatus(401);
+    await expect(await post(revoked.apiKey, { url: HOOK })).toHaveStatus(401);
+    await expect(await remove(revoked.apiKey, endpoint.id)).toHaveStatus(401);
     expect((await json<List>(await list(apiKey))).data.map((e) => e.id)).toContain(endpoint.id);
   });
 
   it("answers 403 on a plan without the API", async () => {
     const free = await createBusiness({ plan: "free" });
-    expect((await list(free.apiKey)).status).toBe(403);
-    expect((await post(free.apiKey, { url: HOOK })).status).toBe(403);
+    await expect(await list(free.apiKey)).toHaveStatus(403);
+    await expect(await post(free.apiKey, { url: HOOK })).toHaveStatus(403);
     const lapsed = await createBusiness({ plan: "pro", active: false });
-    expect((await post(lapsed.apiKey, { url: HOOK })).status).toBe(403);
+    await expect(await post(lapsed.apiKey, { url: HOOK })).toHaveStatus(403);
     expect(await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.businessId, free.business.id))).toEqual(
       [],
     );

@@ -27,7 +27,7 @@ const BAD_CURSOR =
 
 const list = async (key: string, query = "") => {
   const response = await call(`/api/v1/events${query}`, { key });
-  expect(response.status, await response.clone().text()).toBe(200);
+  await expect(response).toHaveStatus(200);
   return json<Page>(response);
 };
 const ids = (page: Page) => page.data.map((envelope) => envelope.id);
@@ -44,7 +44,7 @@ async function walk(key: string, query: string) {
   }
 }
 
-/** The business's event ids as the spec orders them (newest first), with id breaking ties of one batch. */
+/** The business's event ids newest first (docs/guides/webhooks.md, Events list and replay), id breaking ties of one batch. */
 async function newestFirst(businessId: string, type?: string) {
   const rows = await db
     .select({ id: events.id, createdAt: events.createdAt })
@@ -64,13 +64,13 @@ describe("an event as it was delivered", async () => {
     const reported = await reportChange(business.id, {
       booking: bookingObject(91_001, { notes: "Tea, « no sugar »" }),
     });
-    expect(reported.status).toBe(201);
+    await expect(reported).toHaveStatus(201);
     const [request] = await box.arrived(1);
     const delivered = request?.body ?? "";
     const eventId = JSON.parse(delivered).id as string;
 
     const one = await call(`/api/v1/events/${eventId}`, { key: apiKey });
-    expect(one.status).toBe(200);
+    await expect(one).toHaveStatus(200);
     expect(one.headers.get("Content-Type")).toMatch(/^application\/json/);
     expect(await one.text()).toBe(delivered);
 
@@ -159,7 +159,7 @@ describe("pages of events", async () => {
     expect(listed).not.toContain(old);
     expect(listed.at(-1)).toBe(recent);
     await expectError(await call(`/api/v1/events/${old}`, { key: apiKey }), 404, NOT_FOUND);
-    expect((await call(`/api/v1/events/${recent}`, { key: apiKey })).status).toBe(200);
+    await expect(await call(`/api/v1/events/${recent}`, { key: apiKey })).toHaveStatus(200);
     await expectError(await call(`/api/v1/events?starting_after=${old}`, { key: apiKey }), 400, BAD_CURSOR);
   });
 });
@@ -234,7 +234,7 @@ describe("who may list an event", async () => {
       [appToken, everyone],
     ] as const) {
       const response = await call(`/api/v1/events/${id}`, { key });
-      expect(response.status).toBe(200);
+      await expect(response).toHaveStatus(200);
       expect((await json<Envelope>(response)).id).toBe(id);
     }
   });
@@ -270,7 +270,7 @@ describe("intake.completed of the business's intakes", async () => {
     const cid = `conv-events-${crypto.randomUUID()}`;
     const runtime = runtimeIntake(business);
     const started = await runtime.start(cid, { intake_id: intake.id, channel: "whatsapp", customer: {} });
-    expect(started.status).toBe(201);
+    await expect(started).toHaveStatus(201);
     const done = await runtime.answer(cid, { full_name: "Mo Ali" });
     expect((await json(done)).status).toBe("completed");
 
@@ -305,8 +305,8 @@ describe("validation and credentials", async () => {
   });
 
   it("accepts the limits at their edges", async () => {
-    expect((await call("/api/v1/events?limit=1", { key: apiKey })).status).toBe(200);
-    expect((await call("/api/v1/events?limit=100", { key: apiKey })).status).toBe(200);
+    await expect(await call("/api/v1/events?limit=1", { key: apiKey })).toHaveStatus(200);
+    await expect(await call("/api/v1/events?limit=100", { key: apiKey })).toHaveStatus(200);
   });
 
   it("answers 401 without a credential or with a revoked one, before any 400 or 404", async () => {
@@ -341,7 +341,7 @@ describe("D1 round trips", async () => {
       // The first request of an hour also records the credential's use, after its answer: measured is another one.
       await call("/api/v1/me", { key });
       const { response, trips } = await roundTrips(url, { key });
-      expect(response.status, await response.clone().text()).toBe(200);
+      await expect(response).toHaveStatus(200);
       expect(trips).toHaveLength(1);
     }
   });

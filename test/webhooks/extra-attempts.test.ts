@@ -29,7 +29,7 @@ async function redeliver(apiKey: string, endpointId: number, deliveryId: number)
     method: "POST",
     bindings: { WEBHOOK_DELIVERIES: keepingQueue },
   });
-  expect(response.status, await response.clone().text()).toBe(202);
+  await expect(response).toHaveStatus(202);
 }
 
 describe("an extra attempt in the consumer", async () => {

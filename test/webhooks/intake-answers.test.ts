@@ -47,14 +47,14 @@ describe("intake answers through a shared endpoint, between two keys of one busi
     const recover = (key: string) =>
       call(`/api/v1/webhooks/${answers.id}/recover`, { key, method: "POST", body: { since } });
     const refused = await recover(key2);
-    expect(refused.status).toBe(202);
+    await expect(refused).toHaveStatus(202);
     expect(await json(refused)).toEqual({ queued: 0 });
     expect(await owed()).toBeNull();
 
     const recovered = await recover(key1);
     expect(await json(recovered)).toEqual({ queued: 1 });
     expect(await owed()).not.toBeNull();
-    expect((await redeliver(key1)).status).toBe(202);
+    await expect(await redeliver(key1)).toHaveStatus(202);
   });
 
   it("refuses to subscribe another key's endpoint to intake.completed, and allows every other change of it", async () => {
@@ -63,9 +63,10 @@ describe("intake answers through a shared endpoint, between two keys of one busi
     await expectError(await patch({ events: ["intake.completed"] }), 403, ANOTHER_KEYS, { code: "forbidden" });
     expect((await endpointRow(all.id))?.events).toEqual(["*"]);
     // Key rotation works for everything else: the other key re-points, rotates and deletes it.
-    expect((await patch({ url: "https://partner.example/moved" })).status).toBe(200);
-    expect((await call(`/api/v1/webhooks/${all.id}/rotate-secret`, { key: key2, method: "POST" })).status).toBe(200);
-    expect((await call(`/api/v1/webhooks/${all.id}`, { key: key2, method: "DELETE" })).status).toBe(204);
+    await expect(await patch({ url: "https://partner.example/moved" })).toHaveStatus(200);
+    const rotated = await call(`/api/v1/webhooks/${all.id}/rotate-secret`, { key: key2, method: "POST" });
+    await expect(rotated).toHaveStatus(200);
+    await expect(await call(`/api/v1/webhooks/${all.id}`, { key: key2, method: "DELETE" })).toHaveStatus(204);
   });
 
   it("still answers 404 for an id that names nothing", async () => {
@@ -82,7 +83,7 @@ describe("intake answers through a shared endpoint, between two keys of one busi
       method: "PATCH",
       body: { description: "Intake answers" },
     });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect((await endpointRow())?.description).toBe("Intake answers");
   });
 });
@@ -120,7 +121,7 @@ describe("after the owning key is revoked", async () => {
     expect((await endpointRow())?.url).toBe(url);
 
     await db.update(webhookDeliveries).set({ status: "delivered" }).where(eq(webhookDeliveries.id, delivery.id));
-    expect((await repoint()).status).toBe(200);
+    await expect(await repoint()).toHaveStatus(200);
     // The answers it carried stay the revoked key's: not listed, not sent again to the new url.
     expect((await deliveriesOf(key2, answers.id)).data).toEqual([]);
     await expectError(
@@ -128,6 +129,6 @@ describe("after the owning key is revoked", async () => {
       404,
       /No delivery with that id/,
     );
-    expect((await call(`/api/v1/webhooks/${answers.id}`, { key: key2, method: "DELETE" })).status).toBe(204);
+    await expect(await call(`/api/v1/webhooks/${answers.id}`, { key: key2, method: "DELETE" })).toHaveStatus(204);
   });
 });

@@ -95,7 +95,7 @@ describe("action.enabled and action.disabled", async () => {
 
   it("the owner switching an app's action on sends action.enabled (owner) to that app's endpoints and nowhere else", async () => {
     const action = await registerAction(appA, "stock_a");
-    expect((await switchActionOn(jar, action.id)).status).toBe(303);
+    await expect(await switchActionOn(jar, action.id)).toHaveStatus(303);
 
     const envelope = await deliveredOnlyTo(boxes.appA, endpoints.appA, "action.enabled", action.id);
     expect(envelope.business.id).toBe(shop.business.id);
@@ -107,9 +107,9 @@ describe("action.enabled and action.disabled", async () => {
 
   it("the owner switching it off sends action.disabled (owner) to the same endpoints only", async () => {
     const action = await registerAction(appA, "stock_a_off");
-    expect((await switchActionOn(jar, action.id)).status).toBe(303);
+    await expect(await switchActionOn(jar, action.id)).toHaveStatus(303);
     await deliveredOnlyTo(boxes.appA, endpoints.appA, "action.enabled", action.id);
-    expect((await switchActionOff(jar, action.id)).status).toBe(303);
+    await expect(await switchActionOff(jar, action.id)).toHaveStatus(303);
 
     const envelope = await deliveredOnlyTo(boxes.appA, endpoints.appA, "action.disabled", action.id);
     expect(envelope.data).toEqual({ action: await listedAction(appA, action.id), reason: "owner" });
@@ -119,7 +119,7 @@ describe("action.enabled and action.disabled", async () => {
 
   it("the keys' action goes to the keys' endpoint, not to any app's", async () => {
     const action = await registerAction(shop.apiKey, "stock_keys");
-    expect((await switchActionOn(jar, action.id)).status).toBe(303);
+    await expect(await switchActionOn(jar, action.id)).toHaveStatus(303);
     const envelope = await deliveredOnlyTo(boxes.keys, endpoints.keys, "action.enabled", action.id);
     expect(envelope.data).toEqual({ action: await listedAction(shop.apiKey, action.id), reason: "owner" });
     expect(envelope.data.action).toMatchObject({ source: "api_key" });
@@ -128,7 +128,7 @@ describe("action.enabled and action.disabled", async () => {
 
   it("a partner's PATCH with a new url sends action.disabled (changed); one that keeps the url sends nothing", async () => {
     const action = await registerAction(appA, "stock_moved");
-    expect((await switchActionOn(jar, action.id)).status).toBe(303);
+    await expect(await switchActionOn(jar, action.id)).toHaveStatus(303);
     await deliveredOnlyTo(boxes.appA, endpoints.appA, "action.enabled", action.id);
 
     const retitled = await call(`/api/v1/actions/${action.id}`, {
@@ -142,7 +142,7 @@ describe("action.enabled and action.disabled", async () => {
       method: "PATCH",
       body: { url: "https://partner.example/stock/v2" },
     });
-    expect(moved.status).toBe(200);
+    await expect(moved).toHaveStatus(200);
     const answered = await json(moved);
 
     const envelope = await deliveredOnlyTo(boxes.appA, endpoints.appA, "action.disabled", action.id);
@@ -165,12 +165,12 @@ describe("action.enabled and action.disabled", async () => {
       method: "PATCH",
       body: { url: "https://partner.example/stock/v3" },
     });
-    expect(moved.status).toBe(200);
+    await expect(moved).toHaveStatus(200);
     expect(await lifecycleEventsOf(shop.business.id, "action", action.id)).toEqual([]);
     // The owner's form sent twice (a double click): the second finds the action on.
     const path = `/dashboard/actions/${action.id}`;
     const reviewed = /name="reviewed" value="([0-9a-f]{64})"/.exec((await page(jar, path)).html)?.[1] ?? "";
-    for (let i = 0; i < 2; i++) expect((await submit(jar, path, `${path}/on`, { reviewed })).status).toBe(303);
+    for (let i = 0; i < 2; i++) await expect(await submit(jar, path, `${path}/on`, { reviewed })).toHaveStatus(303);
     expect((await lifecycleEventsOf(shop.business.id, "action", action.id)).map((e) => e.event)).toEqual([
       "action.enabled",
     ]);
@@ -182,7 +182,7 @@ describe("intake.enabled and intake.disabled", async () => {
 
   it("the owner's approval sends intake.enabled (owner) to the app that registered it, and nowhere else", async () => {
     const intake = await createIntake(appA);
-    expect((await approveIntake(jar, intake.id)).status).toBe(303);
+    await expect(await approveIntake(jar, intake.id)).toHaveStatus(303);
 
     const envelope = await deliveredOnlyTo(boxes.appA, endpoints.appA, "intake.enabled", intake.id);
     const shown = await json<Intake>(await call(`/api/v1/intakes/${intake.id}`, { key: appA }));
@@ -193,13 +193,13 @@ describe("intake.enabled and intake.disabled", async () => {
 
   it("a PATCH that changes an intake that is on sends intake.disabled (changed); the same values send nothing", async () => {
     const intake = await createIntake(appA);
-    expect((await approveIntake(jar, intake.id)).status).toBe(303);
+    await expect(await approveIntake(jar, intake.id)).toHaveStatus(303);
     await deliveredOnlyTo(boxes.appA, endpoints.appA, "intake.enabled", intake.id);
 
     const unchanged = await patchIntake(appA, intake.id, { title: intake.title, enabled: true });
     expect(await json(unchanged)).toMatchObject({ enabled: true });
     const changed = await patchIntake(appA, intake.id, { title: "Quote request, kitchens" });
-    expect(changed.status).toBe(200);
+    await expect(changed).toHaveStatus(200);
     const answered = await json<Intake>(changed);
 
     const envelope = await deliveredOnlyTo(boxes.appA, endpoints.appA, "intake.disabled", intake.id);
@@ -210,20 +210,20 @@ describe("intake.enabled and intake.disabled", async () => {
       "intake.disabled",
     ]);
     // A change of an intake that is off switches nothing: nothing is sent.
-    expect((await patchIntake(appA, intake.id, { title: "Quote request, bathrooms" })).status).toBe(200);
+    await expect(await patchIntake(appA, intake.id, { title: "Quote request, bathrooms" })).toHaveStatus(200);
     expect(await lifecycleEventsOf(shop.business.id, "intake", intake.id)).toHaveLength(2);
   });
 
   it("the owner switching it off sends intake.disabled (owner); switching an intake that is off sends nothing", async () => {
     const intake = await createIntake(shop.apiKey);
-    expect((await approveIntake(jar, intake.id)).status).toBe(303);
+    await expect(await approveIntake(jar, intake.id)).toHaveStatus(303);
     await deliveredOnlyTo(boxes.keys, endpoints.keys, "intake.enabled", intake.id);
-    expect((await switchIntakeOff(jar, intake.id)).status).toBe(303);
+    await expect(await switchIntakeOff(jar, intake.id)).toHaveStatus(303);
 
     const envelope = await deliveredOnlyTo(boxes.keys, endpoints.keys, "intake.disabled", intake.id);
     const shown = await json<Intake>(await call(`/api/v1/intakes/${intake.id}`, { key: shop.apiKey }));
     expect(envelope.data).toEqual({ intake: shown, reason: "owner" });
-    expect((await switchIntakeOff(jar, intake.id)).status).toBe(303);
+    await expect(await switchIntakeOff(jar, intake.id)).toHaveStatus(303);
     expect(await lifecycleEventsOf(shop.business.id, "intake", intake.id)).toHaveLength(2);
     // The apps' endpoints heard nothing of the keys' intake.
     for (const box of [boxes.appA, boxes.appB]) {
@@ -245,13 +245,13 @@ describe("credential_revoked: the owner revokes the key that registered an intak
     const own = await subscribe(rotated.apiKey, ownBox.url("/hooks"));
     await subscribe(shop.apiKey, otherBox.url("/hooks"));
     const intake = await createIntake(rotated.apiKey);
-    expect((await approveIntake(jar, intake.id)).status).toBe(303);
+    await expect(await approveIntake(jar, intake.id)).toHaveStatus(303);
     await deliveredOnlyTo(ownBox, own, "intake.enabled", intake.id);
 
     const path = `/dashboard/keys/${rotated.apiKeyId}/revoke`;
-    expect((await submit(jar, "/dashboard/keys", path)).status).toBe(303);
+    await expect(await submit(jar, "/dashboard/keys", path)).toHaveStatus(303);
 
-    // An intake belongs to the key that made it (spec, Intakes): its events go to that key's endpoints only.
+    // An intake belongs to the key that made it (docs/intakes.md, Ownership): its events go to that key's endpoints only.
     const envelope = await deliveredOnlyTo(ownBox, own, "intake.disabled", intake.id);
     expect(envelope.data).toEqual({
       intake: { ...intake, enabled: false, updatedAt: expect.any(String) },
@@ -268,11 +268,11 @@ describe("credential_revoked: the owner revokes the key that registered an intak
     const box = receiverBox("revoked-last");
     const endpoint = await subscribe(shop.apiKey, box.url("/hooks"));
     const intake = await createIntake(shop.apiKey);
-    expect((await approveIntake(jar, intake.id)).status).toBe(303);
+    await expect(await approveIntake(jar, intake.id)).toHaveStatus(303);
     await deliveredOnlyTo(box, endpoint, "intake.enabled", intake.id);
     const keyId = (await db.query.apiKeys.findFirst({ where: (k, { eq }) => eq(k.businessId, shop.business.id) }))?.id;
 
-    expect((await submit(jar, "/dashboard/keys", `/dashboard/keys/${keyId}/revoke`)).status).toBe(303);
+    await expect(await submit(jar, "/dashboard/keys", `/dashboard/keys/${keyId}/revoke`)).toHaveStatus(303);
     expect((await db.select().from(intakes).where(eq(intakes.id, intake.id)).get())?.enabled).toBe(false);
     expect(await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpoint.id))).toEqual([]);
     expect((await lifecycleEventsOf(shop.business.id, "intake", intake.id)).map((e) => e.event)).toEqual([
@@ -297,12 +297,12 @@ describe("a switch and its event are written together", async () => {
     await injectFault("action.enabled");
     const failed = await switchActionOn(jar, action.id);
     await removeFault();
-    expect(failed.status).toBe(500);
+    await expect(failed).toHaveStatus(500);
     expect((await db.select().from(actions).where(eq(actions.id, action.id)).get())?.enabled).toBe(false);
     expect(await lifecycleEventsOf(shop.business.id, "action", action.id)).toEqual([]);
     expect(await deliveriesToAppA()).toBe(0);
 
-    expect((await switchActionOn(jar, action.id)).status).toBe(303);
+    await expect(await switchActionOn(jar, action.id)).toHaveStatus(303);
     expect((await lifecycleEventsOf(shop.business.id, "action", action.id)).map((e) => e.event)).toEqual([
       "action.enabled",
     ]);
@@ -311,13 +311,13 @@ describe("a switch and its event are written together", async () => {
 
   it("a partner's PATCH: if the event cannot be written, the intake keeps its content and stays on", async () => {
     const intake = await createIntake(appA);
-    expect((await approveIntake(jar, intake.id)).status).toBe(303);
+    await expect(await approveIntake(jar, intake.id)).toHaveStatus(303);
     const before = await db.select().from(intakes).where(eq(intakes.id, intake.id)).get();
     expectServerErrors();
     await injectFault("intake.disabled");
     const failed = await patchIntake(appA, intake.id, { title: "Changed, but not stored" });
     await removeFault();
-    expect(failed.status).toBe(500);
+    await expect(failed).toHaveStatus(500);
     expect(await db.select().from(intakes).where(eq(intakes.id, intake.id)).get()).toEqual(before);
     expect((await lifecycleEventsOf(shop.business.id, "intake", intake.id)).map((e) => e.event)).toEqual([
       "intake.enabled",

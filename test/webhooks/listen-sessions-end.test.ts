@@ -78,10 +78,10 @@ describe("a listening session ends when the access that opened it ends", () => {
     expect(revoked.messages).toHaveLength(1);
 
     const path = `/dashboard/keys/${firstKeyId}/revoke`;
-    expect((await submit(jar, path, path)).status).toBe(303);
+    await expect(await submit(jar, path, path)).toHaveStatus(303);
     expect(await revoked.closedWith()).toEqual(SESSION_CLOSES.accessEnded);
     expect(await endpointOf(revoked.session)).toBeUndefined();
-    expect((await call("/api/v1/me", { key: owner.apiKey })).status).toBe(401);
+    await expect(await call("/api/v1/me", { key: owner.apiKey })).toHaveStatus(401);
 
     expect(await booking()).toEqual([kept.session.endpoint_id]);
     expect(revoked.messages).toHaveLength(1);
@@ -95,7 +95,7 @@ describe("a listening session ends when the access that opened it ends", () => {
     const [only] = await shardDb(owner.shard).select().from(apiKeys).where(eq(apiKeys.businessId, owner.business.id));
     const open = await listening(owner.apiKey);
     const path = `/dashboard/keys/${only?.id}/revoke`;
-    expect((await submit(await signedIn(owner), path, path)).status).toBe(303);
+    await expect(await submit(await signedIn(owner), path, path)).toHaveStatus(303);
     expect(await open.closedWith()).toEqual(SESSION_CLOSES.accessEnded);
   });
 
@@ -111,7 +111,7 @@ describe("a listening session ends when the access that opened it ends", () => {
     expect(open.messages).toHaveLength(1);
 
     const path = `/dashboard/apps/${app.grantId}/disconnect`;
-    expect((await submit(jar, path, path)).status).toBe(303);
+    await expect(await submit(jar, path, path)).toHaveStatus(303);
     expect(await open.closedWith()).toEqual(SESSION_CLOSES.accessEnded);
     expect(await endpointOf(open.session)).toBeUndefined();
     expect(await booking()).toEqual([]);
@@ -127,7 +127,7 @@ describe("a listening session ends when the access that opened it ends", () => {
       { token: app.tokens.refresh_token, ...bodyCredentials(app.client) },
       { path: "/api/oauth/revoke" },
     );
-    expect(revoked.status).toBe(200);
+    await expect(revoked).toHaveStatus(200);
     expect(await open.closedWith()).toEqual(SESSION_CLOSES.accessEnded);
     expect(await endpointOf(open.session)).toBeUndefined();
     expect(await endpointOf({ ...open.session, endpoint_id: registered.id })).toBeDefined();
@@ -139,9 +139,9 @@ describe("a listening session ends when the access that opened it ends", () => {
     const owner = await createOwnerBusiness();
     const app = await connectApp(owner);
     const open = await listening(app.tokens.access_token);
-    expect((await refresh(app.client, app.tokens.refresh_token)).status).toBe(200);
+    await expect(await refresh(app.client, app.tokens.refresh_token)).toHaveStatus(200);
     await setRotatedAgo(app.tokens.refresh_token, REUSE_REVOKES_AFTER_MS);
-    expect((await refresh(app.client, app.tokens.refresh_token)).status).toBe(400);
+    await expect(await refresh(app.client, app.tokens.refresh_token)).toHaveStatus(400);
     expect(await open.closedWith()).toEqual(SESSION_CLOSES.accessEnded);
   });
 
@@ -193,12 +193,12 @@ describe("the owner's Webhooks page", () => {
     expect(row).toMatch(/every event except intake answers, since \d+ \w+ \d{4}, \d\d:\d\d/);
 
     const end = `/dashboard/listening-sessions/${open.session.endpoint_id}/end`;
-    expect((await submit(jar, "/dashboard/webhooks", end)).status).toBe(303);
+    await expect(await submit(jar, "/dashboard/webhooks", end)).toHaveStatus(303);
     expect(await open.closedWith()).toEqual(SESSION_CLOSES.endedByOwner);
     expect(await endpointOf(open.session)).toBeUndefined();
     expect((await page(jar, "/dashboard/webhooks")).html).toContain("No listening session is open.");
     // Ended already: the same button again is the 404 page.
-    expect((await submit(jar, "/dashboard/webhooks", end)).status).toBe(404);
+    await expect(await submit(jar, "/dashboard/webhooks", end)).toHaveStatus(404);
   });
 
   it("does not let another business's owner end a session, nor see it", async () => {
@@ -206,7 +206,7 @@ describe("the owner's Webhooks page", () => {
     const other = await ownerWithTwoKeys();
     const open = await listening(owner.apiKey);
     const end = `/dashboard/listening-sessions/${open.session.endpoint_id}/end`;
-    expect((await submit(other.jar, "/dashboard/webhooks", end)).status).toBe(404);
+    await expect(await submit(other.jar, "/dashboard/webhooks", end)).toHaveStatus(404);
     expect((await page(other.jar, "/dashboard/webhooks")).html).not.toContain(`session-${open.session.endpoint_id}`);
     expect(await endpointOf(open.session)).toBeDefined();
     expect(open.isOpen()).toBe(true);

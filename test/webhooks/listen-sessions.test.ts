@@ -76,7 +76,7 @@ describe("creating a listening session", () => {
   it("refuses a body of the wrong shape", async () => {
     const { apiKey } = await createBusiness();
     const response = await call("/api/v1/listen-sessions", { key: apiKey, method: "POST", body: { events: [] } });
-    expect(response.status).toBe(400);
+    await expect(response).toHaveStatus(400);
   });
 
   it("opens the socket once: the token is single use", async () => {
@@ -96,17 +96,17 @@ describe("creating a listening session", () => {
     const session = await startSession(apiKey);
     const other = await startSession(apiKey);
     const url = session.socket_url;
-    expect((await openSocket(url, other.connect_token)).status).toBe(401);
-    expect((await openSocket(url, "lst_wrong")).status).toBe(401);
+    await expect(await openSocket(url, other.connect_token)).toHaveStatus(401);
+    await expect(await openSocket(url, "lst_wrong")).toHaveStatus(401);
     // The token alone, without the subprotocol before it, or in the query as before: no credential at all.
-    expect((await openSocket(url, session.connect_token, session.connect_token)).status).toBe(401);
-    expect((await openSocket(`${url}?token=${session.connect_token}`, "", "")).status).toBe(401);
-    expect((await call(new URL(url).pathname)).status).toBe(400);
+    await expect(await openSocket(url, session.connect_token, session.connect_token)).toHaveStatus(401);
+    await expect(await openSocket(`${url}?token=${session.connect_token}`, "", "")).toHaveStatus(401);
+    await expect(await call(new URL(url).pathname)).toHaveStatus(400);
     await runInDurableObject(objectOf(session), async (_instance, state) => {
       const record = (await state.storage.get<ListeningSessionRecord>("session")) as ListeningSessionRecord;
       await state.storage.put("session", { ...record, tokenExpiresAt: Date.now() - 1 });
     });
-    expect((await openSocket(url, session.connect_token)).status).toBe(401);
+    await expect(await openSocket(url, session.connect_token)).toHaveStatus(401);
     await expectError(
       await openSocket(url.replace(session.session_id, "ls_AAAAAAAAAAAAAAAAAAAAAA"), session.connect_token),
       404,
@@ -119,7 +119,7 @@ describe("creating a listening session", () => {
     const session = await startSession(apiKey);
     expect(await runDurableObjectAlarm(objectOf(session))).toBe(true);
     expect(await endpointRow(session.endpoint_id)).toBeUndefined();
-    expect((await openSocket(session.socket_url, session.connect_token)).status).toBe(404);
+    await expect(await openSocket(session.socket_url, session.connect_token)).toHaveStatus(404);
   });
 });
 
@@ -142,7 +142,7 @@ describe("the listener endpoint among the business's endpoints", () => {
       method: "POST",
       body: { url: "https://partner.example/hooks/21" },
     });
-    expect(refused.status).toBe(403);
+    await expect(refused).toHaveStatus(403);
   });
 
   it(`allows ${MAX_LISTENING_SESSIONS} sessions at once per business`, async () => {
@@ -178,13 +178,13 @@ describe("the listener endpoint among the business's endpoints", () => {
     const session = await startSession(apiKey);
     const path = `/api/v1/webhooks/${session.endpoint_id}`;
     const read = await call(path, { key: apiKey });
-    expect(read.status).toBe(200);
+    await expect(read).toHaveStatus(200);
     expect(await json(read)).toMatchObject({ id: session.endpoint_id, url: `listen://${session.session_id}` });
-    expect((await call(path, { key: other.apiKey })).status).toBe(404);
+    await expect(await call(path, { key: other.apiKey })).toHaveStatus(404);
     const patch = { url: "https://partner.example/hooks/elsewhere" };
-    expect((await call(path, { key: apiKey, method: "PATCH", body: patch })).status).toBe(404);
-    expect((await call(`${path}/deliveries`, { key: apiKey })).status).toBe(200);
-    expect((await call(`${path}/deliveries`, { key: other.apiKey })).status).toBe(404);
+    await expect(await call(path, { key: apiKey, method: "PATCH", body: patch })).toHaveStatus(404);
+    await expect(await call(`${path}/deliveries`, { key: apiKey })).toHaveStatus(200);
+    await expect(await call(`${path}/deliveries`, { key: other.apiKey })).toHaveStatus(404);
   });
 });
 
@@ -284,6 +284,6 @@ describe("deliveries through the socket", () => {
     expect(await deliveryRow(pending)).toBeUndefined();
     const { deliveryIds } = await outboxOnly(business, booking());
     expect(deliveryIds).toEqual([]);
-    expect((await openSocket(session.socket_url, session.connect_token)).status).toBe(404);
+    await expect(await openSocket(session.socket_url, session.connect_token)).toHaveStatus(404);
   });
 });

@@ -58,7 +58,7 @@ describe("the queue down for 1,000 deliveries, then the sweeps", async () => {
         { booking: bookingObject(20_000 + i) },
         { WEBHOOK_DELIVERIES: brokenQueue },
       );
-      expect(response.status).toBe(201);
+      await expect(response).toHaveStatus(201);
     }
     const unenqueued = and(eq(webhookDeliveries.businessId, business.id), isNull(webhookDeliveries.enqueuedAt));
     expect(await db.$count(webhookDeliveries, unenqueued)).toBe(1000);
@@ -229,11 +229,11 @@ describe("a D1 error inside a report's batch", async () => {
     await injectFault();
     const failed = await reportChange(business.id, { booking: bookingObject(30_001) });
     await removeFault();
-    expect(failed.status).toBe(500);
+    await expect(failed).toHaveStatus(500);
     expect(await rowsOf(30_001)).toEqual({ events: 0, deliveries: 0, snapshot: 0 });
 
     const retried = await reportChange(business.id, { booking: bookingObject(30_001) });
-    expect(retried.status).toBe(201);
+    await expect(retried).toHaveStatus(201);
     expect((await json<{ events: Array<{ event: string }> }>(retried)).events.map((e) => e.event)).toEqual([
       "booking.created",
     ]);
@@ -245,7 +245,7 @@ describe("a D1 error inside a report's batch", async () => {
     await injectFault();
     const failed = await reportChange(business.id, { booking: bookingObject(30_002) });
     await removeFault();
-    expect(failed.status).toBe(500);
+    await expect(failed).toHaveStatus(500);
     const { seen, expected } = takeServerErrors();
     expect(expected).toBe(false);
     expect(seen).toEqual([
@@ -291,7 +291,7 @@ describe("a redelivery or a recover whose enqueue fails", async () => {
         body,
         bindings: { WEBHOOK_DELIVERIES: brokenQueue },
       });
-      expect(response.status, await response.clone().text()).toBe(202);
+      await expect(response).toHaveStatus(202);
       expect(warnings).toHaveBeenCalledWith(expect.stringContaining("enqueue failed; the outbox sweep will retry"));
       return response;
     } finally {

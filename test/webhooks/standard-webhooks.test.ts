@@ -96,7 +96,7 @@ async function expectSignedByBoth(request: RecordedRequest, secret: string, prev
 /** `POST /api/v1/{path}/rotate-secret`: the new secret. */
 async function rotated(apiKey: string, path: string, body?: unknown) {
   const response = await call(`/api/v1/${path}/rotate-secret`, { key: apiKey, method: "POST", body });
-  expect(response.status, await response.clone().text()).toBe(200);
+  await expect(response).toHaveStatus(200);
   return (await json<{ secret: string }>(response)).secret;
 }
 
@@ -119,7 +119,7 @@ describe("Standard Webhooks headers on a delivery through the real queue", async
 
   it("carries webhook-id (the envelope id), webhook-timestamp (the t of X-Service-Signature) and webhook-signature", async () => {
     const response = await reportChange(business.id, { booking: bookingObject(8101, { conversation_id: "c1" }) });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     const [{ id: eventId }] = (await json<{ events: [{ id: string }] }>(response)).events;
     const [request] = (await box.arrived(1)) as [RecordedRequest];
     const t = SERVICE_SIGNATURE(1).exec(request.headers["x-service-signature"] ?? "")?.[1];

@@ -32,7 +32,7 @@ const sendTest = (key: string, endpointId: number | string, body?: unknown) =>
 const same = (schema: { parse(value: unknown): unknown }, value: unknown) => expect(schema.parse(value)).toEqual(value);
 
 describe("the samples", () => {
-  // Spec, Events and their data; docs/webhooks.md, Lifecycle events: the members of each event's data.
+  // docs/guides/webhooks.md, The events; docs/webhooks.md, Lifecycle events: the members of each event's data.
   const MEMBERS: Record<(typeof EVENT_NAMES)[number], string[]> = {
     "booking.created": ["booking"],
     "booking.rescheduled": ["booking", "previous"],
@@ -56,7 +56,7 @@ describe("the samples", () => {
     "intake.disabled": ["intake", "reason"],
   };
 
-  it.each(EVENT_NAMES)("has data of the spec's shape for %s", (event) => {
+  it.each(EVENT_NAMES)("has data of the documented shape for %s", (event) => {
     const data = SAMPLE_DATA[event];
     expect(Object.keys(data)).toEqual(MEMBERS[event]);
     if (data.booking) same(BookingObject, data.booking);
@@ -111,7 +111,7 @@ describe("POST /webhooks/{id}/test", async () => {
     const sent = new Map<string, string>();
     for (const event of EVENT_NAMES) {
       const response = await sendTest(apiKey, endpoint.id, { event });
-      expect(response.status, await response.clone().text()).toBe(202);
+      await expect(response).toHaveStatus(202);
       const { event_id } = await json<{ event_id: string }>(response);
       expect(event_id).toMatch(/^evt_/);
       sent.set(event_id, event);
@@ -146,7 +146,7 @@ describe("POST /webhooks/{id}/test", async () => {
     const pingBox = receiverBox("ping");
     const pinged = await subscribe(apiKey, pingBox.url("/hooks"), ["lead.created"]);
     for (const response of [await sendTest(apiKey, pinged.id), await sendTest(apiKey, pinged.id, {})]) {
-      expect(response.status).toBe(202);
+      await expect(response).toHaveStatus(202);
     }
     const requests = await pingBox.arrived(2);
     for (const request of requests) {
@@ -182,7 +182,7 @@ describe("POST /webhooks/{id}/test", async () => {
 
     for (const key of [apiKey, secondKey.apiKey]) {
       const found = await call(`/api/v1/events/${ofTheKeys}`, { key });
-      expect(found.status).toBe(200);
+      await expect(found).toHaveStatus(200);
       expect(await json(found)).toMatchObject({ id: ofTheKeys, event: "lead.created", test: true });
       await expectError(
         await call(`/api/v1/events/${ofTheApp}`, { key }),
@@ -266,13 +266,13 @@ describe("POST /webhooks/{id}/test", async () => {
     await awayFromWindowEdge(15_000, HOUR);
     const before = await Promise.all(Array.from({ length: 40 }, () => sendTest(apiKey, first.id, { event: "ping" })));
     expect(before.map((answer) => answer.status)).toEqual(Array(40).fill(202));
-    expect((await call(`/api/v1/webhooks/${first.id}`, { key: apiKey, method: "DELETE" })).status).toBe(204);
+    await expect(await call(`/api/v1/webhooks/${first.id}`, { key: apiKey, method: "DELETE" })).toHaveStatus(204);
 
     // The same URL again: a new endpoint, with its own redelivery budget, but the business's test events go on.
     const again = await subscribe(apiKey, url, ["lead.created"]);
     expect(again.id).not.toBe(first.id);
     const next = await sendTest(apiKey, again.id, { event: "ping" });
-    expect(next.status).toBe(202);
+    await expect(next).toHaveStatus(202);
     // Both budgets it was counted against are announced: the new endpoint's sends, and the business's test events.
     expect(next.headers.get("RateLimit-Policy")).toBe(
       `"requests";q=600;w=60, "webhook_sends";q=${SENDS_PER_HOUR};w=3600, "webhook_tests";q=${TEST_EVENTS_PER_HOUR};w=3600`,
@@ -302,7 +302,7 @@ describe("POST /webhooks/{id}/test", async () => {
     await expectError(await sendTest(apiKey, another.id, { event: "ping" }), 429, sentence);
     const stranger = await createBusiness();
     const theirs = await subscribe(stranger.apiKey, budgetBox.url("/theirs"), ["lead.created"]);
-    expect((await sendTest(stranger.apiKey, theirs.id, { event: "ping" })).status).toBe(202);
+    await expect(await sendTest(stranger.apiKey, theirs.id, { event: "ping" })).toHaveStatus(202);
 
     // Only the accepted ones were written; the re-created endpoint keeps the redeliveries the test events left it.
     expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.endpointId, again.id))).toBe(
@@ -318,7 +318,7 @@ describe("POST /webhooks/{id}/test", async () => {
       key: apiKey,
       method: "POST",
     });
-    expect(redelivered.status).toBe(202);
+    await expect(redelivered).toHaveStatus(202);
     expect(redelivered.headers.get("RateLimit-Policy")).toBe(
       `"requests";q=600;w=60, "webhook_sends";q=${SENDS_PER_HOUR};w=3600`,
     );
@@ -333,7 +333,7 @@ describe("POST /webhooks/{id}/test", async () => {
     const busy = await subscribe(apiKey, budgetBox.url("/busy"), ["lead.created"]);
     const quiet = await subscribe(apiKey, budgetBox.url("/quiet"), ["lead.created"]);
     await awayFromWindowEdge(15_000, HOUR);
-    expect((await sendTest(apiKey, busy.id, { event: "ping" })).status).toBe(202);
+    await expect(await sendTest(apiKey, busy.id, { event: "ping" })).toHaveStatus(202);
     const [delivery] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, busy.id));
     const redeliveries = await Promise.all(
       Array.from({ length: SENDS_PER_HOUR - 1 }, () =>
@@ -349,7 +349,7 @@ describe("POST /webhooks/{id}/test", async () => {
       );
     }
     const elsewhere = await sendTest(apiKey, quiet.id, { event: "ping" });
-    expect(elsewhere.status).toBe(202);
+    await expect(elsewhere).toHaveStatus(202);
     // One test event before, this one now: the three refused were not counted.
     expect(elsewhere.headers.get("RateLimit")).toMatch(
       new RegExp(
@@ -368,7 +368,7 @@ describe("POST /webhooks/{id}/test", async () => {
         method: "POST",
         body: { event: "booking.created" },
       });
-      expect(response.status).toBe(202);
+      await expect(response).toHaveStatus(202);
       expect(trips).toHaveLength(2);
     }
   });
