@@ -5,7 +5,6 @@ import type { Dependencies, DependenciesOfShard, GlobalDependencies } from "./de
 import { enqueueDeliveries } from "./domain/webhooks/outbox/enqueue";
 import type { BusinessLimits } from "./durable-objects/business-limits";
 import { sessionObject } from "./durable-objects/jurisdictions";
-import type { ListeningSession } from "./durable-objects/listening-session";
 import { type OutboundPolicy, outboundPolicy } from "./lib/outbound";
 import type { Clock } from "./lib/time";
 import type { DeliveryQueue } from "./queues/delivery-message";
@@ -14,7 +13,7 @@ import type { DeliveryQueue } from "./queues/delivery-message";
 export type DomainBindings = ShardBindings & {
   WEBHOOK_DELIVERIES: DeliveryQueue;
   BUSINESS_LIMITS: DurableObjectNamespace<BusinessLimits>;
-  LISTENING_SESSIONS: DurableObjectNamespace<ListeningSession>;
+  LISTENING_SESSIONS: Cloudflare.Env["LISTENING_SESSIONS"];
   ALLOW_LOOPBACK_URLS: string;
   LOCAL_DURABLE_OBJECT_JURISDICTIONS?: string;
   DOH_RESOLVER_URL: string;

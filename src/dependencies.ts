@@ -1,7 +1,6 @@
 import type { GlobalDatabase, ShardDatabase } from "./db/client";
 import type { ShardName } from "./db/shards";
 import type { BusinessLimits } from "./durable-objects/business-limits";
-import type { ListeningSession } from "./durable-objects/listening-session";
 import type { OutboundPolicy } from "./lib/outbound";
 import type { Clock } from "./lib/time";
 import type { DeliveryQueue } from "./queues/delivery-message";
@@ -36,7 +35,7 @@ export type Dependencies = GlobalDependencies & {
    * A listening session's object, in the jurisdiction its id names: the socket listener endpoints deliver through
    * (src/durable-objects/listening-session.ts, src/durable-objects/jurisdictions.ts).
    */
-  listener: (sessionId: string) => DurableObjectStub<ListeningSession>;
+  listener: (sessionId: string) => ReturnType<Cloudflare.Env["LISTENING_SESSIONS"]["get"]>;
   /** What every outbound call is checked and signed with (src/lib/outbound.ts). */
   outbound: OutboundPolicy;
   /**

@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { globalDatabase, shardDatabase } from "../db/client";
-import { shardBinding } from "../db/shard-bindings";
 import type { ShardName } from "../db/shards";
+import { globalDependencies } from "../dependencies-from-env";
 import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/business-moving";
 import { shardOfBusiness } from "../domain/access/directory";
 import {
@@ -11,9 +10,10 @@ import {
   SESSION_LIFETIME_MS,
   type SessionClose,
 } from "../domain/webhooks/listener-endpoints";
-import { excerptText, failedAnswer, type OutboundOutcome } from "../lib/outbound";
+import type { OutboundOutcome } from "../lib/outbound";
 import { secretsEqual } from "../lib/secret-comparison";
 import { sha256Hex } from "../lib/secrets";
+import { isResult, outcomeOf } from "./listening-replies";
 
 const SESSION_KEY = "session";
 
@@ -68,27 +68,6 @@ export type RelayedDelivery = {
   timeoutMs: number;
 };
 
-/** The CLI's answer to a delivery message: the status its forward target answered (0 when it did not answer). */
-type ResultMessage = { type: "result"; delivery_id: number; status: number; body_excerpt?: string };
-
-const isResult = (value: unknown): value is ResultMessage =>
-  typeof value === "object" &&
-  value !== null &&
-  (value as ResultMessage).type === "result" &&
-  Number.isInteger((value as ResultMessage).delivery_id) &&
-  Number.isInteger((value as ResultMessage).status);
-
-/**
- * The CLI's reply read as a signed POST's outcome (src/lib/outbound.ts), so the attempt keeps the same status and
- * answer excerpt as a delivery over HTTP: status 0 is the local server not answering, its reason in `body_excerpt`.
- */
-function outcomeOf({ status, body_excerpt: answer = "" }: ResultMessage): OutboundOutcome {
-  if (status === 0) return { kind: "connection_failed", error: answer || "the forward target did not answer" };
-  const excerpt = excerptText(answer);
-  if (status >= 200 && status < 300) return { kind: "delivered", status, answer: null, excerpt };
-  return failedAnswer(status, excerpt);
-}
-
 /**
  * One per listening session, in its business's jurisdiction (`sessionObject`, src/durable-objects/jurisdictions.ts;
  * docs/decisions.md, Listening from a laptop): the WebSocket of
@@ -113,6 +92,11 @@ export class ListeningSession extends DurableObject {
     return this.ctx.storage.get<ListeningSessionRecord>(SESSION_KEY);
   }
 
+  /** What this call's work uses (src/dependencies.ts), built as every entry builds it; a shard's once it is known. */
+  private dependencies() {
+    return globalDependencies(this.env, (work) => this.ctx.waitUntil(work));
+  }
+
   /** Called by `POST /api/v1/listen-sessions` once the endpoint is stored: the session starts waiting for its socket. */
   async open(record: Omit<ListeningSessionRecord, "connected">): Promise<void> {
     await this.ctx.storage.put(SESSION_KEY, { ...record, connected: false });
@@ -128,12 +112,13 @@ export class ListeningSession extends DurableObject {
     const session = await this.record();
     if (!session) return new Response(null, { status: 404 });
     const token = offeredToken(request);
+    const now = this.dependencies().clock();
     const valid =
-      !session.connected && Date.now() < session.tokenExpiresAt && secretsEqual(sha256Hex(token), session.tokenHash);
+      !session.connected && now < session.tokenExpiresAt && secretsEqual(sha256Hex(token), session.tokenHash);
     if (!valid) return new Response(null, { status: 401 });
     await this.ctx.storage.put(SESSION_KEY, { ...session, connected: true });
     // From now on the one alarm of the session is the end of its life.
-    await this.ctx.storage.setAlarm(session.endsAt ?? Date.now() + SESSION_LIFETIME_MS);
+    await this.ctx.storage.setAlarm(session.endsAt ?? now + SESSION_LIFETIME_MS);
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server);
     return new Response(null, {
@@ -154,7 +139,7 @@ export class ListeningSession extends DurableObject {
     if (!socket || !session) return { kind: "connection_failed", error: "the listening session is not connected" };
     const { shard, deliveryId, event, headers, body, timeoutMs } = delivery;
     // A delivery claimed before the access ended, or relayed before the close reaches this object, goes no further.
-    if (!(await listenerEndpointStored(shardDatabase(shardBinding(this.env, shard)), session))) {
+    if (!(await listenerEndpointStored(this.dependencies().onShard(shard).db, session))) {
       return { kind: "connection_failed", error: "the listening session ended" };
     }
     return new Promise<OutboundOutcome>((resolve) => {
@@ -238,13 +223,14 @@ export class ListeningSession extends DurableObject {
     }
     const session = await this.record();
     if (!session) return;
-    const { shard, moving } = await shardOfBusiness(globalDatabase(this.env.DB), session.businessId);
+    const deps = this.dependencies();
+    const { shard, moving } = await shardOfBusiness(deps.global, session.businessId);
     if (moving) {
       await this.ctx.storage.put(SESSION_KEY, { ...session, ended: true });
-      await this.ctx.storage.setAlarm(Date.now() + MOVING_RETRY_AFTER_SECONDS * 1000);
+      await this.ctx.storage.setAlarm(deps.clock() + MOVING_RETRY_AFTER_SECONDS * 1000);
       return;
     }
-    await deleteListenerEndpoint(shardDatabase(shardBinding(this.env, shard)), session);
+    await deleteListenerEndpoint(deps.onShard(shard).db, session);
     await this.ctx.storage.deleteAll();
   }
 }

@@ -83,7 +83,9 @@ const listenerEndpoints = (shard: ShardName, session: Session) =>
   shardDb(shard).$count(webhookEndpoints, eq(webhookEndpoints.id, session.endpoint_id));
 
 describe("a listening session whose business moves", () => {
-  it("deletes its endpoint in the new shard when it ends, so the next sessions start", async () => {
+  it("deletes its endpoint in the new shard when it ends, so the next sessions start", {
+    timeout: 20_000,
+  }, async () => {
     const { business, apiKey } = await createBusiness({ shard: "us1" });
     const session = await startSession(apiKey);
     expect(session.session_id.startsWith("ls_eu_")).toBe(false);
@@ -100,7 +102,7 @@ describe("a listening session whose business moves", () => {
     expect(next.every((started) => started.session_id.startsWith("ls_eu_"))).toBe(true);
   });
 
-  it("that ends during the move deletes its endpoint once the move has ended", async () => {
+  it("that ends during the move deletes its endpoint once the move has ended", { timeout: 20_000 }, async () => {
     const { business, apiKey } = await createBusiness({ shard: "eu1" });
     const session = await startSession(apiKey);
     const { socket } = await connect(session);
