@@ -18,7 +18,7 @@ import {
 } from "../domain/intakes/conversation";
 import { conflict, notFound } from "../lib/api-error";
 import { settle } from "../lib/settle";
-import { iso } from "../lib/time";
+import { type EpochMs, iso } from "../lib/time";
 import { parseOrThrow } from "../lib/validation";
 import { IntakeAnswersBody, StartIntakeBody } from "../schemas/runtime";
 import { type ConversationBusiness, JURISDICTIONS, jurisdictionOf, objectIn } from "./jurisdictions";
@@ -94,7 +94,7 @@ export class IntakeConversation extends DurableObject {
    * Starts an intake: one running intake per conversation at a time. The caller has found the business (the runtime
    * API refuses a sandbox business as an unknown one; a sandbox's test key reaches only its own).
    */
-  start(business: ConversationBusiness, input: unknown, now = Date.now()) {
+  start(business: ConversationBusiness, input: unknown, now: EpochMs) {
     return settle(async () => {
       const body = parseOrThrow(StartIntakeBody, input, "json");
       const current = await this.run();
@@ -123,7 +123,7 @@ export class IntakeConversation extends DurableObject {
    * (docs/guides/intakes.md, How a conversation runs). A run started 24 hours ago or more is dropped instead, even if
    * its alarm has not run yet: nothing is sent.
    */
-  answer(business: ConversationBusiness, input: unknown, now = Date.now()) {
+  answer(business: ConversationBusiness, input: unknown, now: EpochMs) {
     return settle(async () => {
       const body = parseOrThrow(IntakeAnswersBody, input, "json");
       const waiting = this.completing.current;
@@ -168,7 +168,7 @@ export class IntakeConversation extends DurableObject {
   }
 
   /** A customer who declines stops the run, and nothing is sent (docs/guides/intakes.md, How a conversation runs). */
-  decline(business: ConversationBusiness, now = Date.now()) {
+  decline(business: ConversationBusiness, now: EpochMs) {
     return settle(async () => {
       const run = await this.running(business);
       const stopped: IntakeRun = { ...run, status: "stopped", endedAt: iso(now) };
@@ -178,7 +178,7 @@ export class IntakeConversation extends DurableObject {
     });
   }
 
-  state(business: ConversationBusiness, now = Date.now()) {
+  state(business: ConversationBusiness, now: EpochMs) {
     return settle(async () => {
       const run = await this.runOf(business);
       if (!run) throw notFound("No intake has run in this conversation.");

@@ -7,6 +7,7 @@ import {
   type JurisdictionSwitch,
 } from "../durable-objects/jurisdictions";
 import { type RuntimeResult, unsettle } from "../lib/settle";
+import type { EpochMs } from "../lib/time";
 
 /**
  * One turn of a conversation's intake for the runtime API, HTTP and RPC (docs/decisions.md, The intake
@@ -19,11 +20,15 @@ export function conversationTurn<T>(
   deps: GlobalDependencies,
   { businessId, conversationId }: { businessId: string; conversationId: string },
   access: RuntimeAccess,
-  turn: (object: DurableObjectStub<IntakeConversation>, business: ConversationBusiness) => Promise<RuntimeResult<T>>,
+  turn: (
+    object: DurableObjectStub<IntakeConversation>,
+    business: ConversationBusiness,
+    now: EpochMs,
+  ) => Promise<RuntimeResult<T>>,
 ): Promise<T> {
   return onRuntimeShard(deps, businessId, access, async (onShard, readsMarked) => {
     await assertPlacedHere(onShard, businessId, readsMarked);
     const business = { conversationId, businessId, shard: onShard.shard };
-    return unsettle(await turn(conversationObject(env, business), business));
+    return unsettle(await turn(conversationObject(env, business), business, onShard.clock()));
   });
 }

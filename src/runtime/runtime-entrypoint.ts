@@ -87,18 +87,20 @@ export class RuntimeApi extends WorkerEntrypoint<Env> {
 
   /** The conversation's intake: the same methods as its Durable Object, reached by business and conversation id. */
   startIntake(businessId: string, conversationId: string, body: unknown) {
-    return this.turn(businessId, conversationId, "write", (object, business) => object.start(business, body));
+    return this.turn(businessId, conversationId, "write", (object, business, now) => object.start(business, body, now));
   }
 
   answerIntake(businessId: string, conversationId: string, body: unknown) {
-    return this.turn(businessId, conversationId, "write", (object, business) => object.answer(business, body));
+    return this.turn(businessId, conversationId, "write", (object, business, now) =>
+      object.answer(business, body, now),
+    );
   }
 
   declineIntake(businessId: string, conversationId: string) {
-    return this.turn(businessId, conversationId, "write", (object, business) => object.decline(business));
+    return this.turn(businessId, conversationId, "write", (object, business, now) => object.decline(business, now));
   }
 
   intakeState(businessId: string, conversationId: string) {
-    return this.turn(businessId, conversationId, "read", (object, business) => object.state(business));
+    return this.turn(businessId, conversationId, "read", (object, business, now) => object.state(business, now));
   }
 }

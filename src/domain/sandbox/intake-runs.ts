@@ -1,6 +1,6 @@
 import type { Read } from "../../db/reads";
 import type { IntakeField } from "../../db/schema";
-import type { ShardName } from "../../db/shards";
+import type { Dependencies } from "../../dependencies";
 import type { IntakeConversation } from "../../durable-objects/intake-conversation";
 import { conversationObject, type JurisdictionSwitch } from "../../durable-objects/jurisdictions";
 import { ApiError, conflict } from "../../lib/api-error";
@@ -55,7 +55,7 @@ function provenIdentity(fields: IntakeField[], answers: Record<string, string>):
  */
 export async function runSandboxIntake(
   env: Conversations,
-  shard: ShardName,
+  { shard, clock }: Pick<Dependencies, "shard" | "clock">,
   business: Business,
   intake: IntakeRow,
   request: ConversationRequest,
@@ -69,18 +69,23 @@ export async function runSandboxIntake(
   const answers = Object.fromEntries(Object.entries(request.answers).map(([id, value]) => [id, String(value)]));
   const channel = request.channel ?? "whatsapp";
   const call = { conversationId: randomToken("sandbox_conv_", 12), businessId: business.id, shard };
+  const now = clock();
   const conversation = conversationObject(env, call);
   unsettle(
-    await conversation.start(call, {
-      intake_id: intake.id,
-      channel,
-      customer: provenIdentity(intake.fields, answers),
-    }),
+    await conversation.start(
+      call,
+      {
+        intake_id: intake.id,
+        channel,
+        customer: provenIdentity(intake.fields, answers),
+      },
+      now,
+    ),
   );
-  const state = unsettle(await conversation.answer(call, { answers }));
+  const state = unsettle(await conversation.answer(call, { answers }, now));
   const [rejected] = state.rejected;
   if (rejected || state.status === "started") {
-    unsettle(await conversation.decline(call));
+    unsettle(await conversation.decline(call, now));
     if (rejected) {
       throw new ApiError("parameter_invalid", `The answer "answers.${rejected.id}" was refused: ${rejected.reason}`, {
         param: `answers.${rejected.id}`,

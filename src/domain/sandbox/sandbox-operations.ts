@@ -82,7 +82,7 @@ export const runSandboxIntakeOperation = (
 ) =>
   sandboxOnly(SANDBOX_EVENTS, {
     read: (side, { id }: ConversationRequest) => sandboxIntake(side, id),
-    write: (deps, principal, request, intake) => runSandboxIntake(env, deps.shard, principal.business, intake, request),
+    write: (deps, principal, request, intake) => runSandboxIntake(env, deps, principal.business, intake, request),
   });
 
 /** `POST /sandbox/actions/{id}/calls`: the Secretary's call of the action. */

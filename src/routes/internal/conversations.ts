@@ -27,25 +27,27 @@ const inConversation = <T>(
 export const conversations = new Hono<AppEnv>()
   .post("/businesses/:id/conversations/:cid/intake", params, jsonBody, async (c) => {
     const body = c.req.valid("json");
-    const value = await inConversation(c, c.req.valid("param"), "write", (object, business) =>
-      object.start(business, body),
+    const value = await inConversation(c, c.req.valid("param"), "write", (object, business, now) =>
+      object.start(business, body, now),
     );
     return c.json(value, 201);
   })
   .post("/businesses/:id/conversations/:cid/intake/answers", params, jsonBody, async (c) => {
     const body = c.req.valid("json");
-    const value = await inConversation(c, c.req.valid("param"), "write", (object, business) =>
-      object.answer(business, body),
+    const value = await inConversation(c, c.req.valid("param"), "write", (object, business, now) =>
+      object.answer(business, body, now),
     );
     return c.json(value, 200);
   })
   .post("/businesses/:id/conversations/:cid/intake/decline", params, async (c) => {
-    const value = await inConversation(c, c.req.valid("param"), "write", (object, business) =>
-      object.decline(business),
+    const value = await inConversation(c, c.req.valid("param"), "write", (object, business, now) =>
+      object.decline(business, now),
     );
     return c.json(value, 200);
   })
   .get("/businesses/:id/conversations/:cid/intake", params, async (c) => {
-    const value = await inConversation(c, c.req.valid("param"), "read", (object, business) => object.state(business));
+    const value = await inConversation(c, c.req.valid("param"), "read", (object, business, now) =>
+      object.state(business, now),
+    );
     return c.json(value, 200);
   });
