@@ -37,7 +37,7 @@ describe("an action's parameters and Test form on its page", async () => {
         parameters: PARAMETERS,
       },
     });
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     const { id } = await json<{ id: number }>(created);
     return { id, box, path: `/dashboard/actions/${id}` };
   }
@@ -95,7 +95,7 @@ describe("an action's parameters and Test form on its page", async () => {
       "arguments.gift_wrap": "no",
       "arguments.size": "large",
     });
-    expect(tested.status).toBe(200);
+    await expect(tested).toHaveStatus(200);
     const [request] = await box.recorded();
     expect(JSON.parse(request?.body ?? "{}").arguments).toEqual({
       sku: "SHAMPOO-1",
@@ -119,7 +119,7 @@ describe("an action's parameters and Test form on its page", async () => {
   it("leaves empty optional fields out", async () => {
     const { path, box } = await stockAction();
     const tested = await test(path, { "arguments.sku": "GEL-2", "arguments.quantity": "", "arguments.size": "small" });
-    expect(tested.status).toBe(200);
+    await expect(tested).toHaveStatus(200);
     const [request] = await box.recorded();
     expect(JSON.parse(request?.body ?? "{}").arguments).toEqual({ sku: "GEL-2", size: "small" });
     expect(testIdText(await tested.text(), "answer")).toBe("ok : yes");
@@ -128,7 +128,7 @@ describe("an action's parameters and Test form on its page", async () => {
   it("answers a missing required value in place, calling nothing and keeping what was typed", async () => {
     const { path, box } = await stockAction();
     const tested = await test(path, { "arguments.sku": " ", "arguments.quantity": "4", "arguments.size": "small" });
-    expect(tested.status).toBe(422);
+    await expect(tested).toHaveStatus(422);
     const html = await tested.text();
     expect(testIdText(html, "test-problem")).toContain('The required parameter "sku" is missing');
     expect(html).toMatch(/name="arguments\.quantity"[^>]* value="4"/);
@@ -138,7 +138,7 @@ describe("an action's parameters and Test form on its page", async () => {
   it("says in words when a number field holds no number, calling nothing", async () => {
     const { path, box } = await stockAction();
     const tested = await test(path, { "arguments.sku": "A", "arguments.quantity": "2.5", "arguments.size": "small" });
-    expect(tested.status).toBe(400);
+    await expect(tested).toHaveStatus(400);
     const html = await tested.text();
     expect(testIdText(html, "test-problem")).toBe("“quantity” must be a whole number, and “2.5” is not.");
     expect(html).toMatch(/name="arguments\.quantity"[^>]* value="2.5"/);
@@ -148,7 +148,7 @@ describe("an action's parameters and Test form on its page", async () => {
   it("shows a value outside the allowed ones as refused, sending nothing", async () => {
     const { path, box } = await stockAction();
     const tested = await test(path, { "arguments.sku": "A", "arguments.size": "huge" });
-    expect(tested.status).toBe(200);
+    await expect(tested).toHaveStatus(200);
     const result = testIdText(await tested.text(), "test-result");
     expect(result).toContain("Not sent: the values do not fit the parameters. Result: rejected");
     expect(result).toContain('"size" must be one of "small", "large"');

@@ -34,7 +34,7 @@ describe("an endpoint's 60 deliveries, on the owner's endpoint page", async () =
 
   it("pages them 20, 20 and 20, newest first, with working Older and Newer links", async () => {
     const first = await page(jar, endpointPath(endpoint.id));
-    expect(first.status).toBe(200);
+    await expect(first).toHaveStatus(200);
     expect(shownIds(first.html)).toEqual(newestFirst.slice(0, 20));
     expect(link(first.html, endpoint.id, "Newer")).toBeUndefined();
     const second = await page(jar, endpointPath(endpoint.id, link(first.html, endpoint.id, "Older")));
@@ -147,7 +147,7 @@ describe("test events and deliveries sent again, marked", async () => {
     });
     expect(tested.status).toBeLessThan(300);
     const path = endpointPath(endpoint.id);
-    expect((await submit(jar, path, `${path}/ping`)).status).toBe(303);
+    await expect(await submit(jar, path, `${path}/ping`)).toHaveStatus(303);
     await box.arrived(4);
     const { html } = await page(jar, path);
     const [ping = 0, test = 0] = shownIds(html);
@@ -159,7 +159,7 @@ describe("test events and deliveries sent again, marked", async () => {
   it("marks a delivery the owner sent again Sent again, with both attempts", async () => {
     const path = endpointPath(endpoint.id);
     const sent = await submit(jar, path, `${path}/deliveries/${again}/send-again`);
-    expect(sent.status).toBe(303);
+    await expect(sent).toHaveStatus(303);
     await vi.waitFor(async () => expect(await attemptsOf(again)).toHaveLength(2), { timeout: 10_000, interval: 100 });
     await vi.waitFor(async () => expect((await deliveryRow(again))?.extraAttemptAt).toBeNull());
     const { html } = await page(jar, path);

@@ -35,7 +35,7 @@ let nextBooking = 980_000;
 /** Reports a new booking (the core platform's report): every endpoint subscribed to booking.created gets it. */
 async function reportBooking(businessId: string) {
   const response = await reportChange(businessId, { booking: bookingObject(nextBooking++) });
-  expect(response.status).toBe(201);
+  await expect(response).toHaveStatus(201);
 }
 
 const received = (box: ReturnType<typeof receiverBox>, count: number) =>
@@ -56,7 +56,7 @@ describe("an endpoint switched off by a 410 Gone, on the owner's webhooks pages"
 
   it("tags each endpoint of the list On or Switched off", async () => {
     const list = await page(jar, "/dashboard/webhooks");
-    expect(list.status).toBe(200);
+    await expect(list).toHaveStatus(200);
     expect(testIdText(list.html, `endpoint-${alive.id}`)).toMatch(/ On$/);
     expect(listRow(list.html, alive.id)).toContain('<span class="tag on">On</span>');
     expect(testIdText(list.html, `endpoint-${gone.id}`)).toMatch(/ Switched off$/);
@@ -96,7 +96,7 @@ describe("an endpoint switched off by a 410 Gone, on the owner's webhooks pages"
   it("switches it back on, says so, and it receives new events again", async () => {
     const firstReason = (await endpointRow(gone.id)).disabledReason;
     const switched = await submit(jar, `/dashboard/webhooks/${gone.id}`, switchOn(gone.id));
-    expect(switched.status).toBe(303);
+    await expect(switched).toHaveStatus(303);
     expect(switched.headers.get("Location")).toBe(`/dashboard/webhooks/${gone.id}?switched=on`);
     expect(await endpointRow(gone.id)).toMatchObject({ status: "enabled", disabledReason: null });
 
@@ -132,7 +132,7 @@ describe("switching an endpoint back on: who may, and how", async () => {
     const endpoint = await subscribe(app.tokens.access_token, "https://partner.example/app-side");
     await disable(endpoint.id);
     const switched = await submit(jar, `/dashboard/webhooks/${endpoint.id}`, switchOn(endpoint.id));
-    expect(switched.status).toBe(303);
+    await expect(switched).toHaveStatus(303);
     expect(await endpointRow(endpoint.id)).toMatchObject({ status: "enabled", disabledReason: null });
   });
 
@@ -148,23 +148,23 @@ describe("switching an endpoint back on: who may, and how", async () => {
     const endpoint = await subscribe(shop.apiKey, "https://partner.example/csrf");
     await disable(endpoint.id);
     const refused = await post(jar, switchOn(endpoint.id));
-    expect(refused.status).toBe(403);
+    await expect(refused).toHaveStatus(403);
     expect(await refused.text()).toContain("This form was not sent from your dashboard");
     const forged = await post(jar, switchOn(endpoint.id), { csrf_token: "not-the-session-token" });
-    expect(forged.status).toBe(403);
+    await expect(forged).toHaveStatus(403);
     expect((await endpointRow(endpoint.id)).status).toBe("disabled");
   });
 
   it("answers 404 for another business's endpoint or an id that is none, and switches nothing on", async () => {
     const theirs = await subscribe(stranger.apiKey, "https://partner.example/theirs");
     await disable(theirs.id);
-    expect((await page(jar, `/dashboard/webhooks/${theirs.id}`)).status).toBe(404);
+    await expect(await page(jar, `/dashboard/webhooks/${theirs.id}`)).toHaveStatus(404);
     const refused = await submit(jar, "/dashboard/webhooks", switchOn(theirs.id));
-    expect(refused.status).toBe(404);
+    await expect(refused).toHaveStatus(404);
     expect(await refused.text()).toContain(NOT_FOUND);
     expect(await endpointRow(theirs.id)).toMatchObject({ status: "disabled", disabledReason: expect.any(String) });
     for (const id of ["abc", "0", "99999999999999999999"]) {
-      expect((await submit(jar, "/dashboard/webhooks", switchOn(id))).status).toBe(404);
+      await expect(await submit(jar, "/dashboard/webhooks", switchOn(id))).toHaveStatus(404);
     }
   });
 });

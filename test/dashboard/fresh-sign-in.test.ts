@@ -44,7 +44,7 @@ describe("creating an API key", () => {
     ] as const) {
       const csrf = csrfTokenOf(form.html);
       const refused = await post(jar, "/dashboard/keys", { csrf_token: csrf, label: "Confirmed tool", password });
-      expect(refused.status).toBe(401);
+      await expect(refused).toHaveStatus(401);
       const html = await refused.text();
       expect(testIdText(html, "password-error")).toContain(error);
       // The form comes back with the name typed and the password field, and nothing was created.
@@ -58,9 +58,9 @@ describe("creating an API key", () => {
       label: "Confirmed tool",
       password: shop.owner.password,
     });
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     const key = testIdText(await created.text(), "new-key");
-    expect((await me(key)).status).toBe(200);
+    await expect(await me(key)).toHaveStatus(200);
     expect(await keysOf(shop.business.id)).toBe(before + 1);
   });
 
@@ -70,7 +70,7 @@ describe("creating an API key", () => {
     expect((await page(jar, "/dashboard/keys")).html).not.toContain(PASSWORD_FIELD);
     const before = await keysOf(shop.business.id);
     const created = await submit(jar, "/dashboard/keys", "/dashboard/keys", { label: "Confirmed tool" });
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     expect(await keysOf(shop.business.id)).toBe(before + 1);
   });
 
@@ -80,16 +80,16 @@ describe("creating an API key", () => {
     const csrf = csrfTokenOf((await page(jar, "/dashboard/keys")).html);
     const attempt = (password: string) =>
       post(jar, "/dashboard/keys", { csrf_token: csrf, label: "Guessing", password });
-    for (let i = 0; i < SIGN_IN_FAILURE_LIMITS.email; i++) expect((await attempt(`guess ${i}`)).status).toBe(401);
+    for (let i = 0; i < SIGN_IN_FAILURE_LIMITS.email; i++) await expect(await attempt(`guess ${i}`)).toHaveStatus(401);
     const before = await keysOf(shop.business.id);
     const locked = await attempt(shop.owner.password);
-    expect(locked.status).toBe(429);
+    await expect(locked).toHaveStatus(429);
     expect(Number(locked.headers.get("Retry-After"))).toBeGreaterThan(0);
     expect(testIdText(await locked.text(), "password-error")).toContain("Too many sign-in attempts have failed");
     expect(await keysOf(shop.business.id)).toBe(before);
 
     // The same count as the sign-in page's: the owner's email is locked there too.
-    expect((await signInAttempt(new CookieJar(), shop)).status).toBe(429);
+    await expect(await signInAttempt(new CookieJar(), shop)).toHaveStatus(429);
   });
 
   it("does not ask before revoking a key, which only takes access away", async () => {
@@ -98,8 +98,8 @@ describe("creating an API key", () => {
     const { apiKey, apiKeyId } = await createApiKey(shop.business.id);
     const path = `/dashboard/keys/${apiKeyId}/revoke`;
     expect((await page(jar, path)).html).not.toContain(PASSWORD_FIELD);
-    expect((await submit(jar, path, path)).status).toBe(303);
-    expect((await me(apiKey)).status).toBe(401);
+    await expect(await submit(jar, path, path)).toHaveStatus(303);
+    await expect(await me(apiKey)).toHaveStatus(401);
   });
 });
 
@@ -117,19 +117,19 @@ describe("disconnecting an app", () => {
       ["not my password", "The password is not correct. Nothing was changed."],
     ] as const) {
       const refused = await post(jar, path, { csrf_token: csrfTokenOf(confirmation.html), password });
-      expect(refused.status).toBe(401);
+      await expect(refused).toHaveStatus(401);
       const html = await refused.text();
       expect(testIdText(html, "password-error")).toContain(error);
       expect(testIdText(html, "stops")).toContain("every token it holds is refused");
       expect(await grantRevokedAt(app.grantId)).toBeNull();
-      expect((await me(app.tokens.access_token)).status).toBe(200);
+      await expect(await me(app.tokens.access_token)).toHaveStatus(200);
     }
 
     const disconnected = await submit(jar, path, path, { password: shop.owner.password });
-    expect(disconnected.status).toBe(303);
+    await expect(disconnected).toHaveStatus(303);
     expect(disconnected.headers.get("Location")).toBe("/dashboard/apps");
     expect(await grantRevokedAt(app.grantId)).not.toBeNull();
-    expect((await me(app.tokens.access_token)).status).toBe(401);
+    await expect(await me(app.tokens.access_token)).toHaveStatus(401);
   });
 
   it("needs no password within 10 minutes of the sign-in", async () => {
@@ -138,7 +138,7 @@ describe("disconnecting an app", () => {
     const jar = await signedInAgo(shop, FRESH_SIGN_IN_MS - MINUTE);
     const path = `/dashboard/apps/${app.grantId}/disconnect`;
     expect((await page(jar, path)).html).not.toContain(PASSWORD_FIELD);
-    expect((await submit(jar, path, path)).status).toBe(303);
+    await expect(await submit(jar, path, path)).toHaveStatus(303);
     expect(await grantRevokedAt(app.grantId)).not.toBeNull();
   });
 });

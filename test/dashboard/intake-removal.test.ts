@@ -21,12 +21,12 @@ describe("the change warning on an intake's page", async () => {
   it("is not drawn right after an approval, and lists the change after a partner's PATCH", async () => {
     const intake = await createIntake(mine.apiKey, { title: "Kitchen quote" });
     const path = `/dashboard/intakes/${intake.id}`;
-    expect((await approveIntake(jar, intake.id)).status).toBe(303);
+    await expect(await approveIntake(jar, intake.id)).toHaveStatus(303);
     const approved = await page(jar, path);
     expect(approved.html).not.toContain('data-testid="changes"');
     expect(approved.html).not.toContain("Changed since the version you approved");
 
-    expect((await patchIntake(mine.apiKey, intake.id, { title: "Bathroom quote" })).status).toBe(200);
+    await expect(await patchIntake(mine.apiKey, intake.id, { title: "Bathroom quote" })).toHaveStatus(200);
     const changed = testIdText((await page(jar, path)).html, "changes");
     expect(changed).toContain("Changed since the version you approved (1)");
     expect(changed).toContain("Title: “Kitchen quote” → “Bathroom quote”");
@@ -46,7 +46,7 @@ describe("removing an intake from the dashboard", async () => {
 
     expect((await page(jar, `/dashboard/intakes/${intake.id}`)).html).toContain(`href="${path}"`);
     const confirmation = await page(jar, path);
-    expect(confirmation.status).toBe(200);
+    await expect(confirmation).toHaveStatus(200);
     const stops = testIdText(confirmation.html, "stops");
     expect(stops).toContain(`The intake “Roof repair” ( ${intake.name} ) is deleted`);
     expect(stops).toContain("Its 3 stored responses are deleted with it.");
@@ -55,7 +55,7 @@ describe("removing an intake from the dashboard", async () => {
     expect(await intakeRow(intake.id)).toBeDefined();
 
     const removed = await submit(jar, path, path);
-    expect(removed.status).toBe(303);
+    await expect(removed).toHaveStatus(303);
     expect(removed.headers.get("Location")).toBe("/dashboard/intakes?removed=1");
     expect(await intakeRow(intake.id)).toBeUndefined();
     expect(await responsesOf(intake.id)).toEqual([]);
@@ -69,8 +69,9 @@ describe("removing an intake from the dashboard", async () => {
     const orphan = await createIntake(revokedKey.apiKey, { title: "Of a revoked key" });
     while ((await postIntake(mine.apiKey, intakeBody())).status === 201);
     const full = await postIntake(mine.apiKey, intakeBody());
-    expect(full.status).toBe(403);
-    expect((await submit(jar, "/dashboard/keys", `/dashboard/keys/${revokedKey.apiKeyId}/revoke`)).status).toBe(303);
+    await expect(full).toHaveStatus(403);
+    const revoked = await submit(jar, "/dashboard/keys", `/dashboard/keys/${revokedKey.apiKeyId}/revoke`);
+    await expect(revoked).toHaveStatus(303);
     expect((await page(jar, `/dashboard/intakes/${orphan.id}`)).html).toContain(
       "The key or app that registered this intake was revoked",
     );
@@ -79,9 +80,9 @@ describe("removing an intake from the dashboard", async () => {
     const confirmation = await page(jar, path);
     expect(testIdText(confirmation.html, "stops")).toContain("No response is stored.");
     expect(testIdText(confirmation.html, "remains")).toContain("has lost its access");
-    expect((await submit(jar, path, path)).status).toBe(303);
+    await expect(await submit(jar, path, path)).toHaveStatus(303);
     expect(await intakeRow(orphan.id)).toBeUndefined();
-    expect((await postIntake(mine.apiKey, intakeBody())).status).toBe(201);
+    await expect(await postIntake(mine.apiKey, intakeBody())).toHaveStatus(201);
   });
 
   it("shows another business's intake as not found, and removes nothing of theirs", async () => {
@@ -89,8 +90,8 @@ describe("removing an intake from the dashboard", async () => {
     await insertResponses(intake, theirs.business.id, 1);
     const path = `/dashboard/intakes/${intake.id}/remove`;
     const confirmation = await page(jar, path);
-    expect(confirmation.status).toBe(404);
-    expect((await submit(jar, "/dashboard", path)).status).toBe(404);
+    await expect(confirmation).toHaveStatus(404);
+    await expect(await submit(jar, "/dashboard", path)).toHaveStatus(404);
     expect(await intakeRow(intake.id)).toBeDefined();
     expect(await responsesOf(intake.id)).toHaveLength(1);
   });
@@ -100,7 +101,7 @@ describe("removing an intake from the dashboard", async () => {
     const other = await createOwnerBusiness();
     const intake = await createIntake(other.apiKey);
     const refused = await post(await signedIn(other), `/dashboard/intakes/${intake.id}/remove`);
-    expect(refused.status).toBe(403);
+    await expect(refused).toHaveStatus(403);
     expect(await refused.text()).toContain(NOT_FROM_DASHBOARD);
     expect(await intakeRow(intake.id)).toBeDefined();
   });

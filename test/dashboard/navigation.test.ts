@@ -2,8 +2,7 @@ import { describe, expect, it } from "vitest";
 import { BASE } from "../helpers/http";
 import { browse, CookieJar, createOwnerBusiness, csrfTokenOf } from "../helpers/oauth";
 
-// Spec, wording of the owner's side; docs/decisions.md, The owner's dashboard: Integration holds API keys, Connected
-// apps and Webhooks.
+// docs/decisions.md, The owner's dashboard: Integration holds API keys, Connected apps and Webhooks.
 describe("the dashboard's navigation", async () => {
   const shop = await createOwnerBusiness();
   const jar = new CookieJar();

@@ -15,7 +15,7 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
   it("sends a visitor without a session to the sign-in page", async () => {
     for (const path of ["/dashboard", "/dashboard/keys", "/dashboard/actions/1"]) {
       const response = await call(path);
-      expect(response.status).toBe(303);
+      await expect(response).toHaveStatus(303);
       expect(response.headers.get("Location")).toBe("/dashboard/sign-in");
     }
   });
@@ -28,13 +28,13 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
       email: mine.owner.email,
       password: "wrong",
     });
-    expect(refused.status).toBe(401);
+    await expect(refused).toHaveStatus(401);
     expect(other.cookies.has("__Host-owner_session")).toBe(false);
   });
 
   it("serves pages that cannot be framed, run no script and are not cached", async () => {
     const page = await browse(jar, "/dashboard");
-    expect(page.status).toBe(200);
+    await expect(page).toHaveStatus(200);
     expect(page.headers.get("X-Frame-Options")).toBe("DENY");
     expect(page.headers.get("Content-Security-Policy")).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
     expect(page.headers.get("Cache-Control")).toBe("no-store");
@@ -46,7 +46,7 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
   it("refuses a form without the session's CSRF token, or posted from another origin, changing nothing", async () => {
     const before = await db.$count(apiKeys, eq(apiKeys.businessId, mine.business.id));
     const withoutToken = await post(jar, "/dashboard/keys", { label: "forged" });
-    expect(withoutToken.status).toBe(403);
+    await expect(withoutToken).toHaveStatus(403);
     expect(await withoutToken.text()).toContain("This form was not sent from your dashboard");
     const csrf = csrfTokenOf(await (await browse(jar, "/dashboard/keys")).text());
     const crossOrigin = await post(
@@ -55,23 +55,23 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
       { label: "forged", csrf_token: csrf },
       "https://evil.example",
     );
-    expect(crossOrigin.status).toBe(403);
+    await expect(crossOrigin).toHaveStatus(403);
     expect(await db.$count(apiKeys, eq(apiKeys.businessId, mine.business.id))).toBe(before);
   });
 
   it("creates a key shown once, which works, and revokes it", async () => {
     const csrf = csrfTokenOf(await (await browse(jar, "/dashboard/keys")).text());
     const created = await post(jar, "/dashboard/keys", { label: "Booking tool", csrf_token: csrf });
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     const key = /data-testid="new-key">([^<]+)</.exec(await created.text())?.[1]?.trim() ?? "";
     expect(key).toMatch(/^sk_live_eu1_[A-Za-z0-9_-]{43}$/);
-    expect((await call("/api/v1/me", { key })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key })).toHaveStatus(200);
     const listed = await (await browse(jar, "/dashboard/keys")).text();
     expect(listed).not.toContain(key);
     const row = await db.select().from(apiKeys).where(eq(apiKeys.label, "Booking tool")).get();
     const revoked = await post(jar, `/dashboard/keys/${row?.id}/revoke`, { csrf_token: csrf });
-    expect(revoked.status).toBe(303);
-    expect((await call("/api/v1/me", { key })).status).toBe(401);
+    await expect(revoked).toHaveStatus(303);
+    await expect(await call("/api/v1/me", { key })).toHaveStatus(401);
   });
 
   it("shows another business's records as not found, and changes nothing of theirs", async () => {
@@ -88,19 +88,19 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
       }),
     );
     const page = await browse(jar, `/dashboard/actions/${action.id}`);
-    expect(page.status).toBe(404);
+    await expect(page).toHaveStatus(404);
     expect(await page.text()).toContain("No action with that id exists for this business.");
     const csrf = csrfTokenOf(await (await browse(jar, "/dashboard/keys")).text());
-    expect((await post(jar, `/dashboard/actions/${action.id}/on`, { csrf_token: csrf })).status).toBe(404);
+    await expect(await post(jar, `/dashboard/actions/${action.id}/on`, { csrf_token: csrf })).toHaveStatus(404);
     const stillOff = await json<{ enabled: boolean }>(
       await call(`/api/v1/actions/${action.id}`, { key: theirs.apiKey }),
     );
     expect(stillOff.enabled).toBe(false);
     const theirKey = await db.select().from(apiKeys).where(eq(apiKeys.businessId, theirs.business.id)).get();
-    expect((await post(jar, `/dashboard/keys/${theirKey?.id}/revoke`, { csrf_token: csrf })).status).toBe(404);
-    expect((await call("/api/v1/me", { key: theirs.apiKey })).status).toBe(200);
-    expect((await browse(jar, "/dashboard/intakes/999999")).status).toBe(404);
-    expect((await browse(jar, "/dashboard/webhooks/abc")).status).toBe(404);
+    await expect(await post(jar, `/dashboard/keys/${theirKey?.id}/revoke`, { csrf_token: csrf })).toHaveStatus(404);
+    await expect(await call("/api/v1/me", { key: theirs.apiKey })).toHaveStatus(200);
+    await expect(await browse(jar, "/dashboard/intakes/999999")).toHaveStatus(404);
+    await expect(await browse(jar, "/dashboard/webhooks/abc")).toHaveStatus(404);
   });
 
   /** An action registered by the business's partner, and its page as the owner sees it. */
@@ -116,7 +116,7 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
         parameters,
       },
     });
-    expect(created.status).toBe(201);
+    await expect(created).toHaveStatus(201);
     return json<{ id: number }>(created);
   }
   const reviewedOf = (html: string) => /name="reviewed" value="([0-9a-f]{64})"/.exec(html)?.[1] ?? "";
@@ -136,22 +136,22 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
       method: "PATCH",
       body: { description },
     });
-    expect(patched.status).toBe(200);
+    await expect(patched).toHaveStatus(200);
     const refused = await post(jar, `/dashboard/actions/${action.id}/on`, { csrf_token: csrf, reviewed });
-    expect(refused.status).toBe(409);
+    await expect(refused).toHaveStatus(409);
     const shownAgain = await refused.text();
     expect(shownAgain).toContain("The action has changed since it was reviewed");
     expect(shownAgain).toContain(description);
     expect(await enabledOf(action.id)).toBe(false);
 
     // A form without the reviewed version (an old page, a forged post) switches nothing on either.
-    expect((await post(jar, `/dashboard/actions/${action.id}/on`, { csrf_token: csrf })).status).toBe(409);
+    await expect(await post(jar, `/dashboard/actions/${action.id}/on`, { csrf_token: csrf })).toHaveStatus(409);
     expect(await enabledOf(action.id)).toBe(false);
 
     const again = reviewedOf(shownAgain);
     expect(again).not.toBe(reviewed);
     const switched = await post(jar, `/dashboard/actions/${action.id}/on`, { csrf_token: csrf, reviewed: again });
-    expect(switched.status).toBe(303);
+    await expect(switched).toHaveStatus(303);
     expect(await enabledOf(action.id)).toBe(true);
   });
 
@@ -163,7 +163,7 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
       csrf_token: csrfTokenOf(viewed),
       reviewed: reviewedOf(viewed),
     });
-    expect(switched.status).toBe(303);
+    await expect(switched).toHaveStatus(303);
     expect(await enabledOf(action.id)).toBe(true);
   });
 
@@ -175,7 +175,7 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
     });
     const csrf = csrfTokenOf(await (await browse(jar, `/dashboard/actions/${action.id}`)).text());
     const tested = await post(jar, `/dashboard/actions/${action.id}/test`, { csrf_token: csrf, arguments: "{}" });
-    expect(tested.status).toBe(422);
+    await expect(tested).toHaveStatus(422);
     const page = await tested.text();
     expect(page).toContain("The required parameter &quot;sku&quot; is missing");
     expect(page).toContain("Switch on");
@@ -187,13 +187,13 @@ describe("the dashboard over HTTP (the browser tests drive it for real: test-e2e
     const csrf = csrfTokenOf(await (await browse(jar, "/dashboard")).text());
     const token = jar.cookies.get("__Host-owner_session");
     const out = await post(jar, "/dashboard/sign-out", { csrf_token: csrf });
-    expect(out.status).toBe(303);
+    await expect(out).toHaveStatus(303);
     const replayed = await call("/dashboard", { headers: { Cookie: `__Host-owner_session=${token}` } });
-    expect(replayed.status).toBe(303);
+    await expect(replayed).toHaveStatus(303);
   });
 });
 
-describe('the limit of 10 active keys (spec: Authentication, "At most 10 active keys per business")', () => {
+describe("the limit of 10 active keys (docs/guides/getting-started.md, A credential)", () => {
   const activeKeys = (businessId: string) =>
     db.$count(apiKeys, and(eq(apiKeys.businessId, businessId), isNull(apiKeys.revokedAt)));
 
@@ -203,7 +203,7 @@ describe('the limit of 10 active keys (spec: Authentication, "At most 10 active 
     const jar = await signedIn(owner);
     const csrf = csrfTokenOf(await (await browse(jar, "/dashboard/keys")).text());
     for (const key of await db.select().from(apiKeys).where(eq(apiKeys.businessId, owner.business.id))) {
-      expect((await post(jar, `/dashboard/keys/${key.id}/revoke`, { csrf_token: csrf })).status).toBe(303);
+      await expect(await post(jar, `/dashboard/keys/${key.id}/revoke`, { csrf_token: csrf })).toHaveStatus(303);
     }
     expect(await activeKeys(owner.business.id)).toBe(0);
     return { owner, jar, csrf };
@@ -212,10 +212,10 @@ describe('the limit of 10 active keys (spec: Authentication, "At most 10 active 
   it("refuses the 11th key with 403 saying why, and makes one again once a key is revoked", async () => {
     const { owner, jar, csrf } = await ownerWithoutKeys();
     const create = (label: string) => post(jar, "/dashboard/keys", { label, csrf_token: csrf });
-    for (let n = 1; n <= 10; n++) expect((await create(`Key ${n}`)).status).toBe(201);
+    for (let n = 1; n <= 10; n++) await expect(await create(`Key ${n}`)).toHaveStatus(201);
 
     const refused = await create("Key 11");
-    expect(refused.status).toBe(403);
+    await expect(refused).toHaveStatus(403);
     expect(await refused.text()).toContain(
       "A business can have at most 10 active API keys: revoke one before creating another.",
     );
@@ -227,13 +227,13 @@ describe('the limit of 10 active keys (spec: Authentication, "At most 10 active 
       .where(and(eq(apiKeys.businessId, owner.business.id), isNull(apiKeys.revokedAt)))
       .orderBy(asc(apiKeys.id))
       .get();
-    expect((await post(jar, `/dashboard/keys/${oldest?.id}/revoke`, { csrf_token: csrf })).status).toBe(303);
+    await expect(await post(jar, `/dashboard/keys/${oldest?.id}/revoke`, { csrf_token: csrf })).toHaveStatus(303);
     const again = await create("Key 11");
-    expect(again.status).toBe(201);
+    await expect(again).toHaveStatus(201);
     const key = /data-testid="new-key">([^<]+)</.exec(await again.text())?.[1]?.trim() ?? "";
-    expect((await call("/api/v1/me", { key })).status).toBe(200);
+    await expect(await call("/api/v1/me", { key })).toHaveStatus(200);
     expect(await activeKeys(owner.business.id)).toBe(10);
-    expect((await create("Key 12")).status).toBe(403);
+    await expect(await create("Key 12")).toHaveStatus(403);
   });
 
   it("leaves exactly 10 active keys when 12 are created at once", async () => {

@@ -21,7 +21,7 @@ const HOUR = 3_600_000;
 
 async function createIntake(credential: string, title: string) {
   const created = await postIntake(credential, intakeBody({ title }));
-  expect(created.status, await created.clone().text()).toBe(201);
+  await expect(created).toHaveStatus(201);
   return json<{ id: number; name: string }>(created);
 }
 
@@ -53,20 +53,20 @@ describe("the overview: what needs the owner", async () => {
   // revoked key (it cannot be switched on again, so it waits for nobody).
   const fresh = await createIntake(mine.apiKey, "Fresh intake");
   const changed = await createIntake(mine.apiKey, "Changed intake");
-  expect((await approveIntake(jar, changed.id)).status).toBe(303);
-  expect((await patchIntake(mine.apiKey, changed.id, { title: "Changed intake, renamed" })).status).toBe(200);
+  await expect(await approveIntake(jar, changed.id)).toHaveStatus(303);
+  await expect(await patchIntake(mine.apiKey, changed.id, { title: "Changed intake, renamed" })).toHaveStatus(200);
   const ownerOff = await createIntake(mine.apiKey, "Owner switched off");
-  expect((await approveIntake(jar, ownerOff.id)).status).toBe(303);
+  await expect(await approveIntake(jar, ownerOff.id)).toHaveStatus(303);
   const offPath = `/dashboard/intakes/${ownerOff.id}`;
-  expect((await submit(jar, offPath, `${offPath}/off`)).status).toBe(303);
+  await expect(await submit(jar, offPath, `${offPath}/off`)).toHaveStatus(303);
   const revokedKey = await createApiKey(mine.business.id);
   await createIntake(revokedKey.apiKey, "Of a revoked key");
-  expect((await submit(jar, "/dashboard/keys", `/dashboard/keys/${revokedKey.apiKeyId}/revoke`)).status).toBe(303);
+  await expect(await submit(jar, "/dashboard/keys", `/dashboard/keys/${revokedKey.apiKeyId}/revoke`)).toHaveStatus(303);
   await createIntake(theirs.apiKey, "Their intake");
 
   // Actions: one never switched on (listed), one on (not listed), one the owner switched off (not listed), one a
   // partner's new url switched off (listed, as changed).
-  const switchOn = async (id: number) => expect((await switchActionOn(jar, id)).status).toBe(303);
+  const switchOn = async (id: number) => expect(await switchActionOn(jar, id)).toHaveStatus(303);
   const offAction = await registerAction(mine.apiKey, "stock_off", { title: "Stock, off" });
   const onAction = await registerAction(mine.apiKey, "stock_on", { title: "Stock, on" });
   await switchOn(onAction.id);
@@ -75,7 +75,7 @@ describe("the overview: what needs the owner", async () => {
   });
   await switchOn(ownerOffAction.id);
   const ownerOffPath = `/dashboard/actions/${ownerOffAction.id}`;
-  expect((await submit(jar, ownerOffPath, `${ownerOffPath}/off`)).status).toBe(303);
+  await expect(await submit(jar, ownerOffPath, `${ownerOffPath}/off`)).toHaveStatus(303);
   const movedAction = await registerAction(mine.apiKey, "stock_moved", { title: "Stock, moved" });
   await switchOn(movedAction.id);
   const moved = await call(`/api/v1/actions/${movedAction.id}`, {
@@ -114,7 +114,7 @@ describe("the overview: what needs the owner", async () => {
       method: "PUT",
       body: { title: `About ${key}`, content: `Everything customers ask about ${key}, kept up to date.` },
     });
-    expect(pushed.status).toBe(201);
+    await expect(pushed).toHaveStatus(201);
   }
 
   // Credentials: the fixture's key used at a known time, a key never used, an app used at a known time, an app
@@ -128,12 +128,12 @@ describe("the overview: what needs the owner", async () => {
   await db.update(oauthGrants).set({ lastUsedAt: "2026-05-06T07:08:09.000Z" }).where(eq(oauthGrants.id, app.grantId));
   const gone = await connectApp(mine);
   const disconnectPath = `/dashboard/apps/${gone.grantId}/disconnect`;
-  expect((await submit(jar, disconnectPath, disconnectPath)).status).toBe(303);
+  await expect(await submit(jar, disconnectPath, disconnectPath)).toHaveStatus(303);
 
   const overview = await page(jar, "/dashboard");
 
-  it("lists the intakes and actions never approved and those a partner's change switched off", () => {
-    expect(overview.status).toBe(200);
+  it("lists the intakes and actions never approved and those a partner's change switched off", async () => {
+    await expect(overview).toHaveStatus(200);
     const waiting = testIdText(overview.html, "waiting");
     expect(waiting).toContain("Intake Fresh intake : new, never approved");
     expect(waiting).toContain("Intake Changed intake, renamed : changed by the partner since you approved it");
@@ -184,7 +184,7 @@ describe("the overview: what needs the owner", async () => {
     const request = new Request(`${BASE}/dashboard`, { headers: { Cookie: jar.header() } });
     const response = await worker.fetch(request, { ...env, [SHARD_D1_BINDING]: d1 }, ctx);
     await waitOnExecutionContext(ctx);
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(trips).toHaveLength(2);
     expect(trips[1]).toBe("batch of 7");
   });

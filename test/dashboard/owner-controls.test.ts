@@ -34,7 +34,7 @@ async function pushText(credential: string, key: string, title: string) {
     method: "PUT",
     body: { title, content: `${title}: closed on public holidays, open again the day after.` },
   });
-  expect(pushed.status, await pushed.clone().text()).toBe(201);
+  await expect(pushed).toHaveStatus(201);
 }
 
 describe("removing a webhook endpoint from the dashboard", async () => {
@@ -59,7 +59,7 @@ describe("removing a webhook endpoint from the dashboard", async () => {
     expect(endpointPage.html).toContain(`Added by the app ${app.client.client_name}`);
 
     const confirmation = await page(jar, `/dashboard/webhooks/${endpoint.id}/remove`);
-    expect(confirmation.status).toBe(200);
+    await expect(confirmation).toHaveStatus(200);
     expect(confirmation.html).toContain(box.url("/hooks"));
     expect(testIdText(confirmation.html, "stops")).toContain(
       "2 deliveries that are still waiting to be sent will not be sent.",
@@ -73,7 +73,7 @@ describe("removing a webhook endpoint from the dashboard", async () => {
       `/dashboard/webhooks/${endpoint.id}/remove`,
       `/dashboard/webhooks/${endpoint.id}/remove`,
     );
-    expect(removed.status).toBe(303);
+    await expect(removed).toHaveStatus(303);
     expect(removed.headers.get("Location")).toBe("/dashboard/webhooks");
     expect(await endpointRow(endpoint.id)).toBeUndefined();
     expect(await deliveriesOf(endpoint.id)).toEqual([]);
@@ -93,24 +93,24 @@ describe("removing a webhook endpoint from the dashboard", async () => {
     expect(confirmation.html).toContain("Added with an API key");
     expect(testIdText(confirmation.html, "stops")).toContain("No delivery is waiting to be sent to it.");
     const path = `/dashboard/webhooks/${endpoint.id}/remove`;
-    expect((await submit(jar, path, path)).status).toBe(303);
+    await expect(await submit(jar, path, path)).toHaveStatus(303);
     expect(await endpointRow(endpoint.id)).toBeUndefined();
   });
 
   it("shows another business's endpoint as not found, and removes nothing of theirs", async () => {
     const endpoint = await subscribe(theirs.apiKey, "https://partner.example/theirs");
     const confirmation = await page(jar, `/dashboard/webhooks/${endpoint.id}/remove`);
-    expect(confirmation.status).toBe(404);
+    await expect(confirmation).toHaveStatus(404);
     expect(confirmation.html).toContain("No webhook endpoint with that id exists for this business.");
     const removed = await submit(jar, "/dashboard", `/dashboard/webhooks/${endpoint.id}/remove`);
-    expect(removed.status).toBe(404);
+    await expect(removed).toHaveStatus(404);
     expect(await endpointRow(endpoint.id)).toBeDefined();
   });
 
   it("refuses the removal without the session's CSRF token", async () => {
     const endpoint = await subscribe(mine.apiKey, "https://partner.example/kept");
     const refused = await post(jar, `/dashboard/webhooks/${endpoint.id}/remove`);
-    expect(refused.status).toBe(403);
+    await expect(refused).toHaveStatus(403);
     expect(await refused.text()).toContain(NOT_FROM_DASHBOARD);
     expect(await endpointRow(endpoint.id)).toBeDefined();
   });
@@ -145,7 +145,7 @@ describe("sending a delivery again from an endpoint's history", async () => {
     const before = (await deliveriesOf(endpoint.id)).length;
 
     const sent = await submit(jar, `/dashboard/webhooks/${endpoint.id}`, action);
-    expect(sent.status).toBe(303);
+    await expect(sent).toHaveStatus(303);
     expect(sent.headers.get("Location")).toBe(`/dashboard/webhooks/${endpoint.id}`);
 
     // No new delivery: the same one, with the same X-Service-Delivery, sent once more by the real consumer.
@@ -175,7 +175,7 @@ describe("sending a delivery again from an endpoint's history", async () => {
       `/dashboard/webhooks/${endpoint.id}/deliveries/abc/send-again`,
     ]) {
       const refused = await submit(jar, "/dashboard", path);
-      expect(refused.status, path).toBe(404);
+      await expect(refused, path).toHaveStatus(404);
       expect(await refused.text()).toMatch(/No (delivery|webhook endpoint) with that id exists/);
     }
     expect(await db.$count(webhookDeliveries, eq(webhookDeliveries.businessId, theirs.business.id))).toBe(before);
@@ -186,7 +186,7 @@ describe("sending a delivery again from an endpoint's history", async () => {
     const { delivery } = await deliveredOnce();
     const before = (await deliveriesOf(endpoint.id)).length;
     const refused = await post(jar, `/dashboard/webhooks/${endpoint.id}/deliveries/${delivery.id}/send-again`);
-    expect(refused.status).toBe(403);
+    await expect(refused).toHaveStatus(403);
     expect((await deliveriesOf(endpoint.id)).length).toBe(before);
   });
 });
@@ -205,45 +205,45 @@ describe("removing an action from the dashboard", async () => {
     const tested = await submit(jar, `/dashboard/actions/${action.id}`, `/dashboard/actions/${action.id}/test`, {
       arguments: "{}",
     });
-    expect(tested.status).toBe(200);
+    await expect(tested).toHaveStatus(200);
     expect(await db.$count(actionCalls, eq(actionCalls.actionId, action.id))).toBe(1);
 
     const actionPage = await page(jar, `/dashboard/actions/${action.id}`);
     expect(actionPage.html).toContain(`href="/dashboard/actions/${action.id}/remove"`);
     expect(actionPage.html).toContain(`Added by the app ${app.client.client_name}`);
     const confirmation = await page(jar, `/dashboard/actions/${action.id}/remove`);
-    expect(confirmation.status).toBe(200);
+    await expect(confirmation).toHaveStatus(200);
     expect(testIdText(confirmation.html, "stops")).toContain("The Secretary no longer calls it");
     expect(await db.$count(actions, eq(actions.id, action.id))).toBe(1);
 
     const path = `/dashboard/actions/${action.id}/remove`;
     const removed = await submit(jar, path, path);
-    expect(removed.status).toBe(303);
+    await expect(removed).toHaveStatus(303);
     expect(removed.headers.get("Location")).toBe("/dashboard/actions");
     expect(await db.$count(actions, eq(actions.id, action.id))).toBe(0);
     expect(await db.$count(actionCalls, eq(actionCalls.actionId, action.id))).toBe(0);
-    expect((await call(`/api/v1/actions/${action.id}`, { key: app.tokens.access_token })).status).toBe(404);
+    await expect(await call(`/api/v1/actions/${action.id}`, { key: app.tokens.access_token })).toHaveStatus(404);
   });
 
   it("removes an action registered with an API key just the same", async () => {
     const action = await registerAction(mine.apiKey, "key_stock");
     const path = `/dashboard/actions/${action.id}/remove`;
     expect((await page(jar, path)).html).toContain("Added with an API key");
-    expect((await submit(jar, path, path)).status).toBe(303);
+    await expect(await submit(jar, path, path)).toHaveStatus(303);
     expect(await db.$count(actions, eq(actions.id, action.id))).toBe(0);
   });
 
   it("shows another business's action as not found, refuses a post without CSRF, and removes nothing", async () => {
     const theirAction = await registerAction(theirs.apiKey, "their_stock");
     const confirmation = await page(jar, `/dashboard/actions/${theirAction.id}/remove`);
-    expect(confirmation.status).toBe(404);
+    await expect(confirmation).toHaveStatus(404);
     expect(confirmation.html).toContain("No action with that id exists for this business.");
-    expect((await submit(jar, "/dashboard", `/dashboard/actions/${theirAction.id}/remove`)).status).toBe(404);
+    await expect(await submit(jar, "/dashboard", `/dashboard/actions/${theirAction.id}/remove`)).toHaveStatus(404);
     expect(await db.$count(actions, eq(actions.id, theirAction.id))).toBe(1);
 
     const mineToKeep = await registerAction(mine.apiKey, "kept_stock");
     const refused = await post(jar, `/dashboard/actions/${mineToKeep.id}/remove`);
-    expect(refused.status).toBe(403);
+    await expect(refused).toHaveStatus(403);
     expect(await db.$count(actions, eq(actions.id, mineToKeep.id))).toBe(1);
   });
 });
@@ -258,7 +258,7 @@ describe("removing a pushed text, whoever pushed it", async () => {
     await pushText(mine.apiKey, "key-hours", "Key hours");
     for (const key of ["app-hours", "key-hours"]) {
       const removed = await submit(jar, "/dashboard/knowledge", "/dashboard/knowledge/pushed/remove", { key });
-      expect(removed.status).toBe(303);
+      await expect(removed).toHaveStatus(303);
     }
     expect(await db.$count(knowledgeItems, eq(knowledgeItems.businessId, mine.business.id))).toBe(0);
   });
@@ -287,7 +287,7 @@ describe("revoking a key: what stops and what remains, then the confirmation", a
 
   it("says the key's intakes switch off and the endpoints keep receiving while another key remains", async () => {
     const confirmation = await page(jar, path);
-    expect(confirmation.status).toBe(200);
+    await expect(confirmation).toHaveStatus(200);
     const stops = testIdText(confirmation.html, "stops");
     expect(stops).toContain("Every request made with this key is refused");
     expect(stops).toContain(intake.name);
@@ -302,7 +302,7 @@ describe("revoking a key: what stops and what remains, then the confirmation", a
 
   it("says the endpoints are removed, with their URLs, when it is the last active key; confirming revokes it", async () => {
     // The other key revoked first: the first one is now the business's last.
-    expect((await submit(jar, "/dashboard/keys", `/dashboard/keys/${second.apiKeyId}/revoke`)).status).toBe(303);
+    await expect(await submit(jar, "/dashboard/keys", `/dashboard/keys/${second.apiKeyId}/revoke`)).toHaveStatus(303);
     const confirmation = await page(jar, path);
     const stops = testIdText(confirmation.html, "stops");
     expect(stops).toContain("This is the business's last active API key");
@@ -310,9 +310,9 @@ describe("revoking a key: what stops and what remains, then the confirmation", a
     expect(testIdText(confirmation.html, "remains")).not.toContain(endpointUrl);
 
     const revoked = await submit(jar, path, path);
-    expect(revoked.status).toBe(303);
+    await expect(revoked).toHaveStatus(303);
     expect(revoked.headers.get("Location")).toBe("/dashboard/keys");
-    expect((await call("/api/v1/me", { key: mine.apiKey })).status).toBe(401);
+    await expect(await call("/api/v1/me", { key: mine.apiKey })).toHaveStatus(401);
     expect((await db.select().from(intakes).where(eq(intakes.id, intake.id)).get())?.enabled).toBe(false);
     expect(await db.$count(webhookEndpoints, eq(webhookEndpoints.id, endpoint.id))).toBe(0);
     expect(await db.$count(actions, eq(actions.id, action.id))).toBe(1);
@@ -325,11 +325,11 @@ describe("revoking a key: what stops and what remains, then the confirmation", a
   it("shows another business's key as not found, and refuses a post without CSRF", async () => {
     const theirKey = await db.select().from(apiKeys).where(eq(apiKeys.businessId, theirs.business.id)).get();
     const confirmation = await page(jar, `/dashboard/keys/${theirKey?.id}/revoke`);
-    expect(confirmation.status).toBe(404);
+    await expect(confirmation).toHaveStatus(404);
     expect(confirmation.html).toContain("No API key with that id exists for this business.");
     const kept = await createApiKey(mine.business.id);
-    expect((await post(jar, `/dashboard/keys/${kept.apiKeyId}/revoke`)).status).toBe(403);
-    expect((await call("/api/v1/me", { key: kept.apiKey })).status).toBe(200);
+    await expect(await post(jar, `/dashboard/keys/${kept.apiKeyId}/revoke`)).toHaveStatus(403);
+    await expect(await call("/api/v1/me", { key: kept.apiKey })).toHaveStatus(200);
   });
 });
 
@@ -352,7 +352,7 @@ describe("disconnecting an app: what stops and what remains, then the confirmati
     expect(formsPostingTo(apps.html, path)).toBe(0);
 
     const confirmation = await page(jar, path);
-    expect(confirmation.status).toBe(200);
+    await expect(confirmation).toHaveStatus(200);
     expect(confirmation.html).toContain(`Disconnect ${app.client.client_name}?`);
     const stops = testIdText(confirmation.html, "stops");
     expect(stops).toContain("every token it holds is refused");
@@ -364,9 +364,9 @@ describe("disconnecting an app: what stops and what remains, then the confirmati
     expect(remains).toContain("marked as from a disconnected app");
 
     const disconnected = await submit(jar, path, path);
-    expect(disconnected.status).toBe(303);
+    await expect(disconnected).toHaveStatus(303);
     expect(disconnected.headers.get("Location")).toBe("/dashboard/apps");
-    expect((await call("/api/v1/me", { key: token })).status).toBe(401);
+    await expect(await call("/api/v1/me", { key: token })).toHaveStatus(401);
     expect(
       (await db.select().from(oauthGrants).where(eq(oauthGrants.id, app.grantId)).get())?.revokedAt,
     ).not.toBeNull();
@@ -399,11 +399,11 @@ describe("disconnecting an app: what stops and what remains, then the confirmati
   it("shows another business's connection as not found, and refuses a post without CSRF", async () => {
     const theirApp = await connectApp(theirs);
     const confirmation = await page(jar, `/dashboard/apps/${theirApp.grantId}/disconnect`);
-    expect(confirmation.status).toBe(404);
+    await expect(confirmation).toHaveStatus(404);
     expect(confirmation.html).toContain("No connected app with that id exists for this business.");
     const kept = await connectApp(mine);
-    expect((await post(jar, `/dashboard/apps/${kept.grantId}/disconnect`)).status).toBe(403);
-    expect((await call("/api/v1/me", { key: kept.tokens.access_token })).status).toBe(200);
+    await expect(await post(jar, `/dashboard/apps/${kept.grantId}/disconnect`)).toHaveStatus(403);
+    await expect(await call("/api/v1/me", { key: kept.tokens.access_token })).toHaveStatus(200);
     expect(
       await db.$count(
         oauthGrants,

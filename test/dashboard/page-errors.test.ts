@@ -29,7 +29,7 @@ afterEach(() => {
 
 /** The 500 page: HTML in the page shell, the page headers, one log line with the request id, and no detail. */
 async function expectServerErrorPage(response: Response, log: ReturnType<typeof logged>, title: string) {
-  expect(response.status).toBe(500);
+  await expect(response).toHaveStatus(500);
   expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
   expect(response.headers.get("Content-Security-Policy")).toMatch(/^default-src 'none'; /);
   expect(response.headers.get("X-Frame-Options")).toBe("DENY");
@@ -55,7 +55,7 @@ describe("the dashboard", async () => {
   const endpoint = await subscribe(owner.apiKey, "https://partner.example/broken", ["lead.created"]);
 
   it("answers its 500 page when a page's handler throws", async () => {
-    expect((await page(jar, "/dashboard/webhooks")).status).toBe(200);
+    await expect(await page(jar, "/dashboard/webhooks")).toHaveStatus(200);
     await shardD1.prepare("UPDATE webhook_endpoints SET events = 'not json' WHERE id = ?").bind(endpoint.id).run();
     expectServerErrors();
     const log = logged();
@@ -111,7 +111,7 @@ it("leaves the API's unexpected errors as JSON", async () => {
   expectServerErrors();
   logged();
   const response = await call("/api/v1/webhooks", { key: owner.apiKey });
-  expect(response.status).toBe(500);
+  await expect(response).toHaveStatus(500);
   expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
   expect(await response.json()).toEqual({
     error: "Something failed on our side; retry with a short backoff.",

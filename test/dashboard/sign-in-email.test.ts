@@ -33,7 +33,7 @@ describe("a failed sign-in keeps the email", async () => {
     const csrf = csrfTokenOf(await (await browse(jar, "/dashboard/sign-in")).text());
     for (const email of [EMAIL, mine.owner.email]) {
       const failed = await post(jar, "/dashboard/sign-in", { csrf_token: csrf, email, password: PASSWORD });
-      expect(failed.status).toBe(401);
+      await expect(failed).toHaveStatus(401);
       const html = await failed.text();
       if (email === EMAIL) expectKeptEmail(html);
       else expect(html).toContain(`value="${mine.owner.email}"`);
@@ -48,7 +48,7 @@ describe("a failed sign-in keeps the email", async () => {
     const failed = await browse(jar, `/oauth/authorize/sign-in?${query}`, {
       form: { csrf_token: csrf, email: EMAIL, password: PASSWORD },
     });
-    expect(failed.status).toBe(401);
+    await expect(failed).toHaveStatus(401);
     expectKeptEmail(await failed.text());
   });
 });

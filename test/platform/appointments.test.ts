@@ -75,7 +75,7 @@ describe("GET /api/v1/appointments", async () => {
 
   it("answers { data, has_more } with 25 bookings by default, the most recently booked first", async () => {
     const response = await list();
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<Page>(response);
     expect(Object.keys(body)).toEqual(["data", "has_more"]);
     expect(body).toMatchObject({ has_more: true });
@@ -94,7 +94,7 @@ describe("GET /api/v1/appointments", async () => {
     expect(created).toEqual([...created].sort().reverse());
   });
 
-  it("returns exactly the fields of the spec's Booking object, nested as the spec nests them", async () => {
+  it("returns exactly the fields of a booking, nested (docs/guides/syncing.md, Booking and order objects)", async () => {
     const body = await json<Page>(await list("?limit=1"));
     const booking = body.data[0];
     expect(Object.keys(booking ?? {}).sort()).toEqual(BOOKING_FIELDS);
@@ -150,7 +150,7 @@ describe("GET /api/v1/appointments", async () => {
 
   it("refuses an unknown status with 400 naming the parameter and the allowed values", async () => {
     const response = await list("?status=lost");
-    expect(response.status).toBe(400);
+    await expect(response).toHaveStatus(400);
     const { error } = await json(response);
     expect(error).toBe(
       'The query parameter "status" must be one of "pending", "confirmed", "completed", "cancelled", "no_show".',
@@ -187,7 +187,7 @@ describe("GET /api/v1/appointments", async () => {
     "refuses since=%s with 400 naming the parameter",
     async (since) => {
       const response = await list(`?since=${encodeURIComponent(since)}`);
-      expect(response.status).toBe(400);
+      await expect(response).toHaveStatus(400);
       expect((await json(response)).error).toMatch(
         /^The query parameter "since" must be a (date written YYYY-MM-DD|real calendar date)\.$/,
       );

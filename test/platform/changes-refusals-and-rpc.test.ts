@@ -149,8 +149,8 @@ describe("POST /internal/v1/businesses/{id}/events: refusals", async () => {
   });
 
   it("checks the token before anything else: a bad body or an unknown business without it is 401", async () => {
-    expect((await postEventsWith(crypto.randomUUID(), { booking: newBooking() }, {})).status).toBe(401);
-    expect((await postEventsWith("not-a-uuid", "{", {})).status).toBe(401);
+    await expect(await postEventsWith(crypto.randomUUID(), { booking: newBooking() }, {})).toHaveStatus(401);
+    await expect(await postEventsWith("not-a-uuid", "{", {})).toHaveStatus(401);
   });
 });
 

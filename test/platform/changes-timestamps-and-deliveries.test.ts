@@ -118,7 +118,7 @@ describe("POST /internal/v1/businesses/{id}/events: deliveries to webhook endpoi
   const ordersOnly = receiverBox("orders-only");
   const subscribe = async (url: string, events?: string[]) => {
     const response = await call("/api/v1/webhooks", { key: apiKey, method: "POST", body: { url, events } });
-    expect(response.status).toBe(201);
+    await expect(response).toHaveStatus(201);
     return (await json<{ id: number }>(response)).id;
   };
   const allEndpoint = await subscribe(everything.url("/hooks"));

@@ -69,7 +69,7 @@ describe("GET /api/v1/orders", async () => {
 
   it("answers { data, has_more } with 25 orders by default, newest first", async () => {
     const response = await list();
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     const body = await json<Page>(response);
     expect(Object.keys(body)).toEqual(["data", "has_more"]);
     expect(body).toMatchObject({ has_more: true });
@@ -79,7 +79,7 @@ describe("GET /api/v1/orders", async () => {
     expect(created).toEqual([...created].sort().reverse());
   });
 
-  it("returns exactly the fields of the spec's Order object", async () => {
+  it("returns exactly the fields of an order (docs/guides/syncing.md, Booking and order objects)", async () => {
     const body = await json<Page>(await list("?limit=1"));
     expect(Object.keys(body.data[0] ?? {}).sort()).toEqual(ORDER_FIELDS);
     expect(body.data[0]).toEqual({
@@ -127,7 +127,7 @@ describe("GET /api/v1/orders", async () => {
 
   it.each(["shipped", "no_show", "PENDING"])("refuses status=%s with 400 naming the seven statuses", async (status) => {
     const response = await list(`?status=${status}`);
-    expect(response.status).toBe(400);
+    await expect(response).toHaveStatus(400);
     expect((await json(response)).error).toBe(
       'The query parameter "status" must be one of "pending", "confirmed", "preparing", "ready_for_pickup", "out_for_delivery", "fulfilled", "cancelled".',
     );

@@ -41,7 +41,7 @@ const reportAt = (at: string, businessId: string, body: unknown) =>
 const reportNew = async (kind: (typeof KINDS)[number], businessId: string) => {
   const object = kind.name === "bookings" ? newBooking() : newOrder();
   const response = await reportOverHttp(businessId, { [kind.record]: object });
-  expect(response.status).toBe(201);
+  await expect(response).toHaveStatus(201);
   return object.id;
 };
 
@@ -60,7 +60,7 @@ describe.each(KINDS)("paging $name with starting_after and has_more", async (kin
   await insertAll(kind.table, [...rows, foreign] as never);
   const list = async (query: string) => {
     const response = await call(`${kind.path}${query}`, { key: apiKey });
-    expect(response.status, await response.clone().text()).toBe(200);
+    await expect(response).toHaveStatus(200);
     return json<Page>(response);
   };
 
@@ -163,16 +163,16 @@ describe.each(KINDS)("paging $name with starting_after and has_more", async (kin
   it("answers GET {id} with the object the list shows; 404 for another business's id, an unknown one, or no number", async () => {
     const [first] = (await list("?limit=1")).data;
     const response = await call(`${kind.path}/${first?.id}`, { key: apiKey });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     expect(await json(response)).toEqual(first);
     const missing = `No ${kind.record} with that id exists for this credential.`;
     for (const id of [foreign.id, 999_999_999, "abc", "0", "1e3", "-4"]) {
       const refused = await call(`${kind.path}/${id}`, { key: apiKey });
-      expect(refused.status, String(id)).toBe(404);
+      await expect(refused, String(id)).toHaveStatus(404);
       expect((await json(refused)).error).toBe(missing);
     }
     // The other business reads its own.
-    expect((await call(`${kind.path}/${foreign.id}`, { key: other.apiKey })).status).toBe(200);
+    await expect(await call(`${kind.path}/${foreign.id}`, { key: other.apiKey })).toHaveStatus(200);
   });
 
   it("makes one D1 round trip for a page after a cursor with every filter, and for one object", async () => {
@@ -181,7 +181,7 @@ describe.each(KINDS)("paging $name with starting_after and has_more", async (kin
     for (const path of [`${kind.path}?${filters}`, `${kind.path}/${cursor}`]) {
       // The first request of an hour also records the key's use, after its answer (not counted either way).
       const { response, trips } = await roundTrips(path, { key: apiKey });
-      expect(response.status, path).toBe(200);
+      await expect(response, path).toHaveStatus(200);
       expect(trips, path).toHaveLength(1);
     }
   });
@@ -210,7 +210,7 @@ describe("updated_since: a sync returns what changed, with its new state and upd
   const [orderEvent] = await reportAt(changedAt, business.id, { order: { ...preparing, status: "preparing" } });
   const sync = async (path: string, since: string) => {
     const response = await call(`${path}?updated_since=${encodeURIComponent(since)}`, { key: apiKey });
-    expect(response.status).toBe(200);
+    await expect(response).toHaveStatus(200);
     return json<Page>(response);
   };
 
