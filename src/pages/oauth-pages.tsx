@@ -3,9 +3,12 @@ import type { OwnerSession } from "../domain/access/owner-sign-in";
 import { type AuthorizationRequest, authorizationQuery } from "../domain/oauth/authorization";
 import { CsrfField, Page, SignInForm } from "./page-shell";
 
-/** The pages of the authorization flow (spec: Partner sign-in, steps 2 and 3); routes/oauth-authorize.tsx serves them. */
+/**
+ * The pages of the authorization flow (docs/oauth.md, 2. Send the owner to the authorization page);
+ * routes/oauth-authorize.tsx serves them.
+ */
 
-/** What an approved app may do (spec: Partner sign-in, step 2, and "A partner token reaches /api/v1 only"). */
+/** What an approved app may do (docs/oauth.md, 2. Send the owner to the authorization page), through /api/v1 only. */
 const PERMISSIONS = [
   "Read your business details, appointments and orders",
   "Subscribe to webhooks: notifications of bookings, orders, payments, leads and reviews",

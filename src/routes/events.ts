@@ -5,6 +5,7 @@ import type { AppEnv } from "../app-env";
 import { getEventOperation, listEventsOperation } from "../domain/webhooks/webhook-operations";
 import { errorResponses } from "../schemas/error-body";
 import { EnvelopeObject, EventPath, EventsPage, EventsQuery } from "../schemas/webhook-operations";
+import { pagedList } from "./paged-lists";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 const listRoute = partnerRoute({
@@ -15,11 +16,7 @@ const listRoute = partnerRoute({
   description:
     "Every event this credential could have received: the business's events, and intake.completed of its own intakes.",
   tags: ["Events"],
-  request: { query: EventsQuery },
-  responses: {
-    200: { description: "A page of envelopes, each exactly as delivered", content: json(EventsPage) },
-    ...errorResponses(400, 401, 403),
-  },
+  ...pagedList(EventsQuery, "A page of envelopes, each exactly as delivered", EventsPage),
 });
 
 const getRoute = partnerRoute({

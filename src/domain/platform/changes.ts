@@ -90,8 +90,8 @@ export function orderEvents(
 }
 
 /**
- * A snapshot kind: where it is stored, how it maps to the spec's object (`Reported`, as the core platform reports it;
- * `Object`, as stored, with the service's `updated_at`), and which events a change of it emits.
+ * A snapshot kind: where it is stored, how it maps to the partner's object (`Reported`, as the core platform reports
+ * it; `Object`, as stored, with the service's `updated_at`), and which events a change of it emits.
  */
 type SnapshotKind<Reported extends { id: number }, Object extends Reported & { updated_at: string }, Change> = {
   name: string;
@@ -128,12 +128,10 @@ const MAX_REPORT_ATTEMPTS = 5;
 const withoutStamp = <T extends { updated_at?: string }>({ updated_at: _, ...members }: T) => members;
 
 /**
- * Applies a report of a booking or order: one round trip reads the business, the stored snapshot and the
- * endpoints; one batch writes the new snapshot, the events the change means (plus `extra` events, such as the
- * payment that carried it) and their deliveries, behind a guard that the snapshot is still the one read. Two reports
- * racing therefore never both emit: the loser reads again and emits only what is left to say (often nothing).
- * A changed snapshot is stamped `updated_at` from `deps.clock` (docs/decisions.md, Paging and sync), and the events
- * carry the object as stored, stamp included, so that an event and a read of the object agree.
+ * Applies a report of a booking or order: one round trip reads the business, the snapshot and the endpoints; one
+ * batch writes the new snapshot, its events (and `extra` ones, such as the payment that carried it) and deliveries,
+ * guarded by the snapshot read, so of two racing reports the loser reads again and emits only what is left. The
+ * snapshot is stamped `updated_at` and events carry it as stored (docs/decisions.md, Paging and sync).
  */
 async function applySnapshotChange<
   Reported extends { id: number; updated_at?: string },

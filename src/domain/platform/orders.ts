@@ -1,80 +1,25 @@
-import { and, desc, eq, gte } from "drizzle-orm";
-import { afterRow, type Page, readPage } from "../../db/pages";
-import { type Read, read } from "../../db/reads";
 import { orders } from "../../db/schema";
-import { type ShapedArgument, statement } from "../../db/statements";
-import { notFound } from "../../lib/api-error";
 import type { OrderObject, ReportedOrder } from "../../schemas/order";
-import { businessOf, type Reach, reachArgument, type SqlReach } from "../access/scope";
-import type { PageFilters } from "./paging";
+import { type PageFilters, snapshotReads } from "./snapshot-reads";
 
 export type OrderRow = typeof orders.$inferSelect;
 
-export type OrderFilters = PageFilters & { status?: OrderRow["status"] };
+/** No `since`: an order has no appointment date (docs/decisions.md, Reading bookings and orders). */
+export type OrderFilters = Omit<PageFilters<OrderRow["status"]>, "since">;
 
 /**
- * Spec, GET /orders: newest (most recently placed) first; served by `orders_business_created` / `..._status_created`,
- * and with `updated_since` by the range of `orders_business_updated`, sorted. `after`: the page's cursor
- * (src/db/pages.ts). Bound parameters: at most 9 of D1's 100, the reach's three at most (an access
+ * `GET /orders` and `GET /orders/{id}` (docs/decisions.md, Paging and sync): newest (most recently placed) first,
+ * through `orders_business_created` / `…_status_created`, and with `updated_since` the range of
+ * `orders_business_updated`, sorted. Bound parameters: at most 9 of D1's 100, the reach's three at most (an access
  * token's) and six more.
  */
-const ordersPage = statement<{
-  reach: ShapedArgument<SqlReach>;
-  limit: number;
-  status?: string;
-  updatedSince?: string;
-  after?: number;
-}>()((db, { reach, limit, status, updatedSince, after }) =>
-  db
-    .select()
-    .from(orders)
-    .where(
-      and(
-        eq(orders.businessId, businessOf(reach)),
-        status === undefined ? undefined : eq(orders.status, status),
-        updatedSince === undefined ? undefined : gte(orders.updatedAt, updatedSince),
-        after === undefined ? undefined : afterRow(db, orders, after),
-      ),
-    )
-    .orderBy(desc(orders.createdAt), desc(orders.id))
-    .limit(limit),
-);
+export const {
+  list: listOrders,
+  get: getOrder,
+  objectNotFound: orderNotFound,
+} = snapshotReads(orders, "order", toOrderObject);
 
-/** One order of the reach's business, by its id (`GET /orders/{id}`, and the check of a page's cursor). */
-const orderById = statement<{ reach: ShapedArgument<SqlReach>; id: number }>()((db, { reach, id }) =>
-  db
-    .select()
-    .from(orders)
-    .where(and(eq(orders.id, id), eq(orders.businessId, businessOf(reach)))),
-);
-
-/** Another business's order reads exactly as an unknown id (docs/architecture.md, Everywhere: Scoping). */
-export const orderNotFound = () => notFound("No order with that id exists for this credential.");
-
-/** One page and `has_more`, in one round trip with the cursor's check (src/db/pages.ts). */
-export function listOrders(reach: Reach, filters: OrderFilters): Read<Page<OrderObject>> {
-  const { limit, status, updatedSince, startingAfter } = filters;
-  const scope = reachArgument(reach);
-  const page = ordersPage({ reach: scope, limit: limit + 1, status, updatedSince, after: startingAfter });
-  const cursor = startingAfter === undefined ? undefined : orderById({ reach: scope, id: startingAfter });
-  return readPage(
-    limit,
-    page,
-    cursor,
-    toOrderObject,
-    'The query parameter "starting_after" names no order of this business.',
-  );
-}
-
-/** `GET /orders/{id}`: the order, or the 404. */
-export function getOrder(reach: Reach, id: number): Read<OrderObject> {
-  return read(orderById({ reach: reachArgument(reach), id }), ([row]) => {
-    if (!row) throw orderNotFound();
-    return toOrderObject(row);
-  });
-}
-
-/** Spec: Resources, Order object: exactly its fields. */
+/** An Order object, exactly its members (docs/guides/syncing.md, Booking and order objects). */
 export function toOrderObject(row: OrderRow): OrderObject {
   return {
     id: row.id,
@@ -99,7 +44,10 @@ export function toOrderObject(row: OrderRow): OrderObject {
   };
 }
 
-/** The stored snapshot of an Order object reported by the core platform, stored at `updatedAt` (the service's clock). */
+/**
+ * The stored snapshot of an Order object reported by the core platform, stored at `updatedAt` (the service's clock).
+ * Apart from `toBookingRow`, as the objects' mappings are: each has its own members, and either may gain one alone.
+ */
 export function toOrderRow(
   businessId: string,
   order: ReportedOrder,

@@ -17,10 +17,10 @@ import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
 import { ActionPage } from "./action-page";
 import { formArguments, type Tested } from "./action-test-form";
-import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { Layout, OnOff } from "./layout";
+import { removalPage } from "./removal-page";
 
 /** The page's id as the domain takes it, or the 404 page. */
 const actionId = (c: Context<DashboardEnv>) => idOrNotFound(c.req.param("id") ?? "", actionNotFound);
@@ -71,6 +71,7 @@ async function reviewedWrite(c: Context<DashboardEnv>, write: ReviewedWrite) {
  * owner's removal of any action, whoever registered it (docs/architecture.md, Principals and owner sides).
  */
 export const actionPages = new Hono<DashboardEnv>()
+  // A table apart from the endpoints' and intakes': each row says what its own kind of record needs to be judged.
   .get("/actions", async (c) => {
     const session = c.var.session;
     const actions = await listActionsForOwner(c.var.deps, session.business.id);
@@ -135,35 +136,29 @@ export const actionPages = new Hono<DashboardEnv>()
     return c.redirect(`/dashboard/actions/${id}`, 303);
   })
   .get("/actions/:id/remove", async (c) => {
-    const session = c.var.session;
-    const { action, creator } = await actionWithCreator(c.var.deps, session.business.id, actionId(c));
-    return renderPage(
-      c,
-      200,
-      <Layout title={`Remove the action “${action.title}”?`} session={session}>
-        <p>
+    const { action, creator } = await actionWithCreator(c.var.deps, c.var.session.business.id, actionId(c));
+    return removalPage(c, {
+      title: `Remove the action “${action.title}”?`,
+      named: (
+        <>
           <code>{action.name}</code> <CreatedBy creator={creator} />
+        </>
+      ),
+      at: `/dashboard/actions/${action.id}`,
+      confirm: "Remove the action",
+      stops: (
+        <ul>
+          <li>The Secretary no longer calls it, from now on.</li>
+          <li>Its secret stops signing, and its call history is deleted with it.</li>
+        </ul>
+      ),
+      remains: (
+        <p>
+          Every other action. The partner can register it again with its key or app, if it still has access; it is then
+          off until you switch it on.
         </p>
-        <Confirmation
-          session={session}
-          stops={
-            <ul>
-              <li>The Secretary no longer calls it, from now on.</li>
-              <li>Its secret stops signing, and its call history is deleted with it.</li>
-            </ul>
-          }
-          remains={
-            <p>
-              Every other action. The partner can register it again with its key or app, if it still has access; it is
-              then off until you switch it on.
-            </p>
-          }
-          action={`/dashboard/actions/${action.id}/remove`}
-          confirm="Remove the action"
-          back={`/dashboard/actions/${action.id}`}
-        />
-      </Layout>,
-    );
+      ),
+    });
   })
   .post("/actions/:id/remove", async (c) => {
     await deleteAction(c.var.deps, c.var.session.business.id, actionId(c));

@@ -7,8 +7,8 @@ import { Layout } from "./layout";
 
 /**
  * The page before the owner removes what a partner registered, whoever registered it (docs/architecture.md, What
- * happens when access ends): what it is, then the confirmation, whose form posts to `{at}/remove` and whose Cancel
- * leads back to the record's page `at`.
+ * happens when access ends): the record `named`, then the confirmation, whose form posts to `{at}/remove` and whose
+ * Cancel leads back to the record's page, `at`.
  */
 export function removalPage(
   c: Context<DashboardEnv>,

@@ -9,11 +9,11 @@ import { deliveryNotFound, sendDeliveryAgain } from "../../domain/webhooks/redel
 import { sendPing } from "../../domain/webhooks/test-events";
 import { idOrNotFound, numericId } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
-import { Confirmation } from "./confirmation";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { ButtonForm, Layout, Tag } from "./layout";
 import { ListeningSessions } from "./listening-sessions";
+import { removalPage } from "./removal-page";
 import { When, WithTimes } from "./time-text";
 import { DeliveryHistory } from "./webhook-deliveries";
 import { eventsInWords } from "./webhook-event-words";
@@ -177,41 +177,35 @@ export const webhookPages = new Hono<DashboardEnv>()
     return c.redirect(`/dashboard/webhooks/${id}`, 303);
   })
   .get("/webhooks/:id/remove", async (c) => {
-    const session = c.var.session;
-    const endpoint = await endpointForOwner(c.var.deps, session.business.id, endpointId(c));
+    const endpoint = await endpointForOwner(c.var.deps, c.var.session.business.id, endpointId(c));
     const pending = endpoint.pendingDeliveries;
-    return renderPage(
-      c,
-      200,
-      <Layout title="Remove this webhook endpoint?" session={session}>
-        <p>
+    return removalPage(c, {
+      title: "Remove this webhook endpoint?",
+      named: (
+        <>
           <code>{endpoint.url}</code> <CreatedBy creator={endpoint.creator} />
+        </>
+      ),
+      at: `/dashboard/webhooks/${endpoint.id}`,
+      confirm: "Remove the endpoint",
+      stops: (
+        <ul>
+          <li>No event is sent to this address any more, from now on.</li>
+          <li data-testid="pending">
+            {pending === 0
+              ? "No delivery is waiting to be sent to it."
+              : `${pending} ${pending === 1 ? "delivery that is" : "deliveries that are"} still waiting to be sent will not be sent.`}
+          </li>
+          <li>Its delivery history is deleted with it.</li>
+        </ul>
+      ),
+      remains: (
+        <p>
+          The events themselves, and every other endpoint. The partner can subscribe an endpoint again with its key or
+          app, if it still has access.
         </p>
-        <Confirmation
-          session={session}
-          stops={
-            <ul>
-              <li>No event is sent to this address any more, from now on.</li>
-              <li data-testid="pending">
-                {pending === 0
-                  ? "No delivery is waiting to be sent to it."
-                  : `${pending} ${pending === 1 ? "delivery that is" : "deliveries that are"} still waiting to be sent will not be sent.`}
-              </li>
-              <li>Its delivery history is deleted with it.</li>
-            </ul>
-          }
-          remains={
-            <p>
-              The events themselves, and every other endpoint. The partner can subscribe an endpoint again with its key
-              or app, if it still has access.
-            </p>
-          }
-          action={`/dashboard/webhooks/${endpoint.id}/remove`}
-          confirm="Remove the endpoint"
-          back={`/dashboard/webhooks/${endpoint.id}`}
-        />
-      </Layout>,
-    );
+      ),
+    });
   })
   .post("/webhooks/:id/remove", async (c) => {
     // Its deliveries go with it (foreign key cascade), so a message already on the queue finds nothing to send.
