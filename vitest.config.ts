@@ -48,9 +48,9 @@ const workerd = cloudflareTest(async ({ inject }) => ({
 export default defineConfig({
   test: {
     globalSetup: ["./test/global-setup.ts"],
-    // One pool worker per core, not vitest's default of one fewer: a worker here is a workerd process that runs the
-    // tests, and vitest's own process only relays modules and results, so the default left one of two cores idle.
-    maxWorkers: availableParallelism(),
+    // One pool worker more than the cores: a worker is a workerd process whose tests wait on D1, timers and local
+    // receivers a third of the time, so two workers left the two cores a quarter idle (measured: docs/toolchain.md).
+    maxWorkers: availableParallelism() + 1,
     reporters: ["default", "json"],
     outputFile: { json: "./test-artifacts/vitest-results.json" },
     projects: [
