@@ -238,7 +238,7 @@ describe("the source limit: 3 on Pro, 5 on Business, with the owner's own source
   });
 });
 
-describe("120 pushes per business per clock hour", () => {
+describe("120 pushes per business per clock hour", { timeout: 30_000 }, () => {
   it("answers the 121st push with 429 and Retry-After until the hour is up; replacements count", async () => {
     const { business, apiKey } = await createBusiness({ plan: "pro" });
     const limits = env.BUSINESS_LIMITS.get(env.BUSINESS_LIMITS.idFromName(business.id));

@@ -244,7 +244,7 @@ function drawStep(random: Random, shops: Shop[], step: number): { shop: Shop; sa
 }
 
 describe("businesses moved at random among partner writes, reports and refreshes", () => {
-  it(`keep reading exactly their own data after every step (seed ${SEED})`, { timeout: 120_000 }, async () => {
+  it(`keep reading exactly their own data after every step (seed ${SEED})`, { timeout: 300_000 }, async () => {
     const random = seededRandom(SEED);
     const shops = [await openShop("A", "legacy"), await openShop("B", "eu1"), await openShop("C", "us1")];
     const steps: { shop: Shop; said: string }[] = [];

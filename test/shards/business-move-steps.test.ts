@@ -69,7 +69,7 @@ async function stepsUntil(businessId: string, to: string, statements: number, st
   throw new Error(`The move of ${businessId} never reached ${status}.`);
 }
 
-describe("a business while a move of it is under way", async () => {
+describe("a business while a move of it is under way", { timeout: 60_000 }, async () => {
   const owner = await createOwnerBusiness({ shard: "legacy" });
   const { business, apiKey } = owner;
   const jar = await signedIn(owner);
@@ -202,7 +202,7 @@ async function countedSteps(businessId: string, to: string) {
   return steps;
 }
 
-describe("a move of a business with 3,000 bookings", async () => {
+describe("a move of a business with 3,000 bookings", { timeout: 60_000 }, async () => {
   const { business } = await businessWithBookings(3_000);
   const before = await rowsIn("legacy", business.id);
   const steps = await countedSteps(business.id, "eu1");
@@ -251,7 +251,9 @@ async function partnerCounts(credential: string, intakeIds: number[]) {
   };
 }
 
-describe("a move at the maxima: 20 endpoints, 10 actions, 5 intakes with responses, 2,005 bookings", async () => {
+describe("a move at the maxima: 20 endpoints, 10 actions, 5 intakes with responses, 2,005 bookings", {
+  timeout: 60_000,
+}, async () => {
   const owner = await businessWithBookings(2_000);
   const { business, apiKey } = owner;
   const app = await connectApp(owner);
@@ -320,12 +322,10 @@ describe("a move at the maxima: 20 endpoints, 10 actions, 5 intakes with respons
       expect(await partnerCounts(apiKey, intakeIds)).toEqual(counts);
       expect(await partnerCounts(app.tokens.access_token, [])).toMatchObject({ endpoints: 0, appointments: 2_005 });
     },
-    // Over 2,000 rows copied, verified and deleted step by step: seconds by nature.
-    20_000,
   );
 });
 
-describe("a move whose target fails in the middle of the copy", async () => {
+describe("a move whose target fails in the middle of the copy", { timeout: 60_000 }, async () => {
   const { business, apiKey } = await businessWithBookings(1_200);
   const before = await rowsIn("legacy", business.id);
   const first = await move(business.id, "eu1");
@@ -343,7 +343,7 @@ describe("a move whose target fails in the middle of the copy", async () => {
   });
 });
 
-describe("a move run again after its switch, before its deletion ended", async () => {
+describe("a move run again after its switch, before its deletion ended", { timeout: 60_000 }, async () => {
   const { business, apiKey } = await createOwnerBusiness({ shard: "legacy" });
   // Steps of 17 statements: the one that switches clears the copy's mark and deletes the credentials in legacy, and
   // has none left for the rest.
@@ -372,7 +372,7 @@ describe("a move run again after its switch, before its deletion ended", async (
   });
 });
 
-describe("a move undone by moving the business to the shard it is in", async () => {
+describe("a move undone by moving the business to the shard it is in", { timeout: 60_000 }, async () => {
   const { business, apiKey } = await businessWithBookings(1_000);
   const before = await rowsIn("legacy", business.id);
   const started = await move(business.id, "eu1");
@@ -421,7 +421,9 @@ function failingStatements(real: D1Database, pattern: RegExp): D1Database {
   });
 }
 
-describe("a move that fails after its switch, before the new shard's copy loses its mark", async () => {
+describe("a move that fails after its switch, before the new shard's copy loses its mark", {
+  timeout: 60_000,
+}, async () => {
   const { business, apiKey } = await createBusiness({ shard: "legacy" });
   const failing = { SHARD_US1: failingStatements(env.SHARD_US1, /^update "businesses" set "moving_since"/) };
   expectServerErrors();

@@ -82,7 +82,7 @@ async function expectReadsItsOwn(shop: Shop) {
   expect(intakes.data.map((intake) => intake.id)).toEqual([shop.intake.id]);
 }
 
-describe("moves in every direction, then new records on both sides", () => {
+describe("moves in every direction, then new records on both sides", { timeout: 30_000 }, () => {
   it("never gives two records of two shards one id, and each credential keeps reading its own business", async () => {
     // A business of us1 moves to eu1 and back: its rows pass through eu1 with their us1 ids.
     const traveller = await shopIn("us1");
@@ -110,7 +110,7 @@ describe("moves in every direction, then new records on both sides", () => {
   });
 });
 
-describe("bookings and orders of the same numbers in two businesses", () => {
+describe("bookings and orders of the same numbers in two businesses", { timeout: 30_000 }, () => {
   it("are each business's own, in two shards and after one moves in beside the other", async () => {
     const shops = await Promise.all([createOwnerBusiness({ shard: "eu1" }), createOwnerBusiness({ shard: "us1" })]);
     const base = 880_000_000 + Math.floor(Math.random() * 1_000_000) * 100;

@@ -177,7 +177,7 @@ describe.each(REGIONS)("a business in %s while it moves", async (shard) => {
   });
 });
 
-describe("a refresh and a revocation across a real move", async () => {
+describe("a refresh and a revocation across a real move", { timeout: 30_000 }, async () => {
   // Enough rows that the move's first step marks the business and pauses in its copy (docs/scaling.md, Moving a
   // business between shards: a step is bounded).
   const owner = await businessWithBookings(1_200);
