@@ -22,6 +22,10 @@ const WHOLE_DATABASE = [
 /** Tests of code that runs in Node, not in the Worker: the CLI, and the webhooks guide's node:http receiver. */
 const NODE_TESTS = ["test/cli/**/*.test.ts", "test/sdk/node-receiver.test.ts"];
 
+// wrangler's information lines (each test runtime's "Using secrets defined in .dev.vars") would print once per
+// runtime; its warnings and errors still print.
+process.env.WRANGLER_LOG ??= "warn";
+
 // Tests run inside workerd with the real bindings of wrangler.toml: local D1 (migrated by test/setup.ts), Durable
 // Objects and Queues. Outbound calls go to the real HTTP receiver that test/global-setup.ts starts.
 const workerd = cloudflareTest(async ({ inject }) => ({
