@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { REQUESTS_PER_MINUTE } from "../../src/admission/partner-admission";
 import { createApiKey, createBusiness } from "../helpers/fixtures";
@@ -16,12 +17,12 @@ describe("the per-credential request budget", async () => {
   it(`answers 429 with Retry-After past ${REQUESTS_PER_MINUTE} requests a minute, for that credential only`, {
     timeout: 30_000,
   }, async () => {
-    await awayFromWindowEdge();
-    const statuses: number[] = [];
-    for (let i = 0; i < REQUESTS_PER_MINUTE + 5; i++) statuses.push((await call("/api/v1/me", { key: apiKey })).status);
-    const refusedAt = statuses.indexOf(429);
-    expect(refusedAt).toBeGreaterThan(0);
-    expect(refusedAt).toBeLessThanOrEqual(REQUESTS_PER_MINUTE);
+    const { apiKey, apiKeyId } = await createApiKey(business.id);
+    // The budget's counter is the Rate Limiting binding's, counted here directly up to one use short of the limit;
+    // the last use and the first refusal go through the Worker, so the wiring (binding, key, answer) is what is proven.
+    await awayFromWindowEdge(2_000);
+    for (let i = 1; i < REQUESTS_PER_MINUTE; i++) await env.PRINCIPAL_RATE_LIMIT.limit({ key: `api_key:${apiKeyId}` });
+    await expect(await call("/api/v1/me", { key: apiKey })).toHaveStatus(200);
     const refused = await call("/api/v1/orders", { key: apiKey });
     await expect(refused).toHaveStatus(429);
     expect(refused.headers.get("Retry-After")).toBe("60");
