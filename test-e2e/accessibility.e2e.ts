@@ -7,6 +7,7 @@ import {
   eventually,
   FAILING_IMPACTS,
   launchChromium,
+  PORTS,
   type Seeded,
   SHOTS,
   sampleAction,
@@ -26,7 +27,7 @@ import {
  * to test-artifacts/screenshots/a11y-<page>-<viewport>.png, and every finding, whatever its impact, to
  * test-artifacts/a11y-report.json (both git-ignored).
  */
-const PORT = 8796;
+const PORT = PORTS.accessibility;
 const BASE = `http://localhost:${PORT}`;
 /** The rules that fail the test: WCAG 2.0 and 2.1, levels A and AA. */
 const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
@@ -188,19 +189,8 @@ async function authorizeUrl() {
   return `${BASE}/oauth/authorize?${query}`;
 }
 
-/** Whether something already answers on PORT: another run of these tests, whose worker does not know our seed. */
-async function portTaken() {
-  try {
-    await fetch(`http://127.0.0.1:${PORT}/`);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  if (await portTaken()) throw new Error(`port ${PORT} is in use: is another run of the browser tests going on?`);
   demo = await seed();
   receiver = await startReceiver();
   stopWorker = await startWorker(PORT);

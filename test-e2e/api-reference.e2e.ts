@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { otherOriginSources } from "../test/helpers/csp";
-import { SHOTS, workerAndBrowser } from "./local-worker";
+import { PORTS, SHOTS, workerAndBrowser } from "./local-worker";
 
 /**
  * The API reference at /docs in a real browser against a real `wrangler dev`, with the network closed to every
  * other origin (docs/architecture.md, Pages): the page's script comes from the Worker itself, so the reference
  * must render and work with nothing else.
  */
-const PORT = 8798;
+const PORT = PORTS["api-reference"];
 const BASE = `http://localhost:${PORT}`;
 const { browser } = workerAndBrowser(PORT);
 

@@ -4,13 +4,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyStandardWebhook, verifyWebhookSignature } from "../test/helpers/verify-signature.ts";
-import { callApi, eventually, seed, spawned, startWorker } from "./local-worker.ts";
+import { callApi, eventually, PORTS, seed, spawned, startWorker } from "./local-worker.ts";
 
 // docs/guides/webhooks.md, Listening from a laptop: `secretary listen --forward-to` and `secretary trigger`, run as a
 // partner runs them, against a real `wrangler dev`, forwarding to a local HTTP server (docs/decisions.md, Listening
 // from a laptop).
 
-const PORT = 8794;
+const PORT = PORTS.cli;
 const BASE = `http://localhost:${PORT}`;
 
 type Received = { headers: Record<string, string>; body: string; at: number };

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   callApi,
   launchChromium,
+  PORTS,
   type Seeded,
   SHOTS,
   seed,
@@ -19,7 +20,7 @@ import {
  * in words, the Test form built from them (docs/architecture.md, the owner's dashboard), at a phone and a desktop
  * size, with axe-core (WCAG 2.0/2.1 A and AA) finding no serious or critical violation before and after a Test.
  */
-const PORT = 8792;
+const PORT = PORTS["dashboard-actions"];
 const BASE = `http://localhost:${PORT}`;
 const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
 

@@ -6,6 +6,7 @@ import {
   callApi,
   FAILING_IMPACTS,
   launchChromium,
+  PORTS,
   type Seeded,
   SHOTS,
   sampleIntake,
@@ -21,7 +22,7 @@ import {
  * its place among the 5), and a failed sign-in that keeps the email; at a phone and a desktop size, each page checked
  * with axe-core (no serious or critical violation) and photographed to test-artifacts/screenshots.
  */
-const PORT = 8797;
+const PORT = PORTS["dashboard-intakes"];
 const BASE = `http://localhost:${PORT}`;
 
 let browser: Browser;

@@ -7,6 +7,7 @@ import {
   eventually,
   FAILING_IMPACTS,
   launchChromium,
+  PORTS,
   SHOTS,
   startReceiver,
   startWorker,
@@ -19,7 +20,7 @@ import {
  * and a desktop's size: 60 deliveries paged 20 at a time, newest first, one's payload and the receiver's answer opened,
  * and no serious or critical axe-core violation on the page.
  */
-const PORT = 8791;
+const PORT = PORTS["dashboard-webhooks"];
 const BASE = `http://localhost:${PORT}`;
 /** The receiver's answer: HTML the page must show as text. */
 const ANSWER = JSON.stringify({ received: true, note: "<b>thanks</b>" });

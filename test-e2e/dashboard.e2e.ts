@@ -6,6 +6,7 @@ import {
   callApi,
   eventually,
   launchChromium,
+  PORTS,
   type Seeded,
   SHOTS,
   sampleAction,
@@ -21,7 +22,7 @@ import {
  * of the project, with the effect of each owner task checked through the partner API. A screenshot of every page
  * goes to test-artifacts/screenshots (git-ignored). The tests run in order and share the signed-in browser.
  */
-const PORT = 8799;
+const PORT = PORTS.dashboard;
 const BASE = `http://localhost:${PORT}`;
 
 let browser: Browser;

@@ -1,14 +1,14 @@
 import type { BrowserContext, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { GUIDES } from "../scripts/guides.ts";
-import { SHOTS, workerAndBrowser } from "./local-worker";
+import { PORTS, SHOTS, workerAndBrowser } from "./local-worker";
 
 /**
  * The partner guides in a real browser against a real `wrangler dev`: reached from the reference at /docs, each
  * drawn within its CSP, and every link on every page leading to a page of this service that answers
  * (docs/architecture.md, Pages).
  */
-const PORT = 8799;
+const PORT = PORTS.guides;
 const BASE = `http://localhost:${PORT}`;
 const { browser } = workerAndBrowser(PORT);
 

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, inject } from "vitest";
 import { startLocalWorker } from "../scripts/local-worker.ts";
@@ -12,11 +12,42 @@ import { type ReceivedRequest, startReceiver as startTestReceiver } from "../tes
 
 /**
  * Each browser test file runs on a local state of its own: a copy of the run's migrated state (test-e2e/global-setup.ts),
- * with no business yet. The seed and `wrangler dev` both use it, and the developer's `.wrangler/state` is never
- * touched (a run leaves keys and intakes behind, and the limits of 10 keys and 5 intakes would fail the fifth run).
+ * with no business yet, beside it in the run's folder. The seed and `wrangler dev` both use it, and the developer's
+ * `.wrangler/state` is never touched (a run leaves keys and intakes behind, and the limits of 10 keys and 5 intakes
+ * would fail the fifth run). Vitest isolates each file, so this module, and the copy, is made once per file.
  */
-const STATE = mkdtempSync(join(tmpdir(), "secretary-e2e-"));
+const STATE = mkdtempSync(join(dirname(inject("migratedState")), "state-"));
 cpSync(inject("migratedState"), STATE, { recursive: true });
+
+/**
+ * The port of each file's `wrangler dev`, its devtools 100 above: one each, as the files run side by side
+ * (vitest.e2e.config.ts), and none of `npm start`'s 8787, the upgrade check's 8780–8789, the bench's 8794–8795 or the
+ * soak's 8797, so that the browser tests can run beside any of them.
+ */
+export const PORTS = {
+  accessibility: 8801,
+  "api-reference": 8802,
+  cli: 8803,
+  dashboard: 8804,
+  "dashboard-actions": 8805,
+  "dashboard-intakes": 8806,
+  "dashboard-webhooks": 8807,
+  guides: 8808,
+  packages: 8809,
+} as const;
+const INSPECTOR_OFFSET = 100;
+
+type Port = (typeof PORTS)[keyof typeof PORTS];
+
+/** Fails when something listens on `port` already: another run of these tests, whose worker does not know our seed. */
+async function ensureFree(port: number) {
+  const server = createServer();
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(false)).listen(port, "127.0.0.1", () => resolve(true));
+  });
+  if (!listening) throw new Error(`port ${port} is in use: is another run of the browser tests going on?`);
+  await new Promise((resolve) => server.close(resolve));
+}
 
 export type Seeded = SeedResult;
 
@@ -26,13 +57,23 @@ export function seed(): Promise<Seeded> {
 }
 
 /**
- * A real `wrangler dev` of the project on `port` (scripts/local-worker.ts), answering once its routes are up; the
- * returned function stops it with the workerd it started.
+ * A real `wrangler dev` on `port` of {@link PORTS} (scripts/local-worker.ts) of the run's bundle of the project
+ * (test-e2e/global-setup.ts), answering once its routes are up; the returned function stops it with the workerd it
+ * started and leaves its output in test-artifacts.
  */
-export async function startWorker(port: number): Promise<() => Promise<void>> {
+export async function startWorker(port: Port): Promise<() => Promise<void>> {
+  const inspectorPort = port + INSPECTOR_OFFSET;
+  await ensureFree(port);
+  await ensureFree(inspectorPort);
+  const logFile = `test-artifacts/wrangler-dev-${port}.log`;
+  mkdirSync(dirname(logFile), { recursive: true });
   const worker = await startLocalWorker({
     port,
+    inspectorPort,
+    configPath: inject("workerConfig"),
+    noBundle: true,
     persistTo: STATE,
+    logFile,
     vars: { BASE_URL: `http://localhost:${port}`, ...LOCAL_ONLY_VARS },
   });
   return () => worker.stop();
@@ -87,7 +128,7 @@ export const FAILING_IMPACTS = new Set(["serious", "critical"]);
  * A file's `wrangler dev` on `port` and its Chromium, started before its tests and stopped after them, for the files
  * that need nothing else (no seed, no receiver): `browser()` is the running browser.
  */
-export function workerAndBrowser(port: number): { browser: () => Browser } {
+export function workerAndBrowser(port: Port): { browser: () => Browser } {
   let browser: Browser | undefined;
   let stopWorker: (() => Promise<void>) | undefined;
   beforeAll(async () => {

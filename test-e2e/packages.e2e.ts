@@ -7,14 +7,14 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyStandardWebhook, verifyWebhookSignature } from "../test/helpers/verify-signature.ts";
-import { eventually, spawned, startWorker } from "./local-worker.ts";
+import { eventually, PORTS, spawned, startWorker } from "./local-worker.ts";
 
 // The SDK and the CLI as a stranger gets them (sdk/README.md, cli/README.md): both packed, the tarballs installed into
 // an empty project (no link to this repository), a small program type-checked with `tsc --strict` (nodenext, and
 // bundler) and run with plain `node` against a real `wrangler dev`; then `npx secretary listen` and `trigger` run
 // from that project.
 
-const PORT = 8793;
+const PORT = PORTS.packages;
 const BASE = `http://localhost:${PORT}`;
 const ROOT = resolve(import.meta.dirname, "..");
 const TSC = join(ROOT, "node_modules", ".bin", "tsc");
@@ -72,8 +72,10 @@ let forwarded: Server | undefined;
 beforeAll(async () => {
   stopWorker = await startWorker(PORT);
   project = mkdtempSync(join(tmpdir(), "secretary-stranger-"));
+  // As test-e2e/global-setup.ts built them: their prepack's build would rewrite cli/dist under test-e2e/cli.e2e.ts.
   for (const name of ["sdk", "cli"]) {
-    const packed = await run("npm", ["pack", "--silent", "--pack-destination", project], join(ROOT, name));
+    const args = ["pack", "--silent", "--ignore-scripts", "--pack-destination", project];
+    const packed = await run("npm", args, join(ROOT, name));
     expect(packed.code, packed.stderr).toBe(0);
   }
   const tarballs = readdirSync(project).filter((file) => file.endsWith(".tgz"));
