@@ -33,7 +33,7 @@ const SOURCES = [
   { dir: "docs", match: /\.md$/ },
 ];
 const SINGLE_FILES = ["README.md"];
-const SKIP_DIRS = new Set(["node_modules", ".wrangler", "dist", ".git"]);
+const SKIP_DIRS = new Set(["node_modules", ".wrangler", "dist", ".git", "test-artifacts"]);
 
 const ROOTS = "(?:src|docs|test|test-e2e|scripts|migrations|bench|sdk|cli)";
 /** A repository path: a known top folder, then a file with one of the extensions worth naming. */
@@ -79,8 +79,11 @@ const OUTSIDE = [
  */
 const FILE_NAME =
   /(?<![\w@$./\\<>-])(?:\.\.?\/)*((?:[\w.-]+\/)*\w[\w.-]*\.(?:ts|tsx|mjs|js|md|sql|json|css|svg|toml))(?![\w/(-]|\.\w)/g;
-/** Names that are not files of the repository: the local secrets file, products spelt like files, build output. */
-const NOT_FILES = /^(?:\.dev\.vars|Node\.js|Next\.js|dist\/.*)$/;
+/**
+ * Names that are not files of the repository: the local secrets file, products spelt like files, build output and
+ * what the tests write (test-artifacts/, git-ignored: present only after a run, so never looked for).
+ */
+const NOT_FILES = /^(?:\.dev\.vars|Node\.js|Next\.js|(?:dist|test-artifacts)\/.*)$/;
 
 function filesUnder(dir: string, match: RegExp, found: string[] = []): string[] {
   const full = join(ROOT, dir);
@@ -349,6 +352,8 @@ const FIXTURES: { file: string; text: string; expect: string[] }[] = [
   { file: "src/a.ts", text: "const spec = document; f(spec, spec.paths);", expect: [] },
   { file: "src/a.ts", text: "// lib/zod-messages.ts, partner-admission.ts, drizzle-orm/table.js", expect: [] },
   { file: "src/a.ts", text: "// lib/nowhere-at-all.ts and gone-for-good.ts", expect: ["lib/nowhere", "gone-for-good"] },
+  // What a run writes is not in a fresh clone: never looked for, whether or not a run has left it here.
+  { file: "src/a.ts", text: "// written to test-artifacts/a11y-report.json", expect: [] },
   {
     file: "docs/a.md",
     text: "Run `node connect.mjs`.\n```ts\n// server.ts\n```\nSee missing.md",
