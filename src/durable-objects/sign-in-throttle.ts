@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { EpochMs } from "../lib/time";
 
 /**
  * Failed sign-ins are counted per email address and per client address; past 10 failures for one email address in
@@ -39,7 +40,7 @@ export class SignInThrottle extends DurableObject {
    * Lets an attempt for `key` through, pending, unless its failures in the window ending at `now` (pending ones
    * counted as failures) reach the limit: then it answers how long until enough have left the window.
    */
-  async attempt(key: ThrottledKey, now: number = Date.now()): Promise<SignInAttempt> {
+  async attempt(key: ThrottledKey, now: EpochMs): Promise<SignInAttempt> {
     const limit = SIGN_IN_FAILURE_LIMITS[key];
     const sql = this.failures();
     let unreported = false;
@@ -70,7 +71,7 @@ export class SignInThrottle extends DurableObject {
    * that one account's owner cannot reset an address between guesses at others (docs/decisions.md, Security
    * hardening).
    */
-  async settle(key: ThrottledKey, attemptId: string, outcome: AttemptOutcome, now: number = Date.now()) {
+  async settle(key: ThrottledKey, attemptId: string, outcome: AttemptOutcome, now: EpochMs) {
     this.pending.delete(attemptId);
     if (outcome === "failed") {
       this.failures().exec("INSERT INTO failures (at) VALUES (?)", now);

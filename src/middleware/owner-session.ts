@@ -20,6 +20,7 @@ import type { Env } from "../env";
 import { ApiError } from "../lib/api-error";
 import { clientAddressOf } from "../lib/client-address";
 import { loggableError } from "../lib/loggable-error";
+import type { Clock } from "../lib/time";
 import { useShard } from "./request-dependencies";
 
 /**
@@ -124,13 +125,14 @@ export async function throttledPasswordCheck<T>(
   passed: (result: T) => boolean,
 ): Promise<{ result: T } | { locked: string }> {
   const throttles = throttlesOf(c, email);
-  const attempts = await Promise.all(throttles.map(({ key, stub }) => stub.attempt(key)));
+  const clock: Clock = c.var.globalDeps.clock;
+  const attempts = await Promise.all(throttles.map(({ key, stub }) => stub.attempt(key, clock())));
   /** Reports the outcome to every count that let the attempt through. */
   const settle = (outcome: AttemptOutcome) =>
     Promise.all(
       throttles.map(({ key, stub }, i) => {
         const attempt = attempts[i];
-        return attempt?.allowed ? stub.settle(key, attempt.attemptId, outcome) : undefined;
+        return attempt?.allowed ? stub.settle(key, attempt.attemptId, outcome, clock()) : undefined;
       }),
     );
   const waits = attempts.flatMap((attempt) => (attempt.allowed ? [] : [attempt.retryAfterSeconds]));
