@@ -10,7 +10,7 @@
 // What is read: src/**/*.{ts,tsx,md}, test/**/*.ts, test-e2e/**/*.ts, scripts/**/*.{ts,mjs}, sdk, cli, bench/**/*.md,
 // README.md, docs/**/*.md. Paths, section citations and citations outside the repository (OUTSIDE) are looked for
 // wherever they are written (a test's title too); `#N`, file names without their top folder and the contract cited
-// as "the spec" only in comments and documents (in code, `#333` is a colour and a string may name a file to create).
+// by its short name only in comments and documents (in code, `#333` is a colour and a string may name a file).
 
 type Problem = { file: string; line: number; message: string };
 
@@ -42,6 +42,9 @@ const PATH = new RegExp(`(?<![\\w@.-])${ROOTS}/[\\w./-]*?[\\w-]\\.(?:ts|tsx|mjs|
 const FOLDER = new RegExp(`(?<![\\w@.-])${ROOTS}/(?:[\\w.-]+/)*(?![\\w.-])`, "g");
 /** A section citation: `docs/x.md, Section`, `docs/x.md, "Section"`, `docs/x.md (Section)`. */
 const CITATION = /(?<![\w@./-])(docs\/[\w./-]+?\.md)(?:, *| *\()/g;
+/** The refusal of the contract cited by its short name, which names a document a clone does not have. */
+const CONTRACT_BY_NAME =
+  "cites the contract's document by name, which the repository does not hold; cite the docs/ section that states the rule";
 /** What points outside the repository. */
 const OUTSIDE = [
   // The design brief and the folder beside the checkout that holds it: a clone of the project has neither.
@@ -54,18 +57,18 @@ const OUTSIDE = [
     commentsOnly: true,
     message: "names an issue number (#N); say the rule, or cite a docs/ section",
   },
-  // The partner contract cited by a name of its own ("the spec", "Spec, Limits", "(spec: Errors)", "the spec's 5 s"):
-  // a clone holds no such document. Not `specifier`, `inspector`, `x.spec.ts`, `spec-limits`.
+  // The partner contract cited by its short name, alone or before a section (the fixtures below show each form): a
+  // clone holds no such document. Not `specifier`, `inspector`, `x.spec.ts`, `spec-limits`.
   {
     pattern: /(?<!OpenAPI )(?<![\w./-])spec(?:['’]s)?(?![\w-]|\.\w)/gi,
     commentsOnly: true,
-    message: 'cites "the spec", which the repository does not hold; cite the docs/ section that states the rule',
+    message: CONTRACT_BY_NAME,
   },
-  // …and in code, where `spec` may be a name, its citing forms: a test's title "(spec: Errors)", "the spec's fields".
+  // …and in code, where `spec` may be a variable's name, only its citing forms (a test's title that cites a section).
   {
     pattern: /\bthe spec\b|\(spec[:;]|(?<![\w./-])spec['’]s\b/gi,
     codeOnly: true,
-    message: 'cites "the spec", which the repository does not hold; cite the docs/ section that states the rule',
+    message: CONTRACT_BY_NAME,
   },
   {
     pattern: /OpenAPI spec(?![\w-])/gi,
@@ -344,11 +347,15 @@ const FIXTURES: { file: string; text: string; expect: string[] }[] = [
   {
     file: "src/a.ts",
     text: "// Spec, Limits: 20.\n/** (spec: Errors) */\n// the spec's 5 s",
-    expect: ["spec", "spec", "spec"],
+    expect: ["contract's document", "contract's document", "contract's document"],
   },
   { file: "src/a.ts", text: "// an import specifier, the inspector, *.spec.ts, spec-limits", expect: [] },
   { file: "src/a.ts", text: "// the OpenAPI spec", expect: ["OpenAPI document"] },
-  { file: "src/a.ts", text: 'const a = "the spec"; // made in b.ts', expect: ["b.ts names no file", "spec"] },
+  {
+    file: "src/a.ts",
+    text: 'const a = "the spec"; // made in b.ts',
+    expect: ["b.ts names no file", "contract's document"],
+  },
   { file: "src/a.ts", text: "const spec = document; f(spec, spec.paths);", expect: [] },
   { file: "src/a.ts", text: "// lib/zod-messages.ts, partner-admission.ts, drizzle-orm/table.js", expect: [] },
   { file: "src/a.ts", text: "// lib/nowhere-at-all.ts and gone-for-good.ts", expect: ["lib/nowhere", "gone-for-good"] },
