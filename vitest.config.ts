@@ -19,8 +19,8 @@ const WHOLE_DATABASE = [
   "test/oauth/registration-ceiling.test.ts",
 ];
 
-/** Tests of code that runs in Node, not in the Worker: the CLI, and the webhooks guide's node:http receiver. */
-const NODE_TESTS = ["test/cli/**/*.test.ts", "test/sdk/node-receiver.test.ts"];
+/** Tests of code that runs in Node, not in the Worker: the CLI, the webhooks guide's node:http receiver, the MCP servers. */
+const NODE_TESTS = ["test/cli/**/*.test.ts", "test/sdk/node-receiver.test.ts", "test/mcp-servers.test.ts"];
 
 // wrangler's information lines (each test runtime's "Using secrets defined in .dev.vars") would print once per
 // runtime; its warnings and errors still print.
@@ -40,6 +40,7 @@ const workerd = cloudflareTest(async ({ inject }) => ({
       TEST_MIGRATIONS: await readD1Migrations("./migrations"),
       RECEIVER_URL: inject("receiverUrl"),
       DOH_RESOLVER_URL: `${inject("receiverUrl")}/__dns`,
+      MCP_SERVERS_URL: inject("mcpServersUrl"),
       BASE_URL: "http://localhost:8787",
       ALLOW_LOOPBACK_URLS: "true",
       LOCAL_DURABLE_OBJECT_JURISDICTIONS: "emulated",

@@ -6,6 +6,7 @@ declare global {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
       RECEIVER_URL: string;
+      MCP_SERVERS_URL: string;
     }
     interface GlobalProps {
       mainModule: typeof import("../src/index");
