@@ -62,6 +62,7 @@ export function dependenciesFromEnv(
     enqueue: (deliveryIds) => {
       if (deliveryIds.length > 0) waitUntil(enqueueDeliveries(deps, deliveryIds));
     },
+    afterAnswer: waitUntil,
   };
   return deps;
 }

@@ -43,6 +43,8 @@ export type Dependencies = GlobalDependencies & {
    * for the queue, and what it could not take the outbox sweep sends (docs/architecture.md, The outbox).
    */
   enqueue: (deliveryIds: number[]) => void;
+  /** Work nobody waits for, kept alive after the answer (`waitUntil`): the end of an MCP session (lib/mcp-client.ts). */
+  afterAnswer: (work: Promise<unknown>) => void;
 };
 
 /**

@@ -1,6 +1,7 @@
 import { app } from "./app";
 import { SHARD_NAMES } from "./db/shards";
 import { dependenciesOfShards, globalDependencies } from "./dependencies-from-env";
+import { refreshDueMcpServers } from "./domain/actions/mcp-refresh";
 import { removeUnapprovedClients } from "./domain/oauth/client-cleanup";
 import { applyRetention } from "./domain/operations/retention";
 import { removeUnusedSandboxes } from "./domain/sandbox/cleanup";
@@ -34,7 +35,7 @@ export default {
     const chores = await Promise.allSettled([
       ...SHARD_NAMES.flatMap((shard) => {
         const deps = dependenciesOf(shard);
-        return [sweepOutbox(deps), applyRetention(deps), removeUnusedSandboxes(deps)];
+        return [sweepOutbox(deps), applyRetention(deps), removeUnusedSandboxes(deps), refreshDueMcpServers(deps)];
       }),
       removeUnapprovedClients(globalDependencies(env, (work) => ctx.waitUntil(work))),
     ]);

@@ -52,12 +52,19 @@ export type SignedPost = {
   timeoutMs: number;
   /** Read the answer, at most this many bytes, and require JSON (action calls). Without it the answer is dropped. */
   readAnswerBytes?: number;
+  /**
+   * With `readAnswerBytes`: any text is the answer, and its headers come with it (an MCP server answers JSON or an
+   * event stream, and names its session in a header: src/lib/mcp-client.ts).
+   */
+  anyText?: boolean;
+  /** POST unless it says DELETE (the end of an MCP session, whose body is empty). */
+  method?: "POST" | "DELETE";
   /** Without `readAnswerBytes`: keep the start of any answer as `excerpt` (webhook attempts), else it is dropped. */
   keepExcerpt?: boolean;
 };
 
 export type OutboundOutcome =
-  | { kind: "delivered"; status: number; answer: string | null; excerpt?: string | null }
+  | { kind: "delivered"; status: number; answer: string | null; excerpt?: string | null; headers?: Headers }
   | { kind: "http_error"; status: number; excerpt?: string | null }
   | { kind: "redirect"; status: number; excerpt?: string | null }
   | { kind: "timeout" }
@@ -150,6 +157,7 @@ async function answerOf(response: Response, call: SignedPost): Promise<OutboundO
   if (!bytes) return { kind: "too_large", status: response.status };
   try {
     const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    if (call.anyText) return { kind: "delivered", status: response.status, answer: text, headers: response.headers };
     JSON.parse(text);
     return { kind: "delivered", status: response.status, answer: text };
   } catch {
@@ -189,9 +197,9 @@ export async function signedPost(policy: OutboundPolicy, call: SignedPost): Prom
     const signal = AbortSignal.timeout(call.timeoutMs);
     try {
       const response = await fetch(call.url, {
-        method: "POST",
+        method: call.method ?? "POST",
         headers,
-        body: call.body,
+        body: call.method === "DELETE" ? undefined : call.body,
         redirect: "manual",
         signal,
       });

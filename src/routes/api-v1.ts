@@ -5,6 +5,7 @@ import { eventsApi } from "./events";
 import { intakes } from "./intakes";
 import { knowledge } from "./knowledge";
 import { listenSessions } from "./listen-sessions";
+import { mcpServers } from "./mcp-servers";
 import { me } from "./me";
 import { orders } from "./orders";
 import { createPartnerRouter } from "./partner-router";
@@ -25,6 +26,7 @@ partnerApi
   .route("/", knowledge)
   .route("/", intakes)
   .route("/", actions)
+  .route("/", mcpServers)
   .route("/", eventsApi)
   .route("/", webhookOperations)
   .route("/", webhookHealth)

@@ -173,7 +173,10 @@ export const ActionObject = z
       description:
         "True while a change of `description` or `parameters` of a switched-on action waits for the owner: until the owner accepts it (`action.change_accepted`), the Secretary uses the version the owner approved",
     }),
-    source: z.enum(["api_key", "oauth_app"]),
+    source: z.enum(["api_key", "oauth_app", "mcp_server"]).openapi({
+      description: "Who registered it: an API key, an app, or an MCP server's listing (`mcpServerId`)",
+    }),
+    mcpServerId: recordId.nullable().openapi({ description: "The MCP server whose tool the action is, else null" }),
     failureCount: z.number().int(),
     lastCalledAt: timestamp.nullable(),
     lastSuccessAt: timestamp.nullable(),

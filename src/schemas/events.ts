@@ -28,11 +28,11 @@ const BookingCancelled = z.union([
 ]);
 
 /** Why a record was switched: src/domain/webhooks/lifecycle.ts, `LifecycleReason`, says what each means. */
-const LIFECYCLE_REASONS = ["owner", "changed", "credential_revoked"] as const;
+const LIFECYCLE_REASONS = ["owner", "changed", "credential_revoked", "removed"] as const;
 export type LifecycleReason = (typeof LIFECYCLE_REASONS)[number];
 const lifecycleReason = z.enum(LIFECYCLE_REASONS).openapi({
   description:
-    "owner: switched in the dashboard; changed: a PATCH switched it off; credential_revoked: its key was revoked",
+    "owner: switched in the dashboard; changed: a PATCH switched it off, or its MCP tool changed so that it can no longer be an action; credential_revoked: its key was revoked; removed: its MCP server no longer lists its tool",
 });
 
 /** docs/guides/intakes.md, intake.completed. */

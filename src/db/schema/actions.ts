@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { businesses } from "./businesses";
 import { createdAt, flag, previousSecretColumns, principalColumns, shardId, timestamp } from "./columns";
+import { mcpServers } from "./mcp-servers";
 
 export type ActionParameters = {
   type: "object";
@@ -30,10 +31,11 @@ export const actions = sqliteTable(
     enabled: flag("enabled").notNull().default(false),
     /**
      * Why an action that was on is off: the owner switched it off, or a partner's PATCH with a new url did
-     * (docs/guides/connected-actions.md, Changing an action). Null while on, and for an action never switched on. The
-     * owner's overview lists the second kind and the never-approved ones, not the first.
+     * (docs/guides/connected-actions.md, Changing an action), or its tool left its MCP server (`removed`). Null while
+     * on, and for an action never switched on. The owner's overview lists the second kind and the never-approved
+     * ones, not the first.
      */
-    offReason: text("off_reason", { enum: ["owner", "changed"] }),
+    offReason: text("off_reason", { enum: ["owner", "changed", "removed"] }),
     /**
      * The description and parameters the owner approved, which the Secretary uses (docs/decisions.md, Changes to a
      * switched-on action): set when the owner switches the action on or accepts a change, null while it is off. A
@@ -42,6 +44,11 @@ export const actions = sqliteTable(
     approvedDescription: text("approved_description"),
     approvedParameters: text("approved_parameters", { mode: "json" }).$type<ActionParameters>(),
     ...principalColumns(),
+    /**
+     * The MCP server the action is a tool of (docs/guides/connected-actions.md, From an MCP server), null for an action
+     * registered on its own: its calls are the server's `tools/call`, its definition comes from the server's listing.
+     */
+    mcpServerId: integer("mcp_server_id").references(() => mcpServers.id, { onDelete: "cascade" }),
     failureCount: integer("failure_count").notNull().default(0),
     lastCalledAt: timestamp("last_called_at"),
     lastSuccessAt: timestamp("last_success_at"),
@@ -53,6 +60,8 @@ export const actions = sqliteTable(
     uniqueIndex("actions_business_name").on(t.businessId, t.name),
     // The owner side, as for webhook endpoints: the app connection, or the API keys when `oauth_grant_id` is null.
     index("actions_business_side").on(t.businessId, t.oauthGrantId),
+    // A server's tools, read by its refresh and removed with it.
+    index("actions_mcp_server").on(t.mcpServerId),
   ],
 );
 

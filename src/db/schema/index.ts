@@ -5,5 +5,6 @@ export * from "./directory";
 export * from "./idempotency-keys";
 export * from "./intakes";
 export * from "./knowledge";
+export * from "./mcp-servers";
 export * from "./oauth";
 export * from "./webhooks";

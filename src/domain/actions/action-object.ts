@@ -42,7 +42,8 @@ export function pendingChange(action: Versions) {
 
 /**
  * The action's members (docs/guides/connected-actions.md, Registering an action): `source` is "api_key" or
- * "oauth_app", and `changePending` true while a change of description or parameters waits for the owner.
+ * "oauth_app", or "mcp_server" for a tool of an MCP server (`mcpServerId`), and `changePending` true while a change of
+ * description or parameters waits for the owner.
  */
 export function toActionObject(action: Action) {
   return {
@@ -54,7 +55,13 @@ export function toActionObject(action: Action) {
     parameters: withRequiredList(action.parameters),
     enabled: action.enabled,
     changePending: pendingChange(action) !== null,
-    source: action.oauthGrantId === null ? ("api_key" as const) : ("oauth_app" as const),
+    source:
+      action.mcpServerId !== null
+        ? ("mcp_server" as const)
+        : action.oauthGrantId === null
+          ? ("api_key" as const)
+          : ("oauth_app" as const),
+    mcpServerId: action.mcpServerId,
     failureCount: action.failureCount,
     lastCalledAt: action.lastCalledAt,
     lastSuccessAt: action.lastSuccessAt,

@@ -16,7 +16,12 @@ export const ANSWER_CHARS_FOR_SECRETARY = 4000;
  * counters, and what the Secretary gets back from it.
  */
 
-type Outcome = { status: ActionCall["status"]; httpStatus: number | null; error: string | null; answer: string | null };
+export type Outcome = {
+  status: ActionCall["status"];
+  httpStatus: number | null;
+  error: string | null;
+  answer: string | null;
+};
 
 /** Each way a call can end, in its words (docs/guides/connected-actions.md, The answer rules; The call history). */
 export function outcomeOf(result: OutboundOutcome, timeoutMs: number): Outcome {

@@ -15,6 +15,7 @@ import { type Action, approvedVersion } from "./action-object";
 import { argumentProblem, assertRequiredArguments } from "./arguments";
 import { cutOffBefore } from "./call-object";
 import { callResult, MAX_ANSWER_BYTES, outcomeOf, recordOutcome } from "./call-outcome";
+import { callTool, type ToolCall } from "./mcp-calls";
 
 /** An action answers within 5 s, 2 calls a customer message (docs/guides/connected-actions.md, The answer rules). */
 export const ACTION_TIMEOUT_MS = 5000;
@@ -99,33 +100,18 @@ export async function callAction(
       `At most ${CALLS_PER_MESSAGE} action calls are made for one customer message.`,
     );
   }
-  const body = JSON.stringify({
-    call_id: call.id,
-    action: action.name,
+  const sent: ToolCall = {
+    id: call.id,
+    createdAt: call.createdAt,
     arguments: request.arguments,
     business: { id: business.id, handle: business.handle },
     conversation: { id: request.conversationId, channel: request.channel },
-    created_at: call.createdAt,
-  });
+  };
   const timeoutMs = options.answerTimeoutMs ?? ACTION_TIMEOUT_MS;
-  const signedAt = now();
-  const outcome = outcomeOf(
-    await signedPost(deps.outbound, {
-      kind: "Actions",
-      url: action.url,
-      body,
-      headers: { "X-Service-Call": String(call.id) },
-      // An action call's `webhook-id` is its call id, so that Standard Webhooks libraries verify it as they verify a
-      // delivery (docs/webhooks.md, Action calls).
-      webhookId: String(call.id),
-      // During a rotation, the action's previous secret signs too, until it expires.
-      secrets: signingSecrets(action, signedAt),
-      unixSeconds: Math.floor(signedAt / 1000),
-      timeoutMs,
-      readAnswerBytes: MAX_ANSWER_BYTES,
-    }),
-    timeoutMs,
-  );
+  const outcome =
+    action.mcpServerId === null
+      ? await postCall(deps, action, sent, timeoutMs, now)
+      : await callTool(deps, action, sent, timeoutMs, now);
   const finishedAt = now();
   // One line per call sent, of ids and statuses, never its URL, arguments or answer: nothing a partner or customer
   // wrote reaches a log (docs/operations.md, Reading the logs).
@@ -141,6 +127,34 @@ export async function callAction(
     await recordOutcome(deps, action, call, outcome, finishedAt - startedAt, iso(finishedAt)),
     outcome.answer,
   );
+}
+
+/** The signed POST of a call to the action's own url (docs/webhooks.md, Action calls). */
+async function postCall(deps: Dependencies, action: Action, call: ToolCall, timeoutMs: number, now: Clock) {
+  const body = JSON.stringify({
+    call_id: call.id,
+    action: action.name,
+    arguments: call.arguments,
+    business: call.business,
+    conversation: call.conversation,
+    created_at: call.createdAt,
+  });
+  const signedAt = now();
+  const result = await signedPost(deps.outbound, {
+    kind: "Actions",
+    url: action.url,
+    body,
+    headers: { "X-Service-Call": String(call.id) },
+    // An action call's `webhook-id` is its call id, so that Standard Webhooks libraries verify it as they verify a
+    // delivery (docs/webhooks.md, Action calls).
+    webhookId: String(call.id),
+    // During a rotation, the action's previous secret signs too, until it expires.
+    secrets: signingSecrets(action, signedAt),
+    unixSeconds: Math.floor(signedAt / 1000),
+    timeoutMs,
+    readAnswerBytes: MAX_ANSWER_BYTES,
+  });
+  return outcomeOf(result, timeoutMs);
 }
 
 /** The runtime's call by action name: the business (checked where it was found: `placedHere`) and the action found in one query. */

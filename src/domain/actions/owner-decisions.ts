@@ -31,6 +31,9 @@ const approving = (action: Action) => ({
   approvedParameters: action.parameters,
 });
 
+const toolRemoved = () =>
+  conflict("Its MCP server no longer lists this tool, so it cannot be switched on.", "invalid_state");
+
 const changedSinceReview = () =>
   conflict("The action has changed since it was reviewed: review it again before switching it on.", "invalid_state");
 
@@ -51,6 +54,8 @@ export async function switchAction(
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
     const { record: action, ...target } = await readForSwitch(deps, businessId, actionRow(businessId, actionId));
     if (enabled) {
+      // A tool its MCP server no longer lists cannot be called (docs/guides/connected-actions.md, From an MCP server).
+      if (action.offReason === "removed") throw toolRemoved();
       reviewed ??= reviewedVersion(action);
       if (reviewed !== reviewedVersion(action)) throw changedSinceReview();
       if (action.enabled) return toActionObject(action);

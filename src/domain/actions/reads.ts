@@ -3,7 +3,7 @@ import { type Read, read, readTwo, runRead } from "../../db/reads";
 import { actionCalls, actions } from "../../db/schema";
 import { type ShapedArgument, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { notFound } from "../../lib/api-error";
+import { conflict, notFound } from "../../lib/api-error";
 import type { EpochMs } from "../../lib/time";
 import { type Reach, reachArgument, reached, type SqlReach } from "../access/scope";
 import { type Action, toActionObject } from "./action-object";
@@ -19,6 +19,13 @@ import { cutOffBefore, toCallObject } from "./call-object";
 export const RECENT_CALLS = 10;
 
 export const actionNotFound = () => notFound("No action with that id exists for this business.");
+
+/** A tool of an MCP server is defined by its server (docs/guides/connected-actions.md, From an MCP server). */
+export const mcpToolConflict = () =>
+  conflict(
+    "This action is a tool of an MCP server: its definition and secret come from the server. Change the tool on the server and refresh it (POST /mcp-servers/{id}/refresh).",
+    "invalid_state",
+  );
 
 /** `GET /actions` (a partner's scope: its own side) and the owner's list (a business id: every side). */
 const actionsWithin = statement<{ reach: ShapedArgument<SqlReach> }>()((db, { reach }) =>

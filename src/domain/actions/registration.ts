@@ -13,7 +13,7 @@ import type { WebhookEndpoint } from "../webhooks/endpoints";
 import { type Action, NOTHING_APPROVED, toActionObject, withRequiredList } from "./action-object";
 import { assertNoContactParameters } from "./contact-details";
 import { changedMeanwhile, WRITE_ATTEMPTS, writeAction } from "./guarded-write";
-import { actionNotFound, findAction, ofBusiness } from "./reads";
+import { actionNotFound, findAction, mcpToolConflict, ofBusiness } from "./reads";
 
 /*
  * The partner's side of connected actions: registering, changing and deleting one. What it registers or changes is
@@ -78,6 +78,7 @@ export async function patchAction(
   current: { record: Action; endpoints: WebhookEndpoint[] },
   input: { title?: string; description?: string; url?: string; parameters?: ActionParameters },
 ) {
+  if (current.record.mcpServerId !== null) throw mcpToolConflict();
   if (input.url !== undefined) assertRegistrableUrl(deps.outbound, input.url);
   if (input.parameters) assertNoContactParameters(input.parameters);
   const parameters = input.parameters && withRequiredList(input.parameters);

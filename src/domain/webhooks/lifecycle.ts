@@ -24,9 +24,10 @@ import { type EventDraft, writeEvents } from "./outbox/write";
 
 /**
  * Why the record was switched: `owner`, in the dashboard; `changed`, a partner's PATCH switched it off (a new url for
- * an action; a change of its content for an intake); `credential_revoked`, a key was revoked: the intakes it
- * registered (docs/guides/webhooks.md, Lifecycle events), and the API keys' actions the owner
- * chose to switch off with it (docs/decisions.md, When access ends).
+ * an action; a change of its content for an intake), or a refresh found its MCP tool no longer usable;
+ * `credential_revoked`, a key was revoked: the intakes it registered (docs/guides/webhooks.md, Lifecycle events), and
+ * the API keys' actions the owner chose to switch off with it (docs/decisions.md, When access ends); `removed`, its
+ * MCP server no longer lists its tool (docs/guides/connected-actions.md, From an MCP server).
  */
 export type { LifecycleReason };
 

@@ -102,6 +102,7 @@ const action = {
   enabled: true,
   changePending: false,
   source: "api_key",
+  mcpServerId: null,
   failureCount: 0,
   lastCalledAt: null,
   lastSuccessAt: null,

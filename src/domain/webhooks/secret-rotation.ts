@@ -1,4 +1,4 @@
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { actions, webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
@@ -6,7 +6,7 @@ import { newSigningSecret, type SigningSecrets } from "../../lib/signing";
 import { type EpochMs, iso } from "../../lib/time";
 import { MAX_PREVIOUS_SECRET_SECONDS } from "../../names-and-limits";
 import { type PrincipalSide, reached } from "../access/scope";
-import { actionNotFound } from "../actions/reads";
+import { actionNotFound, mcpToolConflict } from "../actions/reads";
 import { refusedChange } from "./endpoints";
 import { changeableBy } from "./intake-answers";
 
@@ -72,11 +72,19 @@ const rotation =
 /** `POST /webhooks/{id}/rotate-secret`: the endpoint's new secret, shown once. */
 export const rotateEndpointSecret = rotation(webhookEndpoints, changeableBy, refusedChange);
 
-/** `POST /actions/{id}/rotate-secret`: the action's new secret, shown once. */
+/**
+ * `POST /actions/{id}/rotate-secret`: the action's new secret, shown once. A tool of an MCP server is signed with its
+ * server's secret, which every request of the exchange shares, so it has none of its own to rotate (a 409).
+ */
 export const rotateActionSecret = rotation(
   actions,
-  () => undefined,
-  async () => {
-    throw actionNotFound();
+  () => isNull(actions.mcpServerId),
+  async (deps, scope, id) => {
+    const [action] = await deps.db
+      .select({ server: actions.mcpServerId })
+      .from(actions)
+      .where(and(eq(actions.id, id), reached(actions, scope)));
+    if (action?.server == null) throw actionNotFound();
+    throw mcpToolConflict();
   },
 );

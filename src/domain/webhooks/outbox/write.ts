@@ -91,6 +91,8 @@ export async function writeEvents(
   return {
     emitted: envelopes.map(({ envelope }): EmittedEvent => ({ id: envelope.id, event: envelope.event })),
     deliveryIds,
+    /** What each of `statements` answered, in their order. */
+    results: results.slice(0, statements.length),
   };
 }
 
