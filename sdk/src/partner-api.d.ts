@@ -282,6 +282,65 @@ export interface paths {
         patch: operations["updateAction"];
         trace?: never;
     };
+    "/mcp-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List MCP servers */
+        get: operations["listMcpServers"];
+        put?: never;
+        /**
+         * Register an MCP server
+         * @description Lists the server's tools (MCP Streamable HTTP, within 5 seconds and 16,000 bytes an answer) and makes each usable tool offered a connected action, switched off until the owner switches it on. A tool is usable when it fits the rules of an action and declares `annotations.readOnlyHint: true`. At most 10 servers per business; the actions count toward its 10.
+         */
+        post: operations["createMcpServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp-servers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One MCP server with its tools */
+        get: operations["getMcpServer"];
+        put?: never;
+        post?: never;
+        /** Remove an MCP server */
+        delete: operations["deleteMcpServer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp-servers/{id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List an MCP server's tools again
+         * @description A switched-on tool whose description or parameters changed keeps running as the owner approved it until the owner accepts the change; a tool no longer listed, or no longer usable, is switched off (`action.disabled`). A new tool becomes an action only when named in `tools`. A listing that fails is answered in `listError`.
+         */
+        post: operations["refreshMcpServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -1670,10 +1729,10 @@ export interface components {
             data: {
                 action: components["schemas"]["Action"];
                 /**
-                 * @description owner: switched in the dashboard; changed: a PATCH switched it off; credential_revoked: its key was revoked
+                 * @description owner: switched in the dashboard; changed: a PATCH switched it off, or its MCP tool changed so that it can no longer be an action; credential_revoked: its key was revoked; removed: its MCP server no longer lists its tool
                  * @enum {string}
                  */
-                reason: "owner" | "changed" | "credential_revoked";
+                reason: "owner" | "changed" | "credential_revoked" | "removed";
             };
             /**
              * @description Only on a sample sent by POST /webhooks/{id}/test
@@ -1698,8 +1757,16 @@ export interface components {
             enabled: boolean;
             /** @description True while a change of `description` or `parameters` of a switched-on action waits for the owner: until the owner accepts it (`action.change_accepted`), the Secretary uses the version the owner approved */
             changePending: boolean;
-            /** @enum {string} */
-            source: "api_key" | "oauth_app";
+            /**
+             * @description Who registered it: an API key, an app, or an MCP server's listing (`mcpServerId`)
+             * @enum {string}
+             */
+            source: "api_key" | "oauth_app" | "mcp_server";
+            /**
+             * Format: int64
+             * @description The MCP server whose tool the action is, else null
+             */
+            mcpServerId: number | null;
             failureCount: number;
             /**
              * Format: date-time
@@ -1779,10 +1846,10 @@ export interface components {
             data: {
                 action: components["schemas"]["Action"];
                 /**
-                 * @description owner: switched in the dashboard; changed: a PATCH switched it off; credential_revoked: its key was revoked
+                 * @description owner: switched in the dashboard; changed: a PATCH switched it off, or its MCP tool changed so that it can no longer be an action; credential_revoked: its key was revoked; removed: its MCP server no longer lists its tool
                  * @enum {string}
                  */
-                reason: "owner" | "changed" | "credential_revoked";
+                reason: "owner" | "changed" | "credential_revoked" | "removed";
             };
             /**
              * @description Only on a sample sent by POST /webhooks/{id}/test
@@ -1848,10 +1915,10 @@ export interface components {
             data: {
                 intake: components["schemas"]["Intake"];
                 /**
-                 * @description owner: switched in the dashboard; changed: a PATCH switched it off; credential_revoked: its key was revoked
+                 * @description owner: switched in the dashboard; changed: a PATCH switched it off, or its MCP tool changed so that it can no longer be an action; credential_revoked: its key was revoked; removed: its MCP server no longer lists its tool
                  * @enum {string}
                  */
-                reason: "owner" | "changed" | "credential_revoked";
+                reason: "owner" | "changed" | "credential_revoked" | "removed";
             };
             /**
              * @description Only on a sample sent by POST /webhooks/{id}/test
@@ -1914,10 +1981,10 @@ export interface components {
             data: {
                 intake: components["schemas"]["Intake"];
                 /**
-                 * @description owner: switched in the dashboard; changed: a PATCH switched it off; credential_revoked: its key was revoked
+                 * @description owner: switched in the dashboard; changed: a PATCH switched it off, or its MCP tool changed so that it can no longer be an action; credential_revoked: its key was revoked; removed: its MCP server no longer lists its tool
                  * @enum {string}
                  */
-                reason: "owner" | "changed" | "credential_revoked";
+                reason: "owner" | "changed" | "credential_revoked" | "removed";
             };
             /**
              * @description Only on a sample sent by POST /webhooks/{id}/test
@@ -2231,6 +2298,53 @@ export interface components {
             description?: string;
             url?: string;
             parameters?: components["schemas"]["ActionParameters"];
+        };
+        McpServer: {
+            /** Format: int64 */
+            id: number;
+            url: string;
+            /** @enum {string} */
+            source: "api_key" | "oauth_app";
+            tools: components["schemas"]["McpTool"][];
+            /**
+             * Format: date-time
+             * @description When the service last listed the server's tools
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            listedAt: string;
+            /** @description Why that listing failed, null when it succeeded: the tools are then those of the listing before */
+            listError: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        McpTool: {
+            name: string;
+            /**
+             * Format: int64
+             * @description The connected action the tool is, or null when it is none
+             */
+            actionId: number | null;
+            /** @description Whether the owner has switched its action on */
+            enabled: boolean;
+            /** @description Why the tool is not a connected action, or why its action is off because of the server (the tool changed so that it is no longer usable, or the server no longer lists it); null otherwise */
+            reason: string | null;
+        };
+        CreatedMcpServer: components["schemas"]["McpServer"] & {
+            /** @description Shown once: it signs every request to the server, as an action's secret signs its calls */
+            secret: string;
+        };
+        CreateMcpServer: {
+            /** @description The server's Streamable HTTP endpoint: a public https address */
+            url: string;
+            /** @description The tools to offer as connected actions. Omitted means every usable tool, within the business's 10 actions */
+            tools?: string[];
+        };
+        RefreshMcpServer: {
+            /** @description Tools of the server to offer now, besides those already offered */
+            tools?: string[];
         };
         EventsPage: {
             /** @description Each envelope exactly as it was delivered */
@@ -3777,6 +3891,305 @@ export interface operations {
             };
             /** @description Another change of this action landed at the same moment, three times over; send the change again */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMcpServers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The MCP servers, each with its tools */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["McpServer"][];
+                    };
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createMcpServer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters: the first completed answer is kept 24 hours for this credential and this key, and answered again to the same request */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMcpServer"];
+            };
+        };
+        responses: {
+            /** @description The server with its tools, and its signing secret (shown once) */
+            201: {
+                headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
+                    /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedMcpServer"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running after a wait of up to 5 seconds; retry */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (method, path or body) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed, with its actions and their call history */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    refreshMcpServer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters: the first completed answer is kept 24 hours for this credential and this key, and answered again to the same request */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RefreshMcpServer"];
+            };
+        };
+        responses: {
+            /** @description The server as refreshed */
+            200: {
+                headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
+                    /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running after a wait of up to 5 seconds; retry */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (method, path or body) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
