@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { LEGACY_SHARD, type ShardName, shardOfSecret } from "../../src/db/shards";
 import { API_KEY_PREFIX, TEST_API_KEY_PREFIX } from "../../src/domain/access/api-key-format";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
@@ -28,6 +29,8 @@ export const ACTION = {
     required: ["sku"],
   },
 };
+/** A real MCP server that lists no tools (test/mcp-servers.ts): registering it stores a server without actions. */
+const MCP_SERVER_URL = `${env.MCP_SERVERS_URL}/routes-table/stateless`;
 export const KNOWLEDGE = { title: "Holiday hours", content: "Closed from 24 to 26 December." };
 
 /** Every partner route: a route added to the API needs one row here (the last test fails until it has one). */
@@ -65,6 +68,11 @@ export const ROUTES: Route[] = [
   ["GET", "/actions/{id}", 200],
   ["PATCH", "/actions/{id}", 200, { title: "Check stock now" }],
   ["DELETE", "/actions/{id}", 204],
+  ["GET", "/mcp-servers", 200],
+  ["POST", "/mcp-servers", 201, { url: MCP_SERVER_URL }],
+  ["GET", "/mcp-servers/{id}", 200],
+  ["POST", "/mcp-servers/{id}/refresh", 200],
+  ["DELETE", "/mcp-servers/{id}", 204],
   ["POST", "/listen-sessions", 201, { events: ["booking.created"] }],
   // Test keys only: the tables run them with a sandbox business's test key (`isSandboxRoute`).
   ["POST", "/sandbox/events", 201, { event: "booking.created" }],
@@ -109,6 +117,12 @@ export const RECORDS: Record<string, (apiKey: string) => Promise<string | number
     return (await created<{ key: string }>(response)).key;
   },
   intakes: async (apiKey) => (await createIntake(apiKey)).id,
+  "mcp-servers": async (apiKey) =>
+    (
+      await created<{ id: number }>(
+        await call("/api/v1/mcp-servers", { key: apiKey, method: "POST", body: { url: MCP_SERVER_URL } }),
+      )
+    ).id,
   actions: async (apiKey) =>
     (await created<{ id: number }>(await call("/api/v1/actions", { key: apiKey, method: "POST", body: ACTION }))).id,
   // A booking and an order of the business, reported by the core platform as the service receives them.
