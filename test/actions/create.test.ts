@@ -43,6 +43,7 @@ describe("POST /api/v1/actions", async () => {
       enabled: false,
       changePending: false,
       source: "api_key",
+      mcpServerId: null,
       failureCount: 0,
       lastCalledAt: null,
       lastSuccessAt: null,

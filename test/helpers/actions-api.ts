@@ -39,6 +39,7 @@ export const ACTION_FIELDS = [
   "lastCalledAt",
   "lastFailureAt",
   "lastSuccessAt",
+  "mcpServerId",
   "name",
   "parameters",
   "source",

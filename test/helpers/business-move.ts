@@ -19,6 +19,7 @@ import { registerAction } from "./actions";
 import { bookingRow, createApiKey, globalDb, legacyDb, orderRow, shardDb } from "./fixtures";
 import { call, json } from "./http";
 import { createIntake } from "./intakes";
+import { mcpBox, registered, usableTool } from "./mcp-servers";
 import { connectApp, createOwnerBusiness } from "./oauth";
 import { receiverBox } from "./receiver";
 import { outboxOnly, subscribe } from "./webhooks";
@@ -72,7 +73,7 @@ const platformId = () => 1_000_000_000 + Math.floor(Math.random() * 1_000_000_00
 /**
  * A legacy business with a row in every table a move copies: its owner, two API keys, an app connection (client copy,
  * grant, code, tokens), bookings and an order, an endpoint with a pending delivery never enqueued
- * and its failed attempt, an action with a call, an intake
+ * and its failed attempt, an action with a call, an MCP server with its tool's action, an intake
  * with a response, knowledge pushed and added by the owner, and an idempotency record.
  */
 export async function populatedLegacyBusiness() {
@@ -109,6 +110,9 @@ export async function populatedLegacyBusiness() {
     durationMs: 40,
     createdAt: now,
   });
+  const mcp = mcpBox("moved-mcp");
+  await mcp.offer({ tools: [usableTool("tool_before_move")] });
+  await registered(apiKey, { url: mcp.url("stateless") });
   const intake = await createIntake(apiKey);
   await legacyDb.insert(intakeResponses).values({
     intakeId: intake.id,
