@@ -3889,7 +3889,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Another change of this action landed at the same moment, three times over; send the change again */
+            /** @description Another change of this action landed at the same moment, three times over; send the change again. Or the action is a tool of an MCP server, which defines it: change the tool and refresh the server */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4179,7 +4179,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A request with the same Idempotency-Key is still running after a wait of up to 5 seconds; retry */
+            /** @description Another change of this server's actions landed at the same moment, three times over; send the refresh again; or: A request with the same Idempotency-Key is still running after a wait of up to 5 seconds; retry */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4865,7 +4865,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A request with the same Idempotency-Key is still running after a wait of up to 5 seconds; retry */
+            /** @description The action is a tool of an MCP server, whose secret signs its calls: it has none of its own to rotate; or: A request with the same Idempotency-Key is still running after a wait of up to 5 seconds; retry */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -79,7 +79,8 @@ const patchRoute = partnerRoute({
     200: { description: "The action as it now is", content: json(ActionObject) },
     ...errorResponses(400, 401, 403, 404),
     409: {
-      description: "Another change of this action landed at the same moment, three times over; send the change again",
+      description:
+        "Another change of this action landed at the same moment, three times over; send the change again. Or the action is a tool of an MCP server, which defines it: change the tool and refresh the server",
       content: json(ErrorBody),
     },
   },

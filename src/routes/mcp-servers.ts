@@ -9,7 +9,7 @@ import {
 } from "../domain/actions/mcp-server-operations";
 import { mcpServerNotFound } from "../domain/actions/mcp-servers";
 import { idOrNotFound, pathId } from "../lib/validation";
-import { errorResponses } from "../schemas/error-body";
+import { ErrorBody, errorResponses } from "../schemas/error-body";
 import {
   CreatedMcpServerObject,
   CreateMcpServerBody,
@@ -79,6 +79,11 @@ const refreshRoute = partnerRoute({
   responses: {
     200: { description: "The server as refreshed", content: json(McpServerObject) },
     ...errorResponses(400, 401, 403, 404),
+    409: {
+      description:
+        "Another change of this server's actions landed at the same moment, three times over; send the refresh again",
+      content: json(ErrorBody),
+    },
   },
 });
 

@@ -4,12 +4,18 @@ import { actionNotFound } from "../domain/actions/reads";
 import { endpointNotFound } from "../domain/webhooks/endpoints";
 import { rotateActionSecretOperation, rotateEndpointSecretOperation } from "../domain/webhooks/webhook-operations";
 import { idOrNotFound, pathId } from "../lib/validation";
-import { errorResponses } from "../schemas/error-body";
+import { ErrorBody, errorResponses } from "../schemas/error-body";
 import { RotatedSecret, RotateSecretBody } from "../schemas/secret-rotation";
 import { createPartnerRouter, json, partnerRoute } from "./partner-router";
 
 /** The body may be left out: `expires_in` then takes its default. */
-const rotation = (resource: "webhooks" | "actions", operationId: string, tag: string, noun: string) =>
+const rotation = (
+  resource: "webhooks" | "actions",
+  operationId: string,
+  tag: string,
+  noun: string,
+  conflict?: string,
+) =>
   partnerRoute({
     method: "post",
     path: `/${resource}/{id}/rotate-secret`,
@@ -25,11 +31,18 @@ const rotation = (resource: "webhooks" | "actions", operationId: string, tag: st
     responses: {
       200: { description: "The new secret (shown once)", content: json(RotatedSecret) },
       ...errorResponses(400, 401, 403, 404),
+      ...(conflict ? { 409: { description: conflict, content: json(ErrorBody) } } : {}),
     },
   });
 
 const rotateEndpointRoute = rotation("webhooks", "rotateWebhookEndpointSecret", "Webhooks", "an endpoint");
-const rotateActionRoute = rotation("actions", "rotateActionSecret", "Connected actions", "an action");
+const rotateActionRoute = rotation(
+  "actions",
+  "rotateActionSecret",
+  "Connected actions",
+  "an action",
+  "The action is a tool of an MCP server, whose secret signs its calls: it has none of its own to rotate",
+);
 
 /**
  * Secret rotation of webhook endpoints and actions (docs/webhooks.md, Rotating a secret). Each is the credential,

@@ -172,9 +172,11 @@ describe("the statuses the OpenAPI document gives (docs/errors.md, Codes)", asyn
   const KEY_RUNNING = /Idempotency-Key is still running/;
   const CONFLICTS: Record<string, RegExp> = {
     "patch /intakes/{id}": /another change of this intake/i,
-    "patch /actions/{id}": /another change of this action/i,
+    "patch /actions/{id}": /another change of this action.*a tool of an MCP server/i,
     "post /actions": KEY_RUNNING,
-    "post /actions/{id}/rotate-secret": KEY_RUNNING,
+    "post /actions/{id}/rotate-secret": /tool of an MCP server.*Idempotency-Key is still running/i,
+    "post /mcp-servers": KEY_RUNNING,
+    "post /mcp-servers/{id}/refresh": /another change of this server's actions.*Idempotency-Key is still running/i,
     "post /intakes": KEY_RUNNING,
     "post /listen-sessions": KEY_RUNNING,
     "post /webhooks": KEY_RUNNING,

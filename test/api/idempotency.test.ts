@@ -15,7 +15,7 @@ import { createApiKey, createBusiness, db, shardD1, shardDb } from "../helpers/f
 import { BASE, call, expectError, json } from "../helpers/http";
 import { createIntake, intakeBody } from "../helpers/intakes";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
-import { businessFor, isSandboxRoute, REUSED_ROUND_TRIPS } from "../helpers/partner-routes";
+import { businessFor, isSandboxRoute, MCP_SERVER_URL, REUSED_ROUND_TRIPS } from "../helpers/partner-routes";
 import { expectServerErrors } from "../helpers/server-errors";
 import { subscribe } from "../helpers/webhooks";
 
@@ -289,6 +289,8 @@ const POSTS: Record<string, unknown> = {
   "/actions": { ...ACTION, name: "check_price" },
   "/actions/{id}/rotate-secret": { expires_in: 60 },
   "/listen-sessions": { events: ["booking.created"] },
+  "/mcp-servers": { url: MCP_SERVER_URL },
+  "/mcp-servers/{id}/refresh": undefined,
   // With a sandbox business's test key, on its action and an intake switched on as its owner does.
   "/sandbox/events": { event: "order.created" },
   "/sandbox/intakes/{id}/conversations": { answers: { full_name: "Noor", email: "noor@example.com" } },
@@ -337,7 +339,10 @@ describe("every POST route", async () => {
       if (isSandboxRoute(path)) await switchAction(ownerDeps, business.id, action.id, true);
       const intake = path.startsWith("/sandbox/intakes") ? (await createIntake(apiKey)).id : undefined;
       if (intake !== undefined) await switchIntakeOn(ownerDeps, business.id, intake);
-      const id = /^\/(sandbox\/)?actions/.test(path) ? action.id : (intake ?? endpoint.id);
+      const server = path.startsWith("/mcp-servers/")
+        ? (await json<{ id: number }>(await post(apiKey, "/mcp-servers", { url: MCP_SERVER_URL }))).id
+        : undefined;
+      const id = /^\/(sandbox\/)?actions/.test(path) ? action.id : (server ?? intake ?? endpoint.id);
       const url = `/api/v1${path.replace("{id}", String(id)).replace("{delivery_id}", String(delivery))}`;
       // The first request of an hour also records the credential's use (waitUntil): measured is every other one.
       await call("/api/v1/me", { key: apiKey });

@@ -30,7 +30,7 @@ export const ACTION = {
   },
 };
 /** A real MCP server that lists no tools (test/mcp-servers.ts): registering it stores a server without actions. */
-const MCP_SERVER_URL = `${env.MCP_SERVERS_URL}/routes-table/stateless`;
+export const MCP_SERVER_URL = `${env.MCP_SERVERS_URL}/routes-table/stateless`;
 export const KNOWLEDGE = { title: "Holiday hours", content: "Closed from 24 to 26 December." };
 
 /** Every partner route: a route added to the API needs one row here (the last test fails until it has one). */
