@@ -192,7 +192,9 @@ export async function signedPost(policy: OutboundPolicy, call: SignedPost): Prom
   }
   // Signed before it waits for a connection, which it holds until the answer is read or dropped; the timeout starts
   // once the request has one.
-  const headers = await signedHeaders(policy, call);
+  const headers: Record<string, string> = await signedHeaders(policy, call);
+  // A DELETE has no body to type.
+  if (call.method === "DELETE") delete headers["Content-Type"];
   return policy.slots.run(async () => {
     const signal = AbortSignal.timeout(call.timeoutMs);
     try {

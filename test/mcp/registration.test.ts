@@ -80,7 +80,7 @@ describe("registering an MCP server", () => {
       nested: `The tool's "inputSchema.properties.where.properties" nests parameters, and parameters are flat.`,
       no_parameter_description: expect.stringMatching(/^The tool's "inputSchema.properties.date.description" /),
       nine_parameters: `The tool's "inputSchema.properties" must define at most 8 parameters.`,
-      asks_phone: expect.stringContaining("asks for a phone number"),
+      asks_phone: `The tool's "inputSchema.properties.phone" asks for a phone number: an action may not ask for contact details (an intake may).`,
       no_hint: READ_ONLY,
       destructive: READ_ONLY,
     });
@@ -237,6 +237,13 @@ describe("registering an MCP server", () => {
         param: "url",
       });
     }
+    const refused = await registerServer(apiKey, { url: "http://127.0.0.1:1/mcp" });
+    const { error } = await expectError(
+      refused,
+      400,
+      /^The MCP server did not list its tools: the connection failed: /,
+    );
+    expect(error).toMatch(/[^.]\.$/);
     const big = mcpBox("big");
     await big.offer({ tools: [usableTool("big", { title: "x".repeat(17_000) })] });
     await expectError(

@@ -62,7 +62,9 @@ export function judgeTool(tool: unknown): JudgedTool {
   try {
     assertNoContactParameters(definition.parameters);
   } catch (error) {
-    if (error instanceof ApiError) return refused(error.message);
+    // Named as the tool names it, as above.
+    if (error instanceof ApiError)
+      return refused(error.message.replace('The field "parameters.', `The tool's "inputSchema.`));
     throw error;
   }
   return { name: listed, reason: null, definition };
@@ -97,7 +99,10 @@ export async function listTools(deps: Dependencies, target: McpServerTarget): Pr
       return tools;
     },
   );
-  if (!Array.isArray(listed)) return `The MCP server did not list its tools: ${mcpFailure(listed, ACTION_TIMEOUT_MS)}.`;
+  if (!Array.isArray(listed)) {
+    // One full stop, also after a connection's error that ends with its own.
+    return `The MCP server did not list its tools: ${mcpFailure(listed, ACTION_TIMEOUT_MS).replace(/\.$/, "")}.`;
+  }
   const seen = new Set<string>();
   return listed.map((tool) => {
     const judged = judgeTool(tool);
