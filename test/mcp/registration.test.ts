@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { verifyActionCall } from "../../sdk/src/index";
 import { actions, mcpServers } from "../../src/db/schema";
 import { NAME_TAKEN, NO_ROOM, registerMcpServer } from "../../src/domain/actions/mcp-registration";
-import { NOT_OFFERED } from "../../src/domain/actions/mcp-servers";
+import { NOT_OFFERED, OFFERED_WITHOUT_ROOM } from "../../src/domain/actions/mcp-servers";
 import { testDependencies } from "../helpers/dependencies";
 import { createBusiness, shardDb } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "../helpers/http";
@@ -192,6 +192,14 @@ describe("registering an MCP server", () => {
     await box.offer({ tools: ["plain_0", "first", "second", "third"].map((name) => usableTool(name)) });
     const server = await registered(apiKey, { url: box.url("stateless") });
     expect(reasonsOf(server)).toEqual({ plain_0: NAME_TAKEN, first: null, second: null, third: NO_ROOM });
+    // Read later, an offered tool without an action says so, whichever of the two kept it out.
+    const read = await json<McpServerAnswer>(await call(`/api/v1/mcp-servers/${server.id}`, { key: apiKey }));
+    expect(reasonsOf(read)).toEqual({
+      plain_0: OFFERED_WITHOUT_ROOM,
+      first: null,
+      second: null,
+      third: OFFERED_WITHOUT_ROOM,
+    });
     await expectError(
       await call("/api/v1/actions", { key: apiKey, method: "POST", body: { ...ACTION, name: "eleventh" } }),
       403,

@@ -4,9 +4,9 @@ import { createdAt, principalColumns, shardId, timestamp } from "./columns";
 
 /**
  * A tool as the server last listed it (docs/guides/connected-actions.md, From an MCP server): `reason` says why it
- * cannot be a connected action, null when it can.
+ * cannot be a connected action, null when it can; `offered`, that the partner offered it (absent when not).
  */
-export type ListedTool = { name: string; reason: string | null };
+export type ListedTool = { name: string; reason: string | null; offered?: true };
 
 /** A partner's MCP server, the source of the connected actions that name it (`actions.mcp_server_id`). */
 export const mcpServers = sqliteTable(

@@ -1,7 +1,7 @@
 import { and, eq, notInArray, type SQL, sql } from "drizzle-orm";
 import { isGuardAbort } from "../../db/d1-failures";
 import { rowsOfBusiness } from "../../db/insert-within-limit";
-import { actions, mcpServers } from "../../db/schema";
+import { actions, type ListedTool, mcpServers } from "../../db/schema";
 import { guard } from "../../db/snapshot-guard";
 import type { Dependencies } from "../../dependencies";
 import { forbidden, invalid } from "../../lib/api-error";
@@ -95,6 +95,14 @@ export function offerStatements(
   return { inserts, overflow };
 }
 
+/** The listing as a server stores it: each tool's reason, and whether the partner offered it. */
+export const listedTools = (judged: JudgedTool[], offered: JudgedTool[]): ListedTool[] =>
+  judged.map(({ name, reason, definition }) => ({
+    name,
+    reason,
+    ...(definition && offered.some((tool) => tool.name === name) ? { offered: true as const } : {}),
+  }));
+
 /**
  * What the offer's statements stored (`results`: the inserts' answers, then the overflow's): the actions, as a
  * server's answer lists them, and the tools whose action went with the overflow.
@@ -152,7 +160,7 @@ export async function registerMcpServer(
     businessId,
     url: input.url,
     secret,
-    tools: judged.map(({ name, reason }) => ({ name, reason })),
+    tools: listedTools(judged, chosen),
     listedAt: now,
     listError: null,
     ...principalRef(principal),

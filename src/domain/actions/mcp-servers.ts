@@ -24,6 +24,8 @@ export const mcpServerNotFound = () => notFound("No MCP server with that id exis
 /** Sentences of a tool that is not a connected action, or of one whose action is off for its server's sake. */
 export const NOT_OFFERED = "Not offered: the partner did not offer this tool.";
 export const NO_LONGER_LISTED = "The server no longer lists this tool: its action is off.";
+export const OFFERED_WITHOUT_ROOM =
+  "Offered, but not an action: the business had no room for it, or another action has its name.";
 
 /**
  * Each tool of the last listing, in the server's order, then the actions whose tool the server no longer lists:
@@ -31,14 +33,14 @@ export const NO_LONGER_LISTED = "The server no longer lists this tool: its actio
  */
 export function toolsOf(server: McpServer, serverActions: ServerAction[]) {
   const byName = new Map(serverActions.map((action) => [action.name, action]));
-  const listed = server.tools.map(({ name, reason }) => {
+  const listed = server.tools.map(({ name, reason, offered }) => {
     const action = byName.get(name);
     byName.delete(name);
     return {
       name,
       actionId: action?.id ?? null,
       enabled: action?.enabled ?? false,
-      reason: action ? reason : (reason ?? NOT_OFFERED),
+      reason: action ? reason : (reason ?? (offered ? OFFERED_WITHOUT_ROOM : NOT_OFFERED)),
     };
   });
   const gone = [...byName.values()].map((action) => ({
