@@ -31,6 +31,7 @@ export const PORTS = {
   dashboard: 8804,
   "dashboard-actions": 8805,
   "dashboard-intakes": 8806,
+  "dashboard-mcp": 8810,
   "dashboard-webhooks": 8807,
   guides: 8808,
   packages: 8809,

@@ -27,6 +27,8 @@ export function ActionPage(props: {
   problem?: string;
   /** Why switching on was refused: the action changed since the page the owner switched it on from. */
   changed?: string;
+  /** Off because its MCP server no longer lists the tool: it cannot be switched on until the server does again. */
+  removed?: boolean;
 }) {
   const { action, session } = props;
   return (
@@ -37,7 +39,7 @@ export function ActionPage(props: {
         </p>
         <p>{action.description}</p>
         <p>
-          Calls <code>{action.url}</code>
+          {action.source === "mcp_server" ? "A tool of the MCP server" : "Calls"} <code>{action.url}</code>
         </p>
         <h2>Parameters</h2>
         <ParameterList parameters={action.parameters} />
@@ -49,6 +51,10 @@ export function ActionPage(props: {
         {props.change && <ChangeReview session={session} action={action} change={props.change} />}
         {action.enabled ? (
           <ButtonForm session={session} action={`/dashboard/actions/${action.id}/off`} label="Switch off" />
+        ) : props.removed ? (
+          <p class="error" data-testid="tool-removed">
+            Its MCP server no longer lists this tool, so it cannot be switched on until the server lists it again.
+          </p>
         ) : (
           <ButtonForm
             session={session}

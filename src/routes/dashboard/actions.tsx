@@ -12,6 +12,7 @@ import {
 } from "../../domain/actions/owner-decisions";
 import { actionNotFound, findAction, getAction } from "../../domain/actions/reads";
 import { deleteAction } from "../../domain/actions/registration";
+import { mcpServersForOwner } from "../../domain/owner/mcp-servers";
 import { ApiError } from "../../lib/api-error";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
@@ -20,6 +21,7 @@ import { formArguments, type Tested } from "./action-test-form";
 import { CreatedBy } from "./created-by";
 import type { DashboardEnv } from "./dashboard-env";
 import { Layout, OnOff } from "./layout";
+import { McpServers } from "./mcp-servers";
 import { removalPage } from "./removal-page";
 
 /** The page's id as the domain takes it, or the 404 page. */
@@ -31,14 +33,17 @@ function refusalShownInPlace(error: unknown, status: 409 | 422): string {
   throw error;
 }
 
-/** The action, the change of it waiting for the owner, and who registered it, read together (the action's page). */
+/**
+ * The action, the change of it waiting for the owner, who registered it, and whether its MCP server no longer lists
+ * it, read together (the action's page).
+ */
 async function actionWithCreator(deps: Dependencies, businessId: string, id: number) {
   const [action, row, creator] = await Promise.all([
     runRead(deps.db, getAction(businessId, id, deps.clock())),
     findAction(deps, businessId, id),
     actionCreator(deps, businessId, id),
   ]);
-  return { action, change: pendingChange(row), creator };
+  return { action, change: pendingChange(row), creator, removed: row.offReason === "removed" };
 }
 
 type ReviewedWrite = (
@@ -74,14 +79,20 @@ export const actionPages = new Hono<DashboardEnv>()
   // A table apart from the endpoints' and intakes': each row says what its own kind of record needs to be judged.
   .get("/actions", async (c) => {
     const session = c.var.session;
-    const actions = await listActionsForOwner(c.var.deps, session.business.id);
+    const [actions, servers] = await Promise.all([
+      listActionsForOwner(c.var.deps, session.business.id),
+      mcpServersForOwner(c.var.deps, session.business.id),
+    ]);
+    // A server's tool is shown under its server, not twice.
+    const tools = new Set(servers.flatMap((server) => server.tools.map((tool) => tool.actionId)));
+    const own = actions.filter((action) => !tools.has(action.id));
     return renderPage(
       c,
       200,
       <Layout title="Connected actions" session={session}>
-        {actions.length === 0 && <p>No app has registered an action.</p>}
+        {actions.length === 0 && servers.length === 0 && <p>No app has registered an action.</p>}
         <table>
-          {actions.map((action) => (
+          {own.map((action) => (
             <tr>
               <td>
                 <a href={`/dashboard/actions/${action.id}`}>{action.title}</a> <code>{action.name}</code>
@@ -94,6 +105,7 @@ export const actionPages = new Hono<DashboardEnv>()
             </tr>
           ))}
         </table>
+        <McpServers servers={servers} />
       </Layout>,
     );
   })
