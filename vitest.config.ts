@@ -13,6 +13,7 @@ const WHOLE_DATABASE = [
   "test/operations/retention-by-age.test.ts",
   "test/operations/retention-chunks.test.ts",
   "test/shards/cron.test.ts",
+  "test/mcp/scheduled-refresh.test.ts",
   "test/shards/business-move.test.ts",
   "test/sandbox/cleanup.test.ts",
   "test/sandbox/live-cap.test.ts",

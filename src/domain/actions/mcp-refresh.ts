@@ -1,6 +1,7 @@
-import { and, asc, eq, isNull, lt } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import { isGuardAbort } from "../../db/d1-failures";
 import { actions, businesses, mcpServers } from "../../db/schema";
+import { guard } from "../../db/snapshot-guard";
 import type { Preparable } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { iso } from "../../lib/time";
@@ -10,9 +11,9 @@ import type { EventDraft } from "../webhooks/outbox/write";
 import { writeEvents } from "../webhooks/outbox/write";
 import { type Action, NOTHING_APPROVED, toActionObject, withRequiredList } from "./action-object";
 import { changedMeanwhile, WRITE_ATTEMPTS } from "./guarded-write";
-import { chosenTools, offerOutcome, offerStatements, withOfferReasons } from "./mcp-registration";
+import { chosenTools, listedTools, offerOutcome, offerStatements, withOfferReasons } from "./mcp-registration";
 import { type McpServer, mcpServerRow, toMcpServerObject } from "./mcp-servers";
-import { type JudgedTool, listTools } from "./mcp-tools";
+import { type JudgedTool, listTools, type ToolDefinition } from "./mcp-tools";
 
 /*
  * A refresh of an MCP server's tools (docs/guides/connected-actions.md, From an MCP server), on the partner's request
@@ -23,14 +24,16 @@ import { type JudgedTool, listTools } from "./mcp-tools";
 
 /** What the refresh writes onto one action, and the event it means, from the tool as now listed. */
 function toolChange(action: Action, tool: JudgedTool | undefined): { changes: Partial<Action>; draft?: EventDraft } {
-  const switchOff = (offReason: "removed" | "changed") => {
+  // Its event says `removed`, or `changed` for a tool that no longer fits an action (`unusable` on the row).
+  const switchOff = (offReason: "removed" | "unusable") => {
     const changes = { enabled: false, offReason, ...NOTHING_APPROVED };
     if (!action.enabled) return { changes: action.offReason === offReason ? {} : { offReason } };
     const object = toActionObject({ ...action, ...changes });
-    return { changes, draft: actionSwitched(object, action.oauthGrantId, offReason) };
+    const reason = offReason === "removed" ? "removed" : "changed";
+    return { changes, draft: actionSwitched(object, action.oauthGrantId, reason) };
   };
   if (!tool) return switchOff("removed");
-  if (!tool.definition) return switchOff("changed");
+  if (!tool.definition) return switchOff("unusable");
   const changes: Partial<Action> = {};
   for (const key of ["title", "description"] as const) {
     if (tool.definition[key] !== action[key]) changes[key] = tool.definition[key];
@@ -39,15 +42,42 @@ function toolChange(action: Action, tool: JudgedTool | undefined): { changes: Pa
   if (JSON.stringify(parameters) !== JSON.stringify(withRequiredList(action.parameters))) {
     changes.parameters = parameters;
   }
-  // Back on the server, a tool switched off as removed waits for the owner again as a new one.
-  if (!action.enabled && action.offReason === "removed") changes.offReason = null;
+  // Back on the server, or usable again, a tool switched off for it waits for the owner again as a new one.
+  if (!action.enabled && (action.offReason === "removed" || action.offReason === "unusable")) changes.offReason = null;
   return { changes };
 }
 
 const NOTHING_OFFERED = { rows: [], noRoom: new Set<string>() };
 
-/** The action is still as the refresh read it: what its change was decided on. */
-const asRead = (action: Action) => and(eq(actions.id, action.id), eq(actions.updatedAt, action.updatedAt));
+/**
+ * The action is still as the refresh read it: what its change was decided on, compared column by column, since two
+ * writes within one millisecond leave the same `updatedAt` (and a second `action.disabled` would follow).
+ */
+const asRead = (action: Action) =>
+  and(
+    eq(actions.id, action.id),
+    eq(actions.enabled, action.enabled),
+    action.offReason === null ? isNull(actions.offReason) : eq(actions.offReason, action.offReason),
+    eq(actions.title, action.title),
+    eq(actions.description, action.description),
+    eq(actions.parameters, action.parameters),
+  );
+
+/**
+ * None of the tools offered became an action of the server since the read (a refresh at the same moment offered it):
+ * otherwise the batch aborts and is decided again, instead of answering the server's own action as a name taken.
+ */
+const notYetOffered = (deps: Dependencies, serverId: number, offered: ToolDefinition[]) => {
+  const names = offered.map((tool) => tool.name);
+  const ofServer = and(eq(actions.mcpServerId, serverId), inArray(actions.name, names));
+  return guard(deps.db, sql`not exists (select 1 from ${actions} where ${ofServer})`);
+};
+
+/**
+ * The server and its actions, with what the refresh's events are written with: a partner's refresh reads them with
+ * its credential (one round trip), the cron's first refresh attempt and every later one with `readForSwitch`.
+ */
+export type LoadedServer = EventTarget & { record: { server: McpServer; actions: Action[] } };
 
 /**
  * Lists the server's tools again and writes what changed, with the lifecycle events it means, in one D1 batch
@@ -59,11 +89,14 @@ export async function refreshMcpServer(
   businessId: string,
   reach: Reach,
   id: number,
-  offer?: string[],
+  options: { offer?: string[]; loaded?: LoadedServer } = {},
 ) {
+  const { offer } = options;
   let judged: JudgedTool[] | string | undefined;
+  let loaded = options.loaded;
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
-    const { record, ...target } = await readForSwitch(deps, businessId, mcpServerRow(reach, id));
+    const { record, ...target } = loaded ?? (await readForSwitch(deps, businessId, mcpServerRow(reach, id)));
+    loaded = undefined;
     judged ??= await listTools(deps, { url: record.server.url, secrets: [record.server.secret] });
     const written = await writeRefresh(deps, target, record.server, record.actions, judged, offer);
     if (written) return written;
@@ -81,18 +114,7 @@ async function writeRefresh(
 ) {
   const now = iso(deps.clock());
   const listed = typeof judged === "string" ? null : judged;
-  const stored: McpServer = {
-    ...server,
-    listedAt: now,
-    listError: listed ? null : (judged as string),
-    tools: listed ? listed.map(({ name, reason }) => ({ name, reason })) : server.tools,
-  };
-  const statements: Preparable<unknown>[] = [
-    deps.db
-      .update(mcpServers)
-      .set({ listedAt: now, listError: stored.listError, tools: stored.tools })
-      .where(eq(mcpServers.id, server.id)),
-  ];
+  const statements: Preparable<unknown>[] = [];
   const drafts: EventDraft[] = [];
   const after: Action[] = [];
   for (const action of serverActions) {
@@ -117,8 +139,27 @@ async function writeRefresh(
   const fresh =
     listed && offer ? chosenTools(listed, offer).filter((tool) => !after.some((a) => a.name === tool.name)) : [];
   const offered = fresh.flatMap((tool) => (tool.definition ? [tool.definition] : []));
+  // The tools offered so far (the server's actions, and those offered that got none) and those offered now.
+  const wasOffered = [...server.tools.filter((tool) => tool.offered), ...serverActions];
+  const stored: McpServer = {
+    ...server,
+    listedAt: now,
+    listError: listed ? null : (judged as string),
+    tools: listed
+      ? listedTools(
+          listed,
+          listed.filter((tool) => fresh.includes(tool) || wasOffered.some((other) => other.name === tool.name)),
+        )
+      : server.tools,
+  };
+  statements.unshift(
+    deps.db
+      .update(mcpServers)
+      .set({ listedAt: now, listError: stored.listError, tools: stored.tools })
+      .where(eq(mcpServers.id, server.id)),
+  );
   const { inserts, overflow } = offerStatements(deps, server, server.id, offered, now);
-  if (offered.length > 0) statements.push(...inserts, overflow);
+  if (offered.length > 0) statements.push(notYetOffered(deps, server.id, offered), ...inserts, overflow);
   try {
     const { deliveryIds, results } = await writeEvents(deps, target.business, target.endpoints, drafts, statements);
     deps.enqueue(deliveryIds);

@@ -1,6 +1,7 @@
 import { mapRead } from "../../db/reads";
 import { partnerRead, partnerWrite } from "../access/partner-operation";
 import { sideOf } from "../access/scope";
+import { withEndpoints } from "../webhooks/lifecycle";
 import { refreshMcpServer } from "./mcp-refresh";
 import { registerMcpServer } from "./mcp-registration";
 import { deleteMcpServer, listMcpServers, mcpServerRow, toMcpServerObject } from "./mcp-servers";
@@ -15,9 +16,14 @@ export const getMcpServerOperation = partnerRead((side, id: number) =>
 
 export const createMcpServerOperation = partnerWrite({ write: registerMcpServer });
 
+/** The server, its actions and the side's endpoints are read with the credential: a refresh makes two round trips. */
 export const refreshMcpServerOperation = partnerWrite({
-  write: (deps, principal, input: { id: number; tools?: string[] }) =>
-    refreshMcpServer(deps, principal.business.id, sideOf(principal), input.id, input.tools),
+  read: (side, { id }: { id: number; tools?: string[] }) => withEndpoints(mcpServerRow(side, id), side),
+  write: (deps, principal, { id, tools }, { record, endpoints }) =>
+    refreshMcpServer(deps, principal.business.id, sideOf(principal), id, {
+      offer: tools,
+      loaded: { business: principal.business, endpoints, record },
+    }),
 });
 
 export const deleteMcpServerOperation = partnerWrite({
