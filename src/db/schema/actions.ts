@@ -31,11 +31,11 @@ export const actions = sqliteTable(
     enabled: flag("enabled").notNull().default(false),
     /**
      * Why an action that was on is off: the owner switched it off, or a partner's PATCH with a new url did
-     * (docs/guides/connected-actions.md, Changing an action), or its tool left its MCP server (`removed`). Null while
+     * (docs/guides/connected-actions.md, Changing an action), or its tool left its MCP server (`removed`) or no longer fits an action (`unusable`). Null while
      * on, and for an action never switched on. The owner's overview lists the second kind and the never-approved
      * ones, not the first.
      */
-    offReason: text("off_reason", { enum: ["owner", "changed", "removed"] }),
+    offReason: text("off_reason", { enum: ["owner", "changed", "removed", "unusable"] }),
     /**
      * The description and parameters the owner approved, which the Secretary uses (docs/decisions.md, Changes to a
      * switched-on action): set when the owner switches the action on or accepts a change, null while it is off. A

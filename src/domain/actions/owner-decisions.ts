@@ -31,8 +31,13 @@ const approving = (action: Action) => ({
   approvedParameters: action.parameters,
 });
 
-const toolRemoved = () =>
-  conflict("Its MCP server no longer lists this tool, so it cannot be switched on.", "invalid_state");
+const toolUnavailable = (why: "removed" | "unusable") =>
+  conflict(
+    why === "removed"
+      ? "Its MCP server no longer lists this tool, so it cannot be switched on."
+      : "Its MCP server lists this tool in a form that cannot be a connected action (see the server's tools), so it cannot be switched on.",
+    "invalid_state",
+  );
 
 const changedSinceReview = () =>
   conflict("The action has changed since it was reviewed: review it again before switching it on.", "invalid_state");
@@ -54,15 +59,22 @@ export async function switchAction(
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
     const { record: action, ...target } = await readForSwitch(deps, businessId, actionRow(businessId, actionId));
     if (enabled) {
-      // A tool its MCP server no longer lists cannot be called (docs/guides/connected-actions.md, From an MCP server).
-      if (action.offReason === "removed") throw toolRemoved();
+      // A tool its MCP server no longer lists, or lists as no longer only reading, is not switched on
+      // (docs/guides/connected-actions.md, From an MCP server).
+      if (action.offReason === "removed" || action.offReason === "unusable") throw toolUnavailable(action.offReason);
       reviewed ??= reviewedVersion(action);
       if (reviewed !== reviewedVersion(action)) throw changedSinceReview();
       if (action.enabled) return toActionObject(action);
     }
     const changes = enabled
       ? { enabled, offReason: null, ...approving(action) }
-      : { enabled, offReason: "owner" as const, ...NOTHING_APPROVED };
+      : // Off for its server's sake, it stays so marked: only the server can make it switchable again.
+        {
+          enabled,
+          offReason:
+            action.offReason === "removed" || action.offReason === "unusable" ? action.offReason : ("owner" as const),
+          ...NOTHING_APPROVED,
+        };
     const written = await writeAction(deps, target, action, changes, "owner");
     if (written) return written;
   }

@@ -27,8 +27,11 @@ export function ActionPage(props: {
   problem?: string;
   /** Why switching on was refused: the action changed since the page the owner switched it on from. */
   changed?: string;
-  /** Off because its MCP server no longer lists the tool: it cannot be switched on until the server does again. */
-  removed?: boolean;
+  /**
+   * Off for its MCP server's sake: the server no longer lists the tool (`removed`), or lists it in a form that cannot
+   * be an action (`unusable`); it cannot be switched on until the server lists it again as it may be.
+   */
+  unavailable?: "removed" | "unusable" | null;
 }) {
   const { action, session } = props;
   return (
@@ -51,9 +54,11 @@ export function ActionPage(props: {
         {props.change && <ChangeReview session={session} action={action} change={props.change} />}
         {action.enabled ? (
           <ButtonForm session={session} action={`/dashboard/actions/${action.id}/off`} label="Switch off" />
-        ) : props.removed ? (
+        ) : props.unavailable ? (
           <p class="error" data-testid="tool-removed">
-            Its MCP server no longer lists this tool, so it cannot be switched on until the server lists it again.
+            {props.unavailable === "removed"
+              ? "Its MCP server no longer lists this tool, so it cannot be switched on until the server lists it again."
+              : "Its MCP server lists this tool in a form that cannot be a connected action (see the server's tools), so it cannot be switched on until the server lists it as one again."}
           </p>
         ) : (
           <ButtonForm

@@ -34,8 +34,8 @@ function refusalShownInPlace(error: unknown, status: 409 | 422): string {
 }
 
 /**
- * The action, the change of it waiting for the owner, who registered it, and whether its MCP server no longer lists
- * it, read together (the action's page).
+ * The action, the change of it waiting for the owner, who registered it, and whether it is off for its MCP server's
+ * sake, read together (the action's page).
  */
 async function actionWithCreator(deps: Dependencies, businessId: string, id: number) {
   const [action, row, creator] = await Promise.all([
@@ -43,7 +43,8 @@ async function actionWithCreator(deps: Dependencies, businessId: string, id: num
     findAction(deps, businessId, id),
     actionCreator(deps, businessId, id),
   ]);
-  return { action, change: pendingChange(row), creator, removed: row.offReason === "removed" };
+  const unavailable = row.offReason === "removed" || row.offReason === "unusable" ? row.offReason : null;
+  return { action, change: pendingChange(row), creator, unavailable };
 }
 
 type ReviewedWrite = (
