@@ -179,7 +179,7 @@ export const REFRESHED_PER_RUN = 3;
 
 /**
  * The cron's refresh (docs/guides/connected-actions.md, From an MCP server): the shard's servers listed longest ago,
- * past 6 hours, 3 a run, so that the listings a run waits for stay within its connections and time. A business being
+ * past 6 hours, 3 a run one after another, so that the listings a run waits for stay within its connections and time. A business being
  * moved is left for a run after its move.
  */
 export async function refreshDueMcpServers(deps: Dependencies) {
@@ -190,8 +190,13 @@ export async function refreshDueMcpServers(deps: Dependencies) {
     .where(and(lt(mcpServers.listedAt, iso(deps.clock() - REFRESH_AFTER_MS)), isNull(businesses.movingSince)))
     .orderBy(asc(mcpServers.listedAt))
     .limit(REFRESHED_PER_RUN);
-  const runs = await Promise.allSettled(
-    due.map((server) => refreshMcpServer(deps, server.businessId, server.businessId, server.id)),
-  );
-  for (const run of runs) if (run.status === "rejected") throw run.reason;
+  // One at a time: a listing's 5 s run from its start, so listings waiting for the run's 6 connections behind hanging
+  // servers would time out unheard; a failure does not keep the others from their refresh.
+  let failure: unknown;
+  for (const server of due) {
+    await refreshMcpServer(deps, server.businessId, server.businessId, server.id).catch((error: unknown) => {
+      failure ??= error;
+    });
+  }
+  if (failure !== undefined) throw failure;
 }
