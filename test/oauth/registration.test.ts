@@ -32,6 +32,8 @@ describe("discovery (RFC 8414; docs/oauth.md, Endpoints)", () => {
       revocation_endpoint_auth_methods_supported: ["client_secret_post", "client_secret_basic", "none"],
       scopes_supported: ["api"],
       authorization_response_iss_parameter_supported: true,
+      // RFC 9728 §4: the resource its tokens are for (test/oauth/resource-metadata.test.ts).
+      protected_resources: [`${ISSUER}/api/v1`],
     });
   });
 
@@ -42,6 +44,7 @@ describe("discovery (RFC 8414; docs/oauth.md, Endpoints)", () => {
     const body = await json(response);
     expect(body.issuer).toBe("https://partners.example");
     expect(body.token_endpoint).toBe("https://partners.example/api/oauth/token");
+    expect(body.protected_resources).toEqual(["https://partners.example/api/v1"]);
   });
 });
 
@@ -68,6 +71,9 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
         scope: "api",
+        // RFC 7592 §3 (docs/oauth.md, Managing your app; test/oauth/client-management.test.ts).
+        registration_access_token: expect.stringMatching(/^rat_live_[A-Za-z0-9_-]{43}$/),
+        registration_client_uri: `${ISSUER}/api/oauth/register/${body.client_id}`,
       });
       const stored = await globalDb.select().from(oauthClients).where(eq(oauthClients.id, body.client_id)).get();
       expect(stored?.secretHash).toBe(sha256Hex(body.client_secret ?? ""));

@@ -5,6 +5,7 @@ import { invalidClient, invalidRequest } from "../../lib/oauth-errors";
 import { optionalParameter } from "../../lib/oauth-parameters";
 import { secretsEqual } from "../../lib/secret-comparison";
 import { sha256Hex } from "../../lib/secrets";
+import { type EpochMs, iso } from "../../lib/time";
 import { clientRead, findClient, isClientIdShape, type OAuthClient } from "./clients";
 
 /** Client authentication at the token endpoint (RFC 6749 §2.3, §3.2.1), and identification at the revocation one. */
@@ -70,9 +71,20 @@ async function namedClient(deps: Dependencies, presented: PresentedCredentials):
   return client;
 }
 
-/** The secret compared as SHA-256 hashes in constant time; a public client has none to match. */
-const secretMatches = (client: OAuthClient, secret: string | undefined) =>
-  client.secretHash !== null && secret !== undefined && secretsEqual(sha256Hex(secret), client.secretHash);
+/** Whether `secret` is the one whose SHA-256 is `hash`, compared in constant time; a null hash matches nothing. */
+export const isSecretOf = (hash: string | null, secret: string) =>
+  hash !== null && secretsEqual(sha256Hex(secret), hash);
+
+/**
+ * The client's current secret, or the previous one of a rotation until it expires (docs/oauth.md, Managing your
+ * app); a public client has none to match.
+ */
+const secretMatches = (client: OAuthClient, secret: string | undefined, now: EpochMs) =>
+  secret !== undefined &&
+  (isSecretOf(client.secretHash, secret) ||
+    (client.previousSecretExpiresAt !== null &&
+      client.previousSecretExpiresAt > iso(now) &&
+      isSecretOf(client.previousSecretHash, secret)));
 
 const WRONG_SECRET = "The client secret is not correct.";
 const PUBLIC_CLIENT =
@@ -84,8 +96,9 @@ const PUBLIC_CLIENT =
  * (`none`) must not present a secret at all. Every failure is the same `invalid_client` (401), whose sentence says
  * what was expected but never whether a secret was close.
  */
-function authenticated(client: OAuthClient | undefined, presented: PresentedCredentials): OAuthClient {
-  if (!client) throw invalidClient(UNKNOWN_CLIENT);
+function authenticated(client: OAuthClient | undefined, presented: PresentedCredentials, now: EpochMs): OAuthClient {
+  // A deleted client's copy is as unknown as no client (docs/oauth.md, Managing your app).
+  if (!client || client.deletedAt !== null) throw invalidClient(UNKNOWN_CLIENT);
   if (client.tokenEndpointAuthMethod !== presented.method) {
     throw invalidClient(
       client.tokenEndpointAuthMethod === "none"
@@ -97,7 +110,7 @@ function authenticated(client: OAuthClient | undefined, presented: PresentedCred
           }`,
     );
   }
-  if (presented.method !== "none" && !secretMatches(client, presented.secret)) throw invalidClient(WRONG_SECRET);
+  if (presented.method !== "none" && !secretMatches(client, presented.secret, now)) throw invalidClient(WRONG_SECRET);
   return client;
 }
 
@@ -118,7 +131,7 @@ export async function authenticateWithGrant<Row>(
   const copyRead = clientRead(deps.db, presented.clientId);
   const [[copy], [grant]] = grantRead ? await deps.db.batch([copyRead, grantRead]) : [await copyRead, []];
   const client = copy ?? (deps.shard === LEGACY_SHARD ? undefined : await findClient(deps, presented.clientId));
-  return { client: authenticated(client, presented), grant };
+  return { client: authenticated(client, presented, deps.clock()), grant };
 }
 
 /**
@@ -134,7 +147,7 @@ export async function identifyRevokingClient(
 ): Promise<OAuthClient> {
   const presented = presentedCredentials(authorization, parameters);
   const client = await namedClient(deps, presented);
-  if (presented.secret !== undefined && !secretMatches(client, presented.secret)) {
+  if (presented.secret !== undefined && !secretMatches(client, presented.secret, deps.clock())) {
     throw invalidClient(client.secretHash === null ? PUBLIC_CLIENT : WRONG_SECRET);
   }
   return client;

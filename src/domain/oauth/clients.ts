@@ -10,6 +10,7 @@ import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, HOUR_MS, iso } from "../../lib/time";
 import { issueSentence } from "../../lib/validation";
 import { API_SCOPE, type ClientInformation, ClientMetadata, GRANT_TYPES } from "../../schemas/oauth";
+import { oauthIssuer } from "./discovery";
 
 export type OAuthClient = typeof oauthClients.$inferSelect;
 
@@ -17,6 +18,8 @@ export type OAuthClient = typeof oauthClients.$inferSelect;
 export const CLIENT_ID_PREFIX = "cl_";
 /** `cs_live_` + 32 random bytes: 256 bits, above RFC 9700's 128 (docs/architecture.md, OAuth). */
 export const CLIENT_SECRET_PREFIX = "cs_live_";
+/** The registration access token of RFC 7592 §3 (docs/oauth.md, Managing your app): `rat_live_` + 32 random bytes. */
+export const REGISTRATION_TOKEN_PREFIX = "rat_live_";
 
 /** `[[ratelimits]] REGISTRATION_RATE_LIMIT` in wrangler.toml: registrations per client address and minute. */
 export const REGISTRATIONS_PER_MINUTE = 10;
@@ -60,20 +63,51 @@ export function parseClientMetadata(body: unknown): ClientMetadata {
   throw new OAuthError(code, sentence.replace(/^The field /, "The member "));
 }
 
+/** The columns metadata sets, at registration and at an update (RFC 7592 §2.2): duplicate redirect URIs folded. */
+export const registeredColumns = (metadata: ClientMetadata) => ({
+  clientName: metadata.client_name,
+  redirectUris: [...new Set(metadata.redirect_uris)],
+  tokenEndpointAuthMethod: metadata.token_endpoint_auth_method,
+});
+
+/**
+ * RFC 7591 §3.2.1 with RFC 7592 §3: the registered metadata, the client configuration endpoint and the registration
+ * access token the request holds (only its hash is stored), and the client secret only when one is issued now.
+ */
+export function clientInformation(
+  client: OAuthClient,
+  access: { baseUrl: string; token: string },
+  clientSecret?: string,
+): ClientInformation {
+  return {
+    registration_access_token: access.token,
+    registration_client_uri: `${oauthIssuer(access.baseUrl)}/api/oauth/register/${client.id}`,
+    client_id: client.id,
+    ...(clientSecret === undefined ? {} : { client_secret: clientSecret, client_secret_expires_at: 0 }),
+    client_id_issued_at: Math.floor(Date.parse(client.createdAt) / 1000),
+    client_name: client.clientName,
+    redirect_uris: client.redirectUris,
+    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+    grant_types: [...GRANT_TYPES],
+    response_types: ["code"],
+    scope: API_SCOPE,
+  };
+}
+
 /**
  * Registers a client (RFC 7591 §3; docs/guides/oauth.md, 1. Register once), open: a client does nothing until an owner
- * approves it. A secret is answered once and stored as its SHA-256; `none` clients are public (RFC 6749 §2.1). Stored
- * in the global database unless `UNAPPROVED_CLIENTS_PER_HOUR` unapproved clients came in the last hour (429): counted
- * and inserted in one batch, so simultaneous registrations never pass it.
+ * approves it. A secret and the registration access token are answered once and stored as their SHA-256; `none`
+ * clients are public (RFC 6749 §2.1). Stored in the global database unless `UNAPPROVED_CLIENTS_PER_HOUR` unapproved
+ * clients came in the last hour (429): counted and inserted in one batch, so simultaneous registrations never pass it.
  */
 export async function registerClient(
   deps: GlobalDependencies,
   metadata: ClientMetadata,
+  baseUrl: string,
   now: EpochMs = deps.clock(),
 ): Promise<ClientInformation> {
-  const method = metadata.token_endpoint_auth_method;
-  const clientSecret = method === "none" ? undefined : randomToken(CLIENT_SECRET_PREFIX);
-  const redirectUris = [...new Set(metadata.redirect_uris)];
+  const clientSecret = metadata.token_endpoint_auth_method === "none" ? undefined : randomToken(CLIENT_SECRET_PREFIX);
+  const registrationToken = randomToken(REGISTRATION_TOKEN_PREFIX);
   const registeredSince = iso(now - HOUR_MS);
   // On the partial index `oauth_clients_unapproved` (created_at, never-approved clients only).
   const unapprovedLastHour = sql`(select count(*) from ${oauthClients} where ${oauthClients.firstApprovedAt} is null and ${oauthClients.createdAt} > ${registeredSince})`;
@@ -82,10 +116,9 @@ export async function registerClient(
     oauthClients,
     {
       id: randomToken(CLIENT_ID_PREFIX, 16),
-      clientName: metadata.client_name,
-      redirectUris,
-      tokenEndpointAuthMethod: method,
+      ...registeredColumns(metadata),
       secretHash: clientSecret === undefined ? null : sha256Hex(clientSecret),
+      registrationTokenHash: sha256Hex(registrationToken),
       createdAt: iso(now),
     },
     UNAPPROVED_CLIENTS_PER_HOUR,
@@ -103,17 +136,7 @@ export async function registerClient(
       },
     );
   }
-  return {
-    client_id: client.id,
-    ...(clientSecret === undefined ? {} : { client_secret: clientSecret, client_secret_expires_at: 0 }),
-    client_id_issued_at: Math.floor(now / 1000),
-    client_name: client.clientName,
-    redirect_uris: client.redirectUris,
-    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
-    grant_types: [...GRANT_TYPES],
-    response_types: ["code"],
-    scope: API_SCOPE,
-  };
+  return clientInformation(client, { baseUrl, token: registrationToken }, clientSecret);
 }
 
 /** Whether `clientId` has the shape of an id this service issues: one of another shape is unknown without a query. */
@@ -127,10 +150,12 @@ export const clientRead = (db: Database, clientId: string) =>
   db.select().from(oauthClients).where(eq(oauthClients.id, clientId));
 
 /**
- * The client with that id, or undefined; an id of the wrong shape costs no query. Clients are registered and found in
- * the global database, as a client is named before any business is (src/db/schema/directory.ts).
+ * The client with that id, or undefined, for a deleted one too; an id of the wrong shape costs no query. Clients are
+ * registered and found in the global database, as a client is named before any business is
+ * (src/db/schema/directory.ts).
  */
 export async function findClient(deps: GlobalDependencies, clientId: string): Promise<OAuthClient | undefined> {
   if (!isClientIdShape(clientId)) return undefined;
-  return clientRead(deps.global, clientId).get();
+  const client = await clientRead(deps.global, clientId).get();
+  return client?.deletedAt === null ? client : undefined;
 }
