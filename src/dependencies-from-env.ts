@@ -34,6 +34,7 @@ export function globalDependencies(
   return {
     global: globalDatabase(env.DB),
     clock,
+    baseUrl: env.BASE_URL,
     onShard: (shard) => dependenciesFromEnv(env, waitUntil, { shard, clock }),
   };
 }

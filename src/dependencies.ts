@@ -14,6 +14,8 @@ export type GlobalDependencies = {
   /** The global database: the directory of businesses, owners' emails, OAuth clients (src/db/schema/directory.ts). */
   global: GlobalDatabase;
   clock: Clock;
+  /** BASE_URL: the OAuth issuer and the partner API's resource identifier come from it (domain/oauth/discovery.ts). */
+  baseUrl: string;
   /** This unit of work's dependencies for the businesses of `shard`. */
   onShard: (shard: ShardName) => Dependencies;
 };

@@ -13,7 +13,12 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly options: { param?: string; field?: string; headers?: [name: string, value: string][] } = {},
+    readonly options: {
+      param?: string;
+      field?: string;
+      headers?: [name: string, value: string][];
+      challenge?: BearerChallenge;
+    } = {},
   ) {
     super(message);
     this.name = "ApiError";
@@ -29,8 +34,18 @@ export const invalid = (message: string, param?: string, code?: ErrorCode) =>
 export const invalidField = (message: string, field: string, code: ErrorCode = "parameter_invalid") =>
   new ApiError(code, message, { param: field, field });
 
-export const unauthorized = (message: string, code: ErrorCode = "invalid_credential") =>
-  new ApiError(code, message, { headers: [["WWW-Authenticate", 'Bearer realm="api"']] });
+/** A 401's challenge: `invalid_token` says that an access token was refused (RFC 6750 §3.1). */
+export type BearerChallenge = "bearer" | "invalid_token";
+
+/**
+ * A 401 of the partner API. Its `WWW-Authenticate` names the API's metadata, an address of the deployment, so the
+ * error mapping writes it (`bearerChallenge`, src/domain/oauth/protected-resource.ts).
+ */
+export const unauthorized = (
+  message: string,
+  code: ErrorCode = "invalid_credential",
+  challenge: BearerChallenge = "bearer",
+) => new ApiError(code, message, { challenge });
 
 export const forbidden = (message: string, code: ErrorCode) => new ApiError(code, message);
 

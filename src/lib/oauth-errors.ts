@@ -1,6 +1,7 @@
 /**
- * The error codes of the OAuth endpoints: RFC 6749 §5.2 (token and revocation endpoints, RFC 7009 §2.2.1) and
- * RFC 7591 §3.2.2 (registration).
+ * The error codes of the OAuth endpoints: RFC 6749 §5.2 (token and revocation endpoints, RFC 7009 §2.2.1),
+ * RFC 7591 §3.2.2 (registration) and RFC 6750 §3.1's `invalid_token` (the client configuration endpoint, RFC 7592 §2);
+ * RFC 8707 §2's `invalid_target`, a `resource` that is not this API.
  */
 export type OAuthErrorCode =
   | "invalid_request"
@@ -10,7 +11,9 @@ export type OAuthErrorCode =
   | "unsupported_grant_type"
   | "invalid_scope"
   | "invalid_redirect_uri"
-  | "invalid_client_metadata";
+  | "invalid_client_metadata"
+  | "invalid_token"
+  | "invalid_target";
 
 /**
  * An OAuth error, answered as RFC 6749 §5.2's `{ error, error_description }` (docs/decisions.md, Errors). Domain

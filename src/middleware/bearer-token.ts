@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { unauthorized } from "../lib/api-error";
+import { ApiError } from "../lib/api-error";
 import { secretsEqual } from "../lib/secret-comparison";
 
 /** A secret's value, or during its rotation the one before it. */
@@ -22,7 +22,10 @@ export function tokenPresented(
   );
   const matched = matches.indexOf(true);
   if (matched < 0) {
-    throw unauthorized(refusal, presented === undefined ? "authentication_required" : "invalid_credential");
+    // These routes are no OAuth resource: their challenge names no metadata, the partner API's (RFC 9728 §5.1).
+    throw new ApiError(presented === undefined ? "authentication_required" : "invalid_credential", refusal, {
+      headers: [["WWW-Authenticate", 'Bearer realm="api"']],
+    });
   }
   return matched === 0 ? "current" : "previous";
 }

@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../app-env";
+import { bearerChallenge } from "../domain/oauth/protected-resource";
 import { ApiError } from "../lib/api-error";
 import { ERROR_CODES, type ErrorCode } from "../lib/error-codes";
 import { loggableError } from "../lib/loggable-error";
@@ -77,6 +78,7 @@ function answerError(err: Error, c: Context<AppEnv>, bodyField: null | undefined
     field ?? (ERROR_CODES[code].status === 400 ? bodyField : undefined);
   if (err instanceof ApiError) {
     setErrorHeaders(c, err.options.headers);
+    if (err.options.challenge) c.header("WWW-Authenticate", bearerChallenge(c.env.BASE_URL, err.options.challenge));
     return errorBody(c, err.code, err.message, {
       param: err.options.param,
       field: fieldOf(err.code, err.options.field),

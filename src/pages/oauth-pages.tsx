@@ -118,12 +118,23 @@ export const PlanPage: FC<{ request: AuthorizationRequest; session: OwnerSession
   </Layout>
 );
 
-export const ErrorPage: FC<{ title: string; message: string; retry?: string }> = ({ title, message, retry }) => (
+/** `back`: the app's redirect URI with the error, a link the owner may follow (routes/oauth-authorize.tsx). */
+export const ErrorPage: FC<{ title: string; message: string; retry?: string; back?: string | undefined }> = ({
+  title,
+  message,
+  retry,
+  back,
+}) => (
   <Layout title={title}>
     <h1>{title}</h1>
     <p class="error" role="alert">
       {message}
     </p>
+    {back && (
+      <p>
+        <a href={back}>Go back to {hostOf(back)}</a>
+      </p>
+    )}
     {retry ? (
       <p>
         <a href={retry}>Start again</a>

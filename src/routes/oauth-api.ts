@@ -1,6 +1,13 @@
 import { type Context, type ErrorHandler, Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { limitRegistrations, parseClientMetadata, registerClient } from "../domain/oauth/clients";
+import {
+  deleteClient,
+  managedClient,
+  previousSecretSeconds,
+  rotateClientSecret,
+  updateClient,
+} from "../domain/oauth/client-management";
+import { clientInformation, limitRegistrations, parseClientMetadata, registerClient } from "../domain/oauth/clients";
 import { REVOCATION_PARAMETERS, revocationRequest } from "../domain/oauth/revocation";
 import { spendRequestBudget, TokenBudgetSpent } from "../domain/oauth/token-budget";
 import { shardOfRevocation, shardOfTokenRequest } from "../domain/oauth/token-format";
@@ -61,22 +68,37 @@ async function formOrJsonBody(c: Context, names: readonly string[]): Promise<URL
   return parameters;
 }
 
-/** RFC 7591 §3.1: the registration request is a JSON object. */
-async function jsonBody(c: Context): Promise<unknown> {
-  if (mediaTypeOf(c) !== JSON_TYPE) {
-    throw new OAuthError("invalid_client_metadata", `The request body must be sent as ${JSON_TYPE}.`);
-  }
+/**
+ * RFC 7591 §3.1, RFC 7592 §2.2: the registration and update requests are JSON objects; so is the rotation's, whose
+ * errors are `invalid_request` as it carries no metadata.
+ */
+async function jsonBody(c: Context, error: "invalid_client_metadata" | "invalid_request" = "invalid_client_metadata") {
+  if (mediaTypeOf(c) !== JSON_TYPE) throw new OAuthError(error, `The request body must be sent as ${JSON_TYPE}.`);
   try {
-    return JSON.parse(await c.req.text());
+    return JSON.parse(await c.req.text()) as unknown;
   } catch {
-    throw new OAuthError("invalid_client_metadata", "The request body is not valid JSON.");
+    throw new OAuthError(error, "The request body is not valid JSON.");
   }
 }
 
 /**
- * `/api/oauth`: registration (RFC 7591), token (RFC 6749 §3.2) and revocation (RFC 7009). Thin: read the body,
- * call one domain function, shape the answer. No CORS: browser scripts are not clients of this service. Clients
- * register in the global database; a token or revocation request works on the shard its code or token names
+ * The client a configuration request names (RFC 7592 §2), by its registration access token. Its answers, errors
+ * included, carry credentials or concern them and are never stored.
+ */
+function managed(c: Context<AppEnv>, deleting?: boolean) {
+  doNotStore(c);
+  const request = {
+    clientId: c.req.param("clientId") ?? "",
+    authorization: c.req.header("Authorization"),
+    baseUrl: c.env.BASE_URL,
+  };
+  return managedClient(c.var.globalDeps, request, deleting);
+}
+
+/**
+ * `/api/oauth`: registration (RFC 7591) with the client configuration endpoint (RFC 7592), token (RFC 6749 §3.2) and
+ * revocation (RFC 7009). Thin: read the body, call one domain function, shape the answer. No CORS: browser scripts are
+ * not clients of this service. Clients register in the global database; a token or revocation request works on the shard its code or token names
  * (docs/scaling.md, How a request finds its shard), where a token request finds the client's copy too
  * (docs/oauth.md, Decisions).
  */
@@ -86,8 +108,27 @@ export const oauthApi = new Hono<AppEnv>()
     doNotStore(c);
     await limitRegistrations(c.env.REGISTRATION_RATE_LIMIT, creatorNetworkOf(c));
     const metadata = parseClientMetadata(await jsonBody(c));
-    const client = await registerClient(c.var.globalDeps, metadata);
+    const client = await registerClient(c.var.globalDeps, metadata, c.env.BASE_URL);
     return c.json(client, 201);
+  })
+  // The client configuration endpoint (RFC 7592 §2; docs/oauth.md, Managing your app).
+  .get("/register/:clientId", async (c) => {
+    const client = await managed(c);
+    return c.json(clientInformation(client.client, client), 200);
+  })
+  .put("/register/:clientId", async (c) => {
+    const client = await managed(c);
+    return c.json(await updateClient(c.var.globalDeps, client, await jsonBody(c)), 200);
+  })
+  .delete("/register/:clientId", async (c) => {
+    await deleteClient(c.var.globalDeps, await managed(c, true));
+    return c.body(null, 204);
+  })
+  .post("/register/:clientId/rotate-secret", async (c) => {
+    const client = await managed(c);
+    // The body may be left out: `expires_in` then takes its default.
+    const body = c.req.header("Content-Type") === undefined ? undefined : await jsonBody(c, "invalid_request");
+    return c.json(await rotateClientSecret(c.var.globalDeps, client, previousSecretSeconds(body)), 200);
   })
   .post("/token", async (c) => {
     const form = await formBody(c);

@@ -42,13 +42,15 @@ const page = (c: Context<AppEnv>, status: ContentfulStatusCode, body: Child, for
 
 /**
  * The authorization request of the URL, checked; an invalid one is answered at once with an error page, never a
- * redirect to the app (RFC 9700 §4.11.2: see checkAuthorizationRequest), whether or not the owner is signed in.
+ * redirect to the app (RFC 9700 §4.11.2: see checkAuthorizationRequest), whether or not the owner is signed in. One
+ * for another resource offers a link back to the app, with `error=invalid_target` (RFC 8707 §2).
  */
 async function checkedRequest(c: Context<AppEnv>) {
   const check = await checkAuthorizationRequest(c.var.globalDeps, new URL(c.req.url).searchParams);
   if (check.outcome === "valid") return { request: check.request };
+  const back = check.outcome === "invalid_target" ? check.location : undefined;
   return {
-    response: page(c, 400, <ErrorPage title="This sign-in link is not valid" message={check.message} />),
+    response: page(c, 400, <ErrorPage title="This sign-in link is not valid" message={check.message} back={back} />),
   };
 }
 

@@ -63,8 +63,13 @@ export const ClientMetadata = z
   });
 export type ClientMetadata = z.output<typeof ClientMetadata>;
 
-/** RFC 7591 §3.2.1: the registered metadata, plus the credentials. `client_secret` appears once, here. */
+/**
+ * RFC 7591 §3.2.1 and RFC 7592 §3: the registered metadata, plus the credentials. `client_secret` appears once, when
+ * registered or rotated (docs/oauth.md, Managing your app).
+ */
 export type ClientInformation = {
+  registration_access_token: string;
+  registration_client_uri: string;
   client_id: string;
   client_secret?: string;
   client_id_issued_at: number;

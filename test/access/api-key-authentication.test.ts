@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { API_KEY_PREFIX } from "../../src/domain/access/principals";
 import { randomToken } from "../../src/lib/secrets";
 import { createApiKey, createBusiness } from "../helpers/fixtures";
-import { call, expectError } from "../helpers/http";
+import { BASE, call, expectError } from "../helpers/http";
 
 const PROTECTED = ["/api/v1/me", "/api/v1/appointments", "/api/v1/orders"];
 
@@ -10,7 +10,9 @@ describe("API key authentication (docs/decisions.md, Authentication and the plan
   it.each(PROTECTED)("refuses %s without an Authorization header (401)", async (path) => {
     const response = await call(path);
     await expectError(response, 401, /API key is required/);
-    expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="api"');
+    expect(response.headers.get("WWW-Authenticate")).toBe(
+      `Bearer realm="api", resource_metadata="${BASE}/.well-known/oauth-protected-resource/api/v1"`,
+    );
   });
 
   it.each([

@@ -13,7 +13,7 @@ import { authenticatePartner, principalKey, principalRef } from "../../src/domai
 import { sha256Hex } from "../../src/lib/secrets";
 import { deps } from "../helpers/dependencies";
 import { db, shardD1 } from "../helpers/fixtures";
-import { call, expectError, json } from "../helpers/http";
+import { BASE, call, expectError, json } from "../helpers/http";
 import { createIntake, intakeBody } from "../helpers/intakes";
 import { connectApp, createOwnerBusiness } from "../helpers/oauth";
 
@@ -25,7 +25,9 @@ const tokenA = appA.tokens.access_token;
 
 async function expectUnauthorized(response: Response, sentence: RegExp) {
   await expect(response).toHaveStatus(401);
-  expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="api", error="invalid_token"');
+  expect(response.headers.get("WWW-Authenticate")).toBe(
+    `Bearer realm="api", resource_metadata="${BASE}/.well-known/oauth-protected-resource/api/v1", error="invalid_token"`,
+  );
   await expectError(response, 401, sentence, { code: "invalid_credential", param: undefined });
 }
 

@@ -4,23 +4,15 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { BASE } from "../helpers/http";
 import { browse, CookieJar, createOwnerBusiness, csrfTokenOf, insertClient, REDIRECT_URI } from "../helpers/oauth";
+import { oauth4webapiOptions } from "../helpers/oauth4webapi-options";
 
 /**
  * The whole flow with an independent, maintained client library (oauth4webapi, panva), in workerd: every request
  * it makes goes to the Worker's real fetch handler through its `customFetch` hook. The owner's part is driven by
  * real requests to the authorization pages: the sign-in form with its CSRF token and cookie, then Approve.
  */
-const fetchWorker: typeof fetch = async (input, init) => {
-  const ctx = createExecutionContext();
-  const response = await worker.fetch(new Request(input, init), env, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
-};
-// The tests' base address is http://localhost:8787; production is https, which oauth4webapi requires by default.
-const options = { [oauth.customFetch]: fetchWorker, [oauth.allowInsecureRequests]: true } as const;
+const options = oauth4webapiOptions;
 
-/** The owner in a browser: opens the authorization URL, signs in, approves; answers where the browser is sent. */
-/** The authorization request a client sends the owner's browser to: PKCE S256, state, scope api. */
 /** Discovery (RFC 8414) as the library does it: it checks that the issuer is the address it asked. */
 const discovered = async (issuer: URL) =>
   oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...options, algorithm: "oauth2" }));
@@ -131,7 +123,14 @@ describe("end to end with oauth4webapi: discovery, registration, PKCE, code, /me
     const after = await me(refreshed.access_token).catch((error: unknown) => error);
     expect(after).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
     expect((after as oauth.WWWAuthenticateChallengeError).cause).toEqual([
-      { scheme: "bearer", parameters: { realm: "api", error: "invalid_token" } },
+      {
+        scheme: "bearer",
+        parameters: {
+          realm: "api",
+          resource_metadata: `${BASE}/.well-known/oauth-protected-resource/api/v1`,
+          error: "invalid_token",
+        },
+      },
     ]);
     await expect(
       oauth.processRefreshTokenResponse(

@@ -14,6 +14,21 @@ export const oauthClients = sqliteTable(
     tokenEndpointAuthMethod: text("token_endpoint_auth_method", { enum: TOKEN_ENDPOINT_AUTH_METHODS }).notNull(),
     /** SHA-256 of the client secret, for the two secret methods; null for public clients. */
     secretHash: text("secret_hash"),
+    /**
+     * The secret a rotation replaced, which authenticates beside the new one until `previous_secret_expires_at`
+     * (docs/oauth.md, Managing your app); only the newest previous secret is kept.
+     */
+    previousSecretHash: text("previous_secret_hash"),
+    previousSecretExpiresAt: timestamp("previous_secret_expires_at"),
+    /** SHA-256 of the registration access token (RFC 7592 §3); null for a client registered before management. */
+    registrationTokenHash: text("registration_token_hash"),
+    /**
+     * Raised by each change of the registration (update, rotation, deletion): a shard's copy takes a change only over
+     * an older revision, so copies written out of order end as the newest (domain/oauth/client-copies.ts).
+     */
+    revision: integer("revision").notNull().default(0),
+    /** When the client deleted itself (RFC 7592 §2.3): unknown from then on; the row stays for its connections. */
+    deletedAt: timestamp("deleted_at"),
     createdAt: createdAt(),
     /**
      * When an owner first approved the client; never cleared, so a client stays "used" when its connections end.
@@ -63,6 +78,8 @@ export const oauthCodes = sqliteTable(
       .references(() => oauthGrants.id, { onDelete: "cascade" }),
     redirectUri: text("redirect_uri").notNull(),
     codeChallenge: text("code_challenge").notNull(),
+    /** RFC 8707: the resource the client named (this API's identifier), which its tokens are bound to; null if none. */
+    resource: text("resource"),
     expiresAt: timestamp("expires_at").notNull(),
     /** Set atomically on redemption (`UPDATE ... WHERE used_at IS NULL`): a code is single use. */
     usedAt: timestamp("used_at"),
@@ -85,6 +102,11 @@ export const oauthTokens = sqliteTable(
       .references(() => oauthGrants.id, { onDelete: "cascade" }),
     /** The code the token family was issued from, so that a replayed code can revoke what it issued. */
     codeHash: text("code_hash"),
+    /**
+     * RFC 8707: the resource the token is bound to, or null (unbound). /api/v1 accepts an access token bound to its own
+     * identifier or to none (docs/oauth.md, Finding the authorization server).
+     */
+    resource: text("resource"),
     expiresAt: timestamp("expires_at").notNull(),
     /**
      * Refresh tokens: set once, when rotated out; the token is refused from then on. Presented again within 5 seconds

@@ -4,9 +4,10 @@ import { apiKeys, businesses, oauthGrants, oauthTokens } from "../../db/schema";
 import { type ShardName, shardOfSecret } from "../../db/shards";
 import { type Bound, runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
-import { ApiError, unauthorized } from "../../lib/api-error";
+import { unauthorized } from "../../lib/api-error";
 import { sha256HexNative } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
+import { apiResource } from "../oauth/discovery";
 import { ACCESS_TOKEN_PREFIX } from "../oauth/token-format";
 import { API_KEY_PREFIX, TEST_API_KEY_PREFIX } from "./api-key-format";
 import type { Business } from "./businesses";
@@ -92,6 +93,7 @@ const tokenLookup = statement<{ credential: string }>()((db, { credential }) =>
   db
     .select({
       kind: oauthTokens.kind,
+      resource: oauthTokens.resource,
       expiresAt: oauthTokens.expiresAt,
       revokedAt: oauthTokens.revokedAt,
       grantId: renamed(oauthGrants.id, "grant_id"),
@@ -110,11 +112,8 @@ type RowOf<S> = S extends (args: never) => Bound<(infer R)[]> ? R : never;
 type KeyRow = RowOf<typeof keyLookup>;
 type TokenRow = RowOf<typeof tokenLookup>;
 
-/** RFC 6750 §3.1: a token that is expired, revoked or unknown is `invalid_token`. */
-const invalidToken = (message: string) =>
-  new ApiError("invalid_credential", message, {
-    headers: [["WWW-Authenticate", 'Bearer realm="api", error="invalid_token"']],
-  });
+/** RFC 6750 §3.1: a token that is expired, revoked, unknown or for another resource is `invalid_token`. */
+const invalidToken = (message: string) => unauthorized(message, "invalid_credential", "invalid_token");
 
 /**
  * A key is refused where it does not belong: a test key anywhere but on a sandbox business, a live key on one
@@ -135,11 +134,15 @@ function keyPrincipal(row: KeyRow | undefined, test: boolean): Principal {
 }
 
 /**
- * An access token is refused when unknown, expired (1 hour), revoked (revocation endpoint, reuse detection, code
- * replay) or when the owner disconnected the app: each stops it at once, since nothing is cached.
+ * An access token is refused when unknown, bound to another resource than this API (RFC 8707; docs/oauth.md, Finding
+ * the authorization server), expired (1 hour), revoked (revocation endpoint, reuse detection, code replay) or when the
+ * owner disconnected the app: each stops it at once, since nothing is cached.
  */
-function tokenPrincipal(row: TokenRow | undefined, now: EpochMs): Principal {
+function tokenPrincipal(row: TokenRow | undefined, now: EpochMs, resource: string): Principal {
   if (row?.kind !== "access") throw invalidToken("The access token is not recognised.");
+  if (row.resource !== null && row.resource !== resource) {
+    throw invalidToken(`The access token is for another resource: ask for one for this API, ${resource}.`);
+  }
   if (row.disconnectedAt) throw invalidToken("The access token has been revoked: the owner disconnected the app.");
   if (row.revokedAt) throw invalidToken("The access token has been revoked.");
   if (row.expiresAt <= iso(now)) throw invalidToken("The access token has expired: refresh it.");
@@ -183,7 +186,7 @@ export async function authenticateWith(
   const principal =
     credential.kind === "api_key"
       ? keyPrincipal(row as KeyRow | undefined, credential.test)
-      : tokenPrincipal(row as TokenRow | undefined, now);
+      : tokenPrincipal(row as TokenRow | undefined, now, apiResource(deps.baseUrl));
   return { principal, results, deps };
 }
 

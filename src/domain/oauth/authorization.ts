@@ -8,7 +8,10 @@ import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE } from "../../schemas/oauth";
 import { type Business, planRefusal } from "../access/businesses";
+import { refreshCopy } from "./client-copies";
 import { findClient, type OAuthClient } from "./clients";
+import { oauthIssuer } from "./discovery";
+import { requestedResource } from "./protected-resource";
 import { AUTHORIZATION_CODE_PREFIX } from "./token-format";
 
 /** A code is single use and valid 10 minutes (docs/guides/oauth.md, 2. Send the owner to the authorization page). */
@@ -24,15 +27,19 @@ export type AuthorizationRequest = {
   state: string;
   codeChallenge: string;
   scope: typeof API_SCOPE;
+  /** RFC 8707: this API's identifier when the client named it; the code and its tokens are bound to it. */
+  resource: string | undefined;
 };
 
 /**
  * An invalid request is only ever shown on a page (`message`), never sent to the client's redirect URI: see
- * `checkAuthorizationRequest`.
+ * `checkAuthorizationRequest`. An otherwise valid request for another resource is shown too, with the way back to the
+ * app that the owner may follow (`location`, `error=invalid_target`).
  */
 export type AuthorizationRequestCheck =
   | { outcome: "valid"; request: AuthorizationRequest }
-  | { outcome: "invalid"; message: string };
+  | { outcome: "invalid"; message: string }
+  | { outcome: "invalid_target"; message: string; location: string };
 
 /**
  * Appends the response parameters to the redirect URI, keeping its own query exactly as written (RFC 6749 §3.1.2:
@@ -54,8 +61,9 @@ function authorizationResponseLocation(
 /**
  * Checks an authorization request (RFC 6749 §4.1.1 with OAuth 2.1's PKCE rule; docs/oauth.md, Decisions). Every
  * problem is answered on a page, never by a redirect: clients register themselves, so a registered URI is not trusted
- * until the owner acts (RFC 9700 §4.11.2, the open redirector). Only the owner's decision on the consent page sends
- * the browser to the client (docs/architecture.md, OAuth).
+ * until the owner acts (RFC 9700 §4.11.2, the open redirector). Only the owner's own action sends the browser to the
+ * client: the decision on the consent page, or the link back from a request for another resource (docs/architecture.md,
+ * OAuth).
  */
 export async function checkAuthorizationRequest(
   deps: GlobalDependencies,
@@ -105,15 +113,23 @@ export async function checkAuthorizationRequest(
   if (scopes.length === 0 || scopes.some((scope) => scope !== API_SCOPE)) {
     return invalid(`The only scope is "${API_SCOPE}".`);
   }
+  // RFC 8707 §2: a resource other than this API is `invalid_target`, which reaches the app only through the owner's
+  // click on the page's link, as any error of an unverified redirect URI (RFC 9700 §4.11.2).
+  const resource = requestedResource(params, deps.baseUrl);
+  if (typeof resource === "object") {
+    const error = { error: "invalid_target", error_description: resource.refusal, state };
+    const location = authorizationResponseLocation(requestedUri.value, error, oauthIssuer(deps.baseUrl));
+    return { outcome: "invalid_target", message: resource.refusal, location };
+  }
   return {
     outcome: "valid",
-    request: { client, redirectUri: requestedUri.value, state, codeChallenge, scope: API_SCOPE },
+    request: { client, redirectUri: requestedUri.value, state, codeChallenge, scope: API_SCOPE, resource },
   };
 }
 
 /** The parameters of a valid request, written again, for the forms of the sign-in and consent pages. */
 export function authorizationQuery(request: AuthorizationRequest): string {
-  return new URLSearchParams({
+  const query = new URLSearchParams({
     response_type: "code",
     client_id: request.client.id,
     redirect_uri: request.redirectUri,
@@ -121,7 +137,9 @@ export function authorizationQuery(request: AuthorizationRequest): string {
     state: request.state,
     code_challenge: request.codeChallenge,
     code_challenge_method: "S256",
-  }).toString();
+  });
+  if (request.resource) query.set("resource", request.resource);
+  return query.toString();
 }
 
 /**
@@ -196,10 +214,13 @@ export async function approveAuthorization(
       grantId: sql`(select ${oauthGrants.id} from ${oauthGrants} where ${connection})`,
       redirectUri: request.redirectUri,
       codeChallenge: request.codeChallenge,
+      resource: request.resource,
       expiresAt: iso(now + AUTHORIZATION_CODE_LIFETIME_MS),
       createdAt: at,
     }),
   ]);
+  // The client may have changed since it was read (docs/oauth.md, Managing your app): its copy follows.
+  await refreshCopy(deps, request.client.id, now);
   return {
     outcome: "redirect",
     location: authorizationResponseLocation(request.redirectUri, { code, state: request.state }, issuer),

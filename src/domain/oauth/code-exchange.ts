@@ -13,6 +13,7 @@ import { type EpochMs, iso } from "../../lib/time";
 import type { TokenResponse } from "../../schemas/oauth";
 import { businessMoving } from "../access/business-moving";
 import type { OAuthClient } from "./clients";
+import { tokenResource } from "./protected-resource";
 import { AUTHORIZATION_CODE_PREFIX } from "./token-format";
 import { connectionColumns, previousStatementChangedOneRow, tokenPair } from "./token-issuance";
 
@@ -62,7 +63,8 @@ export function codeRead(deps: Dependencies, form: URLSearchParams) {
 
 /**
  * `grant_type=authorization_code` (RFC 6749 §4.1.3; RFC 7636 §4.5; docs/guides/oauth.md, 3. Exchange the code): an
- * unused code under 10 minutes old, this client's, of a live connection, for this redirect_uri and verifier. Single
+ * unused code under 10 minutes old, this client's, of a live connection, for this redirect_uri and verifier, and for
+ * the resource it was requested for, if any (RFC 8707 §2.2), which is a refusal that does not spend the code. Single
  * use under concurrency too (docs/oauth.md, Decisions): marked used and the tokens inserted in one batch behind a
  * `changes() = 1` guard, so of two redemptions one gets tokens and the other is a replay. Two round trips in all.
  */
@@ -102,8 +104,9 @@ export async function exchangeAuthorizationCode(
   if (!verifierMatches(verifier, row.code.codeChallenge)) {
     throw invalidGrant("The code_verifier does not match the code_challenge.");
   }
+  const resource = tokenResource(form, deps.baseUrl, row.code.resource);
 
-  const { statements, response } = tokenPair(deps, row.code.grantId, codeHash, now);
+  const { statements, response } = tokenPair(deps, { grantId: row.code.grantId, codeHash, resource }, now);
   try {
     await db.batch([
       db

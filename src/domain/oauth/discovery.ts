@@ -7,6 +7,12 @@ import { API_SCOPE, GRANT_TYPES } from "../../schemas/oauth";
  */
 export const oauthIssuer = (baseUrl: string) => baseUrl.replace(/\/+$/, "");
 
+/**
+ * The partner API's resource identifier (RFC 8707 §2; RFC 9728 §1.2): what a client names as `resource`, and what a
+ * token may be bound to (docs/oauth.md, Finding the authorization server).
+ */
+export const apiResource = (baseUrl: string) => `${oauthIssuer(baseUrl)}/api/v1`;
+
 /** The four endpoints (docs/guides/oauth.md, Endpoints), absolute, as RFC 8414 §2 asks. */
 export function oauthEndpoints(baseUrl: string) {
   const issuer = oauthIssuer(baseUrl);
@@ -21,7 +27,8 @@ export function oauthEndpoints(baseUrl: string) {
 /**
  * RFC 8414 §2 metadata, exactly the document of docs/oauth.md, Endpoints: what the service supports, including
  * `revocation_endpoint_auth_methods_supported`: without it RFC 8414 tells clients that revocation accepts only
- * client_secret_basic, which would send public clients nowhere.
+ * client_secret_basic, which would send public clients nowhere. `protected_resources` is RFC 9728 §4's, registered
+ * for this document: the one resource its tokens are for, whose own metadata names this issuer back.
  */
 export function discoveryDocument(baseUrl: string) {
   return {
@@ -34,5 +41,6 @@ export function discoveryDocument(baseUrl: string) {
     revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     scopes_supported: [API_SCOPE],
     authorization_response_iss_parameter_supported: true,
+    protected_resources: [apiResource(baseUrl)],
   };
 }

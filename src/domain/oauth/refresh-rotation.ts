@@ -10,6 +10,7 @@ import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE, type TokenResponse } from "../../schemas/oauth";
 import { businessMoving } from "../access/business-moving";
 import type { OAuthClient } from "./clients";
+import { tokenResource } from "./protected-resource";
 import { revokeTokensOfGrant } from "./revocation";
 import { REFRESH_TOKEN_PREFIX } from "./token-format";
 import { connectionColumns, previousStatementChangedOneRow, tokenPair } from "./token-issuance";
@@ -73,6 +74,7 @@ const liveToken = (tokenHash: string, now: EpochMs) =>
  * token of this client, rotated out in the same batch behind a `changes() = 1` guard, so one token gives at most one
  * pair (docs/oauth.md, Decisions). A used token is `invalid_grant`, and from `REUSE_REVOKES_AFTER_MS` on also revokes
  * the connection's tokens. Another client's token is refused like an unknown one: no client learns whether it exists.
+ * The new pair keeps the token's resource, or narrows an unbound one to the resource named (RFC 8707 §2.2).
  */
 export async function refreshTokens(
   deps: Dependencies,
@@ -115,7 +117,8 @@ export async function refreshTokens(
     throw invalidGrant("The refresh token has expired after 90 days without use; authorize again.");
   }
 
-  const { statements, response } = tokenPair(deps, grantId, codeHash, now);
+  const resource = tokenResource(form, deps.baseUrl, row.token.resource);
+  const { statements, response } = tokenPair(deps, { grantId, codeHash, resource }, now);
   try {
     await db.batch([
       db

@@ -22,8 +22,15 @@ export const REFRESH_TOKEN_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000;
 
 const plusSeconds = (now: EpochMs, seconds: number) => iso(now + seconds * 1000);
 
-/** A new access + refresh token pair of a connection, as insert statements and the response that names them. */
-export function tokenPair(deps: Dependencies, grantId: number | SQL, codeHash: string | SQL | null, now: EpochMs) {
+/**
+ * A new access + refresh token pair of a connection, bound to `resource` or to none (RFC 8707; protected-resource.ts),
+ * as insert statements and the response that names them.
+ */
+export function tokenPair(
+  deps: Dependencies,
+  grant: { grantId: number | SQL; codeHash: string | SQL | null; resource: string | null },
+  now: EpochMs,
+) {
   const { db } = deps;
   // Each names the connection's shard (src/db/shards.ts), so a request finds its database from the token alone.
   const accessToken = randomToken(ACCESS_TOKEN_PREFIX + shardSegment(deps.shard));
@@ -33,16 +40,14 @@ export function tokenPair(deps: Dependencies, grantId: number | SQL, codeHash: s
     db.insert(oauthTokens).values({
       tokenHash: sha256Hex(accessToken),
       kind: "access",
-      grantId,
-      codeHash,
+      ...grant,
       expiresAt: plusSeconds(now, ACCESS_TOKEN_LIFETIME_SECONDS),
       createdAt,
     }),
     db.insert(oauthTokens).values({
       tokenHash: sha256Hex(refreshToken),
       kind: "refresh",
-      grantId,
-      codeHash,
+      ...grant,
       expiresAt: iso(now + REFRESH_TOKEN_LIFETIME_MS),
       createdAt,
     }),
