@@ -38,6 +38,41 @@ const apiJson = async <T = Record<string, unknown>>(path: string, init: Paramete
   (await (await api(path, init)).json()) as T;
 
 const shot = (name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+
+/** An authorization request with PKCE S256 of a public client: its query, and the verifier the exchange sends. */
+async function pkceAuthorization(params: Record<string, string>) {
+  const verifier = `${unique()}${"v".repeat(50)}`;
+  const challenge = Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))).toString(
+    "base64url",
+  );
+  const query = new URLSearchParams({
+    response_type: "code",
+    ...params,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+  });
+  return { query, verifier };
+}
+
+/** The owner approves on the page open; the code the receiver got at `redirectUri` is exchanged for tokens. */
+async function approvedTokens(clientId: string, redirectUri: string, verifier: string) {
+  await page.getByRole("button", { name: /approve/i }).click();
+  const path = `${new URL(redirectUri).pathname}?`;
+  await eventually(async () => receiver.requests.some((r) => r.url.startsWith(path)));
+  const back = new URL(receiver.requests.find((r) => r.url.startsWith(path))?.url ?? "", receiver.url);
+  const response = await fetch(`${BASE}/api/oauth/token`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code: back.searchParams.get("code") ?? "",
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+      client_id: clientId,
+    }),
+  });
+  return (await response.json()) as { access_token: string };
+}
 const text = async () => (await page.textContent("main")) ?? "";
 /**
  * Clicks a form's button and waits for the page its answer leads to (the POST, then the 303's GET), so that a reload
@@ -341,37 +376,15 @@ describe("the business owner's dashboard", () => {
         }),
       })
     ).json()) as { client_id: string };
-    const verifier = `${unique()}${"v".repeat(50)}`;
-    const challenge = Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))).toString(
-      "base64url",
-    );
-    const query = new URLSearchParams({
-      response_type: "code",
+    const { query, verifier } = await pkceAuthorization({
       client_id: client.client_id,
       redirect_uri: `${receiver.url}/callback`,
       scope: "api",
       state: "e2e-state",
-      code_challenge: challenge,
-      code_challenge_method: "S256",
     });
     await page.goto(`${BASE}/oauth/authorize?${query}`);
     await shot("consent");
-    await page.getByRole("button", { name: /approve/i }).click();
-    await eventually(async () => receiver.requests.some((r) => r.url.startsWith("/callback?")));
-    const callback = new URL(receiver.requests.find((r) => r.url.startsWith("/callback?"))?.url ?? "", receiver.url);
-    const tokens = (await (
-      await fetch(`${BASE}/api/oauth/token`, {
-        method: "POST",
-        headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({
-          grant_type: "authorization_code",
-          code: callback.searchParams.get("code") ?? "",
-          redirect_uri: `${receiver.url}/callback`,
-          code_verifier: verifier,
-          client_id: client.client_id,
-        }),
-      })
-    ).json()) as { access_token: string };
+    const tokens = await approvedTokens(client.client_id, `${receiver.url}/callback`, verifier);
     expect((await api("/api/v1/me", { token: tokens.access_token })).status).toBe(200);
     // What the app added: an endpoint (deleted with the disconnection) and a text (kept, marked).
     const hooks = `${receiver.url}/app-hooks`;
@@ -407,6 +420,29 @@ describe("the business owner's dashboard", () => {
       await page.goto(`${BASE}/dashboard/knowledge`);
       expect(await text()).toContain("disconnected app");
     }
+  });
+
+  it("connects an app known by its metadata document: the owner sees its name and host, and its token works", async () => {
+    // docs/oauth.md, Client ID metadata documents: the client_id is the URL of the app's document, which the receiver
+    // serves (test/receiver.ts, cimd), loopback http being allowed in local development.
+    const callback = `${receiver.url}/assistant-callback`;
+    const document = { client_name: "E2E Assistant", redirect_uris: [callback], token_endpoint_auth_method: "none" };
+    const clientId = `${receiver.url}/doc/cimd/max-age%3D600/${encodeURIComponent(JSON.stringify(document))}`;
+    const { query, verifier } = await pkceAuthorization({
+      client_id: clientId,
+      redirect_uri: callback,
+      state: "e2e-document",
+    });
+    await page.goto(`${BASE}/oauth/authorize?${query}`);
+    const host = new URL(receiver.url).host;
+    expect(await text()).toContain(`E2E Assistant (as it names itself) from ${host} will be able to:`);
+    await shot("consent-metadata-document");
+    const tokens = await approvedTokens(clientId, callback, verifier);
+    expect((await api("/api/v1/me", { token: tokens.access_token })).status).toBe(200);
+    // Read once, for the consent page; the approval and the token request used the reading kept.
+    expect(receiver.requests.filter((r) => r.url.startsWith("/doc/cimd/"))).toHaveLength(1);
+    await page.goto(`${BASE}/dashboard/apps`);
+    expect(await text()).toContain(`E2E Assistant (as it names itself) from ${host}`);
   });
 
   it("shows on the overview what needs the owner", async () => {

@@ -15,6 +15,10 @@ import type { RecordedRequest } from "./recorded-request";
  *   /<box>/fail-first/<n>[/...]  answers 500 to the first <n> requests of the box, then 200
  *   /<box>/bytes/<n>             answers 200 with a JSON string of exactly <n> bytes ("aaa…")
  *   /<box>/json/<encoded>        answers 200 with the percent-decoded <encoded> as a JSON body
+ *   /<box>/cimd/<caching>/<encoded>  answers 200 with the JSON object <encoded>, its `client_id` the URL it was
+ *                                fetched at unless it names one: an app's metadata document. <caching> is `-` (no
+ *                                caching header), `expires=<s>` (Expires <s> seconds after Date) or the Cache-Control
+ *                                value, percent-encoded
  *   /<box>/text                  answers 200 with a text that is not JSON
  *   /<box>/empty                 answers 200 with an empty body
  *   anything else                answers 200 with the `answer` option as JSON ({"ok":true} unless given)
@@ -149,6 +153,15 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     } else if (behaviour === "json") {
       response.writeHead(200, { "Content-Type": "application/json" });
       response.end(decodeURIComponent(argument ?? ""));
+    } else if (behaviour === "cimd") {
+      const caching = decodeURIComponent(argument ?? "-");
+      const expires = /^expires=(\d+)$/.exec(caching)?.[1];
+      const headers: Record<string, string> = { "Content-Type": "application/json" };
+      if (expires) headers.Expires = new Date(Date.now() + Number(expires) * 1000).toUTCString();
+      else if (caching !== "-") headers["Cache-Control"] = caching;
+      response.writeHead(200, headers);
+      const document = JSON.parse(decodeURIComponent(rest[2] ?? "{}"));
+      response.end(JSON.stringify({ client_id: `http://${request.headers.host}${path}`, ...document }));
     } else if (behaviour === "text") {
       response.writeHead(200, { "Content-Type": "text/plain" });
       response.end("Opening hours: nine to five");

@@ -6,7 +6,8 @@ import { type SigningSecrets, signatureHeaders } from "./signing";
  * The one outbound signed call (docs/architecture.md, Outbound calls): deliveries, action calls and the owner's Test
  * buttons all go through `signedPost`: the public-address check → the POST, freshly signed under every live secret
  * (lib/signing.ts) → a timeout → no redirect followed (one could lead to a private address) → a bounded read → a
- * typed outcome, which each caller words for its own records.
+ * typed outcome, which each caller words for its own records. An app's metadata document is read through the same
+ * steps, unsigned (`getDocument`).
  */
 
 /**
@@ -146,8 +147,11 @@ export function excerptText(text: string): string | null {
 export const failedAnswer = (status: number, excerpt: string | null): OutboundOutcome =>
   status >= 300 && status < 400 ? { kind: "redirect", status, excerpt } : { kind: "http_error", status, excerpt };
 
+/** How a call reads its answer (`SignedPost`'s members of the same names). */
+type Reading = Pick<SignedPost, "timeoutMs" | "readAnswerBytes" | "anyText" | "keepExcerpt">;
+
 /** A 2xx answer, read as the call asks: dropped, its excerpt kept, or at most N bytes of UTF-8 JSON. */
-async function answerOf(response: Response, call: SignedPost): Promise<OutboundOutcome> {
+async function answerOf(response: Response, call: Reading): Promise<OutboundOutcome> {
   const maxBytes = call.readAnswerBytes;
   if (maxBytes === undefined) {
     const excerpt = await dropOrExcerpt(response, call);
@@ -177,39 +181,57 @@ export const signedHeaders = async (policy: OutboundPolicy, call: Omit<SignedPos
 });
 
 /** An answer the call does not read: its excerpt when the call keeps one, else dropped unread. */
-async function dropOrExcerpt(response: Response, call: SignedPost): Promise<string | null> {
+async function dropOrExcerpt(response: Response, call: Reading): Promise<string | null> {
   if (call.keepExcerpt) return excerptOf(response);
   await response.body?.cancel();
   return null;
 }
 
-export async function signedPost(policy: OutboundPolicy, call: SignedPost): Promise<OutboundOutcome> {
+/**
+ * The steps every outbound call takes: the public-address check → `request()` (built once the address may be called)
+ * → a connection slot, which it holds until the answer is read or dropped → the timeout, from once it has one → no
+ * redirect followed → the answer read as `reading` asks.
+ */
+async function outboundCall(
+  policy: OutboundPolicy,
+  url: string,
+  reading: Reading,
+  request: () => Promise<RequestInit>,
+): Promise<OutboundOutcome> {
   try {
-    const refused = await unreachableReason(call.url, policy.resolverUrl, policy);
+    const refused = await unreachableReason(url, policy.resolverUrl, policy);
     if (refused) return { kind: "refused_address", reason: refused };
   } catch (error) {
     return { kind: "unresolved", error: String(error) };
   }
-  // Signed before it waits for a connection, which it holds until the answer is read or dropped; the timeout starts
-  // once the request has one.
-  const headers: Record<string, string> = await signedHeaders(policy, call);
-  // A DELETE has no body to type.
-  if (call.method === "DELETE") delete headers["Content-Type"];
+  const init = await request();
   return policy.slots.run(async () => {
-    const signal = AbortSignal.timeout(call.timeoutMs);
+    const signal = AbortSignal.timeout(reading.timeoutMs);
     try {
-      const response = await fetch(call.url, {
-        method: call.method ?? "POST",
-        headers,
-        body: call.method === "DELETE" ? undefined : call.body,
-        redirect: "manual",
-        signal,
-      });
-      if (response.status >= 200 && response.status < 300) return await answerOf(response, call);
-      return failedAnswer(response.status, await dropOrExcerpt(response, call));
+      const response = await fetch(url, { ...init, redirect: "manual", signal });
+      if (response.status >= 200 && response.status < 300) return await answerOf(response, reading);
+      return failedAnswer(response.status, await dropOrExcerpt(response, reading));
     } catch (error) {
       if (signal.aborted) return { kind: "timeout" };
       return { kind: "connection_failed", error: error instanceof Error ? error.message : String(error) };
     }
   });
 }
+
+/** Signed before it waits for a connection: the signature's time is the attempt's. A DELETE has no body to type. */
+export const signedPost = (policy: OutboundPolicy, call: SignedPost) =>
+  outboundCall(policy, call.url, call, async () => {
+    const headers: Record<string, string> = await signedHeaders(policy, call);
+    if (call.method === "DELETE") delete headers["Content-Type"];
+    return { method: call.method ?? "POST", headers, body: call.method === "DELETE" ? undefined : call.body };
+  });
+
+/**
+ * A public document read under the same rules, unsigned (a client's metadata document:
+ * src/domain/oauth/client-metadata-documents.ts): a GET asking for JSON, of at most `maxBytes` of UTF-8 text, whose
+ * answer keeps its headers; the caller parses it.
+ */
+export const getDocument = (policy: OutboundPolicy, kind: string, url: string, timeoutMs: number, maxBytes: number) =>
+  outboundCall(policy, url, { timeoutMs, readAnswerBytes: maxBytes, anyText: true }, async () => ({
+    headers: { Accept: "application/json", "User-Agent": `${policy.serviceName}-${kind}/1.0 (+${policy.baseUrl})` },
+  }));

@@ -1,6 +1,7 @@
 import type { Child, FC } from "hono/jsx";
 import type { OwnerSession } from "../domain/access/owner-sign-in";
 import { type AuthorizationRequest, authorizationQuery } from "../domain/oauth/authorization";
+import { clientIdHost } from "../lib/client-id-urls";
 import { CsrfField, Page, SignInForm } from "./page-shell";
 
 /**
@@ -29,6 +30,23 @@ const Layout: FC<{ title: string; children?: Child }> = ({ title, children }) =>
 const hostOf = (uri: string) => new URL(uri).host;
 
 /**
+ * The app's name and, for an app known by its metadata document (docs/oauth.md, Client ID metadata documents), the
+ * host that serves it: the name is the document's, the host the client_id's, so an app cannot pass itself off as
+ * another site.
+ */
+const AppName: FC<{ request: AuthorizationRequest }> = ({ request: { client } }) => (
+  <>
+    <strong>{client.clientName}</strong>
+    {client.metadataFetchedAt && (
+      <>
+        {" "}
+        (as it names itself) from <strong>{clientIdHost(client.id)}</strong>
+      </>
+    )}
+  </>
+);
+
+/**
  * Apps register themselves and choose their own name, so the consent and sign-in pages say that the name is the
  * app's own claim (docs/architecture.md, OAuth): a name such as "Secretary Support" must not read as our word.
  */
@@ -46,8 +64,8 @@ export const SignInPage: FC<{
   <Layout title={`Sign in to connect ${request.client.clientName}`}>
     <h1>Sign in to connect {request.client.clientName}</h1>
     <p>
-      <strong>{request.client.clientName}</strong> asks to connect to your business on {serviceName}. Sign in with your
-      business owner account to continue.
+      <AppName request={request} /> asks to connect to your business on {serviceName}. Sign in with your business owner
+      account to continue.
     </p>
     <NameClaim request={request} />
     <SignInForm
@@ -76,7 +94,7 @@ export const ConsentPage: FC<{ request: AuthorizationRequest; session: OwnerSess
     </h1>
     <SignedInAs request={request} session={session} />
     <p>
-      <strong>{request.client.clientName}</strong> will be able to:
+      <AppName request={request} /> will be able to:
     </p>
     <ul>
       {PERMISSIONS.map((permission) => (

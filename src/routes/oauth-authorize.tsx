@@ -15,6 +15,8 @@ import {
   refuseAuthorization,
 } from "../domain/oauth/authorization";
 import { oauthIssuer } from "../domain/oauth/discovery";
+import { creatorNetworkOf } from "../lib/client-address";
+import { outboundPolicy } from "../lib/outbound";
 import { respondToPageError } from "../middleware/error-responses";
 import {
   endOwnerSession,
@@ -46,7 +48,14 @@ const page = (c: Context<AppEnv>, status: ContentfulStatusCode, body: Child, for
  * for another resource offers a link back to the app, with `error=invalid_target` (RFC 8707 §2).
  */
 async function checkedRequest(c: Context<AppEnv>) {
-  const check = await checkAuthorizationRequest(c.var.globalDeps, new URL(c.req.url).searchParams);
+  // An app's metadata document is read under the outbound rules, each reading counted as a registration from the
+  // owner's address (docs/oauth.md, Client ID metadata documents).
+  const reading = {
+    outbound: outboundPolicy(c.env),
+    limiter: c.env.REGISTRATION_RATE_LIMIT,
+    clientAddress: creatorNetworkOf(c),
+  };
+  const check = await checkAuthorizationRequest(c.var.globalDeps, new URL(c.req.url).searchParams, reading);
   if (check.outcome === "valid") return { request: check.request };
   const back = check.outcome === "invalid_target" ? check.location : undefined;
   return {

@@ -5,7 +5,7 @@ import { oauthClients } from "../../src/db/schema";
 import { UNAPPROVED_CLIENTS_PER_HOUR } from "../../src/domain/oauth/clients";
 import { globalDb } from "../helpers/fixtures";
 import { call, expectError } from "../helpers/http";
-import { REDIRECT_URI, register } from "../helpers/oauth";
+import { authorizeQuery, REDIRECT_URI, register, validAuthorizationParams } from "../helpers/oauth";
 import { queryPlan } from "../helpers/query-plan";
 import { recordingDatabases } from "../helpers/recording-databases";
 
@@ -64,5 +64,33 @@ describe("the ceiling on unapproved clients an hour", () => {
     const details = await queryPlan(env.DB, ceiling, unbound);
     expect(details).toContain("SEARCH oauth_clients USING INDEX oauth_clients_unapproved (created_at>?)");
     expect(details.filter((detail) => /SCAN oauth_clients\b/.test(detail))).toEqual([]);
+  });
+
+  it("neither counts nor refuses the clients of metadata documents (docs/oauth.md, Client ID metadata documents)", async () => {
+    // The hour holds exactly the ceiling of registered clients: the earlier tests' are moved out of it.
+    await globalDb.run(
+      sql`update oauth_clients set created_at = '2026-01-01T00:00:00.000Z' where first_approved_at is null`,
+    );
+    const recently = new Date(Date.now() - 30 * 60_000).toISOString();
+    await globalDb.run(
+      sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${UNAPPROVED_CLIENTS_PER_HOUR})
+          insert into oauth_clients (id, client_name, redirect_uris, token_endpoint_auth_method, created_at)
+          select 'cl_full_' || i, 'Filler', '["https://partner.example/cb"]', 'none', ${recently} from n`,
+    );
+    await expect(await registration(10)).toHaveStatus(429);
+    const document = `${env.RECEIVER_URL}/ceiling/cimd/-/${encodeURIComponent(JSON.stringify({ client_name: "Claude", redirect_uris: [REDIRECT_URI] }))}`;
+    const { params } = await validAuthorizationParams({
+      client_id: document,
+      client_name: "Claude",
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: "none",
+    });
+    await expect(await call(`/oauth/authorize?${authorizeQuery(params)}`)).toHaveStatus(200);
+    const stored = await globalDb.select().from(oauthClients).where(eq(oauthClients.id, document)).get();
+    expect(stored).toMatchObject({ clientName: "Claude", firstApprovedAt: null });
+    // The document's client does not count: a registration still finds the hour exactly full.
+    await globalDb.delete(oauthClients).where(eq(oauthClients.id, "cl_full_1"));
+    await expect(await registration(11)).toHaveStatus(201);
+    await expect(await registration(12)).toHaveStatus(429);
   });
 });

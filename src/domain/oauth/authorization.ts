@@ -2,6 +2,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { oauthClients, oauthCodes, oauthGrants } from "../../db/schema";
 import { shardSegment } from "../../db/shards";
 import type { Dependencies, GlobalDependencies } from "../../dependencies";
+import { isClientIdUrl } from "../../lib/client-id-urls";
 import { readParameter, S256_CHALLENGE_PATTERN } from "../../lib/oauth-parameters";
 import { matchRedirectUri } from "../../lib/redirect-uris";
 import { randomToken, sha256Hex } from "../../lib/secrets";
@@ -9,6 +10,7 @@ import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE } from "../../schemas/oauth";
 import { type Business, planRefusal } from "../access/businesses";
 import { refreshCopy } from "./client-copies";
+import { type DocumentReading, documentClient } from "./client-metadata-documents";
 import { findClient, type OAuthClient } from "./clients";
 import { oauthIssuer } from "./discovery";
 import { requestedResource } from "./protected-resource";
@@ -68,12 +70,18 @@ function authorizationResponseLocation(
 export async function checkAuthorizationRequest(
   deps: GlobalDependencies,
   params: URLSearchParams,
+  reading: DocumentReading,
 ): Promise<AuthorizationRequestCheck> {
   const invalid = (message: string): AuthorizationRequestCheck => ({ outcome: "invalid", message });
   const clientId = readParameter(params, "client_id");
   if (clientId.repeated) return invalid("The request names client_id more than once.");
   if (!clientId.value) return invalid("The request does not say which app it is for (client_id is missing).");
-  const client = await findClient(deps, clientId.value);
+  // A URL is the address of the app's metadata document, which is read here (docs/oauth.md, Client ID metadata
+  // documents); any other id is a registration's.
+  const client = isClientIdUrl(clientId.value)
+    ? await documentClient(deps, reading, clientId.value)
+    : await findClient(deps, clientId.value);
+  if (typeof client === "string") return invalid(client);
   if (!client) return invalid("No app is registered with this client_id.");
 
   const requestedUri = readParameter(params, "redirect_uri");
@@ -82,7 +90,11 @@ export async function checkAuthorizationRequest(
   // something.
   if (!requestedUri.value) return invalid("The request has no redirect_uri.");
   if (!matchRedirectUri(client.redirectUris, requestedUri.value)) {
-    return invalid("The redirect_uri is not one that this app registered.");
+    return invalid(
+      client.metadataFetchedAt
+        ? "The redirect_uri is not one of the redirect_uris of the app's metadata document."
+        : "The redirect_uri is not one that this app registered.",
+    );
   }
 
   for (const name of ["response_type", "state", "scope", "code_challenge", "code_challenge_method"]) {

@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import { appDisconnectionPreview, keyRevocationPreview } from "../../domain/access/access-ending";
 import { apiKeyNotFound, createApiKey, listApiKeys, MAX_ACTIVE_KEYS, revokeApiKey } from "../../domain/access/api-keys";
 import { connectionNotFound, disconnectApp, listConnections } from "../../domain/access/app-connections";
+import { clientIdHost, isClientIdUrl } from "../../lib/client-id-urls";
 import { idOrNotFound } from "../../lib/validation";
 import { renderPage } from "../../pages/page-shell";
 import { AppDisconnectionPage, KeyRevocationPage } from "./access-ending";
@@ -87,6 +88,10 @@ export const account = new Hono<DashboardEnv>()
             <tr>
               <td>
                 <strong>{connection.appName}</strong>
+                {/* An app known by its metadata document: its own name, and the host its client_id names. */}
+                {isClientIdUrl(connection.clientId) && (
+                  <span class="muted"> (as it names itself) from {clientIdHost(connection.clientId)}</span>
+                )}
               </td>
               <td>
                 Connected <When at={connection.connectedAt} precision="day" />
