@@ -1,6 +1,7 @@
 import type { RequestIdVariables } from "hono/request-id";
 import type { Dependencies, GlobalDependencies } from "./dependencies";
 import type { Credential, Principal } from "./domain/access/principals";
+import type { OAuthClient } from "./domain/oauth/clients";
 import type { Env } from "./env";
 
 /** `RUNTIME_TOKEN`, or during its rotation `RUNTIME_TOKEN_PREVIOUS`. */
@@ -23,5 +24,7 @@ export type AppEnv = {
     runtime: RuntimeToken;
     /** Which operator token a move presented (middleware/authenticate-operator.ts). */
     operator: RuntimeToken;
+    /** The app an app token belongs to, on the routes of the app as itself (src/routes/app-api.ts). */
+    app: OAuthClient;
   };
 };

@@ -2,6 +2,7 @@ import { app } from "./app";
 import { SHARD_NAMES } from "./db/shards";
 import { dependenciesOfShards, globalDependencies } from "./dependencies-from-env";
 import { refreshDueMcpServers } from "./domain/actions/mcp-refresh";
+import { removeExpiredAppTokens } from "./domain/oauth/app-tokens";
 import { removeUnapprovedClients } from "./domain/oauth/client-cleanup";
 import { applyRetention } from "./domain/operations/retention";
 import { removeUnusedSandboxes } from "./domain/sandbox/cleanup";
@@ -38,6 +39,7 @@ export default {
         return [sweepOutbox(deps), applyRetention(deps), removeUnusedSandboxes(deps), refreshDueMcpServers(deps)];
       }),
       removeUnapprovedClients(globalDependencies(env, (work) => ctx.waitUntil(work))),
+      removeExpiredAppTokens(globalDependencies(env, (work) => ctx.waitUntil(work))),
     ]);
     for (const chore of chores) if (chore.status === "rejected") throw chore.reason;
   },

@@ -341,6 +341,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The businesses connected to the app
+         * @description With the app's own access token (client credentials, scope `app`): the businesses whose owners have the app connected, by business id, for reconciling a platform's list.
+         */
+        get: operations["listAppConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -2346,6 +2366,14 @@ export interface components {
             /** @description Tools of the server to offer now, besides those already offered */
             tools?: string[];
         };
+        AppConnection: {
+            /** @description The business's id */
+            id: string;
+            handle: string;
+            name: string;
+            /** @description When its owner connected the app */
+            connectedAt: string;
+        };
         EventsPage: {
             /** @description Each envelope exactly as it was delivered */
             data: components["schemas"]["Event"][];
@@ -4190,6 +4218,60 @@ export interface operations {
             };
             /** @description This Idempotency-Key was already used with another request (method, path or body) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAppConnections: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The last business id of the page before */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of connections */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AppConnection"][];
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; see Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -48,9 +48,7 @@ const REQUESTS_POLICY_ITEM = policyItem(REQUESTS_POLICY, REQUESTS_PER_MINUTE, WI
  * a remainder the service does not know is not guessed (docs/rate-limits.md). Exact per-business counts live in
  * BusinessLimits, and the answers they govern state them (`announceBudget`).
  */
-export async function spendRequestBudget(c: Context<AppEnv>, principal: Principal): Promise<void> {
-  // One budget per API key, and one per app connection (all the tokens of one app and business together).
-  const key = principalKey(principal);
+export async function spendRequestBudget(c: Context<AppEnv>, key: string): Promise<void> {
   const refused = await refusedPerMinute(c.env.PRINCIPAL_RATE_LIMIT, key, REQUESTS_POLICY, REQUESTS_PER_MINUTE);
   if (refused) {
     throw tooManyRequests(
@@ -91,7 +89,8 @@ const writes = (c: Context<AppEnv>) => c.req.method !== "GET" && c.req.method !=
 async function admit(c: Context<AppEnv>, principal: Principal): Promise<Response | undefined> {
   assertPlanIncludesApi(principal.business);
   if (principal.business.movingSince !== null && writes(c)) throw businessMoving();
-  await spendRequestBudget(c, principal);
+  // One budget per API key, and one per app connection (all the tokens of one app and business together).
+  await spendRequestBudget(c, principalKey(principal));
   c.set("principal", principal);
   const now = c.var.deps.clock();
   // A moving business's rows are being copied: its last use is recorded again after the move, at the next request.

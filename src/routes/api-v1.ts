@@ -1,5 +1,6 @@
 import { registerWebhookEvents } from "../openapi/webhook-events";
 import { actions } from "./actions";
+import { appApi } from "./app-api";
 import { appointments } from "./appointments";
 import { eventsApi } from "./events";
 import { intakes } from "./intakes";
@@ -27,6 +28,7 @@ partnerApi
   .route("/", intakes)
   .route("/", actions)
   .route("/", mcpServers)
+  .route("/", appApi)
   .route("/", eventsApi)
   .route("/", webhookOperations)
   .route("/", webhookHealth)

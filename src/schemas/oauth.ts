@@ -7,6 +7,9 @@ import { visibleText } from "../lib/validation";
 export const API_SCOPE = "api";
 
 export const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+/** The app as itself (RFC 6749 §4.4; docs/oauth.md, The app as itself): a confidential client's grant besides those. */
+export const APP_GRANT_TYPE = "client_credentials";
+export const APP_SCOPE = "app";
 
 /** At most 5 redirect URIs per client (docs/guides/oauth.md, 1. Register once). */
 export const MAX_REDIRECT_URIS = 5;
@@ -46,7 +49,10 @@ export const ClientMetadata = z
       .superRefine(visibleText({ lines: false })),
     token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default("client_secret_basic"),
     // Accepted when they describe what this service does; answered with what it does (RFC 7591 §3.2.1).
-    grant_types: z.array(z.enum(GRANT_TYPES)).min(1).optional(),
+    grant_types: z
+      .array(z.enum([...GRANT_TYPES, APP_GRANT_TYPE]))
+      .min(1)
+      .optional(),
     response_types: z.array(z.literal("code")).min(1).optional(),
     scope: z.literal(API_SCOPE).optional(),
   })
@@ -78,7 +84,7 @@ export type ClientInformation = {
   client_name: string;
   redirect_uris: string[];
   token_endpoint_auth_method: (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
-  grant_types: (typeof GRANT_TYPES)[number][];
+  grant_types: ((typeof GRANT_TYPES)[number] | typeof APP_GRANT_TYPE)[];
   response_types: ["code"];
   scope: typeof API_SCOPE;
 };

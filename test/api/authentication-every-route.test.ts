@@ -5,7 +5,7 @@ import { randomToken } from "../../src/lib/secrets";
 import { partnerApi } from "../../src/routes/api-v1";
 import { createApiKey, createBusiness } from "../helpers/fixtures";
 import { call, expectError, expectMissingCredential, json } from "../helpers/http";
-import { businessFor, ROUTES, realPath } from "../helpers/partner-routes";
+import { APP_ROUTES, businessFor, ROUTES, realPath } from "../helpers/partner-routes";
 
 // A missing, malformed or revoked credential is a 401, and a business not on an active Pro or Business plan gets 403
 // (docs/guides/getting-started.md, A credential), on every partner route under /api/v1.
@@ -73,7 +73,7 @@ describe("authentication and the plan rule on every partner route", async () => 
     const routed = partnerApi.routes
       .filter((route) => route.method !== "ALL")
       .map((route) => `${route.method.toUpperCase()} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
-    const table = ROUTES.map(([method, path]) => `${method} ${path}`);
+    const table = [...ROUTES, ...APP_ROUTES].map(([method, path]) => `${method} ${path}`);
 
     expect(new Set(table).size).toBe(table.length);
     expect([...table].sort()).toEqual([...new Set(documented)].sort());

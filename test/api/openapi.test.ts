@@ -50,6 +50,7 @@ describe("the OpenAPI document and the reference page", async () => {
       "delete /api/v1/webhooks/:id",
       "get /api/v1/actions",
       "get /api/v1/actions/:id",
+      "get /api/v1/app/connections",
       "get /api/v1/appointments",
       "get /api/v1/appointments/:id",
       "get /api/v1/events",

@@ -252,8 +252,8 @@ export type Tokens = {
 };
 
 /** Registers a client_secret_post client, authorizes it for the owner's business and redeems the code. */
-export async function connectApp(ownerBusiness: OwnerBusiness, clientOverrides: Record<string, unknown> = {}) {
-  const client = await registerClient(clientOverrides);
+/** The owner of `ownerBusiness` connects `client` (authorization, approval, code exchange): the tokens. */
+export async function connectClient(client: RegisteredClient, ownerBusiness: OwnerBusiness) {
   const { code, verifier, redirectUri } = await authorizationCode(client, ownerBusiness.owner);
   const response = await postToken({
     grant_type: "authorization_code",
@@ -263,7 +263,12 @@ export async function connectApp(ownerBusiness: OwnerBusiness, clientOverrides: 
     ...bodyCredentials(client),
   });
   await expect(response).toHaveStatus(200);
-  const tokens = await json<Tokens>(response);
+  return json<Tokens>(response);
+}
+
+export async function connectApp(ownerBusiness: OwnerBusiness, clientOverrides: Record<string, unknown> = {}) {
+  const client = await registerClient(clientOverrides);
+  const tokens = await connectClient(client, ownerBusiness);
   const grant = await shardDb(ownerBusiness.shard)
     .select()
     .from(oauthGrants)

@@ -80,6 +80,9 @@ export const ROUTES: Route[] = [
   ["POST", "/sandbox/actions/{id}/calls", 200, { arguments: { sku: "LOAF-2" } }],
 ];
 
+/** The routes of an app as itself, with its own token (test/oauth/app-token.test.ts): no business's credential opens them. */
+export const APP_ROUTES: Route[] = [["GET", "/app/connections", 200]];
+
 /**
  * The routes of a sandbox business (docs/decisions.md, Sandbox operations): they answer a test key of a sandbox
  * business only (any other credential gets 403), so the tables run them with one, on records its owner switched on.

@@ -26,12 +26,13 @@ describe("discovery (RFC 8414; docs/oauth.md, Endpoints)", () => {
       registration_endpoint: `${ISSUER}/api/oauth/register`,
       revocation_endpoint: `${ISSUER}/api/oauth/revoke`,
       response_types_supported: ["code"],
-      grant_types_supported: ["authorization_code", "refresh_token"],
+      grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
       code_challenge_methods_supported: ["S256"],
       token_endpoint_auth_methods_supported: ["client_secret_post", "client_secret_basic", "none"],
       revocation_endpoint_auth_methods_supported: ["client_secret_post", "client_secret_basic", "none"],
-      scopes_supported: ["api"],
+      scopes_supported: ["api", "app"],
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
       // RFC 9728 §4: the resource its tokens are for (test/oauth/resource-metadata.test.ts).
       protected_resources: [`${ISSUER}/api/v1`],
     });
@@ -68,7 +69,7 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
         client_name: "Booking Tool",
         redirect_uris: [REDIRECT_URI, "http://127.0.0.1:9000/cb"],
         token_endpoint_auth_method: method,
-        grant_types: ["authorization_code", "refresh_token"],
+        grant_types: ["authorization_code", "refresh_token", "client_credentials"],
         response_types: ["code"],
         scope: "api",
         // RFC 7592 §3 (docs/oauth.md, Managing your app; test/oauth/client-management.test.ts).
@@ -92,6 +93,8 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
     expect(body).not.toHaveProperty("client_secret");
     expect(body).not.toHaveProperty("client_secret_expires_at");
     expect(body.token_endpoint_auth_method).toBe("none");
+    // It has no credentials to be itself with (docs/oauth.md, The app as itself).
+    expect(body.grant_types).toEqual(["authorization_code", "refresh_token"]);
     const stored = await globalDb
       .select()
       .from(oauthClients)
@@ -167,7 +170,7 @@ describe("registration (RFC 7591; spec: Partner sign-in, step 1)", () => {
     ],
     [
       "an unsupported grant type",
-      { client_name: "Shop", redirect_uris: [REDIRECT_URI], grant_types: ["client_credentials"] },
+      { client_name: "Shop", redirect_uris: [REDIRECT_URI], grant_types: ["implicit"] },
       /grant_types/,
     ],
     [

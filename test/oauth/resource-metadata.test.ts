@@ -23,7 +23,7 @@ const DOCUMENT = {
   resource: RESOURCE,
   authorization_servers: [ISSUER],
   bearer_methods_supported: ["header"],
-  scopes_supported: ["api"],
+  scopes_supported: ["api", "app"],
   resource_name: "Secretary partner API",
   resource_documentation: `${ISSUER}/docs`,
 };

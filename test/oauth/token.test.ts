@@ -518,7 +518,7 @@ describe("the token request itself (RFC 6749 §3.2, §5.2)", () => {
   it("refuses a missing grant_type (invalid_request) and an unsupported one (unsupported_grant_type)", async () => {
     const client = await registerClient();
     await expectOAuthError(await postToken({ ...bodyCredentials(client) }), 400, "invalid_request", /grant_type/);
-    for (const grantType of ["client_credentials", "password", "implicit"]) {
+    for (const grantType of ["password", "implicit", "urn:ietf:params:oauth:grant-type:device_code"]) {
       await expectOAuthError(
         await postToken({ grant_type: grantType, ...bodyCredentials(client) }),
         400,

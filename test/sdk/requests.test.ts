@@ -145,7 +145,9 @@ describe("the SDK's requests", async () => {
   });
 
   it("pages every paged list of the document, a path with parameters included", async () => {
-    expectTypeOf<PagedPath>().toEqualTypeOf<"/appointments" | "/orders" | "/events" | "/webhooks/{id}/deliveries">();
+    expectTypeOf<PagedPath>().toEqualTypeOf<
+      "/appointments" | "/orders" | "/events" | "/webhooks/{id}/deliveries" | "/app/connections"
+    >();
     const { client, sent } = clientWith(apiKey, []);
     const endpoint = await unwrap(client.POST("/webhooks", { body: { url: "https://partner.example/paged" } }));
     const { deliveryIds } = await deliveriesTo(business as Business, endpoint.id, 5);

@@ -35,6 +35,12 @@ export const oauthClients = sqliteTable(
      * A client still without one 24 hours after registration is removed (domain/oauth/client-cleanup.ts).
      */
     firstApprovedAt: timestamp("first_approved_at"),
+    /**
+     * A client whose id is the URL of its metadata document (docs/oauth.md, Client ID metadata documents): when the
+     * document was last read, and until when that reading is fresh by its caching headers; null for a registered one.
+     */
+    metadataFetchedAt: timestamp("metadata_fetched_at"),
+    metadataFreshUntil: timestamp("metadata_fresh_until"),
   },
   // Exactly the clients the cleanup looks for, in registration order: its query, and the count of the registration
   // ceiling (domain/oauth/clients.ts), are range scans of this index.

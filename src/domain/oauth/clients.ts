@@ -4,12 +4,13 @@ import { insertWithinLimit } from "../../db/insert-within-limit";
 import { oauthClients } from "../../db/schema";
 import type { GlobalDependencies } from "../../dependencies";
 import { tooManyRequests } from "../../lib/api-error";
+import { clientIdUrlProblem, isClientIdUrl } from "../../lib/client-id-urls";
 import { OAuthError } from "../../lib/oauth-errors";
 import { refusedPerMinute } from "../../lib/rate-limit-fields";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, HOUR_MS, iso } from "../../lib/time";
 import { issueSentence } from "../../lib/validation";
-import { API_SCOPE, type ClientInformation, ClientMetadata, GRANT_TYPES } from "../../schemas/oauth";
+import { API_SCOPE, APP_GRANT_TYPE, type ClientInformation, ClientMetadata, GRANT_TYPES } from "../../schemas/oauth";
 import { oauthIssuer } from "./discovery";
 
 export type OAuthClient = typeof oauthClients.$inferSelect;
@@ -88,7 +89,7 @@ export function clientInformation(
     client_name: client.clientName,
     redirect_uris: client.redirectUris,
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,
-    grant_types: [...GRANT_TYPES],
+    grant_types: client.tokenEndpointAuthMethod === "none" ? [...GRANT_TYPES] : [...GRANT_TYPES, APP_GRANT_TYPE],
     response_types: ["code"],
     scope: API_SCOPE,
   };
@@ -109,8 +110,10 @@ export async function registerClient(
   const clientSecret = metadata.token_endpoint_auth_method === "none" ? undefined : randomToken(CLIENT_SECRET_PREFIX);
   const registrationToken = randomToken(REGISTRATION_TOKEN_PREFIX);
   const registeredSince = iso(now - HOUR_MS);
-  // On the partial index `oauth_clients_unapproved` (created_at, never-approved clients only).
-  const unapprovedLastHour = sql`(select count(*) from ${oauthClients} where ${oauthClients.firstApprovedAt} is null and ${oauthClients.createdAt} > ${registeredSince})`;
+  // On the partial index `oauth_clients_unapproved` (created_at, never-approved clients only). Registered clients only:
+  // the clients of metadata documents, read at the authorization page, are not registrations (docs/oauth.md, Client
+  // ID metadata documents), so a flood of registrations never keeps an app such as an AI assistant from connecting.
+  const unapprovedLastHour = sql`(select count(*) from ${oauthClients} where ${oauthClients.firstApprovedAt} is null and ${oauthClients.createdAt} > ${registeredSince} and ${oauthClients.metadataFetchedAt} is null)`;
   const client = await insertWithinLimit(
     deps.global,
     oauthClients,
@@ -139,8 +142,12 @@ export async function registerClient(
   return clientInformation(client, { baseUrl, token: registrationToken }, clientSecret);
 }
 
-/** Whether `clientId` has the shape of an id this service issues: one of another shape is unknown without a query. */
-export const isClientIdShape = (clientId: string) => /^[A-Za-z0-9_-]{1,64}$/.test(clientId);
+/**
+ * Whether `clientId` has the shape of an id this service issues, or of a metadata document's URL (docs/oauth.md, Client
+ * ID metadata documents): one of another shape is unknown without a query.
+ */
+export const isClientIdShape = (clientId: string) =>
+  /^[A-Za-z0-9_-]{1,64}$/.test(clientId) || (isClientIdUrl(clientId) && !clientIdUrlProblem(clientId));
 
 /**
  * The query of the client with that id in `db`: the global database, or a shard, which holds a copy of every client

@@ -1,5 +1,5 @@
 import { TOKEN_ENDPOINT_AUTH_METHODS } from "../../db/schema";
-import { API_SCOPE, GRANT_TYPES } from "../../schemas/oauth";
+import { API_SCOPE, APP_GRANT_TYPE, APP_SCOPE, GRANT_TYPES } from "../../schemas/oauth";
 
 /**
  * The issuer identifier (RFC 8414 §2; RFC 9207 `iss`): the service's base address, without a trailing slash, so
@@ -35,12 +35,15 @@ export function discoveryDocument(baseUrl: string) {
     issuer: oauthIssuer(baseUrl),
     ...oauthEndpoints(baseUrl),
     response_types_supported: ["code"],
-    grant_types_supported: [...GRANT_TYPES],
+    grant_types_supported: [...GRANT_TYPES, APP_GRANT_TYPE],
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
-    scopes_supported: [API_SCOPE],
+    scopes_supported: [API_SCOPE, APP_SCOPE],
     authorization_response_iss_parameter_supported: true,
+    // The MCP authorization specification reads it: an https client_id is a metadata document's URL (docs/oauth.md,
+    // Client ID metadata documents).
+    client_id_metadata_document_supported: true,
     protected_resources: [apiResource(baseUrl)],
   };
 }

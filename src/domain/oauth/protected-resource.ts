@@ -1,7 +1,7 @@
 import type { BearerChallenge } from "../../lib/api-error";
 import { OAuthError } from "../../lib/oauth-errors";
 import { readParameter } from "../../lib/oauth-parameters";
-import { API_SCOPE } from "../../schemas/oauth";
+import { API_SCOPE, APP_SCOPE } from "../../schemas/oauth";
 import { apiResource, oauthIssuer } from "./discovery";
 
 /*
@@ -19,7 +19,7 @@ export function protectedResourceDocument(baseUrl: string, serviceName: string) 
     resource: apiResource(baseUrl),
     authorization_servers: [issuer],
     bearer_methods_supported: ["header"],
-    scopes_supported: [API_SCOPE],
+    scopes_supported: [API_SCOPE, APP_SCOPE],
     resource_name: `${serviceName} partner API`,
     resource_documentation: `${issuer}/docs`,
   };

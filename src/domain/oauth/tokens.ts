@@ -4,6 +4,7 @@ import { requiredParameter } from "../../lib/oauth-parameters";
 import type { EpochMs } from "../../lib/time";
 import type { TokenResponse } from "../../schemas/oauth";
 import { foundThroughForwards } from "../access/credential-forwards";
+import { type AppTokenResponse, issueAppToken } from "./app-tokens";
 import { authenticateWithGrant, type GrantRead, presentedCredentials } from "./client-authentication";
 import { codeRead, exchangeAuthorizationCode } from "./code-exchange";
 import { refreshTokenHash, refreshTokenRead, refreshTokens } from "./refresh-rotation";
@@ -31,7 +32,7 @@ export async function tokenRequest(
   authorization: string | undefined,
   form: URLSearchParams,
   now: EpochMs = deps.clock(),
-): Promise<TokenResponse> {
+): Promise<TokenResponse | AppTokenResponse> {
   const { grantType, presented } = await refusalsSpendAddressBudget(budget, () => ({
     grantType: requiredParameter(form, "grant_type"),
     presented: presentedCredentials(authorization, form),
@@ -57,6 +58,14 @@ export async function tokenRequest(
     if (!moved) return refreshTokens(deps, client, form, undefined, now);
     return refreshTokens(moved.there, moved.found.client, form, moved.found.grant, now);
   }
+  if (grantType === "client_credentials") {
+    // On no code or token, the request runs on the legacy database, which holds the global client rows.
+    const { client } = await authenticate(undefined);
+    return issueAppToken(deps, client, form, now);
+  }
   await authenticate(undefined);
-  throw new OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.");
+  throw new OAuthError(
+    "unsupported_grant_type",
+    "grant_type must be authorization_code, refresh_token or client_credentials.",
+  );
 }
