@@ -399,7 +399,13 @@ describe("the tables a move copies", () => {
     const copied = new Set(BUSINESS_ROWS.map((rows) => rows.table));
     const notCopied = tables.filter((table) => !copied.has(table)).map((table) => getTableName(table));
     // An app's own tokens name no business: they stay in the global database (docs/oauth.md, The app as itself).
-    expect(notCopied.sort()).toEqual(["app_tokens", "business_moves", "business_shards", "credential_forwards", "owner_emails"]);
+    expect(notCopied.sort()).toEqual([
+      "app_tokens",
+      "business_moves",
+      "business_shards",
+      "credential_forwards",
+      "owner_emails",
+    ]);
   });
 });
 
