@@ -174,6 +174,25 @@ describe("GET /api/v1/app/connections", async () => {
   });
 });
 
+describe("revoking an app token (RFC 7009)", () => {
+  it("ends it at once for its own client; another client's revocation changes nothing", async () => {
+    const client = await registerClient();
+    const stranger = await registerClient();
+    const { access_token } = await appToken(client);
+    const revoke = (by: RegisteredClient) =>
+      call("/api/oauth/revoke", { method: "POST", body: { token: access_token, ...bodyCredentials(by) } });
+    await expect(await revoke(stranger)).toHaveStatus(200);
+    await expect(await connections(access_token)).toHaveStatus(200);
+    await expect(await revoke(client)).toHaveStatus(200);
+    await expectError(await connections(access_token), 401, /needs an app's own access token/);
+    const [row] = await globalDb
+      .select()
+      .from(appTokens)
+      .where(eq(appTokens.tokenHash, sha256Hex(access_token)));
+    expect(row?.revokedAt).not.toBeNull();
+  });
+});
+
 describe("the cron's removal of app tokens", () => {
   it("removes app tokens a day past their expiry, and keeps the others", async () => {
     const client = await registerClient();

@@ -113,3 +113,16 @@ export async function removeExpiredAppTokens(deps: GlobalDependencies, now: Epoc
     .returning({ hash: appTokens.tokenHash });
   return removed.length;
 }
+
+/**
+ * Revocation of an app token (RFC 7009) by its own client: at once, as for a connection's token; another client's, or
+ * an unknown one, changes nothing and gets the same answer.
+ */
+export async function revokeAppToken(deps: GlobalDependencies, clientId: string, token: string, now: EpochMs) {
+  await deps.global
+    .update(appTokens)
+    .set({ revokedAt: iso(now) })
+    .where(
+      and(eq(appTokens.tokenHash, sha256Hex(token)), eq(appTokens.clientId, clientId), isNull(appTokens.revokedAt)),
+    );
+}

@@ -8,6 +8,7 @@ import { businessMoving } from "../access/business-moving";
 import { foundThroughForwards } from "../access/credential-forwards";
 import { isListenerEndpoint } from "../webhooks/listener-endpoints";
 import { closeListeningSessions } from "../webhooks/listening-sessions";
+import { APP_TOKEN_PREFIX, revokeAppToken } from "./app-tokens";
 import { identifyRevokingClient } from "./client-authentication";
 import { shardOfToken } from "./token-format";
 import { connectionColumns } from "./token-issuance";
@@ -81,6 +82,8 @@ export async function revocationRequest(
   const client = await identifyRevokingClient(deps, authorization, parameters);
   // RFC 7009 §2.1: token_type_hint is only a hint; both kinds are found by the same lookup.
   optionalParameter(parameters, "token_type_hint");
+  // An app's own token names no shard: it is in the global database, which the route's legacy shard holds.
+  if (token.startsWith(APP_TOKEN_PREFIX)) return revokeAppToken(deps, client.id, token, now);
   // A token is looked up in the shard it names, which the route works on (token-format.ts), then where its forward
   // leads if its business moved (docs/scaling.md, Moving a business between shards): one that names none of ours
   // changes nothing.
