@@ -81,7 +81,13 @@ export const ROUTES: Route[] = [
 ];
 
 /** The routes of an app as itself, with its own token (test/oauth/app-token.test.ts): no business's credential opens them. */
-export const APP_ROUTES: Route[] = [["GET", "/app/connections", 200]];
+export const APP_ROUTES: Route[] = [
+  ["GET", "/app/connections", 200],
+  ["POST", "/app/webhooks", 201],
+  ["GET", "/app/webhooks", 200],
+  ["GET", "/app/webhooks/{id}", 200],
+  ["DELETE", "/app/webhooks/{id}", 204],
+];
 
 /**
  * The routes of a sandbox business (docs/decisions.md, Sandbox operations): they answer a test key of a sandbox

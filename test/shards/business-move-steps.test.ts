@@ -398,8 +398,10 @@ describe("the tables a move copies", () => {
     const tables = Object.values(schema).filter((value) => is(value, SQLiteTable));
     const copied = new Set(BUSINESS_ROWS.map((rows) => rows.table));
     const notCopied = tables.filter((table) => !copied.has(table)).map((table) => getTableName(table));
-    // An app's own tokens name no business: they stay in the global database (docs/oauth.md, The app as itself).
+    // An app's own tokens and endpoints name no business: they stay in the global database (docs/oauth.md, The app
+    // as itself).
     expect(notCopied.sort()).toEqual([
+      "app_endpoints",
       "app_tokens",
       "business_moves",
       "business_shards",

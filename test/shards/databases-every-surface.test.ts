@@ -1,7 +1,15 @@
 import { env } from "cloudflare:test";
 import { eq, getTableName } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { businessMoves, businessShards, intakeResponses, oauthClients, ownerEmails } from "../../src/db/schema";
+import {
+  appEndpoints,
+  appTokens,
+  businessMoves,
+  businessShards,
+  intakeResponses,
+  oauthClients,
+  ownerEmails,
+} from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
@@ -25,7 +33,9 @@ import { subscribe } from "../helpers/webhooks";
  * or any query on the other regional shard.
  */
 
-const GLOBAL_TABLES: string[] = [businessShards, businessMoves, ownerEmails, oauthClients].map(getTableName);
+const GLOBAL_TABLES: string[] = [businessShards, businessMoves, ownerEmails, oauthClients, appEndpoints, appTokens].map(
+  getTableName,
+);
 
 /** Runs `work` with every database of its requests recording what it runs, through the test's real helpers. */
 async function recorded(work: () => Promise<unknown>) {

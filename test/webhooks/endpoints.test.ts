@@ -158,6 +158,7 @@ describe("POST /api/v1/webhooks", async () => {
       lastSuccessAt: null,
       apiKeyId: second.apiKeyId,
       oauthGrantId: null,
+      appEndpointId: null,
       createdAt: body.created_at,
     });
   });

@@ -1,4 +1,5 @@
 export * from "./actions";
+export * from "./app-endpoints";
 export * from "./app-tokens";
 export * from "./businesses";
 export * from "./commerce";

@@ -27,12 +27,18 @@ export const webhookEndpoints = sqliteTable(
     disabledReason: text("disabled_reason"),
     lastSuccessAt: timestamp("last_success_at"),
     ...principalColumns(),
+    /** The app endpoint (global, `app_endpoints`) this row is the business's copy of; null for the business's own. */
+    appEndpointId: integer("app_endpoint_id"),
     createdAt: createdAt(),
   },
   // An endpoint's owner side (docs/architecture.md, Principals and owner sides) is its app connection, or the
   // business's API keys when `oauth_grant_id` is null: the partner's list is one range of this index, the business's
   // all of its prefix.
-  (t) => [index("webhook_endpoints_business_side").on(t.businessId, t.oauthGrantId)],
+  (t) => [
+    index("webhook_endpoints_business_side").on(t.businessId, t.oauthGrantId),
+    // The copies of one app endpoint, changed and removed together across the shard's businesses.
+    index("webhook_endpoints_app_endpoint").on(t.appEndpointId),
+  ],
 );
 
 /** Every event emitted, with the envelope exactly as delivered. */

@@ -9,6 +9,7 @@ import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE } from "../../schemas/oauth";
 import { type Business, planRefusal } from "../access/businesses";
+import { copyAppEndpointsTo } from "../webhooks/app-endpoints";
 import { refreshCopy } from "./client-copies";
 import { type DocumentReading, documentClient } from "./client-metadata-documents";
 import { findClient, type OAuthClient } from "./clients";
@@ -233,6 +234,7 @@ export async function approveAuthorization(
   ]);
   // The client may have changed since it was read (docs/oauth.md, Managing your app): its copy follows.
   await refreshCopy(deps, request.client.id, now);
+  await copyAppEndpointsTo(deps, request.client.id, business.id);
   return {
     outcome: "redirect",
     location: authorizationResponseLocation(request.redirectUri, { code, state: request.state }, issuer),

@@ -1,4 +1,4 @@
-import { and, asc, eq, not } from "drizzle-orm";
+import { and, asc, eq, isNull, not } from "drizzle-orm";
 import type { ShardDatabase } from "../../db/client";
 import { insertWithinLimit, rowsOfBusiness } from "../../db/insert-within-limit";
 import { mapRead, type Read, read } from "../../db/reads";
@@ -67,8 +67,13 @@ export async function createEndpoint(
       createdAt: iso(deps.clock()),
     },
     limit,
-    // Listening sessions' endpoints are temporary and have their own limit (src/domain/webhooks/listener-endpoints.ts).
-    rowsOfBusiness(webhookEndpoints, principal.business.id, isRegisteredEndpoint),
+    // Listening sessions' endpoints are temporary and have their own limit (src/domain/webhooks/listener-endpoints.ts);
+    // an app's subscriptions count in the app's (src/domain/webhooks/app-endpoints.ts).
+    rowsOfBusiness(
+      webhookEndpoints,
+      principal.business.id,
+      and(isRegisteredEndpoint, isNull(webhookEndpoints.appEndpointId)),
+    ),
   );
   if (!endpoint) {
     throw forbidden(

@@ -1,0 +1,143 @@
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { ShardDatabase } from "../../db/client";
+import { selectedRowsIds } from "../../db/ids";
+import { insertWithinLimit } from "../../db/insert-within-limit";
+import { appEndpoints, oauthGrants, webhookEndpoints } from "../../db/schema";
+import { SHARD_NAMES } from "../../db/shards";
+import type { GlobalDependencies } from "../../dependencies";
+import { forbidden, notFound } from "../../lib/api-error";
+import type { OutboundPolicy } from "../../lib/outbound";
+import { assertRegistrableUrl } from "../../lib/public-address";
+import { newSigningSecret } from "../../lib/signing";
+import { iso } from "../../lib/time";
+import { ALL_EVENTS } from "../../names-and-limits";
+
+/*
+ * An app's own webhook endpoints (docs/guides/webhooks.md, Subscribing once as an app): kept in the global database,
+ * and copied into every business connected to the app as an endpoint of the app connection's side. Deliveries, the
+ * audience rules and the end of a connection then hold as for any endpoint of that side: a disconnection deletes the
+ * business's copies in its own batch, and nothing more is delivered for it.
+ */
+
+export type AppEndpoint = typeof appEndpoints.$inferSelect;
+
+/** At most 20 endpoints per app, as per business (docs/guides/webhooks.md, Subscribing once as an app). */
+export const MAX_APP_ENDPOINTS = 20;
+
+export const appEndpointNotFound = () => notFound("No webhook endpoint with that id exists for this app.");
+
+/** The app endpoint as answered: the members of a business's endpoint record, without its health, never the secret. */
+export const toAppEndpointObject = (endpoint: AppEndpoint) => ({
+  id: endpoint.id,
+  url: endpoint.url,
+  events: endpoint.events,
+  description: endpoint.description,
+  created_at: endpoint.createdAt,
+});
+
+/**
+ * The copies of `endpoint` in the businesses of one shard connected to its app now (`businessId`: in that business
+ * only), one statement, skipping a business that has its copy already, so that running it again changes nothing.
+ */
+function copiesOf(db: ShardDatabase, endpoint: AppEndpoint, businessId?: string) {
+  const copied = sql`select 1 from ${webhookEndpoints} where ${webhookEndpoints.appEndpointId} = ${endpoint.id} and ${webhookEndpoints.businessId} = ${oauthGrants.businessId}`;
+  return db.run(sql`insert into ${webhookEndpoints} (id, business_id, url, events, description, secret, status, oauth_grant_id, app_endpoint_id, created_at)
+    select ${selectedRowsIds("webhook_endpoints")}, ${oauthGrants.businessId}, ${endpoint.url}, ${JSON.stringify(endpoint.events)}, ${endpoint.description}, ${endpoint.secret}, 'enabled', ${oauthGrants.id}, ${endpoint.id}, ${endpoint.createdAt}
+    from ${oauthGrants}
+    where ${oauthGrants.clientId} = ${endpoint.clientId} and ${oauthGrants.revokedAt} is null
+    ${businessId === undefined ? sql`` : sql`and ${oauthGrants.businessId} = ${businessId}`}
+    and not exists (${copied})`);
+}
+
+/** Runs `work` on every shard at once; the first failure is thrown once all have run. */
+async function onEveryShard(deps: GlobalDependencies, work: (db: ShardDatabase) => Promise<unknown>) {
+  const runs = await Promise.allSettled(SHARD_NAMES.map((shard) => work(deps.onShard(shard).db)));
+  for (const run of runs) if (run.status === "rejected") throw run.reason;
+}
+
+/**
+ * `POST /app/webhooks`: the endpoint, within the app's 20, then its copy in every business connected now, shard by
+ * shard at once. A shard that fails leaves the endpoint unfinished: it is removed again, copies and all, and the
+ * failure answered, so that the app sends the request again.
+ */
+export async function createAppEndpoint(
+  deps: GlobalDependencies & { outbound: OutboundPolicy },
+  clientId: string,
+  input: { url: string; events?: string[]; description?: string },
+) {
+  assertRegistrableUrl(deps.outbound, input.url);
+  const secret = newSigningSecret();
+  const endpoint = await insertWithinLimit(
+    deps.global,
+    appEndpoints,
+    {
+      clientId,
+      url: input.url,
+      events: [...new Set(input.events ?? [ALL_EVENTS])],
+      description: input.description ?? "",
+      secret,
+      createdAt: iso(deps.clock()),
+    },
+    MAX_APP_ENDPOINTS,
+    sql`(select count(*) from ${appEndpoints} where ${appEndpoints.clientId} = ${clientId})`,
+  );
+  if (!endpoint) {
+    throw forbidden(
+      `An app can have at most ${MAX_APP_ENDPOINTS} webhook endpoints: delete one before adding another.`,
+      "limit_reached",
+    );
+  }
+  try {
+    await onEveryShard(deps, (db) => copiesOf(db, endpoint));
+  } catch (error) {
+    await deleteAppEndpoint(deps, clientId, endpoint.id).catch(() => undefined);
+    throw error;
+  }
+  return { ...toAppEndpointObject(endpoint), secret };
+}
+
+/** The app's endpoints, oldest first. */
+export const listAppEndpoints = (deps: GlobalDependencies, clientId: string) =>
+  deps.global
+    .select()
+    .from(appEndpoints)
+    .where(eq(appEndpoints.clientId, clientId))
+    .orderBy(asc(appEndpoints.id))
+    .then((rows) => rows.map(toAppEndpointObject));
+
+export async function getAppEndpoint(deps: GlobalDependencies, clientId: string, id: number) {
+  const [endpoint] = await deps.global
+    .select()
+    .from(appEndpoints)
+    .where(and(eq(appEndpoints.id, id), eq(appEndpoints.clientId, clientId)));
+  if (!endpoint) throw appEndpointNotFound();
+  return toAppEndpointObject(endpoint);
+}
+
+/**
+ * `DELETE /app/webhooks/{id}`: every business's copy first, with their deliveries, then the endpoint, so that a shard
+ * that fails leaves it to be deleted again.
+ */
+export async function deleteAppEndpoint(deps: GlobalDependencies, clientId: string, id: number) {
+  const [endpoint] = await deps.global
+    .select({ id: appEndpoints.id })
+    .from(appEndpoints)
+    .where(and(eq(appEndpoints.id, id), eq(appEndpoints.clientId, clientId)));
+  if (!endpoint) throw appEndpointNotFound();
+  await onEveryShard(deps, (db) => db.delete(webhookEndpoints).where(eq(webhookEndpoints.appEndpointId, id)));
+  await deps.global.delete(appEndpoints).where(eq(appEndpoints.id, id));
+}
+
+/**
+ * A connection approved: the app's endpoints copied into the business (docs/guides/webhooks.md, Subscribing once as
+ * an app), after the approval's batch. A failure here leaves the connection without them until the owner connects
+ * again; it is thrown, so the owner sees the approval fail and can retry.
+ */
+export async function copyAppEndpointsTo(
+  deps: GlobalDependencies & { db: ShardDatabase },
+  clientId: string,
+  businessId: string,
+) {
+  const endpoints = await deps.global.select().from(appEndpoints).where(eq(appEndpoints.clientId, clientId));
+  await Promise.all(endpoints.map((endpoint) => copiesOf(deps.db, endpoint, businessId)));
+}
