@@ -158,6 +158,17 @@ describe("registering an MCP server", () => {
     expect(await shardDb("eu1").select().from(mcpServers).where(eq(mcpServers.id, server.id))).toEqual([]);
   });
 
+  it("follows at most 10 pages of tools/list, offering the tools of those pages: 10 actions, the maximum", async () => {
+    const { apiKey } = await createBusiness({ shard: "eu1" });
+    const box = mcpBox("pages");
+    const names = Array.from({ length: 12 }, (_, index) => `tool_${String(index).padStart(2, "0")}`);
+    await box.offer({ tools: names.map((name) => usableTool(name)), pageSize: 1 });
+    const server = await registered(apiKey, { url: box.url("stateless") });
+    expect(server.tools.map((tool) => tool.name)).toEqual(names.slice(0, 10));
+    expect(server.tools.every((tool) => tool.actionId !== null)).toBe(true);
+    expect((await box.methods()).filter((method) => method === "tools/list")).toHaveLength(10);
+  });
+
   it("offers only the tools named, and refuses a name the server does not list", async () => {
     const { apiKey } = await createBusiness({ shard: "eu1" });
     const box = mcpBox("named");

@@ -5,7 +5,7 @@ import { disconnectApp } from "../../src/domain/access/app-connections";
 import { removeExpiredAppTokens } from "../../src/domain/oauth/app-tokens";
 import { sha256Hex } from "../../src/lib/secrets";
 import { deps, shardDependencies } from "../helpers/dependencies";
-import { globalDb, shardDb } from "../helpers/fixtures";
+import { createBusiness, globalDb, shardDb } from "../helpers/fixtures";
 import { BASE, call, expectError, json } from "../helpers/http";
 import {
   bodyCredentials,
@@ -172,6 +172,40 @@ describe("GET /api/v1/app/connections", async () => {
     await expect(deleted).toHaveStatus(204);
     await expectError(await connections(fresh.access_token), 401, /needs an app's own access token/);
   });
+});
+
+describe("a page of connections at its maximum", () => {
+  it("pages 105 connections across eu1 and us1 by 100, in business id order, each once", async () => {
+    const client = await registerClient();
+    // One connection in each shard through the flow (which copies the client there), the rest as their rows.
+    const first = {
+      eu1: await createOwnerBusiness({ shard: "eu1" }),
+      us1: await createOwnerBusiness({ shard: "us1" }),
+    };
+    await connectClient(client, first.eu1);
+    await connectClient(client, first.us1);
+    const ids = [first.eu1.business.id, first.us1.business.id];
+    for (let index = 0; index < 103; index++) {
+      const shard = index % 2 === 0 ? "eu1" : "us1";
+      const { business } = await createBusiness({ shard });
+      await shardDb(shard).insert(oauthGrants).values({
+        clientId: client.client_id,
+        businessId: business.id,
+        scope: "api",
+        createdAt: new Date().toISOString(),
+      });
+      ids.push(business.id);
+    }
+    const { access_token } = await appToken(client);
+    const page = await json<Page>(await connections(access_token, "?limit=100"));
+    expect(page.has_more).toBe(true);
+    const sorted = [...ids].sort();
+    expect(page.data.map((item) => item.id)).toEqual(sorted.slice(0, 100));
+    const rest = await json<Page>(await connections(access_token, `?limit=100&starting_after=${sorted[99]}`));
+    expect(rest).toMatchObject({ has_more: false });
+    expect(rest.data.map((item) => item.id)).toEqual(sorted.slice(100));
+    await expectError(await connections(access_token, "?limit=101"), 400, /limit/, { param: "limit" });
+  }, 30_000);
 });
 
 describe("revoking an app token (RFC 7009)", () => {

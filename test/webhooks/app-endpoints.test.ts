@@ -1,11 +1,13 @@
+import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { oauthGrants, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
+import { appEndpoints, oauthGrants, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
+import { SHARDS } from "../../src/db/shards";
 import { disconnectApp } from "../../src/domain/access/app-connections";
 import { shardDependencies } from "../helpers/dependencies";
-import { shardDb } from "../helpers/fixtures";
-import { call, expectError, json } from "../helpers/http";
+import { globalDb, shardDb } from "../helpers/fixtures";
+import { BASE, call, dispatch, expectError, json } from "../helpers/http";
 import {
   bodyCredentials,
   connectClient,
@@ -18,7 +20,9 @@ import {
 import { reportChange } from "../helpers/platform";
 import { newBooking } from "../helpers/platform-changes";
 import { receiverBox } from "../helpers/receiver";
+import { expectServerErrors } from "../helpers/server-errors";
 import { verifyStandardWebhook } from "../helpers/verify-signature";
+import { subscribe as subscribeBusiness } from "../helpers/webhooks";
 
 // An app subscribes once (docs/guides/webhooks.md, Subscribing once as an app): its endpoint is copied into every
 // business connected to it, in each business's shard, and each business's events reach it, signed with its secret.
@@ -160,5 +164,76 @@ describe("an app's own webhook endpoint", () => {
       401,
       /An app access token is required/,
     );
+  });
+});
+
+/** A shard's database whose inserts of endpoint copies fail (an outage met half-way); everything else reaches it. */
+function refusingCopies(real: D1Database): D1Database {
+  return new Proxy(real, {
+    get(target, key) {
+      if (key === "prepare") {
+        return (query: string) => {
+          if (!/^insert into "webhook_endpoints"/i.test(query.trim())) return target.prepare(query);
+          const refused = {
+            bind: () => refused,
+            run: () => Promise.reject(new Error("injected fault: the shard's database is unavailable")),
+          };
+          return refused;
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+describe("an app endpoint at the limits", () => {
+  it("delivers one event to the business's 20 endpoints and the app's 20 alike: 40 deliveries", async () => {
+    const client = await registerClient();
+    const shop = await createOwnerBusiness({ shard: "eu1" });
+    await connectClient(client, shop);
+    const token = await appTokenOf(client);
+    for (let index = 0; index < 20; index++) {
+      await subscribeBusiness(shop.apiKey, receiverBox(`own-${index}`).url("/hooks"));
+      await expect(await subscribe(token, { url: receiverBox(`app-${index}`).url("/hooks") })).toHaveStatus(201);
+    }
+    const response = await reportChange(shop.business.id, { booking: newBooking() });
+    await expect(response).toHaveStatus(201);
+    const deliveries = await shardDb("eu1")
+      .select({ endpoint: webhookEndpoints.appEndpointId })
+      .from(webhookDeliveries)
+      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+      .where(eq(webhookDeliveries.businessId, shop.business.id));
+    expect(deliveries).toHaveLength(40);
+    expect(deliveries.filter((row) => row.endpoint !== null)).toHaveLength(20);
+  }, 30_000);
+
+  it("leaves nothing when a shard fails half-way through a creation, and answers the failure", async () => {
+    expectServerErrors();
+    const client = await registerClient();
+    const lisbon = await createOwnerBusiness({ shard: "eu1" });
+    const austin = await createOwnerBusiness({ shard: "us1" });
+    await connectClient(client, lisbon);
+    await connectClient(client, austin);
+    const token = await appTokenOf(client);
+    const request = new Request(`${BASE}/api/v1/app/webhooks`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ url: receiverBox().url("/hooks") }),
+    });
+    const { binding } = SHARDS.us1;
+    const failed = await dispatch(request, { [binding]: refusingCopies(env[binding]) });
+    await expect(failed).toHaveStatus(500);
+    expect(await globalDb.select().from(appEndpoints).where(eq(appEndpoints.clientId, client.client_id))).toEqual([]);
+    const copies = await shardDb("eu1")
+      .select()
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.businessId, lisbon.business.id));
+    expect(copies).toEqual([]);
+    // Sent again once the shard is back, it is made whole.
+    const again = await subscribe(token, { url: receiverBox().url("/hooks") });
+    await expect(again).toHaveStatus(201);
+    const endpoint = await json<Created>(again);
+    expect((await copiesIn("us1", endpoint.id)).map((row) => row.businessId)).toEqual([austin.business.id]);
   });
 });
