@@ -27,6 +27,10 @@ export const EVENT_NAMES = [
   "action.change_accepted",
   "intake.enabled",
   "intake.disabled",
+  // Told to an app's own side when an owner connects it or disconnects it (docs/guides/webhooks.md, Subscribing once
+  // as an app).
+  "app.connected",
+  "app.disconnected",
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

@@ -1076,6 +1076,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "app.connected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * app.connected
+         * @description Sent to the endpoints subscribed to `app.connected` or to `*`. Verify one of the two signatures before trusting the body, and drop duplicates by the envelope id.
+         */
+        post: operations["onAppConnected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "app.disconnected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * app.disconnected
+         * @description Sent to the endpoints subscribed to `app.disconnected` or to `*`. Verify one of the two signatures before trusting the body, and drop duplicates by the envelope id.
+         */
+        post: operations["onAppDisconnected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2056,6 +2096,80 @@ export interface components {
              */
             sandbox?: true;
         };
+        AppConnectedEvent: {
+            /**
+             * @description evt_ and an opaque part; drop duplicates by it
+             * @example evt_3kTfQ9x
+             */
+            id: string;
+            /** @enum {string} */
+            event: "app.connected";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            business: {
+                id: string;
+                handle: string;
+                name: string;
+            };
+            data: {
+                /**
+                 * Format: date-time
+                 * @description When the owner approved the app: the connection began
+                 * @example 2026-11-22T09:30:00.000Z
+                 */
+                connected_at: string;
+            };
+            /**
+             * @description Only on a sample sent by POST /webhooks/{id}/test
+             * @enum {boolean}
+             */
+            test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
+        };
+        AppDisconnectedEvent: {
+            /**
+             * @description evt_ and an opaque part; drop duplicates by it
+             * @example evt_3kTfQ9x
+             */
+            id: string;
+            /** @enum {string} */
+            event: "app.disconnected";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            business: {
+                id: string;
+                handle: string;
+                name: string;
+            };
+            data: {
+                /**
+                 * Format: date-time
+                 * @description When the owner disconnected the app: nothing follows it
+                 * @example 2026-11-22T09:30:00.000Z
+                 */
+                disconnected_at: string;
+            };
+            /**
+             * @description Only on a sample sent by POST /webhooks/{id}/test
+             * @enum {boolean}
+             */
+            test?: true;
+            /**
+             * @description Only on the events of a sandbox business (docs/guides/sandbox.md)
+             * @enum {boolean}
+             */
+            sandbox?: true;
+        };
         Business: {
             /** Format: uuid */
             id: string;
@@ -2176,7 +2290,7 @@ export interface components {
              */
             url: string;
             /** @description Omitted means ["*"] */
-            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled")[];
+            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected")[];
             description?: string;
         };
         PatchWebhookEndpoint: {
@@ -2186,7 +2300,7 @@ export interface components {
              */
             url?: string;
             /** @description Replaces the subscription, for events from now on */
-            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled")[];
+            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected")[];
             /** @description "" clears it */
             description?: string;
         };
@@ -2442,7 +2556,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled";
+            event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected";
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
@@ -2540,7 +2654,7 @@ export interface components {
              * @default ping
              * @enum {string}
              */
-            event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled";
+            event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected";
         };
         RotatedSecret: {
             /**
@@ -2563,7 +2677,7 @@ export interface components {
                 /** @example evt_3kTfQ9x */
                 id: string;
                 /** @enum {string} */
-                event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled";
+                event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected";
             }[];
         };
         SandboxConversation: {
@@ -2628,7 +2742,7 @@ export interface components {
         };
         CreateListenSession: {
             /** @description Omitted means ["*"], as for an endpoint */
-            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled")[];
+            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected")[];
         };
         CreatedSandboxBusiness: {
             /** Format: uuid */
@@ -4538,7 +4652,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this name */
-                type?: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled";
+                type?: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected";
                 limit?: number;
                 /** @description The id of the last event of the previous page */
                 starting_after?: string;
@@ -5238,7 +5352,7 @@ export interface operations {
                      * @example booking.created
                      * @enum {string}
                      */
-                    event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled";
+                    event: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected";
                 };
             };
         };
@@ -6441,6 +6555,90 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["IntakeDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx within 10 seconds; do the work afterwards */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A failure, as is a redirect or no answer within 10 seconds: retried after 1, 5, 30, 120 and 720 minutes */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAppConnected: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as in the envelope */
+                "X-Service-Event": "app.connected";
+                /** @description The delivery id (a number), the same for every attempt of one delivery */
+                "X-Service-Delivery": string;
+                /** @description Stripe's scheme: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the whole whsec_ secret>`; two `v1=` during a secret rotation */
+                "X-Service-Signature": string;
+                /** @description Standard Webhooks: the envelope's id (evt_…) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same unix seconds as t */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`; two, separated by a space, during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AppConnectedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx within 10 seconds; do the work afterwards */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A failure, as is a redirect or no answer within 10 seconds: retried after 1, 5, 30, 120 and 720 minutes */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAppDisconnected: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as in the envelope */
+                "X-Service-Event": "app.disconnected";
+                /** @description The delivery id (a number), the same for every attempt of one delivery */
+                "X-Service-Delivery": string;
+                /** @description Stripe's scheme: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed by the whole whsec_ secret>`; two `v1=` during a secret rotation */
+                "X-Service-Signature": string;
+                /** @description Standard Webhooks: the envelope's id (evt_…) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same unix seconds as t */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`; two, separated by a space, during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AppDisconnectedEvent"];
             };
         };
         responses: {

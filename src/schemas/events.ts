@@ -69,6 +69,12 @@ export const EVENT_DATA = {
   }),
   "intake.enabled": z.object({ intake: IntakeObject, reason: lifecycleReason }),
   "intake.disabled": z.object({ intake: IntakeObject, reason: lifecycleReason }),
+  "app.connected": z.object({
+    connected_at: timestamp.openapi({ description: "When the owner approved the app: the connection began" }),
+  }),
+  "app.disconnected": z.object({
+    disconnected_at: timestamp.openapi({ description: "When the owner disconnected the app: nothing follows it" }),
+  }),
 } satisfies Record<EventName, z.ZodType>;
 
 /**

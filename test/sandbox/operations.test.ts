@@ -127,6 +127,8 @@ describe("POST /api/v1/sandbox/events", async () => {
         "action.change_accepted",
         "action.disabled",
         "action.enabled",
+        "app.connected",
+        "app.disconnected",
         "intake.completed",
         "intake.disabled",
         "intake.enabled",
@@ -140,6 +142,7 @@ describe("POST /api/v1/sandbox/events", async () => {
     ["ping", /POST \/webhooks\/\{id\}\/test/],
     ["action.enabled", /switches it in the dashboard/],
     ["intake.disabled", /POST \/webhooks\/\{id\}\/test/],
+    ["app.disconnected", /when an owner disconnects your app/],
   ])("%s: 400 saying how to get it", async (event, how) => {
     await expectError(await emit(sandbox.apiKey, event), 400, how, { code: "parameter_invalid", param: "event" });
   });

@@ -99,16 +99,20 @@ describe("an app's own webhook endpoint", () => {
     }
   });
 
-  it("delivers nothing for a business once it disconnects: its copy goes in the disconnection's batch", async () => {
+  it("delivers nothing for a business once it disconnects: its copy is ended in the disconnection's batch", async () => {
     const client = await registerClient();
     const shop = await createOwnerBusiness({ shard: "eu1" });
     await connectClient(client, shop);
     const token = await appTokenOf(client);
     const box = receiverBox("app-disconnected");
-    const endpoint = await json<Created>(await subscribe(token, { url: box.url("/hooks") }));
+    const endpoint = await json<Created>(
+      await subscribe(token, { url: box.url("/hooks"), events: ["booking.created"] }),
+    );
     const grant = await grantOf(shop, client);
     await disconnectApp(shardDependencies("eu1"), shop.business.id, grant.id, { switchActionsOff: false });
-    expect(await copiesIn("eu1", endpoint.id)).toEqual([]);
+    expect(await copiesIn("eu1", endpoint.id)).toEqual([
+      expect.objectContaining({ businessId: shop.business.id, status: "disabled" }),
+    ]);
     await expect(await reportChange(shop.business.id, { booking: newBooking() })).toHaveStatus(201);
     const deliveries = await shardDb("eu1")
       .select()

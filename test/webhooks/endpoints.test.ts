@@ -413,6 +413,8 @@ describe("GET /api/v1/webhooks", async () => {
         "action.change_accepted",
         "intake.enabled",
         "intake.disabled",
+        "app.connected",
+        "app.disconnected",
       ],
     });
     expect(body.events).toEqual([...EVENT_NAMES]);

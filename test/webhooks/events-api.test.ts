@@ -190,6 +190,11 @@ describe("who may list an event", async () => {
     { event: "intake.enabled", data: { to: "the app" }, audience: { side: app.grantId } },
   ]);
   const [everyone, ofKeyA, ofKeyB, ofTheKeys, ofTheApp] = emitted.map((event) => event.id) as string[];
+  // The app's own `app.connected`, written when the owner approved it: the app's alone.
+  const [connected] = await db
+    .select({ id: events.id })
+    .from(events)
+    .where(and(eq(events.businessId, business.id), eq(events.type, "app.connected")));
   // An event nobody could receive: an intake.completed whose intake was deleted before audiences were stored.
   const nobody = `evt_nobody${crypto.randomUUID().replaceAll("-", "")}`;
   await db.insert(events).values({
@@ -207,7 +212,7 @@ describe("who may list an event", async () => {
   it.each([
     ["key A", () => keyA, () => [ofTheKeys, ofKeyA, everyone]],
     ["key B", () => keyB, () => [ofTheKeys, ofKeyB, everyone]],
-    ["the app", () => appToken, () => [ofTheApp, everyone]],
+    ["the app", () => appToken, () => [ofTheApp, everyone, connected?.id]],
   ])("lists to %s only the events it could have received", async (_who, key, expected) => {
     const listed = ids(await list(key(), "?limit=100"));
     expect([...listed].sort()).toEqual([...expected()].sort());

@@ -54,6 +54,8 @@ describe("the samples", () => {
     "action.change_accepted": ["action"],
     "intake.enabled": ["intake", "reason"],
     "intake.disabled": ["intake", "reason"],
+    "app.connected": ["connected_at"],
+    "app.disconnected": ["disconnected_at"],
   };
 
   it.each(EVENT_NAMES)("has data of the documented shape for %s", (event) => {

@@ -9,7 +9,7 @@ import { randomToken, sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { API_SCOPE } from "../../schemas/oauth";
 import { type Business, planRefusal } from "../access/businesses";
-import { copyAppEndpointsTo } from "../webhooks/app-endpoints";
+import { appConnected } from "../webhooks/app-connection-events";
 import { refreshCopy } from "./client-copies";
 import { type DocumentReading, documentClient } from "./client-metadata-documents";
 import { findClient, type OAuthClient } from "./clients";
@@ -205,11 +205,13 @@ export async function approveAuthorization(
     .update(oauthClients)
     .set({ firstApprovedAt: at })
     .where(and(eq(oauthClients.id, request.client.id), isNull(oauthClients.firstApprovedAt)));
-  await db.batch([
+  const [, before, [grant]] = await db.batch([
     db
       .insert(oauthClients)
       .values({ ...request.client, firstApprovedAt: request.client.firstApprovedAt ?? at })
       .onConflictDoNothing({ target: oauthClients.id }),
+    // The connection as it was, in the batch's transaction: whether this approval begins one (`app.connected`).
+    db.select({ revokedAt: oauthGrants.revokedAt }).from(oauthGrants).where(connection),
     db
       .insert(oauthGrants)
       .values({ clientId: request.client.id, businessId: business.id, scope: request.scope, createdAt: at })
@@ -221,7 +223,8 @@ export async function approveAuthorization(
           revokedAt: null,
           scope: request.scope,
         },
-      }),
+      })
+      .returning({ id: oauthGrants.id }),
     db.insert(oauthCodes).values({
       codeHash: sha256Hex(code),
       grantId: sql`(select ${oauthGrants.id} from ${oauthGrants} where ${connection})`,
@@ -234,7 +237,14 @@ export async function approveAuthorization(
   ]);
   // The client may have changed since it was read (docs/oauth.md, Managing your app): its copy follows.
   await refreshCopy(deps, request.client.id, now);
-  await copyAppEndpointsTo(deps, request.client.id, business.id);
+  const begins = before.length === 0 || before[0]?.revokedAt !== null;
+  if (grant) {
+    await appConnected(deps, business, {
+      clientId: request.client.id,
+      grantId: grant.id,
+      connectedAt: begins ? at : null,
+    });
+  }
   return {
     outcome: "redirect",
     location: authorizationResponseLocation(request.redirectUri, { code, state: request.state }, issuer),

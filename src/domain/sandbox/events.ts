@@ -49,6 +49,10 @@ const ELSEWHERE: Partial<Record<EventName, string>> = {
     "action.change_accepted is sent when the owner accepts a change in the dashboard; a sample comes from POST /webhooks/{id}/test with this event, and POST /sandbox/actions/{id}/calls calls the action.",
   "intake.enabled": `intake.enabled ${LIFECYCLE}; a sample comes from POST /webhooks/{id}/test with this event.`,
   "intake.disabled": `intake.disabled ${LIFECYCLE}; a sample comes from POST /webhooks/{id}/test with this event.`,
+  "app.connected":
+    "app.connected is sent when an owner approves your app; a sample comes from POST /webhooks/{id}/test with this event.",
+  "app.disconnected":
+    "app.disconnected is sent when an owner disconnects your app; a sample comes from POST /webhooks/{id}/test with this event.",
 };
 
 /** Every event a sandbox business can be sent with `POST /sandbox/events`: those the core platform causes. */

@@ -14,9 +14,9 @@ import { ALL_EVENTS } from "../../names-and-limits";
 
 /*
  * An app's own webhook endpoints (docs/guides/webhooks.md, Subscribing once as an app): kept in the global database,
- * and copied into every business connected to the app as an endpoint of the app connection's side. Deliveries, the
- * audience rules and the end of a connection then hold as for any endpoint of that side: a disconnection deletes the
- * business's copies in its own batch, and nothing more is delivered for it.
+ * and copied into every business connected to the app as an endpoint of the app connection's side. Deliveries and
+ * the audience rules then hold as for any endpoint of that side; a connection's beginning and end are
+ * app-connection-events.ts's.
  */
 
 export type AppEndpoint = typeof appEndpoints.$inferSelect;
@@ -39,7 +39,7 @@ export const toAppEndpointObject = (endpoint: AppEndpoint) => ({
  * The copies of `endpoint` in the businesses of one shard connected to its app now (`businessId`: in that business
  * only), one statement, skipping a business that has its copy already, so that running it again changes nothing.
  */
-function copiesOf(db: ShardDatabase, endpoint: AppEndpoint, businessId?: string) {
+export function copiesOf(db: ShardDatabase, endpoint: AppEndpoint, businessId?: string) {
   const copied = sql`select 1 from ${webhookEndpoints} where ${webhookEndpoints.appEndpointId} = ${endpoint.id} and ${webhookEndpoints.businessId} = ${oauthGrants.businessId}`;
   return db.run(sql`insert into ${webhookEndpoints} (id, business_id, url, events, description, secret, status, oauth_grant_id, app_endpoint_id, created_at)
     select ${selectedRowsIds("webhook_endpoints")}, ${oauthGrants.businessId}, ${endpoint.url}, ${JSON.stringify(endpoint.events)}, ${endpoint.description}, ${endpoint.secret}, 'enabled', ${oauthGrants.id}, ${endpoint.id}, ${endpoint.createdAt}
@@ -50,7 +50,7 @@ function copiesOf(db: ShardDatabase, endpoint: AppEndpoint, businessId?: string)
 }
 
 /** Runs `work` on every shard at once; the first failure is thrown once all have run. */
-async function onEveryShard(deps: GlobalDependencies, work: (db: ShardDatabase) => Promise<unknown>) {
+export async function onEveryShard(deps: GlobalDependencies, work: (db: ShardDatabase) => Promise<unknown>) {
   const runs = await Promise.allSettled(SHARD_NAMES.map((shard) => work(deps.onShard(shard).db)));
   for (const run of runs) if (run.status === "rejected") throw run.reason;
 }
@@ -126,18 +126,4 @@ export async function deleteAppEndpoint(deps: GlobalDependencies, clientId: stri
   if (!endpoint) throw appEndpointNotFound();
   await onEveryShard(deps, (db) => db.delete(webhookEndpoints).where(eq(webhookEndpoints.appEndpointId, id)));
   await deps.global.delete(appEndpoints).where(eq(appEndpoints.id, id));
-}
-
-/**
- * A connection approved: the app's endpoints copied into the business (docs/guides/webhooks.md, Subscribing once as
- * an app), after the approval's batch. A failure here leaves the connection without them until the owner connects
- * again; it is thrown, so the owner sees the approval fail and can retry.
- */
-export async function copyAppEndpointsTo(
-  deps: GlobalDependencies & { db: ShardDatabase },
-  clientId: string,
-  businessId: string,
-) {
-  const endpoints = await deps.global.select().from(appEndpoints).where(eq(appEndpoints.clientId, clientId));
-  await Promise.all(endpoints.map((endpoint) => copiesOf(deps.db, endpoint, businessId)));
 }

@@ -4,6 +4,7 @@ import { type Bound, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { iso } from "../../lib/time";
 import { reached, type SqlReach } from "../access/scope";
+import { notEndedCopy } from "./app-connection-events";
 import { endpointNotFound, toEndpointObject } from "./endpoints";
 
 /** What endpoint health reads of an attempt (attempts.ts makes them): whose endpoint, when, and how it ended. */
@@ -135,7 +136,7 @@ export async function enableEndpoint(deps: Dependencies, reach: SqlReach, id: nu
   const [endpoint] = await deps.db
     .update(webhookEndpoints)
     .set({ status: "enabled", disabledReason: null })
-    .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach)))
+    .where(and(eq(webhookEndpoints.id, id), reached(webhookEndpoints, reach), notEndedCopy))
     .returning();
   if (!endpoint) throw endpointNotFound();
   return toEndpointObject(endpoint);

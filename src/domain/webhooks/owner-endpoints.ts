@@ -2,6 +2,7 @@ import { and, asc, count, eq } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { creatorColumns, withCreator } from "../access/creators";
+import { notEndedCopy } from "./app-connection-events";
 import { endpointNotFound } from "./endpoints";
 import { isRegisteredEndpoint } from "./listener-endpoints";
 
@@ -34,7 +35,7 @@ export async function listEndpointsForOwner(deps: Dependencies, businessId: stri
   const rows = await deps.db
     .select(endpointColumns)
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.businessId, businessId), isRegisteredEndpoint))
+    .where(and(eq(webhookEndpoints.businessId, businessId), isRegisteredEndpoint, notEndedCopy))
     .orderBy(asc(webhookEndpoints.id));
   return rows.map(withCreator);
 }
@@ -50,7 +51,7 @@ export async function endpointForOwner(deps: Dependencies, businessId: string, i
     db
       .select(endpointColumns)
       .from(webhookEndpoints)
-      .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId))),
+      .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId), notEndedCopy)),
     db
       .select({ count: count() })
       .from(webhookDeliveries)

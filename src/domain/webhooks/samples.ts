@@ -191,6 +191,8 @@ const SAMPLES: EventDataMap = {
   "action.change_accepted": { action },
   "intake.enabled": { intake, reason: "owner" },
   "intake.disabled": { intake: { ...intake, enabled: false }, reason: "credential_revoked" },
+  "app.connected": { connected_at: "2026-12-01T08:30:00.000Z" },
+  "app.disconnected": { disconnected_at: "2026-12-04T17:02:45.000Z" },
 };
 
 /** A sample event of that name: its data typed as the event's (src/schemas/events.ts, `EVENT_DATA`). */

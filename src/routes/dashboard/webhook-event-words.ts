@@ -26,6 +26,8 @@ const EVENT_WORDS: Record<EventName, string> = {
   "action.change_accepted": "accepted action changes",
   "intake.enabled": "intakes switched on",
   "intake.disabled": "intakes switched off",
+  "app.connected": "the app connected",
+  "app.disconnected": "the app disconnected",
 };
 
 /** One event name in words; a name the table does not know (none is stored) reads as itself. */

@@ -66,6 +66,8 @@ export async function writeEvents(
   endpoints: WebhookEndpoint[],
   drafts: EventDraft[],
   statements: Preparable<unknown>[] = [],
+  /** Statements after the deliveries' inserts, in the same batch: an endpoint ended once its last event is written. */
+  after: Preparable<unknown>[] = [],
 ) {
   const { db } = deps;
   const now = iso(deps.clock());
@@ -84,8 +86,8 @@ export async function writeEvents(
     return [deliveriesOf({ event: envelope.id, now, endpoints: JSON.stringify(receiving), business: business.id })];
   });
   const writes = [...[...statements, ...insertMany(db, events, eventRows)].map(oneOff), ...deliveryInserts];
-  const results = await runStatements(db, writes);
-  const deliveryIds = (results.slice(writes.length - deliveryInserts.length) as { id: number }[][])
+  const results = await runStatements(db, [...writes, ...after.map(oneOff)]);
+  const deliveryIds = (results.slice(writes.length - deliveryInserts.length, writes.length) as { id: number }[][])
     .flat()
     .map((row) => row.id);
   return {
