@@ -400,6 +400,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/app/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable every business's copy that endpoint health disabled
+         * @description Each business's copy of the endpoint is disabled on its own by endpoint health (a 410, or 3 days of failures). This enables every such copy at once; a business that disconnected the app stays ended. Then recover from the time they were disabled.
+         */
+        post: operations["enableAppWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An app endpoint's deliveries in every business, newest first
+         * @description The deliveries of the last 30 days to the endpoint's copies in every business connected to the app, each with its attempts and its business's id.
+         */
+        get: operations["listAppWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make one more attempt of an app endpoint's delivery, now
+         * @description As POST /webhooks/{id}/deliveries/{delivery_id}/redeliver, for a delivery of any business. 60 an hour per app endpoint, all businesses together.
+         */
+        post: operations["redeliverAppWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send now every delivery of an app endpoint not delivered since a time
+         * @description As POST /webhooks/{id}/recover, for the endpoint's copies in every business connected to the app (or in `business`). 5 an hour per app endpoint.
+         */
+        post: operations["recoverAppWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events sent to the app's endpoints, newest first
+         * @description The envelopes of the last 30 days delivered to the app's own endpoints, from every business connected to it, each once, exactly as delivered.
+         */
+        get: operations["listAppEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/listen-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Listen to every connected business from a laptop
+         * @description What `npx secretary listen --app` opens: a listening session whose endpoint, one of the app's 20, every connected business delivers to, now and later. Open `socket_url` within 60 seconds; the endpoint and its copies end with the socket.
+         */
+        post: operations["createAppListenSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -2543,6 +2663,75 @@ export interface components {
              */
             created_at: string;
         };
+        AppDeliveriesPage: {
+            data: components["schemas"]["AppDelivery"][];
+            has_more: boolean;
+        };
+        AppDelivery: components["schemas"]["Delivery"] & {
+            /** @description The business whose event it delivers */
+            business_id: string;
+        };
+        DeliveryAttempt: {
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            attempted_at: string;
+            /** @description The endpoint's HTTP status; null without one */
+            status_code: number | null;
+            /** @description Why the attempt failed; null on success */
+            error: string | null;
+            duration_ms: number;
+        };
+        Delivery: {
+            /**
+             * Format: int64
+             * @description The X-Service-Delivery header of its requests
+             */
+            id: number;
+            event_id: string;
+            event: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            /** @description Oldest first */
+            attempts: components["schemas"]["DeliveryAttempt"][];
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; null once finished
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        Redelivery: {
+            /**
+             * Format: int64
+             * @description The delivery redelivered (its X-Service-Delivery): the attempt shows among its attempts
+             */
+            delivery_id: number;
+            /** @description The envelope id of the delivery's event */
+            event_id: string;
+        };
+        Recovery: {
+            /** @description How many deliveries are sent now: the failed ones, and the pending ones that had failed at least once */
+            queued: number;
+        };
+        RecoverAppDeliveries: components["schemas"]["RecoverDeliveries"] & {
+            /** @description A business's id (GET /app/connections): only its history; none if it has no copy */
+            business?: string;
+        };
+        RecoverDeliveries: {
+            /**
+             * Format: date-time
+             * @description Every delivery created at or after this time and not delivered is sent now; at most 30 days ago
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            since: string;
+        };
         EventsPage: {
             /** @description Each envelope exactly as it was delivered */
             data: components["schemas"]["Event"][];
@@ -2582,67 +2771,47 @@ export interface components {
              */
             sandbox?: true;
         };
+        AppListenSession: components["schemas"]["ListenSession"] & {
+            /**
+             * Format: int64
+             * @description The session's app endpoint, copied into every connected business: one of the app's 20, listed by GET /app/webhooks while the session lasts
+             */
+            endpoint_id?: number;
+        };
+        ListenSession: {
+            /** @example ls_q3Jx0cRk1mT9wZpL2vYb4A */
+            session_id: string;
+            /**
+             * Format: int64
+             * @description The session's endpoint: not listed by GET /webhooks, but its deliveries are at GET /webhooks/{id}/deliveries while the session lasts
+             */
+            endpoint_id: number;
+            /**
+             * @description The session's signing secret (shown once)
+             * @example whsec_…
+             */
+            secret: string;
+            /**
+             * @description The WebSocket to open within 60 seconds, once, offering connect_token as a subprotocol
+             * @example wss://partners.secretary.example/api/v1/listen-sessions/ls_…/socket
+             */
+            socket_url: string;
+            /**
+             * @description The socket's single-use credential (shown once): open socket_url with the subprotocols secretary-listen and this token (Sec-WebSocket-Protocol: secretary-listen, lst_…), never in the URL
+             * @example lst_…
+             */
+            connect_token: string;
+            /** @description When the connect token expires, unused */
+            expires_at: string;
+        };
+        CreateListenSession: {
+            /** @description Omitted means ["*"], as for an endpoint */
+            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected")[];
+        };
         DeliveriesPage: {
             data: components["schemas"]["Delivery"][];
             /** @description Whether older deliveries follow: pass the last id as starting_after */
             has_more: boolean;
-        };
-        Delivery: {
-            /**
-             * Format: int64
-             * @description The X-Service-Delivery header of its requests
-             */
-            id: number;
-            event_id: string;
-            event: string;
-            /** @enum {string} */
-            status: "pending" | "delivered" | "failed";
-            /** @description Oldest first */
-            attempts: components["schemas"]["DeliveryAttempt"][];
-            /**
-             * Format: date-time
-             * @description When the next attempt is due; null once finished
-             * @example 2026-11-22T09:30:00.000Z
-             */
-            next_attempt_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T09:30:00.000Z
-             */
-            created_at: string;
-        };
-        DeliveryAttempt: {
-            /**
-             * Format: date-time
-             * @example 2026-11-22T09:30:00.000Z
-             */
-            attempted_at: string;
-            /** @description The endpoint's HTTP status; null without one */
-            status_code: number | null;
-            /** @description Why the attempt failed; null on success */
-            error: string | null;
-            duration_ms: number;
-        };
-        Redelivery: {
-            /**
-             * Format: int64
-             * @description The delivery redelivered (its X-Service-Delivery): the attempt shows among its attempts
-             */
-            delivery_id: number;
-            /** @description The envelope id of the delivery's event */
-            event_id: string;
-        };
-        Recovery: {
-            /** @description How many deliveries are sent now: the failed ones, and the pending ones that had failed at least once */
-            queued: number;
-        };
-        RecoverDeliveries: {
-            /**
-             * Format: date-time
-             * @description Every delivery created at or after this time and not delivered is sent now; at most 30 days ago
-             * @example 2026-11-22T09:30:00.000Z
-             */
-            since: string;
         };
         TestEvent: {
             /** @description The sample's envelope id (GET /events/{id}) */
@@ -2713,36 +2882,6 @@ export interface components {
             } | null;
             /** @description Whether the answer was cut to what the Secretary reads */
             truncated: boolean;
-        };
-        ListenSession: {
-            /** @example ls_q3Jx0cRk1mT9wZpL2vYb4A */
-            session_id: string;
-            /**
-             * Format: int64
-             * @description The session's endpoint: not listed by GET /webhooks, but its deliveries are at GET /webhooks/{id}/deliveries while the session lasts
-             */
-            endpoint_id: number;
-            /**
-             * @description The session's signing secret (shown once)
-             * @example whsec_…
-             */
-            secret: string;
-            /**
-             * @description The WebSocket to open within 60 seconds, once, offering connect_token as a subprotocol
-             * @example wss://partners.secretary.example/api/v1/listen-sessions/ls_…/socket
-             */
-            socket_url: string;
-            /**
-             * @description The socket's single-use credential (shown once): open socket_url with the subprotocols secretary-listen and this token (Sec-WebSocket-Protocol: secretary-listen, lst_…), never in the URL
-             * @example lst_…
-             */
-            connect_token: string;
-            /** @description When the connect token expires, unused */
-            expires_at: string;
-        };
-        CreateListenSession: {
-            /** @description Omitted means ["*"], as for an endpoint */
-            events?: ("*" | "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected")[];
         };
         CreatedSandboxBusiness: {
             /** Format: uuid */
@@ -4630,6 +4769,372 @@ export interface operations {
             };
             /** @description Nothing of that id exists for this credential */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    enableAppWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many businesses' copies were enabled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enabled: number;
+                    };
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAppWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this state */
+                status?: "pending" | "delivered" | "failed";
+                limit?: number;
+                /** @description The id of the last delivery of the previous page */
+                starting_after?: number;
+                /** @description A business's id (GET /app/connections): only its history; none if it has no copy */
+                business?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppDeliveriesPage"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeliverAppWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                delivery_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Redelivery"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The business's copy of the endpoint is disabled: endpoint health disabled it (POST /app/webhooks/{id}/enable), or its owner disconnected the app */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    recoverAppWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverAppDeliveries"];
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Recovery"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing of that id exists for this credential */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The business's copy of the endpoint is disabled: endpoint health disabled it (POST /app/webhooks/{id}/enable), or its owner disconnected the app */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAppEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this name */
+                type?: "booking.created" | "booking.rescheduled" | "booking.cancelled" | "booking.completed" | "order.created" | "order.preparing" | "order.ready" | "order.dispatched" | "order.fulfilled" | "order.cancelled" | "payment.received" | "lead.created" | "review.created" | "ping" | "intake.completed" | "action.enabled" | "action.disabled" | "action.change_accepted" | "intake.enabled" | "intake.disabled" | "app.connected" | "app.disconnected";
+                limit?: number;
+                /** @description The id of the last event of the previous page */
+                starting_after?: string;
+                /** @description A business's id (GET /app/connections): only its history; none if it has no copy */
+                business?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of envelopes, each exactly as delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventsPage"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAppListenSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateListenSession"];
+            };
+        };
+        responses: {
+            /** @description The session, its signing secret (shown once) and its socket */
+            201: {
+                headers: {
+                    /** @description The members of the body the operation does not know, which it ignored: `event, fields[1].hint` (top-level and nested, as `param` names them). Absent when it knew every member: check it for a misspelt name */
+                    "Ignored-Members"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppListenSession"];
+                };
+            };
+            /** @description Invalid request: the message says which parameter or field, or that the body must be sent as application/json */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description API key or access token missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The plan does not include the API or has lapsed, or a plan limit is reached */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -61,6 +61,13 @@ export const sessionIdPrefix = (shard: ShardName) => {
   return jurisdiction === null ? "ls_" : `ls_${jurisdiction}_`;
 };
 
+/**
+ * An app's listening session (docs/decisions.md, Listening as an app) relays the events of every business connected
+ * to the app, those of EU businesses among them, and of businesses that connect while it lasts: its object is in the
+ * EU jurisdiction, the strictest a shard has, named as an EU business's session is (`ls_eu_…`).
+ */
+export const APP_SESSION_ID_PREFIX = sessionIdPrefix("eu1");
+
 /** 22 characters of base64url: the random part of a session id. */
 const SESSION_RANDOM = /^[A-Za-z0-9_-]{22}$/;
 

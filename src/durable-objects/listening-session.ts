@@ -3,8 +3,10 @@ import type { ShardName } from "../db/shards";
 import { globalDependencies } from "../dependencies-from-env";
 import { MOVING_RETRY_AFTER_SECONDS } from "../domain/access/business-moving";
 import { shardOfBusiness } from "../domain/access/directory";
+import { endAppListeningSession } from "../domain/webhooks/app-listening-sessions";
 import {
   deleteListenerEndpoint,
+  type ListeningSessionOpening,
   listenerEndpointStored,
   SESSION_CLOSES,
   SESSION_LIFETIME_MS,
@@ -35,13 +37,10 @@ export const KEEPALIVE_PING = '{"type":"ping"}';
 export const KEEPALIVE_PONG = '{"type":"pong"}';
 
 /**
- * What the session keeps in storage, since hibernation drops its memory: its business and endpoint, and its token. Not
+ * What the session keeps in storage, since hibernation drops its memory: its owner and endpoint, and its token. Not
  * its shard: the business may move while the session lasts, so the directory names it when the session writes.
  */
-export type ListeningSessionRecord = {
-  sessionId: string;
-  businessId: string;
-  endpointId: number;
+export type ListeningSessionRecord = ListeningSessionOpening & {
   /** SHA-256 of the single-use connect token (docs/architecture.md, Principals and owner sides: hashes only). */
   tokenHash: string;
   tokenExpiresAt: number;
@@ -62,6 +61,8 @@ export type ListeningSessionRecord = {
 export type RelayedDelivery = {
   shard: ShardName;
   deliveryId: number;
+  /** The endpoint the delivery is for: the session's, or, for an app's session, its copy in the delivery's business. */
+  endpointId: number;
   event: string;
   headers: Record<string, string>;
   body: string;
@@ -69,8 +70,8 @@ export type RelayedDelivery = {
 };
 
 /**
- * One per listening session, in its business's jurisdiction (`sessionObject`, src/durable-objects/jurisdictions.ts;
- * docs/decisions.md, Listening from a laptop): the WebSocket of
+ * One per listening session, in its business's jurisdiction, or the EU's for an app's (`sessionObject`,
+ * src/durable-objects/jurisdictions.ts; docs/decisions.md, Listening from a laptop): the WebSocket of
  * the partner's CLI, accepted with the hibernation API so that an idle session costs no duration, and the relay of
  * each delivery through it. The session ends, and its endpoint is deleted, when the socket closes or errs, or when
  * its connect token expires unused (the alarm).
@@ -98,7 +99,9 @@ export class ListeningSession extends DurableObject {
   }
 
   /** Called by `POST /api/v1/listen-sessions` once the endpoint is stored: the session starts waiting for its socket. */
-  async open(record: Omit<ListeningSessionRecord, "connected">): Promise<void> {
+  async open(
+    record: ListeningSessionOpening & Pick<ListeningSessionRecord, "tokenHash" | "tokenExpiresAt" | "endsAt">,
+  ) {
     await this.ctx.storage.put(SESSION_KEY, { ...record, connected: false });
     await this.ctx.storage.setAlarm(record.tokenExpiresAt);
   }
@@ -137,9 +140,9 @@ export class ListeningSession extends DurableObject {
     const [socket] = this.ctx.getWebSockets();
     const session = await this.record();
     if (!socket || !session) return { kind: "connection_failed", error: "the listening session is not connected" };
-    const { shard, deliveryId, event, headers, body, timeoutMs } = delivery;
+    const { shard, deliveryId, endpointId, event, headers, body, timeoutMs } = delivery;
     // A delivery claimed before the access ended, or relayed before the close reaches this object, goes no further.
-    if (!(await listenerEndpointStored(this.dependencies().onShard(shard).db, session))) {
+    if (!(await listenerEndpointStored(this.dependencies().onShard(shard).db, session.sessionId, endpointId))) {
       return { kind: "connection_failed", error: "the listening session ended" };
     }
     return new Promise<OutboundOutcome>((resolve) => {
@@ -216,6 +219,7 @@ export class ListeningSession extends DurableObject {
    * Deletes the endpoint (its pending deliveries go with it) in the shard the directory names now, and forgets the
    * session; relays waiting fail. While the business moves, its rows are being copied, so the deletion waits for the
    * move to end (an alarm), else the copy would keep the endpoint (docs/scaling.md, Moving a business between shards).
+   * An app's session deletes its app endpoint and every business's copy of it, in every shard.
    */
   private async end(): Promise<void> {
     for (const settleWith of [...this.waiting.values()]) {
@@ -224,13 +228,17 @@ export class ListeningSession extends DurableObject {
     const session = await this.record();
     if (!session) return;
     const deps = this.dependencies();
-    const { shard, moving } = await shardOfBusiness(deps.global, session.businessId);
-    if (moving) {
-      await this.ctx.storage.put(SESSION_KEY, { ...session, ended: true });
-      await this.ctx.storage.setAlarm(deps.clock() + MOVING_RETRY_AFTER_SECONDS * 1000);
-      return;
+    if (session.appId !== undefined) {
+      await endAppListeningSession(deps, session.appId, session.endpointId);
+    } else {
+      const { shard, moving } = await shardOfBusiness(deps.global, session.businessId);
+      if (moving) {
+        await this.ctx.storage.put(SESSION_KEY, { ...session, ended: true });
+        await this.ctx.storage.setAlarm(deps.clock() + MOVING_RETRY_AFTER_SECONDS * 1000);
+        return;
+      }
+      await deleteListenerEndpoint(deps.onShard(shard).db, session);
     }
-    await deleteListenerEndpoint(deps.onShard(shard).db, session);
     await this.ctx.storage.deleteAll();
   }
 }

@@ -11,12 +11,13 @@ import { type OutboundOutcome, type SignedPost, signedHeaders } from "../lib/out
 export async function relayToListener(
   deps: Pick<Dependencies, "listener" | "outbound" | "shard">,
   call: SignedPost,
-  delivery: { id: number; event: string },
+  delivery: { id: number; event: string; endpointId: number },
 ): Promise<OutboundOutcome> {
   try {
     return await deps.listener(sessionIdOf(call.url)).relay({
       shard: deps.shard,
       deliveryId: delivery.id,
+      endpointId: delivery.endpointId,
       event: delivery.event,
       headers: await signedHeaders(deps.outbound, call),
       body: call.body,

@@ -1,40 +1,21 @@
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { createMiddleware } from "hono/factory";
-import { spendRequestBudget } from "../admission/partner-admission";
-import type { AppEnv } from "../app-env";
+import { z } from "@hono/zod-openapi";
 import { appConnections } from "../domain/oauth/app-connections";
-import { appOfToken } from "../domain/oauth/app-tokens";
 import {
   appEndpointNotFound,
   createAppEndpoint,
   deleteAppEndpoint,
+  enableAppEndpoint,
   getAppEndpoint,
   listAppEndpoints,
 } from "../domain/webhooks/app-endpoints";
-import { announceIgnored } from "../lib/ignored-members";
 import { outboundPolicy } from "../lib/outbound";
-import { idOrNotFound, pathId, queryInteger, rejectInvalid } from "../lib/validation";
+import { idOrNotFound, pathId, queryInteger } from "../lib/validation";
 import { errorResponses } from "../schemas/error-body";
 import { CreateWebhookEndpointBody, WebhookEndpointObject } from "../schemas/webhooks";
+import { appHistory } from "./app-history";
+import { appListenSessions } from "./app-listen-sessions";
+import { appRoute, createAppRouter } from "./app-router";
 import { IGNORED_MEMBERS, json } from "./partner-router";
-
-/**
- * The app's token, checked before anything else (a 401 before a 400), then its request budget, as a partner
- * credential's (docs/guides/oauth.md, The app as itself).
- */
-const appCredential = createMiddleware<AppEnv>(async (c, next) => {
-  const deps = c.var.globalDeps;
-  const app = await appOfToken(deps.global, c.req.header("Authorization"), deps.clock());
-  await spendRequestBudget(c, `app:${app.id}`);
-  c.set("app", app);
-  await next();
-});
-
-/** An app's route (docs/guides/webhooks.md, Subscribing once as an app): its token first, as the connections'. */
-const appRoute = <const Config extends Omit<Parameters<typeof createRoute>[0], "middleware" | "security">>(
-  config: Config,
-) => createRoute({ ...config, tags: ["Apps"], security: [{ bearerAuth: [] }], middleware: [appCredential] as const });
 
 const AppConnection = z
   .object({
@@ -138,18 +119,25 @@ const deleteEndpointRoute = appRoute({
   },
 });
 
-/**
- * A body or query the schema refuses is the 400 every route answers; a body it takes names what it ignored
- * (docs/guides/errors.md, Unknown members). The token was checked before, by the route's middleware.
- */
-const appHook = async (result: Parameters<typeof rejectInvalid>[0], c: Context): Promise<undefined> => {
-  if (!result.success) return rejectInvalid(result, c);
-  // The body as sent: hono keeps its text, so this parses it again, as every partner route does.
-  if (result.target === "json") announceIgnored(c, await c.req.json().catch(() => undefined), result.data);
-};
+const enableEndpointRoute = appRoute({
+  method: "post",
+  path: "/app/webhooks/{id}/enable",
+  operationId: "enableAppWebhookEndpoint",
+  summary: "Enable every business's copy that endpoint health disabled",
+  description:
+    "Each business's copy of the endpoint is disabled on its own by endpoint health (a 410, or 3 days of failures). This enables every such copy at once; a business that disconnected the app stays ended. Then recover from the time they were disabled.",
+  request: byId,
+  responses: {
+    200: {
+      description: "How many businesses' copies were enabled",
+      content: json(z.object({ enabled: z.number().int() })),
+    },
+    ...errorResponses(401, 404, 429),
+  },
+});
 
 /** `/api/v1/app`: what an app reads and subscribes to as itself, across the businesses connected to it. */
-export const appApi = new OpenAPIHono<AppEnv>({ defaultHook: appHook })
+export const appApi = createAppRouter()
   .openapi(connectionsRoute, async (c) => {
     const { limit, starting_after } = c.req.valid("query");
     const page = await appConnections(c.var.globalDeps, c.var.app.id, { limit, startingAfter: starting_after });
@@ -168,4 +156,9 @@ export const appApi = new OpenAPIHono<AppEnv>({ defaultHook: appHook })
   .openapi(deleteEndpointRoute, async (c) => {
     await deleteAppEndpoint(c.var.globalDeps, c.var.app.id, endpointId(c.req.valid("param").id));
     return c.body(null, 204);
-  });
+  })
+  .openapi(enableEndpointRoute, async (c) =>
+    c.json(await enableAppEndpoint(c.var.globalDeps, c.var.app.id, endpointId(c.req.valid("param").id)), 200),
+  )
+  .route("/", appHistory)
+  .route("/", appListenSessions);

@@ -2,6 +2,7 @@ import type { z } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
 import { runOperation } from "../admission/partner-admission";
 import type { AppEnv } from "../app-env";
+import type { Page } from "../db/pages";
 import { getEventOperation, listEventsOperation } from "../domain/webhooks/webhook-operations";
 import { errorResponses } from "../schemas/error-body";
 import { EnvelopeObject, EventPath, EventsPage, EventsQuery } from "../schemas/webhook-operations";
@@ -40,6 +41,10 @@ const getRoute = partnerRoute({
 const storedJson = <T>(c: Context<AppEnv>, text: string) =>
   c.body(text, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<T, 200, "json">;
 
+/** A page of stored envelopes, as `GET /events` and `GET /app/events` answer it. */
+export const envelopesPage = (c: Context<AppEnv>, page: Page<string>) =>
+  storedJson<z.infer<typeof EventsPage>>(c, `{"data":[${page.data.join(",")}],"has_more":${page.hasMore}}`);
+
 /**
  * The Events API, `GET /events` and `GET /events/{id}` (docs/webhooks.md, Operating your integration), one D1 round
  * trip each.
@@ -53,8 +58,7 @@ export const eventsApi = createPartnerRouter()
         const { type, limit, starting_after } = c.req.valid("query");
         return { type, limit, startingAfter: starting_after };
       },
-      (page) =>
-        storedJson<z.infer<typeof EventsPage>>(c, `{"data":[${page.data.join(",")}],"has_more":${page.hasMore}}`),
+      (page) => envelopesPage(c, page),
     ),
   )
   .openapi(getRoute, (c) =>

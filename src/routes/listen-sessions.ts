@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { runOperation } from "../admission/partner-admission";
 import type { AppEnv } from "../app-env";
-import { createListeningSessionOperation } from "../domain/webhooks/listening-sessions";
+import { createListeningSessionOperation, type openSession } from "../domain/webhooks/listening-sessions";
 import { jurisdictionOfSession, sessionObject } from "../durable-objects/jurisdictions";
 import { invalid, notFound, unauthorized } from "../lib/api-error";
 import { errorResponses } from "../schemas/error-body";
@@ -35,6 +35,16 @@ function socketUrl(c: Context<AppEnv>, sessionId: string) {
   return url.toString();
 }
 
+/** A new session as the 201 answers it, a business's or an app's (src/routes/app-api.ts). */
+export const sessionAnswer = (c: Context<AppEnv>, session: Awaited<ReturnType<typeof openSession>>) => ({
+  session_id: session.sessionId,
+  endpoint_id: session.endpointId,
+  secret: session.secret,
+  socket_url: socketUrl(c, session.sessionId),
+  connect_token: session.token,
+  expires_at: session.expiresAt,
+});
+
 /**
  * The socket (RFC 6455, 4.1: a GET with `Upgrade: websocket`). No `Authorization`: a WebSocket client in Node or a
  * browser cannot send one, so the session's single-use connect token, offered as a subprotocol after
@@ -61,18 +71,7 @@ export const listenSessions = createPartnerRouter().openapi(createRoute, (c) =>
     c,
     createListeningSessionOperation,
     () => c.req.valid("json"),
-    (session) =>
-      c.json(
-        {
-          session_id: session.sessionId,
-          endpoint_id: session.endpointId,
-          secret: session.secret,
-          socket_url: socketUrl(c, session.sessionId),
-          connect_token: session.token,
-          expires_at: session.expiresAt,
-        },
-        201,
-      ),
+    (session) => c.json(sessionAnswer(c, session), 201),
   ),
 );
 

@@ -31,3 +31,11 @@ export const ListenSession = z
     expires_at: z.string().openapi({ description: "When the connect token expires, unused" }),
   })
   .openapi("ListenSession");
+
+/** `POST /api/v1/app/listen-sessions` (docs/decisions.md, Listening as an app): the session of an app. */
+export const AppListenSession = ListenSession.extend({
+  endpoint_id: recordId.openapi({
+    description:
+      "The session's app endpoint, copied into every connected business: one of the app's 20, listed by GET /app/webhooks while the session lasts",
+  }),
+}).openapi("AppListenSession");

@@ -187,6 +187,9 @@ describe("the statuses the OpenAPI document gives (docs/errors.md, Codes)", asyn
     "post /webhooks/{id}/recover": /endpoint is disabled.*Idempotency-Key is still running/i,
     "post /webhooks/{id}/test": /endpoint is disabled.*Idempotency-Key is still running/i,
     "post /sandbox/events": KEY_RUNNING,
+    // A business's copy of an app endpoint disabled by its health, or ended by a disconnection (no Idempotency-Key).
+    "post /app/webhooks/{id}/deliveries/{delivery_id}/redeliver": /copy of the endpoint is disabled.*disconnected/i,
+    "post /app/webhooks/{id}/recover": /copy of the endpoint is disabled.*disconnected/i,
     // An intake or action its owner has not switched on (docs/decisions.md, Sandbox operations).
     "post /sandbox/intakes/{id}/conversations": /intake is switched off.*Idempotency-Key is still running/i,
     "post /sandbox/actions/{id}/calls": /action is switched off.*Idempotency-Key is still running/i,

@@ -1,4 +1,4 @@
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import type { components } from "../../sdk/src/partner-api";
 import { call, dispatch, json } from "./http";
 
@@ -42,4 +42,29 @@ export async function connect(session: Session) {
     messages.push(JSON.parse(event.data as string));
   });
   return { socket, messages };
+}
+
+/**
+ * A connected session whose CLI answers every delivery 200, the deliveries it received, and the close its socket
+ * received, once it has.
+ */
+export async function answeringEvery(session: Session) {
+  const { socket, messages } = await connect(session);
+  socket.addEventListener("message", (event) => {
+    const { delivery_id } = JSON.parse(event.data as string) as DeliveryMessage;
+    socket.send(JSON.stringify({ type: "result", delivery_id, status: 200 }));
+  });
+  let closed: { code: number; reason: string } | undefined;
+  socket.addEventListener("close", (event) => {
+    closed = { code: event.code, reason: event.reason };
+  });
+  const closedWith = () =>
+    vi.waitFor(
+      () => {
+        if (!closed) throw new Error("the socket is still open");
+        return closed;
+      },
+      { timeout: 5_000 },
+    );
+  return { session, socket, messages, closedWith, isOpen: () => closed === undefined };
 }

@@ -278,6 +278,13 @@ export async function connectApp(ownerBusiness: OwnerBusiness, clientOverrides: 
   return { client, tokens, grantId: grant.id };
 }
 
+/** The app's own access token (docs/guides/oauth.md, The app as itself): the client credentials grant, scope app. */
+export async function appTokenOf(client: RegisteredClient) {
+  const response = await postToken({ grant_type: "client_credentials", ...bodyCredentials(client) });
+  await expect(response).toHaveStatus(200);
+  return (await json<{ access_token: string }>(response)).access_token;
+}
+
 export function refresh(client: RegisteredClient, refreshToken: string) {
   return postToken({ grant_type: "refresh_token", refresh_token: refreshToken, ...bodyCredentials(client) });
 }

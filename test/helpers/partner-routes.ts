@@ -87,6 +87,12 @@ export const APP_ROUTES: Route[] = [
   ["GET", "/app/webhooks", 200],
   ["GET", "/app/webhooks/{id}", 200],
   ["DELETE", "/app/webhooks/{id}", 204],
+  ["POST", "/app/webhooks/{id}/enable", 200],
+  ["GET", "/app/webhooks/{id}/deliveries", 200],
+  ["POST", "/app/webhooks/{id}/deliveries/{delivery_id}/redeliver", 202],
+  ["POST", "/app/webhooks/{id}/recover", 202],
+  ["POST", "/app/listen-sessions", 201],
+  ["GET", "/app/events", 200],
 ];
 
 /**

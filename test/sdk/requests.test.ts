@@ -146,7 +146,13 @@ describe("the SDK's requests", async () => {
 
   it("pages every paged list of the document, a path with parameters included", async () => {
     expectTypeOf<PagedPath>().toEqualTypeOf<
-      "/appointments" | "/orders" | "/events" | "/webhooks/{id}/deliveries" | "/app/connections"
+      | "/appointments"
+      | "/orders"
+      | "/events"
+      | "/webhooks/{id}/deliveries"
+      | "/app/connections"
+      | "/app/webhooks/{id}/deliveries"
+      | "/app/events"
     >();
     const { client, sent } = clientWith(apiKey, []);
     const endpoint = await unwrap(client.POST("/webhooks", { body: { url: "https://partner.example/paged" } }));

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { events, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
 import { disconnectApp } from "../../src/domain/access/app-connections";
-import { DISCONNECTED_REASON } from "../../src/domain/webhooks/app-connection-events";
+import { DISCONNECTED_REASON } from "../../src/domain/webhooks/app-endpoints";
 import { page, signedIn, submit } from "../helpers/dashboard";
 import { shardDependencies } from "../helpers/dependencies";
 import { shardDb } from "../helpers/fixtures";

@@ -148,6 +148,49 @@ describe("an app's own webhook endpoint", () => {
     await expectError(await call(`/api/v1/app/webhooks/${endpoint.id}`, { key: token }), 404, /No webhook endpoint/);
   });
 
+  it("enables at once every business's copy that endpoint health disabled, in eu1 and us1, leaving an ended one ended", async () => {
+    const client = await registerClient();
+    const lisbon = await createOwnerBusiness({ shard: "eu1" });
+    const austin = await createOwnerBusiness({ shard: "us1" });
+    const porto = await createOwnerBusiness({ shard: "eu1" });
+    for (const shop of [lisbon, austin, porto]) await connectClient(client, shop);
+    const token = await appTokenOf(client);
+    const box = receiverBox("app-enable");
+    const endpoint = await json<Created>(
+      await subscribe(token, { url: box.url("/hooks"), events: ["booking.created"] }),
+    );
+    // Health disabled the copies of Lisbon and Austin (a 410 from the receiver); Porto's owner disconnected the app.
+    const gone = { status: "disabled" as const, disabledReason: "The endpoint answered 410 Gone." };
+    for (const shard of ["eu1", "us1"] as const) {
+      await shardDb(shard).update(webhookEndpoints).set(gone).where(eq(webhookEndpoints.appEndpointId, endpoint.id));
+    }
+    await disconnectApp(shardDependencies("eu1"), porto.business.id, (await grantOf(porto, client)).id);
+
+    const enable = (key: string, id: number) => call(`/api/v1/app/webhooks/${id}/enable`, { key, method: "POST" });
+    const stranger = await appTokenOf(await registerClient());
+    await expectError(await enable(stranger, endpoint.id), 404, /No webhook endpoint with that id exists for this app/);
+    await expectError(await enable("at_app_nothing", endpoint.id), 401, /needs an app's own access token/);
+    const response = await enable(token, endpoint.id);
+    await expect(response).toHaveStatus(200);
+    expect(await json(response)).toEqual({ enabled: 2 });
+    const statuses = [...(await copiesIn("eu1", endpoint.id)), ...(await copiesIn("us1", endpoint.id))].map((copy) => [
+      copy.businessId,
+      copy.status,
+    ]);
+    expect(statuses.sort()).toEqual(
+      [
+        [lisbon.business.id, "enabled"],
+        [austin.business.id, "enabled"],
+        [porto.business.id, "disabled"],
+      ].sort(),
+    );
+    for (const shop of [lisbon, austin, porto]) {
+      await expect(await reportChange(shop.business.id, { booking: newBooking() })).toHaveStatus(201);
+    }
+    const arrived = (await box.arrived(2)).map((request) => (JSON.parse(request.body) as Envelope).business.id);
+    expect(arrived.sort()).toEqual([lisbon.business.id, austin.business.id].sort());
+  });
+
   it("allows 20 endpoints an app, refuses an invalid body, and answers 401 without the app's token first", async () => {
     const client = await registerClient();
     const token = await appTokenOf(client);

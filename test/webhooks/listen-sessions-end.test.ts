@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { eq, inArray } from "drizzle-orm";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { apiKeys, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import { REUSE_REVOKES_AFTER_MS } from "../../src/domain/oauth/refresh-rotation";
 import { SESSION_CLOSES, SESSION_LIFETIME_MS } from "../../src/domain/webhooks/listener-endpoints";
@@ -8,7 +8,7 @@ import { sessionObject } from "../../src/durable-objects/jurisdictions";
 import { page, post, signedIn, submit, testIdText } from "../helpers/dashboard";
 import { createApiKey, shardDb } from "../helpers/fixtures";
 import { call } from "../helpers/http";
-import { connect, type DeliveryMessage, type Session, startSession } from "../helpers/listen-sessions";
+import { answeringEvery, type Session, startSession } from "../helpers/listen-sessions";
 import { bodyCredentials, connectApp, createOwnerBusiness, postToken, refresh, setRotatedAgo } from "../helpers/oauth";
 import { consumeBatch, outboxOnly, subscribe } from "../helpers/webhooks";
 
@@ -16,31 +16,8 @@ import { consumeBatch, outboxOnly, subscribe } from "../helpers/webhooks";
 // lifetime's end, or when the owner ends it on the Webhooks page; each closes its socket at once with the code that
 // says why, and deletes its endpoint, so no later event reaches it.
 
-/**
- * A connected session of `credential` whose CLI answers every delivery 200, the deliveries it received, and the close
- * its socket received, once it has.
- */
-async function listening(credential: string) {
-  const session = await startSession(credential);
-  const { socket, messages } = await connect(session);
-  socket.addEventListener("message", (event) => {
-    const { delivery_id } = JSON.parse(event.data as string) as DeliveryMessage;
-    socket.send(JSON.stringify({ type: "result", delivery_id, status: 200 }));
-  });
-  let closed: { code: number; reason: string } | undefined;
-  socket.addEventListener("close", (event) => {
-    closed = { code: event.code, reason: event.reason };
-  });
-  const closedWith = () =>
-    vi.waitFor(
-      () => {
-        if (!closed) throw new Error("the socket is still open");
-        return closed;
-      },
-      { timeout: 5_000 },
-    );
-  return { session, socket, messages, closedWith, isOpen: () => closed === undefined };
-}
+/** A connected session of `credential` whose CLI answers every delivery 200 (`answeringEvery`). */
+const listening = async (credential: string) => answeringEvery(await startSession(credential));
 
 /** An owner's business in a regional shard, with a second key, so that revoking the first leaves access. */
 async function ownerWithTwoKeys() {
@@ -152,6 +129,7 @@ describe("a listening session ends when the access that opened it ends", () => {
       sessionObject(env, open.session.session_id).relay({
         shard: owner.shard,
         deliveryId: 1,
+        endpointId: open.session.endpoint_id,
         event: "booking.created",
         headers: {},
         body: "{}",

@@ -106,10 +106,17 @@ export const webhookDeliveries = sqliteTable(
      * `next_attempt_at` (src/domain/webhooks/README.md).
      */
     extraAttemptAt: timestamp("extra_attempt_at"),
+    /**
+     * The endpoint's `app_endpoint_id` when the delivery was written: an app endpoint's deliveries in every business
+     * of the shard are one range of `webhook_deliveries_app_endpoint` (docs/scaling.md, An app's history across
+     * shards). Null for a business's own endpoint.
+     */
+    appEndpointId: integer("app_endpoint_id"),
   },
   (t) => [
     index("webhook_deliveries_status_due").on(t.status, t.nextAttemptAt),
     index("webhook_deliveries_endpoint").on(t.endpointId, t.id),
+    index("webhook_deliveries_app_endpoint").on(t.appEndpointId, t.id),
     // An endpoint's failures in a time range: `recover`, endpoint health and the removal page count by it.
     index("webhook_deliveries_endpoint_status").on(t.endpointId, t.status, t.completedAt),
     // An event's deliveries: recover's "delivered or pending since", and the cascade when an event is deleted.

@@ -237,14 +237,9 @@ export async function approveAuthorization(
   ]);
   // The client may have changed since it was read (docs/oauth.md, Managing your app): its copy follows.
   await refreshCopy(deps, request.client.id, now);
-  const begins = before.length === 0 || before[0]?.revokedAt !== null;
-  if (grant) {
-    await appConnected(deps, business, {
-      clientId: request.client.id,
-      grantId: grant.id,
-      connectedAt: begins ? at : null,
-    });
-  }
+  // No connection before, or an ended one: this approval begins a connection, which the app's endpoints hear of.
+  const connectedAt = before[0]?.revokedAt !== null ? at : null;
+  if (grant) await appConnected(deps, business, { clientId: request.client.id, grantId: grant.id, connectedAt });
   return {
     outcome: "redirect",
     location: authorizationResponseLocation(request.redirectUri, { code, state: request.state }, issuer),

@@ -6,7 +6,7 @@ import { sha256Hex } from "../../lib/secrets";
 import { type EpochMs, iso } from "../../lib/time";
 import { businessMoving } from "../access/business-moving";
 import { foundThroughForwards } from "../access/credential-forwards";
-import { isListenerEndpoint } from "../webhooks/listener-endpoints";
+import { isOwnListenerEndpoint } from "../webhooks/listener-endpoints";
 import { closeListeningSessions } from "../webhooks/listening-sessions";
 import { APP_TOKEN_PREFIX, revokeAppToken } from "./app-tokens";
 import { identifyRevokingClient } from "./client-authentication";
@@ -34,7 +34,7 @@ export async function revokeTokensOfGrant(deps: Dependencies, grantId: number, n
             sql`(select ${oauthGrants.businessId} from ${oauthGrants} where ${eq(oauthGrants.id, grantId)})`,
           ),
           eq(webhookEndpoints.oauthGrantId, grantId),
-          isListenerEndpoint,
+          isOwnListenerEndpoint,
         ),
       )
       .returning({ url: webhookEndpoints.url }),

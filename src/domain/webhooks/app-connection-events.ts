@@ -1,8 +1,8 @@
-import { and, eq, inArray, isNotNull, isNull, ne, or } from "drizzle-orm";
+import { and, eq, inArray, isNotNull } from "drizzle-orm";
 import { appEndpoints, webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import type { Business } from "../access/businesses";
-import { copiesOf } from "./app-endpoints";
+import { copiesOf, DISCONNECTED_REASON } from "./app-endpoints";
 import type { EventDraft } from "./event-draft";
 import { writeEvents } from "./outbox/write";
 
@@ -12,19 +12,6 @@ import { writeEvents } from "./outbox/write";
  * `app.disconnected` and ends them, in its own batch. An ended copy is kept, disabled, so that the app's history of
  * the business stays readable; it gets nothing more until the owner connects the app again.
  */
-
-/** An ended copy's `disabled_reason`, which the owner and the app's history read. */
-export const DISCONNECTED_REASON = "The owner disconnected the app: nothing more is sent for this business.";
-
-/**
- * Every endpoint but a copy its app's disconnection ended: the owner's pages neither list nor enable one, since it is
- * no longer the business's subscription (the app's history reads it).
- */
-export const notEndedCopy = or(
-  isNull(webhookEndpoints.appEndpointId),
-  ne(webhookEndpoints.status, "disabled"),
-  ne(webhookEndpoints.disabledReason, DISCONNECTED_REASON),
-);
 
 /** The copies of the app connection `grantId`'s endpoints in the business. */
 const copiesOfConnection = (businessId: string, grantId: number) =>

@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, ne, or, sql } from "drizzle-orm";
 import type { ShardDatabase } from "../../db/client";
 import { selectedRowsIds } from "../../db/ids";
 import { insertWithinLimit } from "../../db/insert-within-limit";
@@ -55,18 +55,30 @@ export async function onEveryShard(deps: GlobalDependencies, work: (db: ShardDat
   for (const run of runs) if (run.status === "rejected") throw run.reason;
 }
 
+/** An ended copy's `disabled_reason`, which the owner and the app's history read. */
+export const DISCONNECTED_REASON = "The owner disconnected the app: nothing more is sent for this business.";
+
 /**
- * `POST /app/webhooks`: the endpoint, within the app's 20, then its copy in every business connected now, shard by
- * shard at once. A shard that fails leaves the endpoint unfinished: it is removed again, copies and all, and the
- * failure answered, so that the app sends the request again.
+ * Every endpoint but a copy its app's disconnection ended: the owner's pages neither list nor enable one, since it is
+ * no longer the business's subscription (the app's history reads it).
  */
-export async function createAppEndpoint(
-  deps: GlobalDependencies & { outbound: OutboundPolicy },
+export const notEndedCopy = or(
+  isNull(webhookEndpoints.appEndpointId),
+  ne(webhookEndpoints.status, "disabled"),
+  ne(webhookEndpoints.disabledReason, DISCONNECTED_REASON),
+);
+
+/**
+ * An endpoint of the app, within its 20, then its copy in every business connected now, shard by shard at once. A
+ * shard that fails leaves the endpoint unfinished: it is removed again, copies and all, and the failure thrown, so
+ * that the app sends the request again. `refusal` says why a 21st is refused.
+ */
+export async function addAppEndpoint(
+  deps: GlobalDependencies,
   clientId: string,
   input: { url: string; events?: string[]; description?: string },
+  refusal: string,
 ) {
-  assertRegistrableUrl(deps.outbound, input.url);
-  const secret = newSigningSecret();
   const endpoint = await insertWithinLimit(
     deps.global,
     appEndpoints,
@@ -75,25 +87,36 @@ export async function createAppEndpoint(
       url: input.url,
       events: [...new Set(input.events ?? [ALL_EVENTS])],
       description: input.description ?? "",
-      secret,
+      secret: newSigningSecret(),
       createdAt: iso(deps.clock()),
     },
     MAX_APP_ENDPOINTS,
     sql`(select count(*) from ${appEndpoints} where ${appEndpoints.clientId} = ${clientId})`,
   );
-  if (!endpoint) {
-    throw forbidden(
-      `An app can have at most ${MAX_APP_ENDPOINTS} webhook endpoints: delete one before adding another.`,
-      "limit_reached",
-    );
-  }
+  if (!endpoint) throw forbidden(refusal, "limit_reached");
   try {
     await onEveryShard(deps, (db) => copiesOf(db, endpoint));
   } catch (error) {
     await deleteAppEndpoint(deps, clientId, endpoint.id).catch(() => undefined);
     throw error;
   }
-  return { ...toAppEndpointObject(endpoint), secret };
+  return endpoint;
+}
+
+/** `POST /app/webhooks`: a registrable url (as `POST /webhooks` takes), then the endpoint and its copies. */
+export async function createAppEndpoint(
+  deps: GlobalDependencies & { outbound: OutboundPolicy },
+  clientId: string,
+  input: { url: string; events?: string[]; description?: string },
+) {
+  assertRegistrableUrl(deps.outbound, input.url);
+  const endpoint = await addAppEndpoint(
+    deps,
+    clientId,
+    input,
+    `An app can have at most ${MAX_APP_ENDPOINTS} webhook endpoints: delete one before adding another.`,
+  );
+  return { ...toAppEndpointObject(endpoint), secret: endpoint.secret };
 }
 
 /** The app's endpoints, oldest first. */
@@ -126,4 +149,23 @@ export async function deleteAppEndpoint(deps: GlobalDependencies, clientId: stri
   if (!endpoint) throw appEndpointNotFound();
   await onEveryShard(deps, (db) => db.delete(webhookEndpoints).where(eq(webhookEndpoints.appEndpointId, id)));
   await deps.global.delete(appEndpoints).where(eq(appEndpoints.id, id));
+}
+
+/**
+ * `POST /app/webhooks/{id}/enable`: every business's copy that endpoint health disabled (docs/webhooks.md, Endpoint
+ * health) receives new events again, in every shard at once; a copy its app's disconnection ended stays ended.
+ * Answers how many copies were enabled: the app then recovers from the time they were disabled.
+ */
+export async function enableAppEndpoint(deps: GlobalDependencies, clientId: string, id: number) {
+  await getAppEndpoint(deps, clientId, id);
+  let enabled = 0;
+  await onEveryShard(deps, async (db) => {
+    const rows = await db
+      .update(webhookEndpoints)
+      .set({ status: "enabled", disabledReason: null })
+      .where(and(eq(webhookEndpoints.appEndpointId, id), eq(webhookEndpoints.status, "disabled"), notEndedCopy))
+      .returning({ id: webhookEndpoints.id });
+    enabled += rows.length;
+  });
+  return { enabled };
 }

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, inArray, lt } from "drizzle-orm";
+import { and, asc, desc, eq, gte, inArray, lt, type Placeholder, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import type { Read } from "../../db/reads";
 import { type DELIVERY_STATUSES, deliveryAttempts, events, webhookDeliveries } from "../../db/schema";
@@ -38,23 +38,8 @@ function pageOf(db: Database, args: Placeheld<PageArguments>) {
   };
 }
 
-const deliveriesPage = statement<PageArguments>()((db, args) => {
-  const page = pageOf(db, args);
-  return db
-    .select({
-      id: webhookDeliveries.id,
-      eventId: webhookDeliveries.eventId,
-      event: events.type,
-      status: webhookDeliveries.status,
-      nextAttemptAt: webhookDeliveries.nextAttemptAt,
-      createdAt: webhookDeliveries.createdAt,
-    })
-    .from(webhookDeliveries)
-    .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .where(page.where)
-    .orderBy(page.order)
-    .limit(page.limit);
-});
+/** Which deliveries a page holds, in its order, at most `limit`. */
+export type DeliveriesPageQuery = { where: SQL | undefined; order: SQL; limit: Placeholder };
 
 /** An attempt as a delivery's history shows it, to the partner (GET /webhooks/{id}/deliveries) and to the owner. */
 export const ATTEMPT_COLUMNS = {
@@ -65,35 +50,65 @@ export const ATTEMPT_COLUMNS = {
   durationMs: deliveryAttempts.durationMs,
 };
 
-/** The attempts of the same page's deliveries, in the same batch (the page's ids are not known before it runs). */
-const pageAttempts = statement<PageArguments>()((db, args) => {
-  const page = pageOf(db, args);
-  return db
-    .select(ATTEMPT_COLUMNS)
-    .from(deliveryAttempts)
-    .where(
-      inArray(
-        deliveryAttempts.deliveryId,
-        db
-          .select({ id: webhookDeliveries.id })
-          .from(webhookDeliveries)
-          .where(page.where)
-          .orderBy(page.order)
-          .limit(page.limit),
-      ),
-    )
-    .orderBy(asc(deliveryAttempts.deliveryId), asc(deliveryAttempts.id));
-});
+/**
+ * The two statements of a page of deliveries, for one batch: its deliveries, and the attempts of the same deliveries
+ * (the page's ids are not known before it runs). The page is `pageOf`'s: one endpoint's (below), or an app endpoint's
+ * in one shard (src/domain/webhooks/app-history.ts).
+ */
+export function deliveriesPageStatements<A extends Record<string, unknown>>(
+  pageOf: (db: Database, args: Placeheld<A>) => DeliveriesPageQuery,
+) {
+  const rows = statement<A>()((db, args) => {
+    const page = pageOf(db, args);
+    return db
+      .select({
+        id: webhookDeliveries.id,
+        businessId: webhookDeliveries.businessId,
+        eventId: webhookDeliveries.eventId,
+        event: events.type,
+        status: webhookDeliveries.status,
+        nextAttemptAt: webhookDeliveries.nextAttemptAt,
+        createdAt: webhookDeliveries.createdAt,
+      })
+      .from(webhookDeliveries)
+      .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+      .where(page.where)
+      .orderBy(page.order)
+      .limit(page.limit);
+  });
+  const attempts = statement<A>()((db, args) => {
+    const page = pageOf(db, args);
+    return db
+      .select(ATTEMPT_COLUMNS)
+      .from(deliveryAttempts)
+      .where(
+        inArray(
+          deliveryAttempts.deliveryId,
+          db
+            .select({ id: webhookDeliveries.id })
+            .from(webhookDeliveries)
+            .where(page.where)
+            .orderBy(page.order)
+            .limit(page.limit),
+        ),
+      )
+      .orderBy(asc(deliveryAttempts.deliveryId), asc(deliveryAttempts.id));
+  });
+  return (args: A) => [rows(args), attempts(args)];
+}
 
-type DeliveryRow = {
+const endpointPage = deliveriesPageStatements<PageArguments>(pageOf);
+
+export type DeliveryRow = {
   id: number;
+  businessId: string;
   eventId: string;
   event: string;
   status: DeliveryStatus;
   nextAttemptAt: string;
   createdAt: string;
 };
-type AttemptRow = {
+export type AttemptRow = {
   deliveryId: number;
   attemptedAt: string;
   statusCode: number | null;
@@ -105,7 +120,7 @@ type AttemptRow = {
  * A delivery with its attempts (docs/webhooks.md, Deliveries, redelivery and recovery). `next_attempt_at` only while
  * an attempt is still to come.
  */
-function toDeliveryObject(row: DeliveryRow, attempts: AttemptRow[]) {
+export function toDeliveryObject(row: DeliveryRow, attempts: AttemptRow[]) {
   return {
     id: row.id,
     event_id: row.eventId,
@@ -141,7 +156,7 @@ export function endpointDeliveries(
   // One more than the page, to say whether there is another.
   const page = { ...endpoint, kept: keptSince(now), limit: limit + 1, status, after: startingAfter };
   return {
-    statements: [endpointWithin(endpoint), deliveriesPage(page), pageAttempts(page)],
+    statements: [endpointWithin(endpoint), ...endpointPage(page)],
     answer: ([endpoints, rows, attempts]) => {
       if ((endpoints as unknown[]).length === 0) throw endpointNotFound();
       const deliveries = rows as DeliveryRow[];

@@ -29,7 +29,11 @@ export type Budget = { name: string; policy: string; limit: number; refusal: str
  * Storage and state), all or none; 429 with Retry-After and the RateLimit headers of a budget that is spent. Answers
  * every budget's use, for the headers of the 202: each policy the send was counted against (docs/rate-limits.md).
  */
-export async function takeHourly(deps: Dependencies, businessId: string, budgets: Budget[]): Promise<BudgetUse[]> {
+export async function takeHourly(
+  deps: Pick<Dependencies, "limits" | "clock">,
+  businessId: string,
+  budgets: Budget[],
+): Promise<BudgetUse[]> {
   const { limits: namespace } = deps;
   const limits = namespace.get(namespace.idFromName(businessId));
   const uses = await limits.takeEach(
@@ -83,13 +87,30 @@ export const takeTestEvent = (deps: Dependencies, business: Business, endpointId
     ...sandboxSends(business),
   ]);
 
+const endpointRecovers = (endpointId: number): Budget => ({
+  name: `webhook_recovers:${endpointId}`,
+  policy: "webhook_recovers",
+  limit: RECOVERS_PER_HOUR,
+  refusal: `A webhook endpoint can be recovered at most ${RECOVERS_PER_HOUR} times an hour; try again when the hour is up.`,
+});
+
 /** A recover of the endpoint. */
 export const takeRecover = (deps: Dependencies, businessId: string, endpointId: number) =>
-  takeHourly(deps, businessId, [
-    {
-      name: `webhook_recovers:${endpointId}`,
-      policy: "webhook_recovers",
-      limit: RECOVERS_PER_HOUR,
-      refusal: `A webhook endpoint can be recovered at most ${RECOVERS_PER_HOUR} times an hour; try again when the hour is up.`,
-    },
-  ]);
+  takeHourly(deps, businessId, [endpointRecovers(endpointId)]);
+
+/** What an app's budgets are counted with: the budgets' objects and the clock. */
+export type AppLimits = Pick<Dependencies, "limits" | "clock">;
+
+/**
+ * An app endpoint's budgets (docs/guides/webhooks.md, Subscribing once as an app): those of one endpoint, counted
+ * once for all its copies in the businesses, in an object of the app's own, apart from every business's.
+ */
+const appObject = (clientId: string) => `app:${clientId}`;
+
+/** A redelivery to one of an app endpoint's copies. */
+export const takeAppSend = (deps: AppLimits, clientId: string, appEndpointId: number) =>
+  takeHourly(deps, appObject(clientId), [endpointSends(appEndpointId)]);
+
+/** A recover of an app endpoint's copies. */
+export const takeAppRecover = (deps: AppLimits, clientId: string, appEndpointId: number) =>
+  takeHourly(deps, appObject(clientId), [endpointRecovers(appEndpointId)]);

@@ -4,7 +4,7 @@ import { type Bound, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { iso } from "../../lib/time";
 import { reached, type SqlReach } from "../access/scope";
-import { notEndedCopy } from "./app-connection-events";
+import { notEndedCopy } from "./app-endpoints";
 import { endpointNotFound, toEndpointObject } from "./endpoints";
 
 /** What endpoint health reads of an attempt (attempts.ts makes them): whose endpoint, when, and how it ended. */

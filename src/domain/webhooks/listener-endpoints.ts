@@ -45,8 +45,29 @@ export const sessionIdOf = (url: string) => url.slice(LISTENER_URL_PREFIX.length
 /** A listener endpoint's row, as SQL: `listen://` has no LIKE wildcard (`%`, `_`) to escape. */
 export const isListenerEndpoint: SQL = sql`${webhookEndpoints.url} like ${`${LISTENER_URL_PREFIX}%`}`;
 
+/**
+ * A session opened on the business itself, with one of its keys or connections: not a copy of an app's session
+ * (docs/decisions.md, Listening as an app), which is the app's, so that neither the business's limit of sessions nor
+ * the end of one of its credentials counts or ends it.
+ */
+export const isOwnListenerEndpoint: SQL = sql`${isListenerEndpoint} and ${webhookEndpoints.appEndpointId} is null`;
+
 /** A registered endpoint's row: what `GET /webhooks`, the owner's pages and the 20-endpoint limit count. */
 export const isRegisteredEndpoint: SQL = sql`${webhookEndpoints.url} not like ${`${LISTENER_URL_PREFIX}%`}`;
+
+/**
+ * A session as its object is told of it (src/durable-objects/listening-session.ts): a business's, whose listener
+ * endpoint is in the business's shard, or an app's (docs/decisions.md, Listening as an app), whose endpoint is one of
+ * the app's own, copied into every business connected to it.
+ */
+export type ListeningSessionOpening = (
+  | { businessId: string; appId?: never }
+  | { appId: string; businessId?: never }
+) & {
+  sessionId: string;
+  /** The listener endpoint (a business's session), or the app endpoint (an app's). */
+  endpointId: number;
+};
 
 type SessionEndpoint = { businessId: string; endpointId: number; sessionId: string };
 
@@ -68,12 +89,16 @@ export async function deleteListenerEndpoint(db: ShardDatabase, session: Session
 }
 
 /**
- * Whether the session's endpoint is still stored: ending the access that opened it, or the session, deletes it in
- * the same batch (docs/webhooks.md, Listening sessions end), so a session without it relays nothing more.
+ * Whether the endpoint a delivery is for is still the session's: ending the access that opened it, or the session,
+ * deletes it in the same batch (docs/webhooks.md, Listening sessions end), so a session without it relays nothing
+ * more. By the endpoint's id, unique across shards, and its url: a business's session has one such endpoint, an
+ * app's one copy in each connected business (docs/decisions.md, Listening as an app).
  */
-export async function listenerEndpointStored(db: ShardDatabase, session: SessionEndpoint) {
-  return (
-    (await db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(rowOfSession(session)).get()) !==
-    undefined
-  );
+export async function listenerEndpointStored(db: ShardDatabase, sessionId: string, endpointId: number) {
+  const row = await db
+    .select({ id: webhookEndpoints.id })
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.url, listenerUrl(sessionId))))
+    .get();
+  return row !== undefined;
 }

@@ -5,14 +5,15 @@ import { sessionIdPrefix } from "../../durable-objects/jurisdictions";
 import { forbidden } from "../../lib/api-error";
 import { randomToken, sha256Hex } from "../../lib/secrets";
 import { newSigningSecret } from "../../lib/signing";
-import { iso } from "../../lib/time";
+import { type EpochMs, iso } from "../../lib/time";
 import { ALL_EVENTS } from "../../names-and-limits";
 import { partnerWrite } from "../access/partner-operation";
 import { type Principal, principalRef } from "../access/principals";
 import {
   deleteListenerEndpoint,
-  isListenerEndpoint,
   isListenerUrl,
+  isOwnListenerEndpoint,
+  type ListeningSessionOpening,
   listenerUrl,
   MAX_LISTENING_SESSIONS,
   SESSION_LIFETIME_MS,
@@ -23,16 +24,17 @@ import {
 /** How long the connect token of a new session opens its socket: the CLI connects at once (docs/decisions.md). */
 export const CONNECT_TOKEN_MS = 60_000;
 
+/** The description of a session's endpoint, which the owner's and the app's lists show. */
+export const SESSION_DESCRIPTION = "secretary listen";
+
 /**
  * `POST /api/v1/listen-sessions` (docs/decisions.md, Listening from a laptop): a listener endpoint of the credential's
  * side (so it receives what that side's endpoints receive, test events of a sandbox business included), with a new
- * signing secret, within the business's limit of sessions at once; then the session's Durable Object is told where
- * the endpoint is and the hash of a single-use connect token, and answers nothing more. A session whose object could
- * not be told is no session: its endpoint is deleted again before the error is answered.
+ * signing secret, within the business's limit of sessions at once (an app's session's copies are the app's, not
+ * counted: docs/decisions.md, Listening as an app); then the session's object is told of it (`openSession`).
  */
 export async function createListeningSession(deps: Dependencies, principal: Principal, input: { events?: string[] }) {
   const sessionId = randomToken(sessionIdPrefix(deps.shard), 16);
-  const token = randomToken("lst_");
   const secret = newSigningSecret();
   const now = deps.clock();
   const businessId = principal.business.id;
@@ -43,13 +45,13 @@ export async function createListeningSession(deps: Dependencies, principal: Prin
       businessId,
       url: listenerUrl(sessionId),
       events: [...new Set(input.events ?? [ALL_EVENTS])],
-      description: "secretary listen",
+      description: SESSION_DESCRIPTION,
       secret,
       ...principalRef(principal),
       createdAt: iso(now),
     },
     MAX_LISTENING_SESSIONS,
-    rowsOfBusiness(webhookEndpoints, businessId, isListenerEndpoint),
+    rowsOfBusiness(webhookEndpoints, businessId, isOwnListenerEndpoint),
   );
   if (!endpoint) {
     throw forbidden(
@@ -57,20 +59,42 @@ export async function createListeningSession(deps: Dependencies, principal: Prin
       "limit_reached",
     );
   }
-  const tokenExpiresAt = now + CONNECT_TOKEN_MS;
   const session = { sessionId, businessId, endpointId: endpoint.id };
+  return openSession(deps, session, secret, now, () => deleteListenerEndpoint(deps.db, session));
+}
+
+/**
+ * The session's Durable Object is told where its endpoint is and the hash of a single-use connect token, and answers
+ * nothing more; the session is answered with the token, shown once. A session whose object could not be told is no
+ * session: `undo` deletes its endpoint again before the error is answered.
+ */
+export async function openSession(
+  deps: Pick<Dependencies, "listener">,
+  session: ListeningSessionOpening,
+  secret: string,
+  now: EpochMs,
+  undo: () => Promise<unknown>,
+) {
+  const token = randomToken("lst_");
+  const tokenExpiresAt = now + CONNECT_TOKEN_MS;
   try {
-    await deps.listener(sessionId).open({
+    await deps.listener(session.sessionId).open({
       ...session,
       tokenHash: sha256Hex(token),
       tokenExpiresAt,
       endsAt: now + SESSION_LIFETIME_MS,
     });
   } catch (error) {
-    await deleteListenerEndpoint(deps.db, session);
+    await undo();
     throw error;
   }
-  return { sessionId, endpointId: endpoint.id, secret, token, expiresAt: iso(tokenExpiresAt) };
+  return {
+    sessionId: session.sessionId,
+    endpointId: session.endpointId,
+    secret,
+    token,
+    expiresAt: iso(tokenExpiresAt),
+  };
 }
 
 export const createListeningSessionOperation = partnerWrite({ write: createListeningSession });

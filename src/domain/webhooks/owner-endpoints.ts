@@ -2,7 +2,7 @@ import { and, asc, count, eq } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { creatorColumns, withCreator } from "../access/creators";
-import { notEndedCopy } from "./app-connection-events";
+import { notEndedCopy } from "./app-endpoints";
 import { endpointNotFound } from "./endpoints";
 import { isRegisteredEndpoint } from "./listener-endpoints";
 

@@ -43,7 +43,9 @@ export async function endSessionAsOwner(deps: Dependencies, businessId: string, 
   const [ended] = await deps.db
     .delete(webhookEndpoints)
     .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.businessId, businessId), isListenerEndpoint))
-    .returning({ url: webhookEndpoints.url });
+    .returning({ url: webhookEndpoints.url, appEndpointId: webhookEndpoints.appEndpointId });
   if (!ended) throw sessionNotFound();
-  await closeListeningSessions(deps, [ended.url], "endedByOwner");
+  // An app's session goes on for its other businesses: only this business's copy ends (docs/decisions.md, Listening
+  // as an app).
+  if (ended.appEndpointId === null) await closeListeningSessions(deps, [ended.url], "endedByOwner");
 }

@@ -1,4 +1,4 @@
-import { and, eq, gte, isNull, sql } from "drizzle-orm";
+import { and, eq, gte, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
 import { type Placeheld, runStatements, statement } from "../../db/statements";
@@ -26,76 +26,92 @@ export function assertRecoverableSince(since: string, now: EpochMs): void {
   }
 }
 
-type RecoverArguments = EndpointArguments & { since: string; kept: string; now: string };
+/** The arguments of a recover's updates besides the endpoints they are of. */
+export type RecoverSince = { since: string; kept: string; now: string };
+
+type RecoverArguments = EndpointArguments & RecoverSince;
 
 /**
- * The endpoint's kept deliveries created since `since`, while the endpoint is within reach and enabled, of events the
- * partner could have received (src/domain/webhooks/intake-answers.ts).
+ * The two updates of a recover, the failed deliveries' then the pending ones', of the kept deliveries created since
+ * `since` to the endpoints `endpoints` selects while they are enabled: one endpoint's (below), or an app endpoint's
+ * copies (src/domain/webhooks/app-history.ts).
  */
-const createdSince = (db: Database, { reach, endpoint, since, kept }: Placeheld<RecoverArguments>) =>
-  and(
-    eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })),
-    gte(webhookDeliveries.createdAt, since),
-    gte(webhookDeliveries.createdAt, kept),
-    receivableDelivery(db, reach),
+export function recoverStatements<A extends RecoverSince>(
+  endpoints: (db: Database, args: Placeheld<A>) => SQL | undefined,
+) {
+  // The placeholders of the times: `A` has their members, which TypeScript does not see through the generic.
+  const timesOf = (args: Placeheld<A>) => args as unknown as Placeheld<RecoverSince>;
+  const createdSince = (db: Database, args: Placeheld<A>) =>
+    and(
+      endpoints(db, args),
+      gte(webhookDeliveries.createdAt, timesOf(args).since),
+      gte(webhookDeliveries.createdAt, timesOf(args).kept),
+    );
+
+  /**
+   * Every failed one owes one extra attempt from now (as a redelivery: attempts.ts), unless one is owed or under way
+   * already, so that recovers at the same moment, or a recover after a redelivery, ask for nothing twice. A range of
+   * the index `webhook_deliveries_endpoint_status` (endpoint_id, status, completed_at) per endpoint: a failed
+   * delivery finished after it was created, so `completed_at >= since` holds for every one created since then.
+   */
+  const failedAsked = statement<A>()((db, args) =>
+    db
+      .update(webhookDeliveries)
+      .set({ extraAttemptAt: sql`${timesOf(args).now}` })
+      .where(
+        and(
+          createdSince(db, args),
+          eq(webhookDeliveries.status, "failed"),
+          gte(webhookDeliveries.completedAt, timesOf(args).since),
+          isNull(webhookDeliveries.extraAttemptAt),
+        ),
+      )
+      .returning({ id: webhookDeliveries.id }),
   );
 
-/**
- * Every failed one owes one extra attempt from now (as a redelivery: attempts.ts), unless one is owed or under way
- * already, so that recovers at the same moment, or a recover after a redelivery, ask for nothing twice. A range of
- * the index `webhook_deliveries_endpoint_status` (endpoint_id, status, completed_at): a failed delivery finished
- * after it was created, so `completed_at >= since` holds for every one created since then.
- */
-const failedAsked = statement<RecoverArguments>()((db, args) =>
-  db
-    .update(webhookDeliveries)
-    .set({ extraAttemptAt: sql`${args.now}` })
-    .where(
-      and(
-        createdSince(db, args),
-        eq(webhookDeliveries.status, "failed"),
-        gte(webhookDeliveries.completedAt, args.since),
-        isNull(webhookDeliveries.extraAttemptAt),
-      ),
-    )
-    .returning({ id: webhookDeliveries.id }),
-);
+  /**
+   * Every pending one that has failed at least once has its next scheduled attempt now, and its schedule goes on from
+   * there, counting it (attempts.ts: the delay after it is the one after its number). Only one not due yet: one due
+   * is on its way already (its message, or the sweep's), and a second recover finds these due. Marked not enqueued,
+   * as a new outbox row is, so that the sweep sends it a minute later if the enqueue after the answer fails; the
+   * message of its old schedule then finds it not due, and is acked.
+   */
+  const pendingBroughtForward = statement<A>()((db, args) =>
+    db
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: sql`${timesOf(args).now}`, enqueuedAt: null })
+      .where(
+        and(
+          createdSince(db, args),
+          eq(webhookDeliveries.status, "pending"),
+          gte(webhookDeliveries.attemptCount, 1),
+          // `+` keeps SQLite on the endpoints' ranges of `webhook_deliveries_endpoint_status` (endpoint_id, status):
+          // without it, it walks `webhook_deliveries_status_due`, every business's pending deliveries not yet due.
+          sql`+${webhookDeliveries.nextAttemptAt} > ${timesOf(args).now}`,
+        ),
+      )
+      .returning({ id: webhookDeliveries.id }),
+  );
+  return (args: A) => [failedAsked(args), pendingBroughtForward(args)];
+}
 
-/**
- * Every pending one that has failed at least once has its next scheduled attempt now, and its schedule goes on from
- * there, counting it (attempts.ts: the delay after it is the one after its number). Only one not due yet: one due is
- * on its way already (its message, or the sweep's), and a second recover finds these due. Marked not enqueued, as a
- * new outbox row is, so that the sweep sends it a minute later if the enqueue after the answer fails; the message
- * of its old schedule then finds it not due, and is acked.
- */
-const pendingBroughtForward = statement<RecoverArguments>()((db, args) =>
-  db
-    .update(webhookDeliveries)
-    .set({ nextAttemptAt: sql`${args.now}`, enqueuedAt: null })
-    .where(
-      and(
-        createdSince(db, args),
-        eq(webhookDeliveries.status, "pending"),
-        gte(webhookDeliveries.attemptCount, 1),
-        // `+` keeps SQLite on the endpoint's range of `webhook_deliveries_endpoint_status` (endpoint_id, status):
-        // without it, it walks `webhook_deliveries_status_due`, every business's pending deliveries not yet due.
-        sql`+${webhookDeliveries.nextAttemptAt} > ${args.now}`,
-      ),
-    )
-    .returning({ id: webhookDeliveries.id }),
+/** The endpoint within reach and enabled, of events the partner could have received (intake-answers.ts). */
+const endpointRecover = recoverStatements<RecoverArguments>((db, { reach, endpoint }) =>
+  and(eq(webhookDeliveries.endpointId, sendableEndpointId(db, { reach, endpoint })), receivableDelivery(db, reach)),
 );
 
 /** The two updates of a recover, in the order of their answers: the failed deliveries', then the pending ones'. */
 export function recoverWrites(principal: Principal, endpointId: number, since: string, now: EpochMs) {
-  const args = {
-    reach: reachArgument(sideOf(principal)),
-    endpoint: endpointId,
-    since,
-    kept: keptSince(now),
-    now: iso(now),
-  };
-  return [failedAsked(args), pendingBroughtForward(args)];
+  const args = { reach: reachArgument(sideOf(principal)), endpoint: endpointId, ...recoverSince(since, now) };
+  return endpointRecover(args);
 }
+
+/** A recover's times: `since`, the retention's start and now. */
+export const recoverSince = (since: string, now: EpochMs): RecoverSince => ({
+  since,
+  kept: keptSince(now),
+  now: iso(now),
+});
 
 /**
  * `POST /webhooks/{id}/recover` (docs/webhooks.md, Deliveries, redelivery and recovery): the endpoint's budget (429),

@@ -116,6 +116,7 @@ const deliveriesOf = statement<{ event: string; now: string; endpoints: string; 
                 businessId: webhookEndpoints.businessId,
                 eventId: sql<string>`${event}`.as("event_id"),
                 endpointId: webhookEndpoints.id,
+                appEndpointId: webhookEndpoints.appEndpointId,
               },
               now,
             ),
@@ -136,11 +137,11 @@ const deliveriesOf = statement<{ event: string; now: string; endpoints: string; 
 /**
  * A new delivery row, pending and due now, with no attempt yet, as an INSERT ... SELECT writes it: the outbox's
  * deliveries of an event; a redelivery or a recover adds no row, it makes another attempt of the same one.
- * Every column in the table's order (drizzle's rule for an insert from a select); the business, event and endpoint are
- * those of the row it is selected from.
+ * Every column in the table's order (drizzle's rule for an insert from a select); the business, event, endpoint and
+ * app endpoint are those of the row it is selected from.
  */
-const newDeliveryColumns = <Business, Event, Endpoint>(
-  from: { businessId: Business; eventId: Event; endpointId: Endpoint },
+const newDeliveryColumns = <Business, Event, Endpoint, AppEndpoint>(
+  from: { businessId: Business; eventId: Event; endpointId: Endpoint; appEndpointId: AppEndpoint },
   now: Placeholder,
 ) => ({
   id: sql<number>`${selectedRowsIds("webhook_deliveries")}`.as("id"),
@@ -155,4 +156,5 @@ const newDeliveryColumns = <Business, Event, Endpoint>(
   completedAt: sql<string | null>`null`.as("completed_at"),
   createdAt: sql<string>`${now}`.as("created_at"),
   extraAttemptAt: sql<string | null>`null`.as("extra_attempt_at"),
+  appEndpointId: from.appEndpointId,
 });
