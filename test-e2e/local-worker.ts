@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, inject } from "vitest";
 import { startLocalWorker } from "../scripts/local-worker.ts";
-import { type SeedResult, seed as seedBusiness } from "../scripts/seed.ts";
+import { type BusinessToSeed, type SeedResult, seed as seedBusiness, seedBusinesses } from "../scripts/seed.ts";
 import { LOCAL_ONLY_VARS } from "../scripts/wrangler.ts";
 import { type ReceivedRequest, startReceiver as startTestReceiver } from "../test/receiver.ts";
 
@@ -55,6 +55,11 @@ export type Seeded = SeedResult;
 /** What `npm run seed --silent` does (scripts/seed.ts) on the migrated state: the demo business and a fresh API key. */
 export function seed(): Promise<Seeded> {
   return seedBusiness({ persistTo: STATE, log: () => {}, migrated: true });
+}
+
+/** More businesses, each in the shard of its country (scripts/seed.ts), seeded as `seed` seeds the demo one. */
+export function seedMore(toSeed: BusinessToSeed[]): Promise<Seeded[]> {
+  return seedBusinesses(toSeed, { persistTo: STATE, log: () => {}, migrated: true });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type paths, unwrap } from "@secretary/partner-sdk";
+import { type AppCredentials, type paths, requestAppToken, unwrap } from "@secretary/partner-sdk";
 import { clientOf, failureSentence } from "./api.js";
 import type { Api } from "./arguments.js";
 
@@ -6,7 +6,9 @@ import type { Api } from "./arguments.js";
  * `secretary listen --forward-to <url>` (docs/decisions.md, Listening from a laptop): starts a listening session, opens
  * its WebSocket (RFC 6455), and for each delivery message POSTs the body with the headers it came with (the same
  * signed request an endpoint receives) to the forward URL, then answers the status, which the service records as the
- * attempt's. Ends on ^C, closing the socket, which ends the session: nothing more is delivered through it.
+ * attempt's. Ends on ^C, closing the socket, which ends the session: nothing more is delivered through it. With
+ * `--app`, the session is the app's, which every business connected to it delivers to (docs/decisions.md, Listening
+ * as an app), and each line names the delivery's business.
  */
 
 /**
@@ -30,6 +32,8 @@ type Forwarded = { status: number; excerpt: string; error?: string };
 
 export type ListenOptions = {
   api: Api;
+  /** The app's credentials: the app's session instead of the key's (`--app`). */
+  app?: AppCredentials;
   forwardTo: string;
   events?: string[];
   printSecret?: boolean;
@@ -41,13 +45,28 @@ type ListenedEvents = NonNullable<
   NonNullable<paths["/listen-sessions"]["post"]["requestBody"]>["content"]["application/json"]["events"]
 >;
 
+/**
+ * The key's session, or with `app` the app's, started with its own token (the client credentials grant); answers the
+ * session and where its deliveries are listed.
+ */
+async function startSession({ api, app, events }: ListenOptions) {
+  const body = events ? { events: events as ListenedEvents } : {};
+  if (!app) {
+    const session = await unwrap(clientOf(api).POST("/listen-sessions", { body }));
+    return { session, deliveries: `/api/v1/webhooks/${session.endpoint_id}/deliveries` };
+  }
+  const token = await requestAppToken(app, { baseUrl: `${api.base}/api/v1` });
+  const session = await unwrap(clientOf({ ...api, key: token.access_token }).POST("/app/listen-sessions", { body }));
+  return { session, deliveries: `/api/v1/app/webhooks/${session.endpoint_id}/deliveries` };
+}
+
 /** Runs until the socket closes; answers the exit status: 0 after ^C, 1 when the session could not start or ended. */
 export async function listen(options: ListenOptions, print = console.log, printError = console.error) {
-  const body = options.events ? { events: options.events as ListenedEvents } : {};
-  const session = await unwrap(clientOf(options.api).POST("/listen-sessions", { body })).catch((error: unknown) => {
+  const started = await startSession(options).catch((error: unknown) => {
     printError(failureSentence(error, options.api));
   });
-  if (!session) return 1;
+  if (!started) return 1;
+  const { session } = started;
   // The connect token travels as a subprotocol after secretary-listen, never in the URL (docs/webhooks.md, Listening
   // sessions end).
   const socket = new WebSocket(session.socket_url, ["secretary-listen", session.connect_token]);
@@ -78,7 +97,8 @@ export async function listen(options: ListenOptions, print = console.log, printE
           ? `Ready. Your webhook signing secret is ${session.secret} (^C to quit)`
           : "Ready. (^C to quit; --print-secret shows the signing secret to verify deliveries with)",
       );
-      print(`Forwarding to ${options.forwardTo}; deliveries at GET /api/v1/webhooks/${session.endpoint_id}/deliveries`);
+      const from = options.app ? " every connected business's events" : "";
+      print(`Forwarding${from} to ${options.forwardTo}; deliveries at GET ${started.deliveries}`);
       keepalive = setInterval(() => {
         if (unanswered < KEEPALIVE_MISSES) {
           unanswered += 1;
@@ -116,7 +136,8 @@ export async function listen(options: ListenOptions, print = console.log, printE
         );
       }
       const outcome = forwarded.error ? `ERR ${forwarded.error}` : String(forwarded.status);
-      print(`${new Date().toISOString()}  --> ${delivery.event} [dlv ${delivery.delivery_id}] ${outcome}`);
+      const business = options.app ? `  ${businessOf(delivery.body)}` : "";
+      print(`${new Date().toISOString()}  --> ${delivery.event} [dlv ${delivery.delivery_id}] ${outcome}${business}`);
     });
   });
   return ended;
@@ -129,6 +150,16 @@ function deliveryOf(data: unknown): Delivery | undefined {
     return message.type === "delivery" ? (message as Delivery) : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** The business an envelope names (docs/guides/webhooks.md, The request): its name and handle. */
+function businessOf(envelope: string): string {
+  try {
+    const { business } = JSON.parse(envelope) as { business: { name: string; handle: string } };
+    return `${business.name} (${business.handle})`;
+  } catch {
+    return "";
   }
 }
 

@@ -21,7 +21,10 @@ export type PartnerClientOptions = {
   retries?: RetryOptions;
 };
 
-/** A client for one credential: an API key (`sk_live_…`, `sk_test_…`) or an OAuth access token (`at_live_…`). */
+/**
+ * A client for one credential: an API key (`sk_live_…`, `sk_test_…`), an OAuth access token of a connection
+ * (`at_live_…`), or the app's own token (`at_app_…`, from `requestAppToken`), which the app's routes (`/app/…`) take.
+ */
 export function createPartnerClient(credential: string, options: PartnerClientOptions = {}): PartnerClient {
   return createClient<paths>({
     baseUrl: options.baseUrl ?? DEFAULT_BASE_URL,
@@ -37,7 +40,8 @@ export type ApiErrorCode = ApiErrorBody["code"];
 /**
  * A refusal of the API, for a program: its stable `code` to branch on, the `param` at fault (a query parameter, a
  * body field), the `requestId` to quote when asking for help, and the HTTP `status` (docs/errors.md). An answer that
- * is not the API's error body (a proxy's page) has the code `unexpected_answer` and the `X-Request-Id` if any.
+ * is not the API's error body (a proxy's page, or the token endpoint's OAuth error, whose `error_description` is then
+ * the message) has the code `unexpected_answer` and the `X-Request-Id` if any.
  */
 export class PartnerApiError extends Error {
   readonly code: ApiErrorCode | "unexpected_answer";
@@ -47,13 +51,23 @@ export class PartnerApiError extends Error {
 
   constructor(status: number, body: unknown, requestId: string | null = null) {
     const error = isErrorBody(body) ? body : undefined;
-    super(error?.error ?? `The API answered ${status} without an error body.`);
+    super(error?.error ?? oauthErrorSentence(body) ?? `The API answered ${status} without an error body.`);
     this.name = "PartnerApiError";
     this.status = status;
     this.code = error?.code ?? "unexpected_answer";
     this.param = error?.param;
     this.requestId = error?.request_id ?? requestId ?? "";
   }
+}
+
+/** An OAuth error's sentence (RFC 6749 §5.2): its `error_description`, else its `error` code. */
+function oauthErrorSentence(body: unknown): string | undefined {
+  const { error, error_description } = (typeof body === "object" && body !== null ? body : {}) as Record<
+    string,
+    unknown
+  >;
+  if (typeof error_description === "string") return error_description;
+  return typeof error === "string" ? error : undefined;
 }
 
 function isErrorBody(body: unknown): body is ApiErrorBody {

@@ -2,6 +2,8 @@
 // partner (webhook deliveries, action calls). README.md says how to use it.
 export type { ActionArgument, ActionCall, ActionCallChannel } from "./actions.js";
 export { verifyActionCall } from "./actions.js";
+export type { AppCredentials, AppToken } from "./app-token.js";
+export { requestAppToken } from "./app-token.js";
 export type { ApiErrorBody, ApiErrorCode, PartnerClient, PartnerClientOptions } from "./client.js";
 export { createPartnerClient, DEFAULT_BASE_URL, PartnerApiError, unwrap } from "./client.js";
 export type { PagedPath, PageItem, PagePathParams, PageQuery } from "./paging.js";

@@ -1,2 +1,2 @@
 /** The package's version, sent in every request's `User-Agent`; a test holds it equal to package.json's. */
-export const VERSION = "0.2.0";
+export const VERSION = "0.3.0";

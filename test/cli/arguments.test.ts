@@ -40,6 +40,21 @@ describe("secretary's command line", () => {
     });
   });
 
+  it("reads listen --app with the app's credentials, from the environment or flags, and no key", () => {
+    const app = { SECRETARY_CLIENT_ID: "client-from-env", SECRETARY_CLIENT_SECRET: "secret-from-env" };
+    expect(parse("listen --app --forward-to http://localhost:3000/hooks", app)).toMatchObject({
+      command: "listen",
+      api: { base: "http://localhost:8787", key: "" },
+      app: { clientId: "client-from-env", clientSecret: "secret-from-env", authMethod: "client_secret_basic" },
+    });
+    expect(
+      parse(
+        "listen --app --forward-to http://x --client-id flag-id --client-secret flag-secret --client-auth client_secret_post",
+        app,
+      ),
+    ).toMatchObject({ app: { clientId: "flag-id", clientSecret: "flag-secret", authMethod: "client_secret_post" } });
+  });
+
   it("lets flags win over the environment", () => {
     expect(parse("trigger booking.created --api-key sk_test_flag --api-base https://api.example/")).toEqual({
       command: "trigger",
@@ -64,6 +79,15 @@ describe("secretary's command line", () => {
     expect(refusal("trigger")).toBe("trigger takes one event name, e.g. booking.created.");
     expect(refusal("trigger a b")).toBe("trigger takes one event name, e.g. booking.created.");
     expect(refusal("deploy")).toBe("Unknown command: deploy.");
+    expect(refusal("listen --app --forward-to http://x --client-id only-the-id", {})).toBe(
+      "listen --app needs the app's client id and secret: --client-id and --client-secret, or SECRETARY_CLIENT_ID and SECRETARY_CLIENT_SECRET.",
+    );
+    expect(refusal("listen --app --forward-to http://x --client-id a --client-secret b --client-auth none")).toBe(
+      "--client-auth is client_secret_basic or client_secret_post.",
+    );
+    expect(refusal("trigger booking.created --app --client-id a --client-secret b")).toBe(
+      "--app goes with listen only.",
+    );
     expect(refusal("listen --forward-to http://x --colour")).toMatch(/--colour/);
     expect(refusal("listen --forward-to")).toMatch(/--forward-to/);
   });
