@@ -9,7 +9,7 @@ import { runWranglerCaptured } from "./wrangler.ts";
 /**
  * Gzipped KiB; how it grew, change by change, is in docs/performance.md (Bundle).
  */
-const BUDGET_GZIP_KIB = 272;
+const BUDGET_GZIP_KIB = 278;
 
 const outdir = mkdtempSync(join(tmpdir(), "secretary-bundle-"));
 try {
