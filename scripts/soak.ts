@@ -1,6 +1,6 @@
 // `npm run soak` (docs/reliability.md): `wrangler dev` under a minute of mixed load at 32 connections, then a count
-// of what reached a real receiver. Reads, knowledge pushes, reports that fan out to 20 endpoints each, and intake
-// runs whose completions reach the same 20. It runs on its own copy of the configuration (the request budget
+// of what reached a real receiver. Reads, knowledge pushes, reports that fan out to 20 endpoints each and the app's 3,
+// and intake runs whose completions reach the same 20. It runs on its own copy of the configuration (the request budget
 // raised, loopback URLs allowed) and its own local state in a temporary folder, so the dev database is untouched.
 // The businesses alternate between the EU and the US, so between the shards eu1 and us1 (docs/scaling.md, Regional
 // shards): each request, report, intake run and delivery finds its own shard's database.
@@ -8,11 +8,17 @@
 // a business between shards), intake runs under way: while it moves, its writes answer 503 with Retry-After, which
 // the load honours (a refused report or intake call is sent again after it); after the load, its rows are counted in
 // both shards.
-// Exits non-zero on any other 5xx, any delivery lost, any duplicate that a retry does not explain, a move that does not
-// end, or a moved business's row left behind or missing.
+// Beside each business's own endpoints, one app connected to every business subscribes 3 endpoints of its own
+// (docs/guides/webhooks.md, Subscribing once as an app), copied into each business: every report reaches them too, once
+// per business, each envelope naming its business and signed with the app endpoint's secret, the moved business's
+// after its move as before. Every delivery's signatures are checked with its endpoint's secret.
+// Exits non-zero on any other 5xx, any delivery lost, any duplicate that a retry does not explain, a signature that
+// does not verify, an app delivery not meant for the app, a move that does not end, no app delivery of the moved
+// business after it, or a moved business's row left behind or missing.
 import { parseArgs } from "node:util";
 import { eq, getTableColumns, getTableName, is, sql } from "drizzle-orm";
 import { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { signatureHeaders } from "../src/lib/signing.ts";
 import { type ReceivedRequest, startReceiver } from "../test/receiver.ts";
 import {
   appConfigForLoad,
@@ -29,12 +35,14 @@ import {
 } from "./local-worker.ts";
 import { businessIdFor, businessSeedSql, directorySql, insertSelect, ownerEmailFor, resultRows } from "./seed.ts";
 import {
+  db,
   isShardName,
   LEGACY_SHARD,
   newApiKey,
   SHARDS,
   type ShardName,
   schema,
+  sha256Hex,
   shardForCountry,
   sqlText,
 } from "./service.ts";
@@ -82,30 +90,63 @@ const RETRY_GAP_MS = 55_000;
 const RUNTIME_TOKEN = "soak-runtime-token-0123456789abcdef";
 /** The move's credential (docs/operations.md, Moving a business), which the Worker has in production too. */
 const OPERATOR_TOKEN = "soak-operator-token-0123456789abcdef";
+/**
+ * The app connected to every business with the only scope of a connection, `api` (docs/guides/oauth.md): a confidential
+ * client, which asks for its own token with the scope `app` (The app as itself), and its own endpoints on the
+ * receiver's paths `/app/e<n>`, which every business's copy of one shares.
+ */
+const APP = { id: "cl_soak_app", secret: `cs_soak_${crypto.randomUUID()}`, endpoints: 3, paths: "/app/" };
 
-// ---- The receiver (test/receiver.ts): every delivery, by endpoint path and event id, and every delivery's arrival
-// times, by endpoint path and delivery id: a delivery id is unique only within its shard (docs/scaling.md, The queue,
-// the consumer and the cron), and each path is one business's endpoint, so of one shard. A body that is not JSON is
-// counted by nobody.
-const received = new Map<string, number>(); // `${path} ${eventId}` → count
-const arrivals = new Map<string, number[]>(); // `${path} ${deliveryId}` → [ms, ...]
-const intakeEventsByPath = new Map<string, Set<string>>(); // path → Set of intake.completed event ids
+// ---- The receiver (test/receiver.ts), the businesses' own endpoints (`/b<i>/e<n>`) and the app's (`/app/e<n>`) apart:
+// every delivery, by the business its envelope names, endpoint path and event id, and every delivery's arrival times,
+// by business, path and delivery id: every business's copy of an app endpoint has its path, and a delivery id is unique
+// only within its business's shard (docs/scaling.md, The queue, the consumer and the cron). A body that is not JSON
+// is counted by nobody.
+type Mailbox = {
+  received: Map<string, number>; // `${businessId} ${path} ${eventId}` → count
+  arrivals: Map<string, number[]>; // `${businessId} ${path} ${deliveryId}` → [ms, ...]
+  badSignatures: number;
+};
+const mailbox = (): Mailbox => ({ received: new Map(), arrivals: new Map(), badSignatures: 0 });
+const mailboxes = { business: mailbox(), app: mailbox() };
+const secrets = new Map<string, string>(); // endpoint path → its signing secret
+const verifications: Promise<void>[] = [];
+const intakeEvents = new Map<string, Set<string>>(); // `${businessId} ${path}` → Set of intake.completed event ids
+
+/** Whether both signatures of a delivery are those the service makes with `secret` (src/lib/signing.ts). */
+async function signedWith(secret: string | undefined, body: string, headers: Record<string, string>) {
+  if (secret === undefined) return false;
+  const id = String(headers["webhook-id"]);
+  const expected = await signatureHeaders([secret], id, body, Number(headers["webhook-timestamp"]));
+  return (
+    expected["webhook-signature"] === headers["webhook-signature"] &&
+    expected["X-Service-Signature"] === headers["x-service-signature"]
+  );
+}
+
 function record({ path, body, headers, arrivedAt }: ReceivedRequest) {
-  let envelope: { id: string; event: string };
+  let envelope: { id: string; event: string; business?: { id?: string } };
   try {
     envelope = JSON.parse(body);
   } catch {
     return;
   }
-  const key = `${path} ${envelope.id}`;
-  received.set(key, (received.get(key) ?? 0) + 1);
-  const delivery = `${path} ${String(headers["x-service-delivery"])}`;
-  arrivals.set(delivery, [...(arrivals.get(delivery) ?? []), arrivedAt]);
+  const box = mailboxes[path.startsWith(APP.paths) ? "app" : "business"];
+  const to = `${envelope.business?.id} ${path}`;
+  const key = `${to} ${envelope.id}`;
+  box.received.set(key, (box.received.get(key) ?? 0) + 1);
+  const delivery = `${to} ${String(headers["x-service-delivery"])}`;
+  box.arrivals.set(delivery, [...(box.arrivals.get(delivery) ?? []), arrivedAt]);
   if (envelope.event === "intake.completed") {
-    const ids = intakeEventsByPath.get(path) ?? new Set();
+    const ids = intakeEvents.get(to) ?? new Set();
     ids.add(envelope.id);
-    intakeEventsByPath.set(path, ids);
+    intakeEvents.set(to, ids);
   }
+  verifications.push(
+    signedWith(secrets.get(path), body, headers).then((verified) => {
+      if (!verified) box.badSignatures += 1;
+    }),
+  );
 }
 
 // ---- The Worker, on its own configuration and state (scripts/local-worker.ts).
@@ -138,19 +179,45 @@ async function businessSql({ handle, apiKey, country }: Business) {
 }
 
 /**
- * The seed files: the directory entries in the global database first, then one file per shard with its businesses,
- * as the service lists a new business (src/domain/access/directory.ts).
+ * The seed files: the directory entries and the app's client in the global database first, then one file per shard
+ * with its businesses, as the service lists a new business (src/domain/access/directory.ts), and the app connected to
+ * each as an owner's approval leaves it (src/domain/oauth/authorization.ts, `approveAuthorization`): the client's copy
+ * and the business's connection. No code, and no `app.connected`, which none of the app's endpoints, made later, hears.
  */
 async function seedFiles(businesses: Business[]): Promise<SeedFile[]> {
+  const now = new Date();
   const listings = businesses.map(({ id, shard, handle }) => ({
     businessId: id,
     shard,
     ownerEmail: ownerEmailFor(handle),
   }));
-  const files: SeedFile[] = [{ binding: SHARDS[LEGACY_SHARD].binding, sql: directorySql(listings, new Date()) }];
+  const { oauthClients, oauthGrants } = schema;
+  const client = sqlText(
+    db
+      .insert(oauthClients)
+      .values({
+        id: APP.id,
+        clientName: "Soak App",
+        redirectUris: ["https://soak-app.example/callback"],
+        tokenEndpointAuthMethod: "client_secret_basic",
+        secretHash: sha256Hex(APP.secret),
+        createdAt: now.toISOString(),
+        firstApprovedAt: now.toISOString(),
+      })
+      .onConflictDoNothing(),
+  );
+  const files: SeedFile[] = [
+    { binding: SHARDS[LEGACY_SHARD].binding, sql: `${directorySql(listings, now)}\n${client}\n` },
+  ];
   for (const shard of new Set(businesses.map((business) => business.shard))) {
-    const sqls = await Promise.all(businesses.filter((b) => b.shard === shard).map(businessSql));
-    files.push({ binding: SHARDS[shard].binding, sql: sqls.join("\n") });
+    const inShard = businesses.filter((b) => b.shard === shard);
+    const connections = db
+      .insert(oauthGrants)
+      .values(
+        inShard.map(({ id }) => ({ clientId: APP.id, businessId: id, scope: "api", createdAt: now.toISOString() })),
+      );
+    const sqls = await Promise.all(inShard.map(businessSql));
+    files.push({ binding: SHARDS[shard].binding, sql: [...sqls, client, sqlText(connections)].join("\n") });
   }
   return files;
 }
@@ -214,7 +281,7 @@ const counts: {
   reports: 0,
   intakeRuns: 0,
 };
-const reportedEvents: Array<{ businessIndex: number; eventId: string }> = []; // { businessIndex, eventId }
+const reportedEvents: Array<{ business: Business; eventId: string }> = [];
 const completions = new Map<number, number>(); // business index → intake runs completed
 const bookingsReported = new Map<number, number>(); // business index → bookings its reports created
 
@@ -327,7 +394,7 @@ async function report(business: Business, first?: (status: number) => void) {
   const { status, body } = await untilAccepted(send, first);
   if (status !== 201) return;
   bookingsReported.set(business.index, (bookingsReported.get(business.index) ?? 0) + 1);
-  for (const { id } of body.events) reportedEvents.push({ businessIndex: business.index, eventId: id });
+  for (const { id } of body.events) reportedEvents.push({ business, eventId: id });
 }
 
 /** A conversation's intake: its start, and the answer that completes it (each sent again after a 503 of a move). */
@@ -397,45 +464,78 @@ async function connection(
 }
 
 // ---- What arrived against what was expected.
+/**
+ * What reached one mailbox: every arrival; those beyond the first of an event at an endpoint, of which a retry explains
+ * those of one delivery at least RETRY_GAP_MS apart; and the moved business's arrivals after its move.
+ */
+function arrivalsIn({ received, arrivals, badSignatures }: Mailbox) {
+  let explained = 0;
+  let acrossTheMove = 0;
+  let afterTheMove = 0;
+  const moved = moving.business && `${moving.business.id} `;
+  const end = moving.endedAtArrival ?? Number.POSITIVE_INFINITY;
+  for (const [delivery, times] of arrivals) {
+    const ofTheMoved = moved !== undefined && delivery.startsWith(moved);
+    if (ofTheMoved) afterTheMove += times.filter((time) => time > end).length;
+    for (let i = 1; i < times.length; i++) {
+      const [earlier = 0, later = 0] = [times[i - 1], times[i]];
+      // A delivery of the moved business that arrived before the move ended and again after it was not retried: its
+      // first attempt's record did not move with it. Never explained, however far apart.
+      if (ofTheMoved && earlier < end && later > end) acrossTheMove += 1;
+      else if (later - earlier >= RETRY_GAP_MS) explained += 1;
+    }
+  }
+  const arrived = [...received.values()].reduce((sum, n) => sum + n, 0);
+  // Every arrival of an event at an endpoint beyond its first is a duplicate; only a retry of one delivery explains one.
+  const duplicates = arrived - received.size;
+  return {
+    received: arrived,
+    duplicates,
+    unexplainedDuplicates: duplicates - explained,
+    acrossTheMove,
+    afterTheMove,
+    badSignatures,
+  };
+}
+
+/**
+ * Each business's reported events at its 20 endpoints and its completed intakes' there, and its reported events at each
+ * of the app's endpoints (never an `intake.completed`: the business's intakes are its API key's, not the app's;
+ * docs/guides/webhooks.md, Subscribing once as an app); any other arrival at the app's is not meant for it.
+ */
 function tally(businesses: Business[]) {
-  let expected = 0;
-  let lost = 0;
-  for (const { businessIndex, eventId } of reportedEvents) {
-    for (let e = 0; e < ENDPOINTS_PER_BUSINESS; e++) {
-      expected += 1;
-      if (!received.has(`/b${businessIndex}/e${e} ${eventId}`)) lost += 1;
+  const paths = (prefix: string, n: number) => Array.from({ length: n }, (_, e) => `${prefix}e${e}`);
+  const appPaths = paths(APP.paths, APP.endpoints);
+  const own = { expected: 0, lost: 0 };
+  const app = { expected: 0, lost: 0 };
+  const meantForTheApp = new Set<string>();
+  for (const { business, eventId } of reportedEvents) {
+    for (const path of paths(`/b${business.index}/`, ENDPOINTS_PER_BUSINESS)) {
+      own.expected += 1;
+      if (!mailboxes.business.received.has(`${business.id} ${path} ${eventId}`)) own.lost += 1;
+    }
+    for (const path of appPaths) {
+      const key = `${business.id} ${path} ${eventId}`;
+      meantForTheApp.add(key);
+      app.expected += 1;
+      if (!mailboxes.app.received.has(key)) app.lost += 1;
     }
   }
   for (const business of businesses) {
     const completed = completions.get(business.index) ?? 0;
-    for (let e = 0; e < ENDPOINTS_PER_BUSINESS; e++) {
-      expected += completed;
-      lost += Math.max(0, completed - (intakeEventsByPath.get(`/b${business.index}/e${e}`)?.size ?? 0));
+    for (const path of paths(`/b${business.index}/`, ENDPOINTS_PER_BUSINESS)) {
+      own.expected += completed;
+      own.lost += Math.max(0, completed - (intakeEvents.get(`${business.id} ${path}`)?.size ?? 0));
     }
   }
-  let duplicates = 0;
-  let explained = 0;
-  let acrossTheMove = 0;
-  const moved = moving.business && `/b${moving.business.index}/`;
-  const end = moving.endedAtArrival;
-  for (const [delivery, times] of arrivals) {
-    for (let i = 1; i < times.length; i++) {
-      const [earlier = 0, later = 0] = [times[i - 1], times[i]];
-      duplicates += 1;
-      // A delivery of the moved business that arrived before the move ended and again after it was not retried: its
-      // first attempt's record did not move with it. Never explained, however far apart.
-      if (moved && end !== undefined && delivery.startsWith(moved) && earlier < end && later > end) acrossTheMove += 1;
-      else if (later - earlier >= RETRY_GAP_MS) explained += 1;
-    }
-  }
-  const deliveriesReceived = [...received.values()].reduce((sum, n) => sum + n, 0);
+  const appKeys = [...mailboxes.app.received.keys()];
+  const byBusiness = Object.fromEntries(
+    businesses.map(({ id, handle }) => [handle, appKeys.filter((key) => key.startsWith(`${id} `)).length]),
+  );
+  const notMeant = appKeys.filter((key) => !meantForTheApp.has(key)).length;
   return {
-    expected,
-    lost,
-    deliveriesReceived,
-    duplicates,
-    acrossTheMove,
-    unexplainedDuplicates: duplicates - explained,
+    business: { ...own, ...arrivalsIn(mailboxes.business) },
+    app: { ...app, byBusiness, notMeant, ...arrivalsIn(mailboxes.app) },
   };
 }
 
@@ -487,11 +587,11 @@ async function moveMidway(business: Business, at: number, background: Promise<un
 const GLOBAL_TABLES = new Set(["business_shards", "business_moves", "owner_emails"]);
 
 /**
- * How many rows of the business each table keyed by business holds in `shard`, its deliveries' attempts, and the
- * forwards of its API key: read from the local state once the Worker is stopped.
+ * How many rows of the business each table keyed by business holds in `shard`, its deliveries' attempts, its copies of
+ * the app's endpoints, and the forwards of its API key: read from the local state once the Worker is stopped.
  */
 async function rowsIn(where: { configPath: string; persistTo: string }, shard: ShardName, business: Business) {
-  const { credentialForwards, deliveryAttempts, webhookDeliveries } = schema;
+  const { credentialForwards, deliveryAttempts, webhookDeliveries, webhookEndpoints } = schema;
   const counted = Object.values(schema as Record<string, unknown>)
     .filter((value): value is SQLiteTable => is(value, SQLiteTable))
     .flatMap((table) => {
@@ -506,6 +606,7 @@ async function rowsIn(where: { configPath: string; persistTo: string }, shard: S
     [
       ...counted,
       sql`(select count(*) from ${deliveryAttempts} where ${deliveryAttempts.deliveryId} in (${ofBusiness})) as delivery_attempts`,
+      sql`(select count(*) from ${webhookEndpoints} where ${webhookEndpoints.businessId} = ${business.id} and ${webhookEndpoints.appEndpointId} is not null) as app_endpoint_copies`,
       sql`(select count(*) from ${credentialForwards} where ${credentialForwards.credentialHash} = ${business.apiKey.keyHash}) as credential_forwards`,
     ],
     sql`, `,
@@ -516,9 +617,10 @@ async function rowsIn(where: { configPath: string; persistTo: string }, shard: S
 
 /**
  * What the moved business's rows must be once the load is over, from what the seed gave it (`seeded`): none left in the
- * shard it left but its key's forward; in its new shard its 20 endpoints, the seeded bookings and one more per report
- * that created one, a response per run completed, an event for each of those and a delivery of each to each endpoint,
- * and every other table's rows as seeded. Answers the differences found, and the counts.
+ * shard it left but its key's forward; in its new shard its 20 endpoints and its copies of the app's, the seeded
+ * bookings and one more per report that created one, a response per run completed, an event for each of those, a
+ * delivery of each to each of its endpoints and of each booking's to each copy, and every other table's rows as seeded
+ * (its app connection among them). Answers the differences found, and the counts.
  */
 async function movedRows(where: { configPath: string; persistTo: string }, seeded: Record<string, number>) {
   const { business, from } = moving;
@@ -528,11 +630,13 @@ async function movedRows(where: { configPath: string; persistTo: string }, seede
   const bookings = bookingsReported.get(business.index) ?? 0;
   const responses = completions.get(business.index) ?? 0;
   const changedByTheLoad: Record<string, number | undefined> = {
-    webhook_endpoints: ENDPOINTS_PER_BUSINESS,
+    webhook_endpoints: ENDPOINTS_PER_BUSINESS + APP.endpoints,
+    app_endpoint_copies: APP.endpoints,
     bookings: (seeded.bookings ?? 0) + bookings,
     intake_responses: (seeded.intake_responses ?? 0) + responses,
     events: (seeded.events ?? 0) + bookings + responses,
-    webhook_deliveries: (seeded.webhook_deliveries ?? 0) + ENDPOINTS_PER_BUSINESS * (bookings + responses),
+    webhook_deliveries:
+      (seeded.webhook_deliveries ?? 0) + ENDPOINTS_PER_BUSINESS * (bookings + responses) + APP.endpoints * bookings,
     // At least one attempt per delivery, more where one was retried; the pushes replace the seeded knowledge.
     delivery_attempts: undefined,
     knowledge_items: undefined,
@@ -553,6 +657,33 @@ async function movedRows(where: { configPath: string; persistTo: string }, seede
   return { problems, left, arrived };
 }
 
+/**
+ * The app's endpoints, made through the API as the app itself (docs/guides/oauth.md, The app as itself): its token from
+ * the client credentials grant, then each endpoint, which the service copies into every business connected to it.
+ * Subscribed as the businesses' own are: the app's copies must not receive their intakes' `intake.completed`.
+ */
+async function subscribeTheApp(receiverUrl: string) {
+  const token = await request("/api/oauth/token", {
+    method: "POST",
+    headers: {
+      Authorization: `Basic ${btoa(`${APP.id}:${APP.secret}`)}`,
+      "Content-Type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ grant_type: "client_credentials", scope: "app" }).toString(),
+  });
+  if (token.status !== 200) throw new Error(`no app token: ${token.status} ${JSON.stringify(token.body)}`);
+  for (let e = 0; e < APP.endpoints; e++) {
+    const path = `${APP.paths}e${e}`;
+    const created = await request("/api/v1/app/webhooks", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token.body.access_token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ url: `${receiverUrl}${path}`, events: ["*", "intake.completed"] }),
+    });
+    if (created.status !== 201) throw new Error(`app endpoint not created: ${created.status}`);
+    secrets.set(path, created.body.secret);
+  }
+}
+
 async function main() {
   const receiver = await startReceiver({ onRequest: record, record: false });
   const receiverUrl = receiver.url;
@@ -562,13 +693,17 @@ async function main() {
   let exitCode = 1;
   try {
     const { businesses } = worker;
+    // The app's first: its copies must leave each business room for 20 endpoints of its own.
+    await subscribeTheApp(receiverUrl);
     for (const business of businesses) {
       for (let e = 0; e < ENDPOINTS_PER_BUSINESS; e++) {
+        const path = `/b${business.index}/e${e}`;
         const created = await partner(business, "/api/v1/webhooks", {
           method: "POST",
-          body: JSON.stringify({ url: `${receiverUrl}/b${business.index}/e${e}`, events: ["*", "intake.completed"] }),
+          body: JSON.stringify({ url: `${receiverUrl}${path}`, events: ["*", "intake.completed"] }),
         });
         if (created.status !== 201) throw new Error(`endpoint not created: ${created.status}`);
+        secrets.set(path, created.body.secret);
       }
       const intakes = await partner(business, "/api/v1/intakes");
       business.intakeId = intakes.body.data[0]?.id;
@@ -599,7 +734,11 @@ async function main() {
     log("Load done; waiting for the deliveries to drain (the sweep runs every 20 s)...");
     const drainStarted = Date.now();
     let lastSweep = drainStarted;
-    while (Date.now() - drainStarted < DRAIN_MS && tally(businesses).lost > 0) {
+    const lost = () => {
+      const { business, app } = tally(businesses);
+      return business.lost + app.lost;
+    };
+    while (Date.now() - drainStarted < DRAIN_MS && lost() > 0) {
       if (Date.now() - lastSweep >= 20_000) {
         await fetch(`${BASE}/cdn-cgi/handler/scheduled`).catch(() => undefined);
         lastSweep = Date.now();
@@ -608,7 +747,8 @@ async function main() {
     }
     // A last look for late duplicates.
     await sleep(2000);
-    const result = tally(businesses);
+    await Promise.all(verifications);
+    const { business: own, app } = tally(businesses);
     const drainSeconds = Math.round((Date.now() - drainStarted) / 1000);
     await worker.stop();
     const rows = await movedRows(worker.where, worker.seeded);
@@ -628,12 +768,26 @@ async function main() {
       events_reported: reportedEvents.length,
       intake_runs: counts.intakeRuns,
       intakes_completed: [...completions.values()].reduce((sum, n) => sum + n, 0),
-      deliveries_expected: result.expected,
-      deliveries_received: result.deliveriesReceived,
-      lost: result.lost,
-      duplicates: result.duplicates,
-      unexplained_duplicates: result.unexplainedDuplicates,
-      duplicates_across_the_move: result.acrossTheMove,
+      deliveries_expected: own.expected,
+      deliveries_received: own.received,
+      lost: own.lost,
+      duplicates: own.duplicates,
+      unexplained_duplicates: own.unexplainedDuplicates,
+      duplicates_across_the_move: own.acrossTheMove,
+      bad_signatures: own.badSignatures,
+      app_endpoints: {
+        endpoints: APP.endpoints,
+        connected_businesses: businesses.length,
+        deliveries_expected: app.expected,
+        deliveries_received: app.received,
+        deliveries_by_business: app.byBusiness,
+        lost: app.lost,
+        not_meant_for_the_app: app.notMeant,
+        duplicates: app.duplicates,
+        unexplained_duplicates: app.unexplainedDuplicates,
+        duplicates_across_the_move: app.acrossTheMove,
+        bad_signatures: app.badSignatures,
+      },
       drain_seconds: drainSeconds,
       move: {
         business: moving.business?.handle,
@@ -649,6 +803,7 @@ async function main() {
         refusals_while_under_way: moving.probes,
         rows_left_in_old_shard: rows.left,
         rows_in_new_shard: rows.arrived,
+        arrivals_after_it: { business_endpoints: own.afterTheMove, app_endpoints: app.afterTheMove },
       },
     };
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
@@ -662,10 +817,14 @@ async function main() {
     for (const [call, status] of Object.entries(moving.probes)) {
       if (status !== 503) log(`While the move was under way, the ${call} answered ${status}, not 503.`);
     }
+    if (app.afterTheMove === 0) log("No delivery of the moved business reached the app's endpoints after its move.");
     const ok =
       summary.server_errors === 0 &&
-      summary.lost === 0 &&
-      summary.unexplained_duplicates === 0 &&
+      own.lost + app.lost === 0 &&
+      own.unexplainedDuplicates + app.unexplainedDuplicates === 0 &&
+      own.badSignatures + app.badSignatures === 0 &&
+      app.notMeant === 0 &&
+      app.afterTheMove > 0 &&
       moving.answer !== undefined &&
       rows.problems.length === 0 &&
       probes.length > 0 &&
