@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -117,10 +117,14 @@ describe("the packages as a stranger installs them", () => {
     const tree = JSON.parse(listed.stdout) as {
       dependencies: Record<string, { resolved?: string; dependencies?: object }>;
     };
-    expect(tree.dependencies["@secretary/partner-sdk"]?.resolved).toMatch(
-      /^file:.*secretary-partner-sdk-0\.2\.0\.tgz$/,
-    );
-    expect(tree.dependencies["@secretary/cli"]?.resolved).toMatch(/^file:.*secretary-cli-0\.1\.0\.tgz$/);
+    // The tarballs `npm pack` names after each package's own version.
+    const tarball = (folder: string, name: string) =>
+      `${name}-${(JSON.parse(readFileSync(resolve(ROOT, folder, "package.json"), "utf8")) as { version: string }).version}.tgz`;
+    expect(tree.dependencies["@secretary/partner-sdk"]?.resolved).toMatch(/^file:.*/);
+    expect(
+      tree.dependencies["@secretary/partner-sdk"]?.resolved?.endsWith(tarball("sdk", "secretary-partner-sdk")),
+    ).toBe(true);
+    expect(tree.dependencies["@secretary/cli"]?.resolved?.endsWith(tarball("cli", "secretary-cli"))).toBe(true);
     const files = readdirSync(join(project, "node_modules", "@secretary", "partner-sdk", "dist"));
     expect(files).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "partner-api.d.ts"]));
     expect(files.filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))).toEqual([]);
