@@ -40,3 +40,26 @@ describe("a delivery being sent as its business's move begins", async () => {
     expect(await attemptsIn("us1", deliveryId)).toHaveLength(1);
   });
 });
+
+// A delivery written and not yet sent when its business's move began (its message, if any, names the shard left):
+// the new shard puts it on the queue as it takes the business, not the sweep a minute later (docs/scaling.md, Moving
+// a business between shards).
+describe("a delivery waiting in the outbox as its business moves", async () => {
+  const { business, apiKey } = await createBusiness({ shard: "us1" });
+  const box = receiverBox("moved-in");
+  await subscribe(apiKey, box.url("/ok"), ["review.created"]);
+  const {
+    deliveryIds: [deliveryId = 0],
+  } = await outboxOnly(business, [{ event: "review.created", data: { review: { id: 2 } } }], "us1");
+
+  it("is sent from the new shard through the queue once the move ends, with no sweep", async () => {
+    await moved(business.id, "eu1");
+    const [request] = await box.arrived(1);
+    expect(request?.headers["x-service-delivery"]).toBe(String(deliveryId));
+    await vi.waitFor(
+      async () =>
+        expect(await deliveryRowIn("eu1", deliveryId)).toMatchObject({ status: "delivered", attemptCount: 1 }),
+      { interval: 50 },
+    );
+  });
+});

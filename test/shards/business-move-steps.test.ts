@@ -345,9 +345,9 @@ describe("a move whose target fails in the middle of the copy", { timeout: 60_00
 
 describe("a move run again after its switch, before its deletion ended", { timeout: 60_000 }, async () => {
   const { business, apiKey } = await createOwnerBusiness({ shard: "legacy" });
-  // Steps of 17 statements: the one that switches clears the copy's mark and deletes the credentials in legacy, and
-  // has none left for the rest.
-  const switched = await stepsUntil(business.id, "us1", 17, "deleting");
+  // Steps of 18 statements: the one that switches clears the copy's mark, sends the deliveries it owes and deletes the
+  // credentials in legacy, and has none left for the rest.
+  const switched = await stepsUntil(business.id, "us1", 18, "deleting");
 
   it("has the business in its new shard, its credentials forwarded there, and refuses moving it back", async () => {
     expect(switched).toMatchObject({ from: "legacy", to: "us1", status: "deleting" });

@@ -1,4 +1,4 @@
-import { and, eq, gt, or, sql } from "drizzle-orm";
+import { and, eq, gt, isNotNull, or, sql } from "drizzle-orm";
 import { runBatch } from "../../db/batches";
 import {
   apiKeys,
@@ -15,6 +15,7 @@ import { conflict, invalid, notFound } from "../../lib/api-error";
 import { iso } from "../../lib/time";
 import type { BusinessMoveAnswer } from "../../schemas/runtime";
 import { movedTo, movingMarkCleared, shardOfBusiness } from "../access/directory";
+import { enqueueMovedIn } from "../webhooks/outbox/sweep";
 import { CREDENTIALS } from "./business-rows";
 import { copying, deleting, verifying } from "./move-phases";
 import {
@@ -143,21 +144,27 @@ async function advance(step: MoveStep): Promise<BusinessMoveAnswer> {
       if (outcome === "paused") return paused(step);
       if (outcome !== "done") enter(move, "undoing", outcome);
       else if (move.phase === "copying") enter(move, "verifying");
-      // The switch waits for a step that can also clear the copy's mark and delete the credentials in the shard
-      // left, a statement each.
-      else if (!budget.affords(SWITCH_STATEMENTS + 1 + CREDENTIALS.length)) return paused(step);
+      // The switch waits for a step that can also clear the copy's mark, send its deliveries due and delete the
+      // credentials in the shard left, a statement each.
+      else if (!budget.affords(SWITCH_STATEMENTS + 2 + CREDENTIALS.length)) return paused(step);
       else await switchShard(step);
     } else {
       // The business's copy stays marked until the switch, so that nothing finds it at home there before (a runtime
       // call on a shard its isolate remembers from an earlier stay: src/domain/access/runtime-shard.ts); every step
       // of the deletion clears that mark first, so a step that failed after the switch leaves none behind.
       if (move.phase === "deleting") {
-        await deps
-          .onShard(move.toShard)
-          .db.update(businesses)
+        const target = deps.onShard(move.toShard);
+        const [cleared] = await target.db
+          .update(businesses)
           .set({ movingSince: null })
-          .where(eq(businesses.id, move.businessId));
+          .where(and(eq(businesses.id, move.businessId), isNotNull(businesses.movingSince)))
+          .returning({ id: businesses.id });
         budget.spend(1);
+        // Taking the business, the shard sends what it owes at once.
+        if (cleared) {
+          await enqueueMovedIn(target, move.businessId);
+          budget.spend(1);
+        }
       }
       const leaving = move.phase === "deleting" ? move.fromShard : move.toShard;
       if ((await deleting(step, deps.onShard(leaving).db)) === "paused") return paused(step);

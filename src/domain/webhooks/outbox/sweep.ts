@@ -166,3 +166,27 @@ async function sendChunks(deps: Dependencies, ids: number[], now: number, { mark
   }
   return enqueued;
 }
+
+/** How many of a moved business's deliveries are sent at its arrival; the sweep sends any beyond. */
+const MOVED_IN_AT_ONCE = 1000;
+
+/**
+ * A business moved in (docs/scaling.md, Moving a business between shards): its deliveries copied pending and due are
+ * put on the queue as soon as this shard takes it, not by the sweep a minute after they were written. Their messages
+ * on the queue name the shard it left, where nothing is left to claim. One read, by the unenqueued deliveries' index.
+ */
+export async function enqueueMovedIn(deps: Dependencies, businessId: string): Promise<void> {
+  const rows = await deps.db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        sql`${webhookDeliveries.status} = 'pending' and ${webhookDeliveries.enqueuedAt} is null`,
+        eq(webhookDeliveries.businessId, businessId),
+        lte(webhookDeliveries.nextAttemptAt, iso(deps.clock())),
+      ),
+    )
+    .orderBy(webhookDeliveries.createdAt)
+    .limit(MOVED_IN_AT_ONCE);
+  deps.enqueue(rows.map((row) => row.id));
+}
