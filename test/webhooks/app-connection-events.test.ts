@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { events, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
@@ -20,6 +21,7 @@ import {
 import { bookingObject, reportChange } from "../helpers/platform";
 import { newBooking } from "../helpers/platform-changes";
 import { receiverBox } from "../helpers/receiver";
+import { expectServerErrors } from "../helpers/server-errors";
 import { verifyStandardWebhook } from "../helpers/verify-signature";
 import { outboxOnly } from "../helpers/webhooks";
 
@@ -59,6 +61,12 @@ async function copyIn(shop: OwnerBusiness, endpointId: number) {
 
 const deliveriesTo = (shard: ShardName, endpointId: number) =>
   shardDb(shard).select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpointId));
+
+const connectedEvents = (shop: OwnerBusiness) =>
+  shardDb(shop.shard)
+    .select()
+    .from(events)
+    .where(and(eq(events.businessId, shop.business.id), eq(events.type, "app.connected")));
 
 const disconnect = (shop: OwnerBusiness, grantId: number) =>
   disconnectApp(shardDependencies(shop.shard), shop.business.id, grantId);
@@ -103,6 +111,28 @@ describe("app.connected and app.disconnected", () => {
       .where(and(eq(events.businessId, shop.business.id), eq(events.type, "app.connected")));
     expect(told).toHaveLength(1);
     expect(envelopes(await endpoint.box.arrived(1)).map((envelope) => envelope.event)).toEqual(["app.connected"]);
+  });
+
+  it("is told when the owner approves again after an approval whose event failed to be written", async () => {
+    const client = await registerClient();
+    const endpoint = await appEndpoint(client, ["app.connected"]);
+    const shop = await createOwnerBusiness({ shard: "eu1" });
+    // The approval's aftermath fails after the connection was stored: its event's batch is refused once.
+    const trigger = `fail_app_connected_${crypto.randomUUID().replaceAll("-", "")}`;
+    await env.SHARD_EU1.exec(
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON events WHEN NEW.type = 'app.connected' AND NEW.business_id = '${shop.business.id}' BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
+    );
+    expectServerErrors();
+    await expect(connectClient(client, shop)).rejects.toThrow(/expected status 303, got 500/);
+    await env.SHARD_EU1.exec(`DROP TRIGGER ${trigger}`);
+    expect(await connectedEvents(shop)).toHaveLength(0);
+
+    await connectClient(client, shop);
+    await connectClient(client, shop);
+    expect(await connectedEvents(shop)).toHaveLength(1);
+    expect(envelopes(await endpoint.box.arrived(1)).map((envelope) => envelope.business.id)).toEqual([
+      shop.business.id,
+    ]);
   });
 
   it("a disconnection in the dashboard tells the app and ends its copy in the same request: nothing of the business follows", async () => {

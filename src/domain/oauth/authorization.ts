@@ -205,13 +205,11 @@ export async function approveAuthorization(
     .update(oauthClients)
     .set({ firstApprovedAt: at })
     .where(and(eq(oauthClients.id, request.client.id), isNull(oauthClients.firstApprovedAt)));
-  const [, before, [grant]] = await db.batch([
+  const [, [grant]] = await db.batch([
     db
       .insert(oauthClients)
       .values({ ...request.client, firstApprovedAt: request.client.firstApprovedAt ?? at })
       .onConflictDoNothing({ target: oauthClients.id }),
-    // The connection as it was, in the batch's transaction: whether this approval begins one (`app.connected`).
-    db.select({ revokedAt: oauthGrants.revokedAt }).from(oauthGrants).where(connection),
     db
       .insert(oauthGrants)
       .values({ clientId: request.client.id, businessId: business.id, scope: request.scope, createdAt: at })
@@ -224,7 +222,7 @@ export async function approveAuthorization(
           scope: request.scope,
         },
       })
-      .returning({ id: oauthGrants.id }),
+      .returning({ id: oauthGrants.id, connectedAt: oauthGrants.createdAt }),
     db.insert(oauthCodes).values({
       codeHash: sha256Hex(code),
       grantId: sql`(select ${oauthGrants.id} from ${oauthGrants} where ${connection})`,
@@ -237,9 +235,12 @@ export async function approveAuthorization(
   ]);
   // The client may have changed since it was read (docs/oauth.md, Managing your app): its copy follows.
   await refreshCopy(deps, request.client.id, now);
-  // No connection before, or an ended one: this approval begins a connection, which the app's endpoints hear of.
-  const connectedAt = before[0]?.revokedAt !== null ? at : null;
-  if (grant) await appConnected(deps, business, { clientId: request.client.id, grantId: grant.id, connectedAt });
+  if (grant)
+    await appConnected(deps, business, {
+      clientId: request.client.id,
+      grantId: grant.id,
+      connectedAt: grant.connectedAt,
+    });
   return {
     outcome: "redirect",
     location: authorizationResponseLocation(request.redirectUri, { code, state: request.state }, issuer),

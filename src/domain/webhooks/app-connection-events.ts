@@ -1,5 +1,7 @@
-import { and, eq, inArray, isNotNull } from "drizzle-orm";
-import { appEndpoints, webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import { and, eq, inArray, isNotNull, sql } from "drizzle-orm";
+import { isGuardAbort } from "../../db/d1-failures";
+import { appEndpoints, businesses, events, webhookDeliveries, webhookEndpoints } from "../../db/schema";
+import { guard } from "../../db/snapshot-guard";
 import type { Dependencies } from "../../dependencies";
 import type { Business } from "../access/businesses";
 import { copiesOf, DISCONNECTED_REASON } from "./app-endpoints";
@@ -21,40 +23,55 @@ const copiesOfConnection = (businessId: string, grantId: number) =>
     isNotNull(webhookEndpoints.appEndpointId),
   );
 
+/** Whether the connection `grantId` was told `app.connected` since `since`, the start of its connection period. */
+const toldConnectedSince = (businessId: string, grantId: number, since: string) =>
+  sql`exists (select 1 from ${events} where ${events.businessId} = ${businessId} and ${events.type} = 'app.connected'
+    and ${events.createdAt} >= ${since} and ${events.audience} = ${`app:${grantId}`})`;
+
 /**
  * An approval's aftermath in the business's shard: the app's endpoints copied in (a reconnection enables again the
- * copies its disconnection ended), then, when the approval began a connection (`connectedAt`, null when the app was
- * connected already), `app.connected` to the connection's side. A failure is thrown: the owner sees the approval
- * fail and approves again, which copies what is missing; the event is written once, with the connection.
+ * copies its disconnection ended), then `app.connected` to the connection's side, once for the connection period that
+ * began at `connectedAt` (an approval while connected begins none). Each part is idempotent: a failure is thrown, the
+ * owner sees the approval fail and approves again, which copies what is missing and tells what was not told; a
+ * guard in the event's batch keeps two approvals at once from telling it twice.
  */
 export async function appConnected(
   deps: Dependencies,
   business: Business,
-  connection: { clientId: string; grantId: number; connectedAt: string | null },
+  connection: { clientId: string; grantId: number; connectedAt: string },
 ) {
   const { db } = deps;
-  const endpoints = await deps.global.select().from(appEndpoints).where(eq(appEndpoints.clientId, connection.clientId));
   const { connectedAt, grantId } = connection;
+  const endpoints = await deps.global.select().from(appEndpoints).where(eq(appEndpoints.clientId, connection.clientId));
   await Promise.all(endpoints.map((endpoint) => copiesOf(db, endpoint, business.id)));
-  if (connectedAt === null) return;
-  const [, side] = await db.batch([
-    // A reconnection: the copies its disconnection ended receive again.
+  const told = toldConnectedSince(business.id, grantId, connectedAt);
+  const [, side, [toldAlready]] = await db.batch([
     db
       .update(webhookEndpoints)
       .set({ status: "enabled", disabledReason: null })
-      .where(copiesOfConnection(business.id, grantId)),
+      .where(and(copiesOfConnection(business.id, grantId), eq(webhookEndpoints.disabledReason, DISCONNECTED_REASON))),
     db
       .select()
       .from(webhookEndpoints)
       .where(and(eq(webhookEndpoints.businessId, business.id), eq(webhookEndpoints.oauthGrantId, grantId))),
+    db
+      .select({ told: sql<number>`${told}` })
+      .from(businesses)
+      .where(eq(businesses.id, business.id)),
   ]);
+  if (toldAlready?.told) return;
   const draft: EventDraft = {
     event: "app.connected",
     data: { connected_at: connectedAt },
     audience: { side: grantId },
   };
-  const written = await writeEvents(deps, business, side, [draft]);
-  deps.enqueue(written.deliveryIds);
+  try {
+    const written = await writeEvents(deps, business, side, [draft], [guard(db, sql`not ${told}`)]);
+    deps.enqueue(written.deliveryIds);
+  } catch (error) {
+    // Told meanwhile by an approval at the same moment.
+    if (!isGuardAbort(error)) throw error;
+  }
 }
 
 /**
