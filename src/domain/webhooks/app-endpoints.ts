@@ -65,7 +65,8 @@ export const DISCONNECTED_REASON = "The owner disconnected the app: nothing more
 export const notEndedCopy = or(
   isNull(webhookEndpoints.appEndpointId),
   ne(webhookEndpoints.status, "disabled"),
-  ne(webhookEndpoints.disabledReason, DISCONNECTED_REASON),
+  // A disabled endpoint always says why; were a reason ever missing, NULL must not hide the endpoint.
+  sql`coalesce(${webhookEndpoints.disabledReason}, '') <> ${DISCONNECTED_REASON}`,
 );
 
 /**
