@@ -176,6 +176,11 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       response.end(JSON.stringify(answer));
     }
   });
+  return { ...(await listenOnLoopback(server)), server };
+}
+
+/** `server` listening on a free loopback port: its base URL, and a close that ends every connection first. */
+export async function listenOnLoopback(server: Server) {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const close = () =>
@@ -183,5 +188,5 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       server.closeAllConnections();
       server.close(() => resolve());
     });
-  return { url: `http://127.0.0.1:${port}`, server, close };
+  return { url: `http://127.0.0.1:${port}`, close };
 }

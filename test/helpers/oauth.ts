@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { expect } from "vitest";
 import { oauthClients, oauthGrants, oauthTokens, owners, type Plan } from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
@@ -283,6 +283,17 @@ export async function appTokenOf(client: RegisteredClient) {
   const response = await postToken({ grant_type: "client_credentials", ...bodyCredentials(client) });
   await expect(response).toHaveStatus(200);
   return (await json<{ access_token: string }>(response)).access_token;
+}
+
+/** The connection (`oauth_grants` row) of `client` with the business of `shop`, in its shard. */
+export async function grantOf(shop: OwnerBusiness, client: RegisteredClient) {
+  const grant = await shardDb(shop.shard)
+    .select()
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.clientId, client.client_id), eq(oauthGrants.businessId, shop.business.id)))
+    .get();
+  if (!grant) throw new Error("no connection of the app with the business");
+  return grant;
 }
 
 export function refresh(client: RegisteredClient, refreshToken: string) {

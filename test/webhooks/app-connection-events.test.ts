@@ -10,11 +10,10 @@ import { shardDependencies } from "../helpers/dependencies";
 import { shardDb } from "../helpers/fixtures";
 import { call, json } from "../helpers/http";
 import {
-  bodyCredentials,
+  appTokenOf,
   connectClient,
   createOwnerBusiness,
   type OwnerBusiness,
-  postToken,
   type RegisteredClient,
   registerClient,
 } from "../helpers/oauth";
@@ -30,11 +29,6 @@ import { outboxOnly } from "../helpers/webhooks";
 // disconnection nothing more of that business does.
 
 type Envelope = { id: string; event: string; business: { id: string; name: string }; data: Record<string, unknown> };
-
-async function appTokenOf(client: RegisteredClient) {
-  const response = await postToken({ grant_type: "client_credentials", ...bodyCredentials(client) });
-  return (await json<{ access_token: string }>(response)).access_token;
-}
 
 /** The app's endpoint on a fresh receiver box, subscribed to `events`: its id, secret and box. */
 async function appEndpoint(client: RegisteredClient, events?: string[]) {

@@ -1,22 +1,14 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { appEndpoints, oauthGrants, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
+import { appEndpoints, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
 import { SHARDS } from "../../src/db/shards";
 import { disconnectApp } from "../../src/domain/access/app-connections";
 import { shardDependencies } from "../helpers/dependencies";
 import { globalDb, shardDb } from "../helpers/fixtures";
 import { BASE, call, dispatch, expectError, json } from "../helpers/http";
-import {
-  bodyCredentials,
-  connectClient,
-  createOwnerBusiness,
-  type OwnerBusiness,
-  postToken,
-  type RegisteredClient,
-  registerClient,
-} from "../helpers/oauth";
+import { appTokenOf, connectClient, createOwnerBusiness, grantOf, registerClient } from "../helpers/oauth";
 import { reportChange } from "../helpers/platform";
 import { newBooking } from "../helpers/platform-changes";
 import { receiverBox } from "../helpers/receiver";
@@ -30,25 +22,11 @@ import { subscribe as subscribeBusiness } from "../helpers/webhooks";
 type Created = { id: number; url: string; events: string[]; description: string; created_at: string; secret: string };
 type Envelope = { id: string; event: string; business: { id: string } };
 
-async function appTokenOf(client: RegisteredClient) {
-  const response = await postToken({ grant_type: "client_credentials", ...bodyCredentials(client) });
-  return (await json<{ access_token: string }>(response)).access_token;
-}
-
 const subscribe = (token: string, body: Record<string, unknown>) =>
   call("/api/v1/app/webhooks", { key: token, method: "POST", body });
 
 const copiesIn = (shard: ShardName, endpointId: number) =>
   shardDb(shard).select().from(webhookEndpoints).where(eq(webhookEndpoints.appEndpointId, endpointId));
-
-async function grantOf(shop: OwnerBusiness, client: RegisteredClient) {
-  const [grant] = await shardDb(shop.shard)
-    .select()
-    .from(oauthGrants)
-    .where(eq(oauthGrants.businessId, shop.business.id));
-  if (!grant || grant.clientId !== client.client_id) throw new Error("no grant of the app");
-  return grant;
-}
 
 describe("an app's own webhook endpoint", () => {
   it("receives the events of every business connected to the app, in eu1 and us1, signed with its secret", async () => {

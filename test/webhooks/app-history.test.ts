@@ -1,9 +1,10 @@
 import { env } from "cloudflare:test";
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
-import { oauthGrants, webhookDeliveries } from "../../src/db/schema";
+import { webhookDeliveries } from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
 import { disconnectApp } from "../../src/domain/access/app-connections";
+import { MAX_APP_ENDPOINTS } from "../../src/domain/webhooks/app-endpoints";
 import { RECOVERS_PER_HOUR, SENDS_PER_HOUR } from "../../src/domain/webhooks/endpoint-budgets";
 import type { EventName } from "../../src/names-and-limits";
 import { countingShards } from "../helpers/counting-d1";
@@ -15,6 +16,7 @@ import {
   appTokenOf,
   connectClient,
   createOwnerBusiness,
+  grantOf,
   type OwnerBusiness,
   type RegisteredClient,
   registerClient,
@@ -97,14 +99,8 @@ async function allPages<T extends { id: number | string }>(token: string, path: 
   return pages;
 }
 
-const disconnect = async (shop: OwnerBusiness, client: RegisteredClient) => {
-  const grant = await shardDb(shop.shard)
-    .select({ id: oauthGrants.id })
-    .from(oauthGrants)
-    .where(and(eq(oauthGrants.clientId, client.client_id), eq(oauthGrants.businessId, shop.business.id)))
-    .get();
-  await disconnectApp(shardDependencies(shop.shard), shop.business.id, grant?.id ?? 0);
-};
+const disconnect = async (shop: OwnerBusiness, client: RegisteredClient) =>
+  disconnectApp(shardDependencies(shop.shard), shop.business.id, (await grantOf(shop, client)).id);
 
 describe("GET /app/webhooks/{id}/deliveries", () => {
   it("merges the deliveries of eu1 and us1 newest first, each with its business, paged across the shards", async () => {
@@ -504,5 +500,60 @@ describe("the app's history, read and written", () => {
     await env.SHARD_EU1.prepare(backfill ?? "").run();
     const rows = await db.select().from(webhookDeliveries).where(ofLisbon);
     expect(rows.map((row) => row.appEndpointId).sort()).toEqual([endpoint.id, null].sort());
+  });
+});
+
+describe("an app's history at the limits", () => {
+  // The app's 20 endpoints each receive every event of a business in eu1 and one in us1: 60 events each, 2,400
+  // deliveries. Pages of 100 (the most a list answers) run across both shards without a gap or a repeat, and each
+  // event is listed once although 20 deliveries reached the app.
+  it("pages 120 deliveries of one endpoint and 120 events sent to 20 endpoints by 100, across eu1 and us1", async () => {
+    const { lisbon, austin, token, endpoint } = await appOfTwoShards();
+    const others = [];
+    for (let i = 1; i < MAX_APP_ENDPOINTS; i++) others.push(await subscribeApp(token, receiverBox().url(`/e${i}`)));
+    await expectError(
+      await call("/api/v1/app/webhooks", { key: token, method: "POST", body: { url: receiverBox().url("/21st") } }),
+      403,
+      /at most 20 webhook endpoints/,
+    );
+    const written: string[] = [];
+    for (const shop of [lisbon, austin]) {
+      const drafts = Array.from({ length: 60 }, (_, i) => ({ event: "lead.created" as const, data: { n: i } }));
+      const { emitted } = await outboxOnly(shop.business, drafts, shop.shard);
+      written.push(...emitted.map((event) => event.id));
+    }
+    const all = await stored([endpoint.id, ...others.map((other) => other.id)]);
+    expect(all).toHaveLength(2 * 60 * MAX_APP_ENDPOINTS);
+
+    const deliveries = await allPages<AppDelivery>(token, (after) =>
+      deliveriesPath(endpoint.id, `?limit=100${after ? `&starting_after=${after}` : ""}`),
+    );
+    expect(deliveries.map((page) => [page.data.length, page.has_more])).toEqual([
+      [100, true],
+      [20, false],
+    ]);
+    const ofEndpoint = all.filter((row) => row.appEndpointId === endpoint.id);
+    expect(deliveries.flatMap((page) => page.data.map((delivery) => delivery.id))).toEqual(
+      ofEndpoint.map((row) => row.id),
+    );
+    expect(new Set(deliveries.flatMap((page) => page.data.map((delivery) => delivery.business_id)))).toEqual(
+      new Set([lisbon.business.id, austin.business.id]),
+    );
+
+    const events = await allPages<Envelope>(
+      token,
+      (after) => `/api/v1/app/events?limit=100${after ? `&starting_after=${after}` : ""}`,
+    );
+    expect(events.map((page) => [page.data.length, page.has_more])).toEqual([
+      [100, true],
+      [20, false],
+    ]);
+    const listed = events.flatMap((page) => page.data.map((envelope) => envelope.id));
+    expect(new Set(listed).size).toBe(120);
+    expect([...listed].sort()).toEqual([...written].sort());
+    // Newest first: each business's events in the reverse of the order they were written.
+    for (const ofShop of [written.slice(0, 60), written.slice(60)]) {
+      expect(listed.filter((id) => ofShop.includes(id))).toEqual([...ofShop].reverse());
+    }
   });
 });
