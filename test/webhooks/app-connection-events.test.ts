@@ -1,10 +1,10 @@
 import { env } from "cloudflare:test";
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNotNull } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { events, webhookDeliveries, webhookEndpoints } from "../../src/db/schema";
 import type { ShardName } from "../../src/db/shards";
 import { disconnectApp } from "../../src/domain/access/app-connections";
-import { DISCONNECTED_REASON } from "../../src/domain/webhooks/app-endpoints";
+import { DISCONNECTED_REASON, MAX_APP_ENDPOINTS } from "../../src/domain/webhooks/app-endpoints";
 import { page, signedIn, submit } from "../helpers/dashboard";
 import { shardDependencies } from "../helpers/dependencies";
 import { shardDb } from "../helpers/fixtures";
@@ -92,6 +92,29 @@ describe("app.connected and app.disconnected", () => {
       "app.connected",
       "booking.created",
     ]);
+  });
+
+  it("copies the app's 20 endpoints into a business at its approval and tells each of them", async () => {
+    const client = await registerClient();
+    const token = await appTokenOf(client);
+    const box = receiverBox("app-twenty");
+    for (let index = 0; index < MAX_APP_ENDPOINTS; index++) {
+      const body = { url: box.url(`/e${index}`), events: ["app.connected"] };
+      await expect(await call("/api/v1/app/webhooks", { key: token, method: "POST", body })).toHaveStatus(201);
+    }
+    const shop = await createOwnerBusiness({ shard: "us1" });
+    await connectClient(client, shop);
+    const copies = await shardDb("us1")
+      .select()
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.businessId, shop.business.id), isNotNull(webhookEndpoints.appEndpointId)));
+    expect(copies).toHaveLength(MAX_APP_ENDPOINTS);
+    const arrived = await box.arrived(MAX_APP_ENDPOINTS);
+    expect(new Set(arrived.map((request) => request.path))).toHaveProperty("size", MAX_APP_ENDPOINTS);
+    expect(new Set(envelopes(arrived).map((envelope) => `${envelope.event} ${envelope.business.id}`))).toEqual(
+      new Set([`app.connected ${shop.business.id}`]),
+    );
+    expect(await connectedEvents(shop)).toHaveLength(1);
   });
 
   it("is told once when two approvals of the same owner race", async () => {

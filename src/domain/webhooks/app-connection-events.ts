@@ -5,6 +5,7 @@ import { guard } from "../../db/snapshot-guard";
 import type { Dependencies } from "../../dependencies";
 import type { Business } from "../access/businesses";
 import { copiesOf, DISCONNECTED_REASON } from "./app-endpoints";
+import type { WebhookEndpoint } from "./endpoints";
 import type { EventDraft } from "./event-draft";
 import { writeEvents } from "./outbox/write";
 
@@ -43,22 +44,26 @@ export async function appConnected(
   const { db } = deps;
   const { connectedAt, grantId } = connection;
   const endpoints = await deps.global.select().from(appEndpoints).where(eq(appEndpoints.clientId, connection.clientId));
-  await Promise.all(endpoints.map((endpoint) => copiesOf(db, endpoint, business.id)));
   const told = toldConnectedSince(business.id, grantId, connectedAt);
-  const [, side, [toldAlready]] = await db.batch([
-    db
-      .update(webhookEndpoints)
-      .set({ status: "enabled", disabledReason: null })
-      .where(and(copiesOfConnection(business.id, grantId), eq(webhookEndpoints.disabledReason, DISCONNECTED_REASON))),
-    db
-      .select()
-      .from(webhookEndpoints)
-      .where(and(eq(webhookEndpoints.businessId, business.id), eq(webhookEndpoints.oauthGrantId, grantId))),
-    db
-      .select({ told: sql<number>`${told}` })
-      .from(businesses)
-      .where(eq(businesses.id, business.id)),
-  ]);
+  // One round trip: the copies that are missing, the ones a disconnection ended enabled again, then the side's
+  // endpoints as they now are, and whether this connection period was told already.
+  const [side, [toldAlready]] = (
+    await db.batch([
+      db
+        .update(webhookEndpoints)
+        .set({ status: "enabled", disabledReason: null })
+        .where(and(copiesOfConnection(business.id, grantId), eq(webhookEndpoints.disabledReason, DISCONNECTED_REASON))),
+      ...endpoints.map((endpoint) => copiesOf(db, endpoint, business.id)),
+      db
+        .select()
+        .from(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.businessId, business.id), eq(webhookEndpoints.oauthGrantId, grantId))),
+      db
+        .select({ told: sql<number>`${told}` })
+        .from(businesses)
+        .where(eq(businesses.id, business.id)),
+    ])
+  ).slice(-2) as [WebhookEndpoint[], { told: number }[]];
   if (toldAlready?.told) return;
   const draft: EventDraft = {
     event: "app.connected",

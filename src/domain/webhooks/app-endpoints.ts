@@ -37,16 +37,42 @@ export const toAppEndpointObject = (endpoint: AppEndpoint) => ({
 
 /**
  * The copies of `endpoint` in the businesses of one shard connected to its app now (`businessId`: in that business
- * only), one statement, skipping a business that has its copy already, so that running it again changes nothing.
+ * only), one statement (a batch's, or run alone), skipping a business that has its copy already, so that running it
+ * again changes nothing. Every column in the table's order (drizzle's rule for an insert from a select); 11 bound
+ * values.
  */
 export function copiesOf(db: ShardDatabase, endpoint: AppEndpoint, businessId?: string) {
   const copied = sql`select 1 from ${webhookEndpoints} where ${webhookEndpoints.appEndpointId} = ${endpoint.id} and ${webhookEndpoints.businessId} = ${oauthGrants.businessId}`;
-  return db.run(sql`insert into ${webhookEndpoints} (id, business_id, url, events, description, secret, status, oauth_grant_id, app_endpoint_id, created_at)
-    select ${selectedRowsIds("webhook_endpoints")}, ${oauthGrants.businessId}, ${endpoint.url}, ${JSON.stringify(endpoint.events)}, ${endpoint.description}, ${endpoint.secret}, 'enabled', ${oauthGrants.id}, ${endpoint.id}, ${endpoint.createdAt}
-    from ${oauthGrants}
-    where ${oauthGrants.clientId} = ${endpoint.clientId} and ${oauthGrants.revokedAt} is null
-    ${businessId === undefined ? sql`` : sql`and ${oauthGrants.businessId} = ${businessId}`}
-    and not exists (${copied})`);
+  const value = <T>(bound: T, column: string) => sql<T>`${bound}`.as(column);
+  return db.insert(webhookEndpoints).select(
+    db
+      .select({
+        id: sql<number>`${selectedRowsIds("webhook_endpoints")}`.as("id"),
+        businessId: oauthGrants.businessId,
+        url: value(endpoint.url, "url"),
+        events: value(JSON.stringify(endpoint.events), "events"),
+        description: value(endpoint.description, "description"),
+        secret: value(endpoint.secret, "secret"),
+        previousSecret: sql<string | null>`null`.as("previous_secret"),
+        previousSecretExpiresAt: sql<string | null>`null`.as("previous_secret_expires_at"),
+        status: sql<"enabled">`'enabled'`.as("status"),
+        disabledReason: sql<string | null>`null`.as("disabled_reason"),
+        lastSuccessAt: sql<string | null>`null`.as("last_success_at"),
+        apiKeyId: sql<number | null>`null`.as("api_key_id"),
+        oauthGrantId: oauthGrants.id,
+        appEndpointId: value(endpoint.id, "app_endpoint_id"),
+        createdAt: value(endpoint.createdAt, "created_at"),
+      })
+      .from(oauthGrants)
+      .where(
+        and(
+          eq(oauthGrants.clientId, endpoint.clientId),
+          isNull(oauthGrants.revokedAt),
+          businessId === undefined ? undefined : eq(oauthGrants.businessId, businessId),
+          sql`not exists (${copied})`,
+        ),
+      ),
+  );
 }
 
 /** Runs `work` on every shard at once; the first failure is thrown once all have run. */
