@@ -88,6 +88,8 @@ FROM json_each(?1) o WHERE webhook_deliveries.id = o.value ->> 'id'`;
 /** The answer time a receiver has (docs/webhooks.md, The request), and the first delay of the retry schedule. */
 const ANSWER_TIMEOUT_MS = 10_000;
 const RETRY_DELAY_SECONDS = 60;
+/** The outbound connections an invocation may wait on at once in production (the app's src/lib/connection-slots.ts). */
+const OPEN_CONNECTIONS = 6;
 /** A crashed attempt frees its delivery after this: longer than the answer time plus the record. */
 const LEASE_MS = 30_000;
 
@@ -191,14 +193,13 @@ async function report(businessId, request, env, ctx) {
 }
 
 /**
- * One delivery's signed POST: the app's headers (docs/webhooks.md, The request; The signatures), the
+ * One delivery's signed request: the app's headers (docs/webhooks.md, The request; The signatures), the
  * `X-Service-Signature` HMAC keyed by the secret's text and the Standard Webhooks one by the bytes its base64 after
- * `whsec_` encodes; the answer dropped unread. Answers its outcome as the record binds it.
+ * `whsec_` encodes. Signed before it waits for a connection, as the app signs.
  * @param {Claimed} delivery
  */
-async function deliver({ id, event_id: eventId, url, secret, envelope }) {
-  const startedAt = Date.now();
-  const t = Math.floor(startedAt / 1000);
+async function signed({ id, event_id: eventId, url, secret, envelope }) {
+  const t = Math.floor(Date.now() / 1000);
   const [stripe, standard] = await Promise.all([
     hmac(encoder.encode(secret), `${t}.${envelope}`),
     hmac(
@@ -206,6 +207,27 @@ async function deliver({ id, event_id: eventId, url, secret, envelope }) {
       `${eventId}.${t}.${envelope}`,
     ),
   ]);
+  /** @type {Record<string, string>} */
+  const headers = {
+    "Content-Type": "application/json",
+    "User-Agent": "Secretary-Webhooks/1.0 (+https://partners.secretary.example)",
+    "X-Service-Event": EVENT,
+    "X-Service-Delivery": String(id),
+    "X-Service-Signature": `t=${t},v1=${hex(stripe)}`,
+    "webhook-id": eventId,
+    "webhook-timestamp": String(t),
+    "webhook-signature": `v1,${btoa(String.fromCharCode(...standard))}`,
+  };
+  return { id, url, headers, envelope };
+}
+
+/**
+ * One signed POST, the answer dropped unread, its timeout started when it is sent. Answers its outcome as the record
+ * binds it.
+ * @param {Awaited<ReturnType<typeof signed>>} request
+ */
+async function post({ id, url, headers, envelope }) {
+  const startedAt = Date.now();
   /** @type {number | null} */
   let status = null;
   /** @type {string | null} */
@@ -213,16 +235,7 @@ async function deliver({ id, event_id: eventId, url, secret, envelope }) {
   try {
     const response = await fetch(url, {
       method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        "User-Agent": "Secretary-Webhooks/1.0 (+https://partners.secretary.example)",
-        "X-Service-Event": EVENT,
-        "X-Service-Delivery": String(id),
-        "X-Service-Signature": `t=${t},v1=${hex(stripe)}`,
-        "webhook-id": eventId,
-        "webhook-timestamp": String(t),
-        "webhook-signature": `v1,${btoa(String.fromCharCode(...standard))}`,
-      },
+      headers,
       body: envelope,
       redirect: "manual",
       signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
@@ -244,6 +257,26 @@ async function deliver({ id, event_id: eventId, url, secret, envelope }) {
     error,
     ms: done - startedAt,
   };
+}
+
+/**
+ * Production lets an invocation wait on at most 6 outbound connections at once (a seventh fetch waits unseen, its
+ * timeout running); `wrangler dev` does not enforce it, so the floor keeps it itself, as the app's consumer does:
+ * six lanes, each sending the next request when its last answer is in.
+ * @param {Awaited<ReturnType<typeof signed>>[]} requests
+ */
+async function postWithinConnectionLimit(requests) {
+  /** @type {Awaited<ReturnType<typeof post>>[]} */
+  const outcomes = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < requests.length) {
+      const i = next++;
+      outcomes[i] = await post(/** @type {Awaited<ReturnType<typeof signed>>} */ (requests[i]));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(OPEN_CONNECTIONS, requests.length) }, lane));
+  return outcomes;
 }
 
 /** @typedef {{ id: number, event_id: string, url: string, secret: string, envelope: string }} Claimed */
@@ -287,7 +320,7 @@ export default {
   },
 
   /**
-   * The delivery consumer: claim the batch (one statement) → sign and POST every claimed delivery at once → record
+   * The delivery consumer: claim the batch (one statement) → sign every claimed delivery → POST them six at a time → record
    * every outcome (one D1 batch) → ack, or retry a failed one after the schedule's first delay; and one line for the
    * batch, as the app writes. A claim or record that throws fails the invocation, whose messages the queue retries.
    * @param {MessageBatch<{ deliveryId: number }>} batch
@@ -299,7 +332,8 @@ export default {
     const claimed = await env.DB.prepare(CLAIM)
       .bind(ids, new Date(startedAt + LEASE_MS).toISOString(), new Date(startedAt).toISOString())
       .all();
-    const outcomes = await Promise.all(claimed.results.map((delivery) => deliver(/** @type {Claimed} */ (delivery))));
+    const requests = await Promise.all(claimed.results.map((delivery) => signed(/** @type {Claimed} */ (delivery))));
+    const outcomes = await postWithinConnectionLimit(requests);
     const recorded = JSON.stringify(outcomes);
     // A batch of duplicates only claimed nothing, and has nothing to record.
     if (outcomes.length > 0) {
