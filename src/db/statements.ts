@@ -173,6 +173,12 @@ function placeheldArguments<A extends Record<string, unknown>>(db: ShardDatabase
  */
 export const oneOff = <T>(query: Preparable<T>): Bound<T> => ({ prepared: () => shapeOf(query.prepare()), values: {} });
 
+/** A statement of a batch: bound (rendered once per shape) or a query builder (rendered for this use). */
+export type BatchStatement = Bound<unknown> | Preparable<unknown>;
+
+export const asBound = (statement: BatchStatement): Bound<unknown> =>
+  "prepared" in statement ? statement : oneOff(statement);
+
 /**
  * Ids as ONE bound value, a JSON array, for `inArray(column, idsIn(placeholder))`: one shape for any number of ids,
  * and one parameter where a list binds one per id (D1 binds at most 100 a statement). SQLite searches the column's

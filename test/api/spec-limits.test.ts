@@ -6,11 +6,15 @@ import { bookings, events, orders, webhookDeliveries } from "../../src/db/schema
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { KNOWLEDGE_BUDGET_CHARS } from "../../src/domain/knowledge/for-secretary";
+import { toBookingRow } from "../../src/domain/platform/bookings";
+import { toOrderRow } from "../../src/domain/platform/orders";
+import { snapshotStatements } from "../../src/domain/platform/snapshot-statements";
 import { deps } from "../helpers/dependencies";
 import { bookingRow, createBusiness, db, insertAll, orderRow } from "../helpers/fixtures";
 import { call, json, RUNTIME } from "../helpers/http";
 import { createIntake, runtimeIntake } from "../helpers/intakes";
 import { bookingObject, reportChange } from "../helpers/platform";
+import { newOrder } from "../helpers/platform-changes";
 import { receiverBox } from "../helpers/receiver";
 import { verifyWebhookSignature } from "../helpers/verify-signature";
 import { subscribe } from "../helpers/webhooks";
@@ -92,6 +96,16 @@ describe("statements that fit D1's 100 bound parameters", () => {
     expect(Math.max(...bound)).toBeLessThanOrEqual(MAX_BOUND_PARAMETERS);
     expect(bound.reduce((sum, n) => sum + n - 2, 0)).toBe(1000);
     expect(statementsThatFit([], (slice) => db.select().from(events).where(inArray(events.id, slice)))).toEqual([]);
+  });
+
+  it("a report's snapshot, stored whole, binds each of its columns twice: 56 parameters for a booking", () => {
+    const booking = { ...toBookingRow("biz_x", bookingObject(1), "2026-01-01T00:00:00.000Z"), reportToken: "rpt_x" };
+    const order = { ...toOrderRow("biz_x", newOrder(), "2026-01-01T00:00:00.000Z"), reportToken: "rpt_x" };
+    const bound = (table: typeof bookings | typeof orders, row: Record<string, unknown>) =>
+      snapshotStatements(table).upsert(row).prepared(db).query.params.length;
+    expect(bound(bookings, booking)).toBe(56);
+    expect(bound(orders, order)).toBe(2 * Object.keys(order).length);
+    expect(bound(orders, order)).toBeLessThanOrEqual(MAX_BOUND_PARAMETERS);
   });
 
   it("refuses an item that alone binds more than D1 allows, instead of sending a statement that fails", () => {

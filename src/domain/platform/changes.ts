@@ -1,7 +1,6 @@
-import { and, eq, sql } from "drizzle-orm";
 import { isGuardAbort } from "../../db/d1-failures";
-import { bookings, businesses, orders } from "../../db/schema";
-import { guard } from "../../db/snapshot-guard";
+import { nothingMore, read } from "../../db/reads";
+import { bookings, orders } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
 import { invalid } from "../../lib/api-error";
 import { randomToken } from "../../lib/secrets";
@@ -18,10 +17,11 @@ import {
   OTHER_CHANGES,
 } from "../../schemas/platform-changes";
 import { placedHere } from "../access/runtime-shard";
-import { endpointsOf } from "../webhooks/endpoints";
+import { readWithBusiness } from "../webhooks/lifecycle";
 import { type EmittedEvent, type EventDraft, writeEvents } from "../webhooks/outbox/write";
 import { toBookingObject, toBookingRow } from "./bookings";
 import { toOrderObject, toOrderRow } from "./orders";
+import { type SnapshotStatements, snapshotStatements } from "./snapshot-statements";
 
 /**
  * Which change of a booking emits which event (docs/decisions.md, Decisions the design made where the contract is
@@ -95,7 +95,8 @@ export function orderEvents(
  */
 type SnapshotKind<Reported extends { id: number }, Object extends Reported & { updated_at: string }, Change> = {
   name: string;
-  table: typeof bookings | typeof orders;
+  /** The statements of its table (snapshot-statements.ts). */
+  statements: SnapshotStatements;
   toObject: (row: never) => Object;
   toRow: (
     businessId: string,
@@ -107,7 +108,7 @@ type SnapshotKind<Reported extends { id: number }, Object extends Reported & { u
 
 const BOOKINGS: SnapshotKind<ReportedBooking, BookingObject, BookingChangeInput> = {
   name: "booking",
-  table: bookings,
+  statements: snapshotStatements(bookings),
   toObject: toBookingObject,
   toRow: toBookingRow,
   events: bookingEvents,
@@ -115,7 +116,7 @@ const BOOKINGS: SnapshotKind<ReportedBooking, BookingObject, BookingChangeInput>
 
 const ORDERS: SnapshotKind<ReportedOrder, OrderObject, OrderChangeInput> = {
   name: "order",
-  table: orders,
+  statements: snapshotStatements(orders),
   toObject: toOrderObject,
   toRow: toOrderRow,
   events: orderEvents,
@@ -131,7 +132,8 @@ const withoutStamp = <T extends { updated_at?: string }>({ updated_at: _, ...mem
  * Applies a report of a booking or order: one round trip reads the business, the snapshot and the endpoints; one
  * batch writes the new snapshot, its events (and `extra` ones, such as the payment that carried it) and deliveries,
  * guarded by the snapshot read, so of two racing reports the loser reads again and emits only what is left. The
- * snapshot is stamped `updated_at` and events carry it as stored (docs/decisions.md, Paging and sync).
+ * snapshot is stamped `updated_at` and events carry it as stored (docs/decisions.md, Paging and sync). Every
+ * statement is rendered once per shape: a report is the busiest write the service takes (docs/performance.md).
  */
 async function applySnapshotChange<
   Reported extends { id: number; updated_at?: string },
@@ -145,18 +147,16 @@ async function applySnapshotChange<
   change: Change,
   extra: (current: Object) => EventDraft[] = () => [],
 ): Promise<EmittedEvent[]> {
-  const { db } = deps;
+  const { statements } = kind;
+  const key = { business: businessId, id: object.id };
   for (let attempt = 1; ; attempt++) {
-    const [business, snapshot, endpoints] = await db.batch([
-      db.select().from(businesses).where(eq(businesses.id, businessId)),
-      db
-        .select()
-        .from(kind.table)
-        .where(and(eq(kind.table.businessId, businessId), eq(kind.table.id, object.id))),
-      endpointsOf(db, businessId),
-    ]);
-    const reporting = placedHere(business[0]);
-    const stored = snapshot[0];
+    const found = await readWithBusiness(
+      deps,
+      businessId,
+      read(statements.stored(key), (rows) => rows[0]),
+    );
+    const reporting = placedHere(found.business);
+    const stored = found.record;
     const previous = stored ? kind.toObject(stored as never) : undefined;
     const unchanged =
       previous !== undefined && JSON.stringify(withoutStamp(previous)) === JSON.stringify(withoutStamp(object));
@@ -164,22 +164,10 @@ async function applySnapshotChange<
     const current = unchanged ? previous : kind.toObject(row as never);
     const drafts = [...(unchanged ? [] : kind.events(previous, current, change)), ...extra(current)];
     if (drafts.length === 0 && unchanged) return [];
-    const { table } = kind;
-    const same = sql`${table.businessId} = ${businessId} and ${table.id} = ${object.id}`;
-    const stillAsRead = stored
-      ? sql`exists (select 1 from ${table} where ${same} and ${table.reportToken} is ${stored.reportToken})`
-      : sql`not exists (select 1 from ${table} where ${same})`;
-    const writes = unchanged
-      ? [guard(db, stillAsRead)]
-      : [
-          guard(db, stillAsRead),
-          db
-            .insert(table)
-            .values(row as never)
-            .onConflictDoUpdate({ target: [table.businessId, table.id], set: row as never }),
-        ];
+    const stillAsRead = statements.asRead({ ...key, token: stored ? stored.reportToken : undefined });
+    const writes = unchanged ? [stillAsRead] : [stillAsRead, statements.upsert(row)];
     try {
-      const written = await writeEvents(deps, reporting, endpoints, drafts, writes);
+      const written = await writeEvents(deps, reporting, found.endpoints, drafts, writes);
       deps.enqueue(written.deliveryIds);
       return written.emitted;
     } catch (error) {
@@ -189,7 +177,6 @@ async function applySnapshotChange<
 }
 
 async function emitOther(deps: Dependencies, businessId: string, body: { event: string }) {
-  const { db } = deps;
   const schema = OTHER_CHANGES[body.event as keyof typeof OTHER_CHANGES];
   const change = parseOrThrow(schema, body, "json");
   // A payment carries the booking or order as it now is: that is a report of it too (its snapshot and events), and
@@ -207,11 +194,8 @@ async function emitOther(deps: Dependencies, businessId: string, body: { event: 
   }
   // `{ event, data }`, parsed by the event's own schema, is a draft of that event.
   const draft: EventDraft = change;
-  const [business, endpoints] = await db.batch([
-    db.select().from(businesses).where(eq(businesses.id, businessId)),
-    endpointsOf(db, businessId),
-  ]);
-  const written = await writeEvents(deps, placedHere(business[0]), endpoints, [draft]);
+  const { business, endpoints } = await readWithBusiness(deps, businessId, nothingMore);
+  const written = await writeEvents(deps, placedHere(business), endpoints, [draft]);
   deps.enqueue(written.deliveryIds);
   return written.emitted;
 }

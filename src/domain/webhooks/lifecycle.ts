@@ -94,20 +94,33 @@ const businessById = statement<{ business: string }>()((db, { business }) =>
   db.select().from(businesses).where(eq(businesses.id, business)),
 );
 
+/**
+ * A record's read with its business and every endpoint of it: one round trip, each statement rendered once. The
+ * business is undefined where this database has no row of it; the record's answer runs first, so that a record that
+ * does not exist is its own 404.
+ */
+export async function readWithBusiness<T>(
+  deps: Dependencies,
+  businessId: string,
+  record: Read<T>,
+): Promise<{ business: Business | undefined; endpoints: WebhookEndpoint[]; record: T }> {
+  const read = withEndpoints(record, businessId);
+  const [businessRows, ...results] = await runStatements(deps.db, [
+    businessById({ business: businessId }),
+    ...read.statements,
+  ]);
+  const { record: answer, endpoints } = read.answer(results);
+  const [business] = businessRows as Business[];
+  return { business, endpoints, record: answer };
+}
+
 /** The owner's switch reads its record with the business and every endpoint of it: one round trip. */
 export async function readForSwitch<T>(
   deps: Dependencies,
   businessId: string,
   record: Read<T>,
 ): Promise<EventTarget & { record: T }> {
-  const read = withEndpoints(record, businessId);
-  const [businessRows, ...results] = await runStatements(deps.db, [
-    businessById({ business: businessId }),
-    ...read.statements,
-  ]);
-  // The record's answer first: one that does not exist is its own 404.
-  const { record: answer, endpoints } = read.answer(results);
-  const [business] = businessRows as Business[];
+  const { business, endpoints, record: answer } = await readWithBusiness(deps, businessId, record);
   if (!business) throw notFound("No business has that id.");
   return { business, endpoints, record: answer };
 }

@@ -1,8 +1,7 @@
 import { and, eq, inArray, type Placeholder, type SQL, sql } from "drizzle-orm";
-import { insertMany } from "../../../db/batches";
 import { selectedRowsIds } from "../../../db/ids";
 import { events, webhookDeliveries, webhookEndpoints } from "../../../db/schema";
-import { idsIn, oneOff, type Preparable, runStatements, statement } from "../../../db/statements";
+import { asBound, type BatchStatement, idsIn, oneOff, runStatements, statement } from "../../../db/statements";
 import type { Dependencies } from "../../../dependencies";
 import { randomToken } from "../../../lib/secrets";
 import { iso } from "../../../lib/time";
@@ -65,9 +64,9 @@ export async function writeEvents(
   business: Business,
   endpoints: WebhookEndpoint[],
   drafts: EventDraft[],
-  statements: Preparable<unknown>[] = [],
+  statements: BatchStatement[] = [],
   /** Statements after the deliveries' inserts, in the same batch: an endpoint ended once its last event is written. */
-  after: Preparable<unknown>[] = [],
+  after: BatchStatement[] = [],
 ) {
   const { db } = deps;
   const now = iso(deps.clock());
@@ -85,8 +84,14 @@ export async function writeEvents(
     if (receiving.length === 0) return [];
     return [deliveriesOf({ event: envelope.id, now, endpoints: JSON.stringify(receiving), business: business.id })];
   });
-  const writes = [...[...statements, ...insertMany(db, events, eventRows)].map(oneOff), ...deliveryInserts];
-  const results = await runStatements(db, [...writes, ...after.map(oneOff)]);
+  // An envelope with members computed in the batch is its own SQL; every other event row is one shape.
+  const eventInserts = eventRows.map((row) =>
+    typeof row.envelope === "string"
+      ? eventInserted({ ...row, envelope: row.envelope })
+      : oneOff(db.insert(events).values(row)),
+  );
+  const writes = [...statements.map(asBound), ...eventInserts, ...deliveryInserts];
+  const results = await runStatements(db, [...writes, ...after.map(asBound)]);
   const deliveryIds = (results.slice(writes.length - deliveryInserts.length, writes.length) as { id: number }[][])
     .flat()
     .map((row) => row.id);
@@ -97,6 +102,16 @@ export async function writeEvents(
     results: results.slice(0, statements.length),
   };
 }
+
+/** An event's row whose envelope is all JSON text: rendered once (src/db/statements.ts); binds 6 parameters. */
+const eventInserted = statement<{
+  id: string;
+  businessId: string;
+  type: string;
+  envelope: string;
+  audience: string | null;
+  createdAt: string;
+}>()((db, row) => db.insert(events).values(row));
 
 /**
  * One delivery of the event per receiving endpoint (a JSON array of ids: one statement for any number), inserted
