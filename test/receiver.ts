@@ -13,6 +13,7 @@ import type { RecordedRequest } from "./recorded-request";
  *                                `GET /__release/<box>`: a test keeps a call in flight exactly as long as it needs
  *   /<box>/redirect[/...]        answers 302 to /<box>/ok
  *   /<box>/fail-first/<n>[/...]  answers 500 to the first <n> requests of the box, then 200
+ *   /<box>/slow-body/<ms>        sends 200 and its headers at once, and its JSON body <ms> milliseconds later
  *   /<box>/bytes/<n>             answers 200 with a JSON string of exactly <n> bytes ("aaa…")
  *   /<box>/json/<encoded>        answers 200 with the percent-decoded <encoded> as a JSON body
  *   /<box>/cimd/<caching>/<encoded>  answers 200 with the JSON object <encoded>, its `client_id` the URL it was
@@ -23,9 +24,10 @@ import type { RecordedRequest } from "./recorded-request";
  *   /<box>/empty                 answers 200 with an empty body
  *   anything else                answers 200 with the `answer` option as JSON ({"ok":true} unless given)
  * `GET /__recorded/<box>` answers the requests recorded under that box, oldest first.
- * `GET /__connections/<group>` answers `{ open, max }`: the requests of the boxes named `<group>~…` open at once, now
- *   and at most since the first, from the moment a request arrives until its answer is sent (a test of the outbound
- *   connection limit counts them across many endpoints).
+ * `GET /__connections/<group>` answers `{ open, max, waiting, maxWaiting }`: the requests of the boxes named
+ *   `<group>~…` open at once, now and at most since the first, from the moment a request arrives until its answer is
+ *   sent; and those waiting for their answer's headers, until the headers are sent (a test of the outbound connection
+ *   limit counts them across many endpoints).
  * `GET /__dns?name=<name>&type=A|AAAA` is a DNS-over-HTTPS resolver (JSON API) for the outbound address checks:
  * `*.private.test` → 10.1.2.3, `*.mapped.test` → ::ffff:127.0.0.1, `*.public.test` → 93.184.216.34, else nothing.
  *
@@ -48,6 +50,9 @@ export type ReceiverOptions = {
 };
 
 export type Receiver = { url: string; server: Server; close: () => Promise<void> };
+
+type Connections = { open: number; max: number; waiting: number; maxWaiting: number };
+const noConnections = (): Connections => ({ open: 0, max: 0, waiting: 0, maxWaiting: 0 });
 
 async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
@@ -75,8 +80,11 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
   const seen = new Map<string, number>();
   /** Per box, the release of its held request (hold/<n>), or that the release came first. */
   const held = new Map<string, (() => void) | "released">();
-  /** Per group of boxes (`<group>~<box>`), the requests open now and the most open at once. */
-  const connections = new Map<string, { open: number; max: number }>();
+  /**
+   * Per group of boxes (`<group>~<box>`), the requests open now and the most open at once; and of them, those still
+   * waiting for their answer's headers, now and at most.
+   */
+  const connections = new Map<string, Connections>();
   const server = createServer(async (request, response) => {
     const path = request.url ?? "/";
     const [box = "", ...rest] = path.slice(1).split("/");
@@ -97,16 +105,30 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     }
     if (request.method === "GET" && box === "__connections") {
       response.writeHead(200, { "Content-Type": "application/json" });
-      response.end(JSON.stringify(connections.get(rest[0] ?? "") ?? { open: 0, max: 0 }));
+      response.end(JSON.stringify(connections.get(rest[0] ?? "") ?? noConnections()));
       return;
     }
     if (box.includes("~")) {
       const group = box.slice(0, box.indexOf("~"));
-      const count = connections.get(group) ?? { open: 0, max: 0 };
+      const count = connections.get(group) ?? noConnections();
       count.open += 1;
       count.max = Math.max(count.max, count.open);
+      count.waiting += 1;
+      count.maxWaiting = Math.max(count.maxWaiting, count.waiting);
       connections.set(group, count);
+      let waiting = true;
+      const headersSent = () => {
+        if (!waiting) return;
+        waiting = false;
+        count.waiting -= 1;
+      };
+      const writeHead = response.writeHead.bind(response);
+      response.writeHead = ((...args: Parameters<typeof writeHead>) => {
+        headersSent();
+        return writeHead(...args);
+      }) as typeof response.writeHead;
       response.on("close", () => {
+        headersSent();
         count.open -= 1;
       });
     }
@@ -147,6 +169,10 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       const failing = (seen.get(box) ?? 0) <= Number(argument);
       response.writeHead(failing ? 500 : 200, { "Content-Type": "application/json" });
       response.end(JSON.stringify({ ok: !failing }));
+    } else if (behaviour === "slow-body") {
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.flushHeaders();
+      setTimeout(() => response.end(JSON.stringify({ ok: true })), Number(argument));
     } else if (behaviour === "bytes") {
       response.writeHead(200, { "Content-Type": "application/json" });
       response.end(`"${"a".repeat(Math.max(0, Number(argument) - 2))}"`);

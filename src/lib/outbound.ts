@@ -189,8 +189,8 @@ async function dropOrExcerpt(response: Response, call: Reading): Promise<string 
 
 /**
  * The steps every outbound call takes: the public-address check → `request()` (built once the address may be called)
- * → a connection slot, which it holds until the answer is read or dropped → the timeout, from once it has one → no
- * redirect followed → the answer read as `reading` asks.
+ * → a connection slot, which it holds until the answer's headers arrive → the timeout, from once it has one, to the
+ * end of the read → no redirect followed → the answer read as `reading` asks.
  */
 async function outboundCall(
   policy: OutboundPolicy,
@@ -205,17 +205,20 @@ async function outboundCall(
     return { kind: "unresolved", error: String(error) };
   }
   const init = await request();
-  return policy.slots.run(async () => {
-    const signal = AbortSignal.timeout(reading.timeoutMs);
-    try {
-      const response = await fetch(url, { ...init, redirect: "manual", signal });
-      if (response.status >= 200 && response.status < 300) return await answerOf(response, reading);
-      return failedAnswer(response.status, await dropOrExcerpt(response, reading));
-    } catch (error) {
-      if (signal.aborted) return { kind: "timeout" };
-      return { kind: "connection_failed", error: error instanceof Error ? error.message : String(error) };
-    }
-  });
+  let signal: AbortSignal | undefined;
+  const send = () => {
+    signal = AbortSignal.timeout(reading.timeoutMs);
+    return fetch(url, { ...init, redirect: "manual", signal });
+  };
+  try {
+    const response = await policy.slots.run(send);
+    // The slot is free again: the answer's body is read, within the same timeout, without holding one.
+    if (response.status >= 200 && response.status < 300) return await answerOf(response, reading);
+    return failedAnswer(response.status, await dropOrExcerpt(response, reading));
+  } catch (error) {
+    if (signal?.aborted) return { kind: "timeout" };
+    return { kind: "connection_failed", error: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 /** Signed before it waits for a connection: the signature's time is the attempt's. A DELETE has no body to type. */

@@ -201,23 +201,21 @@ export async function unreachableReason(
 }
 
 /**
- * A host's A and AAAA addresses through DNS-over-HTTPS (JSON API), each query in a connection slot when there are
- * slots, its 3 s timeout starting once it holds one.
+ * A host's A and AAAA addresses through DNS-over-HTTPS (JSON API), each query in a connection slot until its answer's
+ * headers when there are slots, its 3 s timeout starting once it holds one.
  */
 async function lookUp(resolverUrl: string, host: string, slots: ConnectionSlots | undefined): Promise<string[]> {
   const query = async (type: string) => {
     const url = new URL(resolverUrl);
     url.searchParams.set("name", host);
     url.searchParams.set("type", type);
-    const response = await fetch(url, {
-      headers: { Accept: "application/dns-json" },
-      signal: AbortSignal.timeout(3000),
-    });
+    const send = () => fetch(url, { headers: { Accept: "application/dns-json" }, signal: AbortSignal.timeout(3000) });
+    const response = await (slots ? slots.run(send) : send());
     if (!response.ok) throw new Error(`the resolver answered ${response.status}`);
     const body = (await response.json()) as DohAnswer;
     return (body.Answer ?? []).filter((answer) => answer.type === 1 || answer.type === 28).map((a) => a.data);
   };
-  const lookups = await Promise.all(["A", "AAAA"].map((type) => (slots ? slots.run(() => query(type)) : query(type))));
+  const lookups = await Promise.all(["A", "AAAA"].map(query));
   return lookups.flat();
 }
 
