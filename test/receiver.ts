@@ -7,13 +7,15 @@ import type { RecordedRequest } from "./recorded-request";
  * calls, OAuth redirects): vitest's global setup (test/global-setup.ts), the browser tests (test-e2e/local-worker.ts),
  * the soak and the bench (scripts/soak.ts, scripts/bench.ts). Each test uses its own path prefix (a "box"); the
  * receiver records what reaches it and answers as the path asks:
- *   /<box>/status/<code>[/...]   answers <code> with a JSON body
+ *   /<box>/status/<code>[/...]   answers <code> with a JSON body: {"status":<code>}, or after /json/<encoded> the
+ *                                percent-decoded <encoded>, or after /bytes/<n> a JSON string of exactly <n> bytes
  *   /<box>/delay/<ms>[/...]      answers 200 after <ms> milliseconds
  *   /<box>/hold/<n>[/...]        answers 200 at once, except the <n>th request of the box, which waits for
  *                                `GET /__release/<box>`: a test keeps a call in flight exactly as long as it needs
  *   /<box>/redirect[/...]        answers 302 to /<box>/ok
  *   /<box>/fail-first/<n>[/...]  answers 500 to the first <n> requests of the box, then 200
- *   /<box>/slow-body/<ms>        sends 200 and its headers at once, and its JSON body <ms> milliseconds later
+ *   /<box>/slow-body/<ms>[/<code>]  sends <code> (200 unless given) and its headers at once, and its JSON body
+ *                                <ms> milliseconds later
  *   /<box>/bytes/<n>             answers 200 with a JSON string of exactly <n> bytes ("aaa…")
  *   /<box>/json/<encoded>        answers 200 with the percent-decoded <encoded> as a JSON body
  *   /<box>/cimd/<caching>/<encoded>  answers 200 with the JSON object <encoded>, its `client_id` the URL it was
@@ -152,7 +154,10 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     const [behaviour, argument] = rest;
     if (behaviour === "status") {
       response.writeHead(Number(argument), { "Content-Type": "application/json" });
-      response.end(JSON.stringify({ status: Number(argument) }));
+      const [kind, detail = ""] = rest.slice(2);
+      if (kind === "json") response.end(decodeURIComponent(detail));
+      else if (kind === "bytes") response.end(`"${"a".repeat(Math.max(0, Number(detail) - 2))}"`);
+      else response.end(JSON.stringify({ status: Number(argument) }));
     } else if (behaviour === "delay") {
       setTimeout(() => {
         response.writeHead(200, { "Content-Type": "application/json" });
@@ -170,9 +175,10 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       response.writeHead(failing ? 500 : 200, { "Content-Type": "application/json" });
       response.end(JSON.stringify({ ok: !failing }));
     } else if (behaviour === "slow-body") {
-      response.writeHead(200, { "Content-Type": "application/json" });
+      const status = Number(rest[2] ?? 200);
+      response.writeHead(status, { "Content-Type": "application/json" });
       response.flushHeaders();
-      setTimeout(() => response.end(JSON.stringify({ ok: true })), Number(argument));
+      setTimeout(() => response.end(JSON.stringify({ ok: status < 300 })), Number(argument));
     } else if (behaviour === "bytes") {
       response.writeHead(200, { "Content-Type": "application/json" });
       response.end(`"${"a".repeat(Math.max(0, Number(argument) - 2))}"`);

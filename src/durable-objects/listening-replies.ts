@@ -12,11 +12,10 @@ export const isResult = (value: unknown): value is ResultMessage =>
 
 /**
  * The CLI's reply read as a signed POST's outcome (src/lib/outbound.ts), so the attempt keeps the same status and
- * answer excerpt as a delivery over HTTP: status 0 is the local server not answering, its reason in `body_excerpt`.
+ * answer excerpt as a delivery over HTTP (an excerpt only of an answer that is not a 2xx): status 0 is the local server not answering, its reason in `body_excerpt`.
  */
 export function outcomeOf({ status, body_excerpt: answer = "" }: ResultMessage): OutboundOutcome {
   if (status === 0) return { kind: "connection_failed", error: answer || "the forward target did not answer" };
-  const excerpt = excerptText(answer);
-  if (status >= 200 && status < 300) return { kind: "delivered", status, answer: null, excerpt };
-  return failedAnswer(status, excerpt);
+  if (status >= 200 && status < 300) return { kind: "delivered", status, answer: null };
+  return failedAnswer(status, excerptText(answer));
 }

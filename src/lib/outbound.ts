@@ -60,12 +60,15 @@ export type SignedPost = {
   anyText?: boolean;
   /** POST unless it says DELETE (the end of an MCP session, whose body is empty). */
   method?: "POST" | "DELETE";
-  /** Without `readAnswerBytes`: keep the start of any answer as `excerpt` (webhook attempts), else it is dropped. */
+  /**
+   * Without `readAnswerBytes`: keep the start of an answer that is not a 2xx as `excerpt` (webhook attempts). A 2xx
+   * answer is dropped unread all the same: what it says changes nothing, and reading it cost a delivery CPU time.
+   */
   keepExcerpt?: boolean;
 };
 
 export type OutboundOutcome =
-  | { kind: "delivered"; status: number; answer: string | null; excerpt?: string | null; headers?: Headers }
+  | { kind: "delivered"; status: number; answer: string | null; headers?: Headers }
   | { kind: "http_error"; status: number; excerpt?: string | null }
   | { kind: "redirect"; status: number; excerpt?: string | null }
   | { kind: "timeout" }
@@ -150,12 +153,12 @@ export const failedAnswer = (status: number, excerpt: string | null): OutboundOu
 /** How a call reads its answer (`SignedPost`'s members of the same names). */
 type Reading = Pick<SignedPost, "timeoutMs" | "readAnswerBytes" | "anyText" | "keepExcerpt">;
 
-/** A 2xx answer, read as the call asks: dropped, its excerpt kept, or at most N bytes of UTF-8 JSON. */
+/** A 2xx answer, read as the call asks: dropped unread, or at most N bytes of UTF-8 JSON. */
 async function answerOf(response: Response, call: Reading): Promise<OutboundOutcome> {
   const maxBytes = call.readAnswerBytes;
   if (maxBytes === undefined) {
-    const excerpt = await dropOrExcerpt(response, call);
-    return { kind: "delivered", status: response.status, answer: null, excerpt };
+    await response.body?.cancel();
+    return { kind: "delivered", status: response.status, answer: null };
   }
   const bytes = await readAtMost(response.body, maxBytes);
   if (!bytes) return { kind: "too_large", status: response.status };
@@ -180,7 +183,7 @@ export const signedHeaders = async (policy: OutboundPolicy, call: Omit<SignedPos
   ...(await signatureHeaders(call.secrets, call.webhookId, call.body, call.unixSeconds)),
 });
 
-/** An answer the call does not read: its excerpt when the call keeps one, else dropped unread. */
+/** A failed answer: its excerpt when the call keeps one, else dropped unread. */
 async function dropOrExcerpt(response: Response, call: Reading): Promise<string | null> {
   if (call.keepExcerpt) return excerptOf(response);
   await response.body?.cancel();

@@ -31,7 +31,7 @@ export async function attempt(
     secrets: signingSecrets(delivery, attemptedAt),
     unixSeconds: Math.floor(attemptedAt / 1000),
     timeoutMs: answerTimeoutMs,
-    // The start of the receiver's answer, for the owner's delivery history (docs/decisions.md, The owner's dashboard).
+    // The start of a failed answer, for the owner's delivery history (docs/decisions.md, The owner's dashboard).
     keepExcerpt: true,
   };
   const outcome = isListenerUrl(delivery.url)
@@ -59,7 +59,7 @@ export async function attempt(
  * The attempt as the endpoint's history shows it: any 2xx succeeds, a redirect fails (docs/webhooks.md, The request).
  */
 function attemptOf(outcome: OutboundOutcome, timeoutMs: number, durationMs: number): AttemptOutcome {
-  // Only an answer has an excerpt: never a refused or unresolved address, a timeout or a failed connection.
+  // Only a failed answer has an excerpt: never a 2xx, a refused or unresolved address, a timeout or a failed connection.
   const excerpt = "excerpt" in outcome ? (outcome.excerpt ?? null) : null;
   const failure = (error: string, statusCode: number | null = null): AttemptOutcome => ({
     ok: false,
@@ -70,7 +70,7 @@ function attemptOf(outcome: OutboundOutcome, timeoutMs: number, durationMs: numb
   });
   switch (outcome.kind) {
     case "delivered":
-      return { ok: true, statusCode: outcome.status, error: null, durationMs, excerpt };
+      return { ok: true, statusCode: outcome.status, error: null, durationMs, excerpt: null };
     case "redirect":
       return failure("answered with a redirect, which is not followed", outcome.status);
     case "http_error":

@@ -63,37 +63,49 @@ describe("an endpoint's 60 deliveries, on the owner's endpoint page", async () =
   });
 });
 
-describe("the receiver's answer, on each attempt", async () => {
+describe("the receiver's answer, on each attempt that did not deliver", async () => {
   const shop = await createOwnerBusiness();
   const jar = await signedIn(shop);
   const box = receiverBox("owner-answers");
+  // Failed answers with a body of the test's choosing: an attempt keeps the start of an answer that is not a 2xx.
+  const failedWith = (body: string) => box.url(`/status/400/json/${encodeURIComponent(body)}`);
   const long = JSON.stringify({ note: `<b>bold</b><script>alert(1)</script>${"x".repeat(1_000)}` });
   const wide = JSON.stringify(`${"é".repeat(150)}${"😀".repeat(60)}`);
-  const html = await subscribe(shop.apiKey, box.url(`/json/${encodeURIComponent(long)}`), ["lead.created"]);
-  const utf8 = await subscribe(shop.apiKey, box.url(`/json/${encodeURIComponent(wide)}`), ["lead.created"]);
+  const html = await subscribe(shop.apiKey, failedWith(long), ["lead.created"]);
+  const utf8 = await subscribe(shop.apiKey, failedWith(wide), ["lead.created"]);
   const failing = await subscribe(shop.apiKey, box.url("/status/500"), ["lead.created"]);
-  const huge = await subscribe(shop.apiKey, box.url("/bytes/1000000"), ["lead.created"]);
+  const huge = await subscribe(shop.apiKey, box.url("/status/500/bytes/1000000"), ["lead.created"]);
+  const delivered = await subscribe(shop.apiKey, box.url(`/json/${encodeURIComponent(long)}`), ["lead.created"]);
   // Right-to-left override, pop, escape and NUL: what reorders or hides the text around it.
   const tricky = '{"status":"ok\u202Egnp.exe\u202C","raw":"\u001b[2J\u0000"}';
-  const bidi = await subscribe(shop.apiKey, box.url(`/json/${encodeURIComponent(tricky)}`), ["lead.created"]);
+  const bidi = await subscribe(shop.apiKey, failedWith(tricky), ["lead.created"]);
   const ids = async (endpointId: number) => (await deliveriesTo(shop.business, endpointId, 1)).deliveryIds;
   const [htmlId = 0] = await ids(html.id);
   const [utf8Id = 0] = await ids(utf8.id);
   const [failingId = 0] = await ids(failing.id);
   const [hugeId = 0] = await ids(huge.id);
   const [bidiId = 0] = await ids(bidi.id);
-  await consumeBatch([htmlId, utf8Id, failingId, hugeId, bidiId], Date.now());
+  const [deliveredId = 0] = await ids(delivered.id);
+  await consumeBatch([htmlId, utf8Id, failingId, hugeId, bidiId, deliveredId], Date.now());
 
   it("stores at most 200 characters of the answer in the attempt's row", async () => {
     const [attempt] = await attemptsOf(htmlId);
     expect(attempt?.answerExcerpt).toBe(long.slice(0, 200));
   });
 
-  it("reads no more of a megabyte answer than its start: delivered, with 200 characters kept", async () => {
+  it("reads no more of a megabyte answer than its start: 200 characters kept, the delivery due again", async () => {
     const [attempt] = await attemptsOf(hugeId);
-    expect(attempt?.statusCode).toBe(200);
+    expect(attempt?.statusCode).toBe(500);
     expect(attempt?.answerExcerpt).toBe(`"${"a".repeat(199)}`);
-    expect((await deliveryRow(hugeId))?.status).toBe("delivered");
+    expect((await deliveryRow(hugeId))?.status).toBe("pending");
+  });
+
+  it("keeps nothing of an answer that delivered: its status is the record, its body is dropped unread", async () => {
+    const [attempt] = await attemptsOf(deliveredId);
+    expect(attempt?.statusCode).toBe(200);
+    expect(attempt?.answerExcerpt).toBeNull();
+    expect((await deliveryRow(deliveredId))?.status).toBe("delivered");
+    expect(card((await page(jar, endpointPath(delivered.id))).html, deliveredId)).not.toContain('data-testid="answer"');
   });
 
   it("cuts a UTF-8 answer at 200 whole characters, never inside one", async () => {
