@@ -29,12 +29,22 @@ function plainColumnsMapper(prepared: Prepared): ((result: D1Result) => unknown)
   }
   // D1 answers rows as objects by column name: two selected columns of one name would collapse.
   if (new Set(columns.map(([, column]) => column.name)).size !== columns.length) return undefined;
+  const keys = columns.map(([key]) => key);
+  const names = columns.map(([, column]) => column.name);
+  // A column whose decoder is drizzle's own identity (a plain text or integer) is copied as D1 answers it, without a
+  // call per value: a page of 100 bookings holds 2,700 values.
+  const decoders = columns.map(([, column]) =>
+    column.mapFromDriverValue === Column.prototype.mapFromDriverValue
+      ? undefined
+      : column.mapFromDriverValue.bind(column),
+  );
   return ({ results }) =>
     (results as Record<string, unknown>[]).map((row) => {
       const mapped: Record<string, unknown> = {};
-      for (const [key, column] of columns) {
-        const value = row[column.name];
-        mapped[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+      for (let i = 0; i < keys.length; i++) {
+        const value = row[names[i] as string];
+        const decode = decoders[i];
+        mapped[keys[i] as string] = value === null || value === undefined ? null : decode ? decode(value) : value;
       }
       return mapped;
     });
