@@ -22,8 +22,11 @@ import {
  */
 const PORT = PORTS["dashboard-webhooks"];
 const BASE = `http://localhost:${PORT}`;
-/** The receiver's answer: HTML the page must show as text. */
-const ANSWER = JSON.stringify({ received: true, note: "<b>thanks</b>" });
+/**
+ * The receiver's answer, a 400 (an attempt keeps the start of an answer only when it did not deliver): HTML the page
+ * must show as text.
+ */
+const ANSWER = JSON.stringify({ received: false, note: "<b>not today</b>" });
 
 let browser: Browser;
 let stopWorker: () => Promise<void>;
@@ -43,7 +46,7 @@ beforeAll(async () => {
   const box = `owner-history-${unique()}`;
   const created = await callApi(BASE, sandbox.api_key, "/api/v1/webhooks", {
     method: "POST",
-    body: { url: `${receiver.url}/${box}/json/${encodeURIComponent(ANSWER)}`, events: ["booking.created"] },
+    body: { url: `${receiver.url}/${box}/status/400/json/${encodeURIComponent(ANSWER)}`, events: ["booking.created"] },
   });
   expect(created.status).toBe(201);
   endpointId = ((await created.json()) as { id: number }).id;
