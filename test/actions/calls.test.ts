@@ -345,6 +345,22 @@ describe("the Secretary calls a connected action", async () => {
     await expect(await callIt(action, { message_id: message })).toHaveStatus(429);
   });
 
+  it("records a call whose arguments do not fit as rejected even after the message's two, and keeps no place", async () => {
+    const box = receiverBox("rej-after-two");
+    const action = await registered(box.url("/ok"));
+    const message = freshMessage();
+    await expect(await callIt(action, { message_id: message })).toHaveStatus(200);
+    await expect(await callIt(action, { message_id: message })).toHaveStatus(200);
+    const rejected = await json<CallResult>(
+      await callIt(action, { message_id: message, arguments: { date: "+31 6 12345678" } }),
+    );
+    expect(rejected.call.status).toBe("rejected");
+    await expect(await callIt(action, { message_id: message })).toHaveStatus(429);
+    const calls = await db.select().from(actionCalls).where(eq(actionCalls.actionId, action.id));
+    expect(calls.map((call) => call.status).sort()).toEqual(["rejected", "success", "success"]);
+    expect(await box.recorded()).toHaveLength(2);
+  });
+
   it("refuses a switched-off action and a phone call with 409, recording and sending nothing", async () => {
     const box = receiverBox("off");
     const off = await registered(box.url("/ok"), undefined, false);

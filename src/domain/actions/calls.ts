@@ -1,32 +1,32 @@
-import { and, eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { insertWithinLimit } from "../../db/insert-within-limit";
-import { actionCalls, actions, businesses } from "../../db/schema";
+import { actionCalls } from "../../db/schema";
 import type { Dependencies } from "../../dependencies";
-import { ApiError, conflict, notFound } from "../../lib/api-error";
+import { conflict, notFound } from "../../lib/api-error";
 import { logLine } from "../../lib/log";
 import { signedPost } from "../../lib/outbound";
 import { type Clock, iso } from "../../lib/time";
-import type { Channel } from "../../names-and-limits";
 import type { ActionCallBody } from "../../schemas/runtime";
 import { placedHere } from "../access/runtime-shard";
 import { actionsRunOn } from "../secretary/channels";
 import { signingSecrets } from "../webhooks/secret-rotation";
 import { type Action, approvedVersion } from "./action-object";
 import { argumentProblem, assertRequiredArguments } from "./arguments";
-import { cutOffBefore } from "./call-object";
+import type { ActionCall } from "./call-object";
 import { callResult, MAX_ANSWER_BYTES, outcomeOf, recordOutcome } from "./call-outcome";
+import {
+  CALLS_PER_MESSAGE,
+  type CallRequest,
+  callRow,
+  callsExhausted,
+  callsOfMessage,
+  readAndReserve,
+  recordRejected,
+} from "./call-reservation";
 import { callTool, type ToolCall } from "./mcp-calls";
 
-/** An action answers within 5 s, 2 calls a customer message (docs/guides/connected-actions.md, The answer rules). */
+/** An action answers within 5 s (docs/guides/connected-actions.md, The answer rules). */
 export const ACTION_TIMEOUT_MS = 5000;
-export const CALLS_PER_MESSAGE = 2;
-
-export type CallRequest = {
-  conversationId: string;
-  messageId: string;
-  channel: Channel | "dashboard_test";
-  arguments: Record<string, unknown>;
-};
 
 /**
  * `ownerTest`: the owner's Test button (the action may be off). `answerTimeoutMs`: 5 s unless a test
@@ -35,12 +35,29 @@ export type CallRequest = {
  */
 type CallOptions = { ownerTest?: boolean; answerTimeoutMs?: number; now?: Clock };
 
+/** The action must be on (the owner's Test may call it while off), the channel one where actions run. */
+function assertCallable(action: Action, request: CallRequest, options: CallOptions) {
+  if (options.ownerTest) return;
+  if (!action.enabled) throw conflict("The action is switched off: only the owner can switch it on.", "invalid_state");
+  if (!runsOn(request.channel)) throw conflict("Connected actions do not run on phone calls.", "invalid_state");
+}
+
+const runsOn = (channel: CallRequest["channel"]) => channel !== "dashboard_test" && actionsRunOn(channel);
+
 /**
- * One call of an action (`POST /internal/v1/businesses/{id}/actions/{name}/call`; docs/decisions.md, Calls), as steps:
- * the action must be enabled (the owner's Test may call it while off) and the channel one where actions run → every
- * required argument must be there (else 422: no call at all) → the arguments must fit the schema (else recorded
- * `rejected`, nothing sent) → a place among the 2 calls of the customer message, taken atomically with the call's
- * record → the signed POST → the outcome recorded with the counters.
+ * The Secretary's calls are checked against the parameters the owner approved; the owner's Test, against the current
+ * ones, which are what the owner reviews (docs/decisions.md, Changes to a switched-on action).
+ */
+const parametersOf = (action: Action, options: CallOptions) =>
+  options.ownerTest ? action.parameters : approvedVersion(action).parameters;
+
+/**
+ * One call of an action (docs/decisions.md, Calls), as steps: the action must be enabled (the owner's Test may call it
+ * while off) and the channel one where actions run → every required argument must be there (else 422: no call at
+ * all) → the arguments must fit the schema (else recorded `rejected`, nothing sent) → a place among the 2 calls of the
+ * customer message, taken atomically with the call's record → the signed POST → the outcome recorded with the
+ * counters. The runtime's call by name (`callActionByName`) takes the same steps with its first three in one round
+ * trip.
  */
 export async function callAction(
   deps: Dependencies,
@@ -50,56 +67,37 @@ export async function callAction(
   options: CallOptions = {},
 ) {
   const { db } = deps;
-  if (!options.ownerTest) {
-    if (!action.enabled)
-      throw conflict("The action is switched off: only the owner can switch it on.", "invalid_state");
-    if (request.channel === "dashboard_test" || !actionsRunOn(request.channel)) {
-      throw conflict("Connected actions do not run on phone calls.", "invalid_state");
-    }
-  }
-  // The Secretary's calls are checked against the parameters the owner approved; the owner's Test, against the
-  // current ones, which are what the owner reviews (docs/decisions.md, Changes to a switched-on action).
-  const { parameters } = options.ownerTest ? { parameters: action.parameters } : approvedVersion(action);
+  assertCallable(action, request, options);
+  const parameters = parametersOf(action, options);
   assertRequiredArguments(parameters, request.arguments);
-  const now = options.now ?? Date.now;
-  const startedAt = now();
-  const base = {
-    actionId: action.id,
-    businessId: business.id,
-    conversationId: request.conversationId,
-    messageId: request.messageId,
-    channel: request.channel,
-    arguments: request.arguments,
-    createdAt: iso(startedAt),
-  };
+  const startedAt = (options.now ?? Date.now)();
   const rejection = argumentProblem(parameters, request.arguments);
-  if (rejection) {
-    const [call] = await db
-      .insert(actionCalls)
-      .values({
-        ...base,
-        status: "rejected",
-        error: `The arguments do not fit the parameters: ${rejection}.`,
-        durationMs: 0,
-      })
-      .returning();
-    if (!call) throw new Error("the rejected call was not recorded");
-    return callResult(action, call, null);
-  }
-  // At most 2 calls a customer message (docs/guides/connected-actions.md, The answer rules). Rejected calls sent
-  // nothing and do not count, nor do calls cut off mid-way (still pending after 30 s: the service failed, not the
-  // customer's message); the owner's Test belongs to no customer message.
-  const callsOfMessage = sql`(select count(*) from ${actionCalls} where ${actionCalls.businessId} = ${business.id} and ${actionCalls.messageId} = ${request.messageId} and ${actionCalls.status} <> 'rejected' and not (${actionCalls.status} = 'pending' and ${actionCalls.createdAt} < ${cutOffBefore(startedAt)}))`;
-  const pending = { ...base, status: "pending" as const };
+  if (rejection) return recordRejected(deps, action, business, request, rejection, startedAt);
+  const pending = { ...callRow(action, business, request, startedAt), status: "pending" as const };
   const call = options.ownerTest
     ? (await db.insert(actionCalls).values(pending).returning())[0]
-    : await insertWithinLimit(db, actionCalls, pending, CALLS_PER_MESSAGE, callsOfMessage);
-  if (!call) {
-    throw new ApiError(
-      "action_calls_exhausted",
-      `At most ${CALLS_PER_MESSAGE} action calls are made for one customer message.`,
-    );
-  }
+    : await insertWithinLimit(
+        db,
+        actionCalls,
+        pending,
+        CALLS_PER_MESSAGE,
+        callsOfMessage(business.id, request.messageId, startedAt),
+      );
+  if (!call) throw callsExhausted();
+  return sendAndRecord(deps, action, business, request, call, options, startedAt);
+}
+
+/** A call with its place: the signed POST (or the MCP tool's call), then the outcome recorded with the counters. */
+async function sendAndRecord(
+  deps: Dependencies,
+  action: Action,
+  business: { id: string; handle: string },
+  request: CallRequest,
+  call: ActionCall,
+  options: CallOptions,
+  startedAt: number,
+) {
+  const now = options.now ?? Date.now;
   const sent: ToolCall = {
     id: call.id,
     createdAt: call.createdAt,
@@ -157,7 +155,12 @@ async function postCall(deps: Dependencies, action: Action, call: ToolCall, time
   return outcomeOf(result, timeoutMs);
 }
 
-/** The runtime's call by action name: the business (checked where it was found: `placedHere`) and the action found in one query. */
+/**
+ * The runtime's call by action name (`POST /internal/v1/businesses/{id}/actions/{name}/call`): the business (checked
+ * where it was found: `placedHere`), the action and the call's place among its message's 2 in ONE round trip
+ * (call-reservation.ts), then the send and the record: two in all. A reservation whose arguments then fail is removed
+ * (a 422) or becomes the rejected call.
+ */
 export async function callActionByName(
   deps: Dependencies,
   businessId: string,
@@ -165,24 +168,29 @@ export async function callActionByName(
   body: ActionCallBody,
   options: CallOptions = {},
 ) {
-  const row = await deps.db
-    .select({
-      business: { id: businesses.id, handle: businesses.handle, movingSince: businesses.movingSince },
-      action: actions,
-    })
-    .from(businesses)
-    .leftJoin(actions, and(eq(actions.businessId, businesses.id), eq(actions.name, name)))
-    .where(eq(businesses.id, businessId))
-    .get();
-  const business = placedHere(row?.business);
-  if (!row?.action) throw notFound(`The business has no action named "${name}".`);
-  const request = {
+  const request: CallRequest = {
     conversationId: body.conversation_id,
     messageId: body.message_id,
     channel: body.channel,
     arguments: body.arguments,
   };
-  return callAction(deps, row.action, business, request, options);
+  const startedAt = (options.now ?? Date.now)();
+  const found = await readAndReserve(deps, businessId, name, request, startedAt, runsOn(request.channel));
+  const business = placedHere(found.business);
+  const { action, reserved } = found;
+  if (!action) throw notFound(`The business has no action named "${name}".`);
+  assertCallable(action, request, options);
+  const parameters = parametersOf(action, options);
+  try {
+    assertRequiredArguments(parameters, request.arguments);
+  } catch (error) {
+    if (reserved) await deps.db.delete(actionCalls).where(eq(actionCalls.id, reserved.id));
+    throw error;
+  }
+  const rejection = argumentProblem(parameters, request.arguments);
+  if (rejection) return recordRejected(deps, action, business, request, rejection, startedAt, reserved);
+  if (!reserved) throw callsExhausted();
+  return sendAndRecord(deps, action, business, request, reserved, options, startedAt);
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Dependencies } from "../../dependencies";
 import type { Channel } from "../../names-and-limits";
 import { toBusinessObject } from "../access/businesses";
 import { placedHere } from "../access/runtime-shard";
-import { CALLS_PER_MESSAGE } from "../actions/calls";
+import { CALLS_PER_MESSAGE } from "../actions/call-reservation";
 import { actionsForSecretary, enabledActions } from "../actions/for-secretary";
 import { enabledIntakes, intakesForSecretary } from "../intakes/for-secretary";
 import { secretaryKnowledge } from "../knowledge/for-secretary";
