@@ -3,6 +3,7 @@ import Stripe from "stripe";
 import { describe, expect, it, vi } from "vitest";
 import { MAX_BOUND_PARAMETERS, statementsThatFit } from "../../src/db/batches";
 import { bookings, events, orders, webhookDeliveries } from "../../src/db/schema";
+import { reservation } from "../../src/domain/actions/call-reservation";
 import { switchAction } from "../../src/domain/actions/owner-decisions";
 import { switchIntakeOn } from "../../src/domain/intakes/owner-decisions";
 import { KNOWLEDGE_BUDGET_CHARS } from "../../src/domain/knowledge/for-secretary";
@@ -106,6 +107,11 @@ describe("statements that fit D1's 100 bound parameters", () => {
     expect(bound(bookings, booking)).toBe(56);
     expect(bound(orders, order)).toBe(2 * Object.keys(order).length);
     expect(bound(orders, order)).toBeLessThanOrEqual(MAX_BOUND_PARAMETERS);
+  });
+
+  it("an action call's reservation binds 12 parameters, whatever its arguments", () => {
+    const request = { conversationId: "c", messageId: "m", channel: "sms" as const, arguments: { a: 1, b: "x" } };
+    expect(reservation("biz_x", "book_check", request, 0).prepared(db).query.params).toHaveLength(12);
   });
 
   it("refuses an item that alone binds more than D1 allows, instead of sending a statement that fails", () => {

@@ -1,6 +1,7 @@
 import { and, eq, isNull, lt, sql } from "drizzle-orm";
 import { selectedRowsIds } from "../../db/ids";
 import { actionCalls, actions, businesses } from "../../db/schema";
+import { runStatements, statement } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { ApiError } from "../../lib/api-error";
 import { iso } from "../../lib/time";
@@ -8,8 +9,6 @@ import type { Channel } from "../../names-and-limits";
 import type { Action } from "./action-object";
 import { type ActionCall, cutOffBefore } from "./call-object";
 import { callResult } from "./call-outcome";
-
-type ActionRow = typeof actions.$inferSelect;
 
 /** What the Secretary (or the owner's Test) asks of a call. */
 export type CallRequest = {
@@ -23,17 +22,90 @@ export type CallRequest = {
 export const CALLS_PER_MESSAGE = 2;
 
 /**
- * How many calls of the message count against its 2: rejected calls sent nothing and do not count, nor do calls cut
- * off mid-way (still pending after 30 s: the service failed, not the customer's message).
+ * The call's place among its message's 2, taken as a pending row in one statement, when the action (by its business
+ * and name) is on, its business is placed here and unmoving, and a place is left: D1 runs one statement at a time,
+ * so however many calls of a message race, at most 2 are reserved. Rejected calls sent nothing and do not count, nor
+ * do calls cut off mid-way (still pending after 30 s: the service failed, not the customer's message). Rendered once
+ * (src/db/statements.ts).
  */
-export const callsOfMessage = (businessId: unknown, messageId: unknown, startedAt: number) =>
-  sql`(select count(*) from ${actionCalls} where ${actionCalls.businessId} = ${businessId} and ${actionCalls.messageId} = ${messageId} and ${actionCalls.status} <> 'rejected' and not (${actionCalls.status} = 'pending' and ${actionCalls.createdAt} < ${cutOffBefore(startedAt)}))`;
+const callReserved = statement<{
+  business: string;
+  name: string;
+  conversation: string;
+  message: string;
+  channel: string;
+  arguments: string;
+  createdAt: string;
+  cutOff: string;
+}>()((db, args) => {
+  const callsOfMessage = sql`(select count(*) from ${actionCalls} where ${actionCalls.businessId} = ${args.business} and ${actionCalls.messageId} = ${args.message} and ${actionCalls.status} <> 'rejected' and not (${actionCalls.status} = 'pending' and ${actionCalls.createdAt} < ${args.cutOff}))`;
+  return db
+    .insert(actionCalls)
+    .select(
+      db
+        .select({
+          // Every column, in the table's order (drizzle's rule for an insert from a select); the shard numbers the row.
+          id: sql<number>`${selectedRowsIds("action_calls")}`.as("id"),
+          actionId: actions.id,
+          businessId: actions.businessId,
+          conversationId: sql<string>`${args.conversation}`.as("conversation_id"),
+          messageId: sql<string>`${args.message}`.as("message_id"),
+          channel: sql<string>`${args.channel}`.as("channel"),
+          status: sql<"pending">`'pending'`.as("status"),
+          arguments: sql<string>`${args.arguments}`.as("arguments"),
+          httpStatus: sql<null>`null`.as("http_status"),
+          error: sql<null>`null`.as("error"),
+          durationMs: sql<null>`null`.as("duration_ms"),
+          createdAt: sql<string>`${args.createdAt}`.as("created_at"),
+          superseded: sql<number>`0`.as("superseded"),
+        })
+        .from(actions)
+        .innerJoin(businesses, eq(businesses.id, actions.businessId))
+        .where(
+          and(
+            eq(actions.businessId, args.business),
+            eq(actions.name, args.name),
+            eq(actions.enabled, true),
+            isNull(businesses.movingSince),
+            lt(callsOfMessage, CALLS_PER_MESSAGE),
+          ),
+        ),
+    )
+    .returning();
+});
+
+/** A call's reservation (see `callReserved`) for `request`, made at `startedAt`. */
+export const reservation = (businessId: string, name: string, request: CallRequest, startedAt: number) =>
+  callReserved({
+    business: businessId,
+    name,
+    conversation: request.conversationId,
+    message: request.messageId,
+    channel: request.channel,
+    arguments: JSON.stringify(request.arguments),
+    createdAt: iso(startedAt),
+    cutOff: cutOffBefore(startedAt),
+  });
+
+// Two selects, not a join: a batch's rows come back by column name, and the two tables share names.
+const businessById = statement<{ business: string }>()((db, { business }) =>
+  db
+    .select({ id: businesses.id, handle: businesses.handle, movingSince: businesses.movingSince })
+    .from(businesses)
+    .where(eq(businesses.id, business)),
+);
+
+const actionByName = statement<{ business: string; name: string }>()((db, { business, name }) =>
+  db
+    .select()
+    .from(actions)
+    .where(and(eq(actions.businessId, business), eq(actions.name, name))),
+);
 
 /**
- * The runtime's first round trip of a call (docs/architecture.md, Performance budget): the business with the action
- * it names, and, in the same batch, the call's place among its message's 2, reserved as a pending row when the
- * action is on, the business placed here and unmoving, and a place is left. `reservable` false (a channel where
- * actions never run) reserves nothing. A reservation whose arguments then fail their checks is undone or recorded as
+ * The runtime's first round trip of a call (docs/architecture.md, Performance budget): the business, the action it
+ * names and, in the same batch, the call's reservation, unless the call is to be refused whatever (`reservable` false:
+ * a channel where actions never run). A reservation whose arguments then fail their checks is undone or recorded as
  * rejected by the caller (calls.ts): only then does a call take a second round trip before its answer.
  */
 export async function readAndReserve(
@@ -43,56 +115,17 @@ export async function readAndReserve(
   request: CallRequest,
   startedAt: number,
   reservable: boolean,
-): Promise<{
-  business: { id: string; handle: string; movingSince: string | null } | undefined;
-  action: ActionRow | undefined;
-  reserved: ActionCall | undefined;
-}> {
-  const { db } = deps;
-  // Two selects, not a join: a batch's rows come back by column name, and the two tables share names.
-  const business = db
-    .select({ id: businesses.id, handle: businesses.handle, movingSince: businesses.movingSince })
-    .from(businesses)
-    .where(eq(businesses.id, businessId));
-  const action = db
-    .select()
-    .from(actions)
-    .where(and(eq(actions.businessId, businessId), eq(actions.name, name)));
-  const reserve = db
-    .insert(actionCalls)
-    .select(
-      db
-        .select({
-          // Every column, in the table's order (drizzle's rule for an insert from a select); the shard numbers the row.
-          id: sql<number>`${selectedRowsIds("action_calls")}`.as("id"),
-          actionId: actions.id,
-          businessId: actions.businessId,
-          conversationId: sql<string>`${request.conversationId}`.as("conversation_id"),
-          messageId: sql<string>`${request.messageId}`.as("message_id"),
-          channel: sql<string>`${request.channel}`.as("channel"),
-          status: sql<"pending">`'pending'`.as("status"),
-          arguments: sql<string>`${JSON.stringify(request.arguments)}`.as("arguments"),
-          httpStatus: sql<null>`null`.as("http_status"),
-          error: sql<null>`null`.as("error"),
-          durationMs: sql<null>`null`.as("duration_ms"),
-          createdAt: sql<string>`${iso(startedAt)}`.as("created_at"),
-          superseded: sql<number>`0`.as("superseded"),
-        })
-        .from(actions)
-        .innerJoin(businesses, eq(businesses.id, actions.businessId))
-        .where(
-          and(
-            sql`${reservable ? 1 : 0} = 1`,
-            eq(actions.businessId, businessId),
-            eq(actions.name, name),
-            eq(actions.enabled, true),
-            isNull(businesses.movingSince),
-            lt(callsOfMessage(businessId, request.messageId, startedAt), CALLS_PER_MESSAGE),
-          ),
-        ),
-    )
-    .returning();
-  const [businessRows, actionRows, reserved] = await db.batch([business, action, reserve]);
+) {
+  const reserve = reservable ? [reservation(businessId, name, request, startedAt)] : [];
+  const [businessRows, actionRows, reserved = []] = (await runStatements(deps.db, [
+    businessById({ business: businessId }),
+    actionByName({ business: businessId, name }),
+    ...reserve,
+  ])) as [
+    Array<{ id: string; handle: string; movingSince: string | null }>,
+    Array<typeof actions.$inferSelect>,
+    ActionCall[]?,
+  ];
   return { business: businessRows[0], action: actionRows[0], reserved: reserved[0] };
 }
 

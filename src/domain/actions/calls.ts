@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
-import { insertWithinLimit } from "../../db/insert-within-limit";
 import { actionCalls } from "../../db/schema";
+import { runStatements } from "../../db/statements";
 import type { Dependencies } from "../../dependencies";
 import { conflict, notFound } from "../../lib/api-error";
 import { logLine } from "../../lib/log";
@@ -15,13 +15,12 @@ import { argumentProblem, assertRequiredArguments } from "./arguments";
 import type { ActionCall } from "./call-object";
 import { callResult, MAX_ANSWER_BYTES, outcomeOf, recordOutcome } from "./call-outcome";
 import {
-  CALLS_PER_MESSAGE,
   type CallRequest,
   callRow,
   callsExhausted,
-  callsOfMessage,
   readAndReserve,
   recordRejected,
+  reservation,
 } from "./call-reservation";
 import { callTool, type ToolCall } from "./mcp-calls";
 
@@ -73,16 +72,12 @@ export async function callAction(
   const startedAt = (options.now ?? Date.now)();
   const rejection = argumentProblem(parameters, request.arguments);
   if (rejection) return recordRejected(deps, action, business, request, rejection, startedAt);
-  const pending = { ...callRow(action, business, request, startedAt), status: "pending" as const };
-  const call = options.ownerTest
-    ? (await db.insert(actionCalls).values(pending).returning())[0]
-    : await insertWithinLimit(
-        db,
-        actionCalls,
-        pending,
-        CALLS_PER_MESSAGE,
-        callsOfMessage(business.id, request.messageId, startedAt),
-      );
+  const [call] = options.ownerTest
+    ? await db
+        .insert(actionCalls)
+        .values({ ...callRow(action, business, request, startedAt), status: "pending" })
+        .returning()
+    : ((await runStatements(db, [reservation(business.id, action.name, request, startedAt)]))[0] as ActionCall[]);
   if (!call) throw callsExhausted();
   return sendAndRecord(deps, action, business, request, call, options, startedAt);
 }
